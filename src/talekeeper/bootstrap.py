@@ -1,0 +1,119 @@
+"""The composition root: builds the engine, the providers and the services, once.
+
+Invariants:
+
+- Nothing here runs at import; ``Runtime.build(settings)`` does the work and
+  ``Runtime.aclose()`` undoes it.
+- One ``httpx.AsyncClient`` and one ``EmbeddedProvider`` per process: every
+  endpoint provider shares the client; the embedded models load lazily, once.
+- A user's effective settings are the process settings with that user's rows
+  applied; ``models_for`` turns them into a ``ModelSet``.
+- The AI call sink writes each record in its own short transaction, so the
+  record survives the rollback of the request that made the call.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from talekeeper.providers.base import Provider
+from talekeeper.providers.embedded import DEFAULT_N_CTX, EmbeddedProvider
+from talekeeper.providers.openai_compat import OpenAICompatProvider, shared_client
+from talekeeper.services.ai_calls import CallRecord, LoggedModel
+from talekeeper.services.models import ModelSet
+from talekeeper.settings import (
+    DEFAULT_CONTEXT_TOKENS,
+    EMBEDDED,
+    EXTRACTIVE,
+    NO_EMBEDDINGS,
+    Settings,
+)
+from talekeeper.storage import migrate
+from talekeeper.storage.db import make_engine, make_session_factory, session_scope
+from talekeeper.storage.models import AiCall
+from talekeeper.storage.repositories.users import UserRepository
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    engine: Engine
+    sessions: sessionmaker[Session]
+    http: httpx.AsyncClient
+    embedded: EmbeddedProvider
+    _endpoints: dict[tuple[str, str, float], OpenAICompatProvider] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, settings: Settings, *, run_migrations: bool = True) -> Runtime:
+        engine = make_engine(settings.resolved_database_url)
+        if run_migrations:
+            migrate.upgrade(engine)
+        return cls(
+            settings=settings,
+            engine=engine,
+            sessions=make_session_factory(engine),
+            http=shared_client(),
+            embedded=EmbeddedProvider(n_ctx=settings.context_tokens or DEFAULT_N_CTX),
+        )
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+        self.engine.dispose()
+
+    # -- users and settings -------------------------------------------------------------
+
+    def local_user_id(self) -> int:
+        with session_scope(self.sessions) as session:
+            return UserRepository(session).local_user().id
+
+    def user_settings(self, session: Session, user_id: int) -> Settings:
+        return self.settings.with_overrides(UserRepository(session).settings(user_id))
+
+    # -- models -------------------------------------------------------------------------
+
+    def provider_for(self, settings: Settings, model: str) -> Provider:
+        if model == EMBEDDED:
+            return self.embedded
+        key = (settings.endpoint_url, settings.api_key, settings.timeout)
+        provider = self._endpoints.get(key)
+        if provider is None:
+            provider = OpenAICompatProvider(
+                self.http, settings.endpoint_url, api_key=settings.api_key, timeout=settings.timeout
+            )
+            self._endpoints[key] = provider
+        return provider
+
+    def models_for(self, settings: Settings, user_id: int | None = None) -> ModelSet:
+        def logged(model: str) -> LoggedModel:
+            return LoggedModel(
+                self.provider_for(settings, model), model, self.record_call, user_id=user_id
+            )
+
+        summary = settings.resolved_summary_model
+        return ModelSet(
+            narrator=logged(settings.model),
+            summary=None if summary == EXTRACTIVE else logged(summary),
+            embedding=None
+            if settings.embedding_model == NO_EMBEDDINGS
+            else logged(settings.embedding_model),
+            mode=settings.api_mode,
+            context_tokens=settings.context_tokens or DEFAULT_CONTEXT_TOKENS,
+            reply_tokens=settings.reply_tokens,
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+        )
+
+    def record_call(self, record: CallRecord) -> None:
+        fields: dict[str, Any] = dict(record.__dict__)
+        if record.error and len(record.error) > 4000:
+            fields["error"] = record.error[:4000]
+        with session_scope(self.sessions) as session:
+            session.add(AiCall(**fields))

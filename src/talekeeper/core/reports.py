@@ -1,0 +1,36 @@
+"""Benchmark reports: each benchmark owns one marked section of ``docs/benchmarks.md``.
+
+``write_section`` replaces the text between ``<!-- bench:NAME -->`` and
+``<!-- /bench:NAME -->`` (appending the section if it is new), so re-running
+one benchmark never disturbs another's figures.
+"""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+HEADER = (
+    "# Benchmarks\n\n"
+    "Figures measured on the reference machine by the commands named in each section.\n"
+)
+
+
+def machine_description() -> str:
+    import os
+
+    return f"{platform.machine()} · {os.cpu_count()} cores · Python {platform.python_version()}"
+
+
+def write_section(path: Path, name: str, title: str, body: str) -> None:
+    start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    block = f"{start}\n## {title}\n\n{body.strip()}\n{end}"
+    text = path.read_text() if path.exists() else HEADER
+    if start in text and end in text:
+        before, rest = text.split(start, 1)
+        after = rest.split(end, 1)[1]
+        text = before + block + after
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)

@@ -1,0 +1,93 @@
+"""The provider protocol: every model, local or remote, is spoken to through it.
+
+A provider can complete (chat messages or a completion prompt, streamed or
+not), embed a batch of texts, and list its models. Errors are always
+``talekeeper.core.errors.ProviderError`` subclasses (or ``ModelUnavailable``
+for a packaged model that is missing) whose message names the endpoint and the
+next step; nothing else escapes a provider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from talekeeper.core.tokens import TokenCounter
+
+Mode = Literal["chat", "completion"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """One generation. ``messages`` in chat mode, ``prompt`` in completion mode."""
+
+    model: str
+    mode: Mode = "chat"
+    messages: tuple[Message, ...] = ()
+    prompt: str = ""
+    max_tokens: int = 200
+    temperature: float = 0.8
+    top_p: float = 0.95
+    stop: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.mode == "chat" and not self.messages:
+            raise ValueError("a chat request needs messages")
+        if self.mode == "completion" and not self.prompt:
+            raise ValueError("a completion request needs a prompt")
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    model: str
+    finish_reason: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a streamed reply. The last chunk has ``done`` set and empty ``text``."""
+
+    text: str
+    done: Completion | None = None
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    vectors: list[list[float]]
+    model: str
+    tokens_in: int | None = None
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    """What a provider is, for logs, health and the UI."""
+
+    name: str  # "embedded" or the endpoint URL
+    placeholder: bool = False  # True for the tiny embedded narrator: the UI says so
+    notes: list[str] = field(default_factory=list)
+
+
+class Provider(Protocol):
+    info: ProviderInfo
+
+    async def complete(self, request: CompletionRequest) -> Completion: ...
+
+    def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]: ...
+
+    async def embed(self, texts: list[str], model: str) -> Embeddings: ...
+
+    async def list_models(self) -> list[str]: ...
+
+    def token_counter(self, model: str) -> TokenCounter: ...
+
+    async def aclose(self) -> None: ...

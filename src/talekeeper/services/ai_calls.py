@@ -1,0 +1,151 @@
+"""Every model call is logged: narration, memory, summary, embedding, test.
+
+``LoggedModel`` wraps a provider and a model name for one purpose and writes
+one ``CallRecord`` per call to a sink, success or failure, with duration and
+token counts. The sink writes in its own short transaction (a failed turn
+rolls back, but the record of why it failed must stay), and it is called off
+the event loop. A sink that fails is logged and never breaks the call it
+describes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from talekeeper.core.clock import utcnow
+from talekeeper.core.errors import TalekeeperError
+from talekeeper.providers.base import Chunk, Completion, CompletionRequest, Embeddings, Provider
+
+log = logging.getLogger(__name__)
+
+CallKind = Literal["narration", "memory", "summary", "embedding", "test"]
+CALL_KINDS: tuple[str, ...] = ("narration", "memory", "summary", "embedding", "test")
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    kind: str
+    provider: str
+    model: str
+    started_at: datetime
+    duration_ms: float
+    status: Literal["ok", "error", "cancelled"]
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    error: str | None = None
+    user_id: int | None = None
+    adventure_id: int | None = None
+
+
+CallSink = Callable[[CallRecord], None]
+
+
+class LoggedModel:
+    """One provider + one model name, with every call recorded."""
+
+    def __init__(
+        self, provider: Provider, model: str, sink: CallSink, *, user_id: int | None = None
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        self.sink = sink
+        self.user_id = user_id
+
+    @property
+    def provider_name(self) -> str:
+        return self.provider.info.name
+
+    async def complete(
+        self, request: CompletionRequest, *, kind: CallKind, adventure_id: int | None = None
+    ) -> Completion:
+        started, clock = utcnow(), time.perf_counter()
+        try:
+            result = await self.provider.complete(request)
+        except TalekeeperError as exc:
+            await self._record(kind, started, clock, adventure_id, error=exc.message)
+            raise
+        await self._record(
+            kind, started, clock, adventure_id, result.tokens_in, self._tokens_out(result)
+        )
+        return result
+
+    async def stream(
+        self, request: CompletionRequest, *, kind: CallKind, adventure_id: int | None = None
+    ) -> AsyncIterator[Chunk]:
+        started, clock = utcnow(), time.perf_counter()
+        finished = False
+        try:
+            async for chunk in self.provider.stream(request):
+                if chunk.done is not None:
+                    finished = True
+                    done = chunk.done
+                    await self._record(
+                        kind, started, clock, adventure_id, done.tokens_in, self._tokens_out(done)
+                    )
+                yield chunk
+        except TalekeeperError as exc:
+            await self._record(kind, started, clock, adventure_id, error=exc.message)
+            raise
+        finally:
+            if not finished:
+                # The consumer stopped early (client went away): still leave a trace.
+                await asyncio.shield(
+                    self._record(kind, started, clock, adventure_id, status="cancelled")
+                )
+
+    async def embed(
+        self, texts: list[str], *, kind: CallKind = "embedding", adventure_id: int | None = None
+    ) -> Embeddings:
+        started, clock = utcnow(), time.perf_counter()
+        try:
+            result = await self.provider.embed(texts, self.model)
+        except TalekeeperError as exc:
+            await self._record(kind, started, clock, adventure_id, error=exc.message)
+            raise
+        tokens = result.tokens_in
+        if tokens is None:
+            counter = self.provider.token_counter(self.model)
+            tokens = sum(counter.count(t) for t in texts)
+        await self._record(kind, started, clock, adventure_id, tokens, None)
+        return result
+
+    def _tokens_out(self, result: Completion) -> int:
+        if result.tokens_out is not None:
+            return result.tokens_out
+        return self.provider.token_counter(self.model).count(result.text)
+
+    async def _record(
+        self,
+        kind: str,
+        started: datetime,
+        clock: float,
+        adventure_id: int | None,
+        tokens_in: int | None = None,
+        tokens_out: int | None = None,
+        *,
+        error: str | None = None,
+        status: Literal["ok", "error", "cancelled"] | None = None,
+    ) -> None:
+        record = CallRecord(
+            kind=kind,
+            provider=self.provider_name,
+            model=self.model,
+            started_at=started,
+            duration_ms=(time.perf_counter() - clock) * 1000,
+            status=status or ("error" if error else "ok"),
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            error=error,
+            user_id=self.user_id,
+            adventure_id=adventure_id,
+        )
+        try:
+            await asyncio.to_thread(self.sink, record)
+        except Exception:  # noqa: BLE001 - logging a call must never break the call
+            log.exception("could not record an AI call (%s, %s)", kind, self.model)

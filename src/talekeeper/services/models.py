@@ -1,0 +1,32 @@
+"""Which model does what, for one user's effective settings.
+
+A ``ModelSet`` holds the narrator, the summary model (``None`` when the
+summary model is ``extractive``: no model at all) and the embedder (``None``
+when embeddings are ``none``), each a ``LoggedModel``. The composition root
+chooses the providers; services only ever see this set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from talekeeper.services.ai_calls import LoggedModel
+
+
+@dataclass(frozen=True)
+class ModelSet:
+    narrator: LoggedModel
+    summary: LoggedModel | None
+    embedding: LoggedModel | None
+    mode: str  # "chat" or "completion"
+    context_tokens: int
+    reply_tokens: int
+    temperature: float
+    top_p: float
+
+    def names(self) -> dict[str, str]:
+        return {
+            "narrator": self.narrator.model,
+            "summary": self.summary.model if self.summary else "extractive",
+            "embedding": self.embedding.model if self.embedding else "none",
+        }

@@ -1,0 +1,335 @@
+"""The one registry of settings.
+
+Invariants:
+
+- Every setting is declared once in ``REGISTRY`` with its type, default, help
+  text and (for per-user ones) whether a user may override it. The README's
+  configuration table lists every one (a test checks).
+- Environment variables ``TALEKEEPER_<KEY>`` give the process defaults;
+  per-user rows override the per-user settings for that user only.
+- Parsing never guesses: a value that does not fit raises
+  ``ConfigurationError`` naming the variable and what it accepts, so a bad
+  value stops start-up with a readable message instead of failing later.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from talekeeper.core.errors import ConfigurationError
+
+ENV_PREFIX = "TALEKEEPER_"
+EMBEDDED = "embedded"
+EXTRACTIVE = "extractive"
+NO_EMBEDDINGS = "none"
+DEFAULT_CONTEXT_TOKENS = 4096  # used when neither the setting nor the model says otherwise
+
+
+def default_data_dir() -> str:
+    """A per-user data folder, following the XDG convention."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return str(Path(base) / "talekeeper")
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    kind: type
+    default: Any
+    help: str
+    per_user: bool = False
+    secret: bool = False
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    check: Callable[[Any], str | None] | None = None  # returns a complaint, or None
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.key.upper()
+
+    def accepts(self) -> str:
+        """Human words for what this setting accepts, used in every error message."""
+        if self.choices:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind is int or self.kind is float:
+            noun = "a whole number" if self.kind is int else "a number"
+            if self.minimum is not None and self.maximum is not None:
+                return f"{noun} from {self.minimum:g} to {self.maximum:g}"
+            if self.minimum is not None:
+                return f"{noun} of at least {self.minimum:g}"
+            return noun
+        return "text"
+
+    def parse(self, raw: Any) -> Any:
+        """Turn a raw value (env string or JSON value) into this setting's type, or complain."""
+        value: Any
+        try:
+            if self.kind is int:
+                if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
+                    raise ValueError
+                value = int(str(raw).strip()) if isinstance(raw, str) else int(raw)
+            elif self.kind is float:
+                if isinstance(raw, bool):
+                    raise ValueError
+                value = float(str(raw).strip()) if isinstance(raw, str) else float(raw)
+            else:
+                if not isinstance(raw, str):
+                    raise ValueError
+                value = raw.strip()
+        except (TypeError, ValueError):
+            raise self.complaint(raw) from None
+        if self.choices and value not in self.choices:
+            raise self.complaint(raw)
+        if self.minimum is not None and value < self.minimum:
+            raise self.complaint(raw)
+        if self.maximum is not None and value > self.maximum:
+            raise self.complaint(raw)
+        if self.check is not None and value != "":
+            problem = self.check(value)
+            if problem:
+                raise ConfigurationError(f"{self.env}={raw!r} is not usable: {problem}.")
+        return value
+
+    def complaint(self, raw: Any) -> ConfigurationError:
+        return ConfigurationError(f"{self.env}={raw!r} is not valid: it accepts {self.accepts()}.")
+
+
+def _check_url(value: str) -> str | None:
+    if not value.startswith(("http://", "https://")):
+        return "it must be an http:// or https:// URL such as http://127.0.0.1:11434/v1"
+    return None
+
+
+REGISTRY: tuple[Setting, ...] = (
+    Setting("data_dir", str, None, "Where the SQLite database and caches live."),
+    Setting(
+        "database_url",
+        str,
+        "",
+        "SQLAlchemy URL; overrides the data dir's SQLite file (e.g. postgresql+psycopg://...).",
+    ),
+    Setting(
+        "endpoint_url",
+        str,
+        "",
+        "Base URL of an OpenAI-compatible API (ending in /v1). Empty: no endpoint.",
+        per_user=True,
+        check=_check_url,
+    ),
+    Setting(
+        "api_key", str, "", "Bearer key for that endpoint, if it needs one.", True, secret=True
+    ),
+    Setting(
+        "model",
+        str,
+        EMBEDDED,
+        "Narrator: a model name at the endpoint, or 'embedded' (in-process).",
+        per_user=True,
+    ),
+    Setting(
+        "summary_model",
+        str,
+        "",
+        "Memories and Story Summary: a model name, 'embedded' or 'extractive' (no model). "
+        "Empty: the narrator's model, or 'extractive' when that is 'embedded'.",
+        per_user=True,
+    ),
+    Setting(
+        "embedding_model",
+        str,
+        EMBEDDED,
+        "Embeddings: a model name at the endpoint, 'embedded' (in-process) or 'none' (bank off).",
+        per_user=True,
+    ),
+    Setting(
+        "api_mode",
+        str,
+        "chat",
+        "'chat' (messages) or 'completion' (one prompt string).",
+        per_user=True,
+        choices=("chat", "completion"),
+    ),
+    Setting(
+        "context_tokens",
+        int,
+        0,
+        "The model's context length in tokens; 0 uses the model's own, else 4096.",
+        per_user=True,
+        minimum=0,
+        maximum=1_048_576,
+    ),
+    Setting(
+        "reply_tokens",
+        int,
+        200,
+        "Reply length in tokens.",
+        per_user=True,
+        minimum=1,
+        maximum=8192,
+    ),
+    Setting(
+        "temperature",
+        float,
+        0.8,
+        "Sampling temperature for the narrator.",
+        per_user=True,
+        minimum=0,
+        maximum=2,
+    ),
+    Setting("top_p", float, 0.95, "Nucleus sampling (top-p).", True, minimum=0.01, maximum=1),
+    Setting(
+        "timeout",
+        float,
+        120.0,
+        "Seconds to wait for the endpoint before giving up.",
+        per_user=True,
+        minimum=0.1,
+        maximum=3600,
+    ),
+    Setting(
+        "memory_top_k",
+        int,
+        5,
+        "How many memories are retrieved into each turn's context.",
+        per_user=True,
+        minimum=0,
+        maximum=50,
+    ),
+    Setting(
+        "bank_capacity",
+        int,
+        200,
+        "How many memories the Memory Bank keeps retrievable.",
+        per_user=True,
+        minimum=1,
+        maximum=100_000,
+    ),
+    Setting("host", str, "127.0.0.1", "Where 'talekeeper serve' listens."),
+    Setting("port", int, 8000, "Port for 'talekeeper serve'.", minimum=1, maximum=65535),
+    Setting(
+        "log_level",
+        str,
+        "info",
+        "Log verbosity.",
+        choices=("debug", "info", "warning", "error"),
+    ),
+)
+
+BY_KEY: dict[str, Setting] = {s.key: s for s in REGISTRY}
+PER_USER: tuple[str, ...] = tuple(s.key for s in REGISTRY if s.per_user)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved, validated values. Build with ``load_settings``; never mutate."""
+
+    data_dir: str
+    database_url: str = ""
+    endpoint_url: str = ""
+    api_key: str = field(default="", repr=False)
+    model: str = EMBEDDED
+    summary_model: str = ""
+    embedding_model: str = EMBEDDED
+    api_mode: str = "chat"
+    context_tokens: int = 0
+    reply_tokens: int = 200
+    temperature: float = 0.8
+    top_p: float = 0.95
+    timeout: float = 120.0
+    memory_top_k: int = 5
+    bank_capacity: int = 200
+    host: str = "127.0.0.1"
+    port: int = 8000
+    log_level: str = "info"
+
+    def __post_init__(self) -> None:
+        _check_coherent(self)
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return "sqlite:///" + str(Path(self.data_dir) / "talekeeper.db")
+
+    @property
+    def resolved_summary_model(self) -> str:
+        if self.summary_model:
+            return self.summary_model
+        return EXTRACTIVE if self.model == EMBEDDED else self.model
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Settings:
+        """These settings with per-user values applied (each parsed and validated)."""
+        changes: dict[str, Any] = {}
+        for key, raw in overrides.items():
+            setting = BY_KEY.get(key)
+            if setting is None or not setting.per_user:
+                raise ConfigurationError(
+                    f"'{key}' is not a per-user setting; the per-user settings are: "
+                    + ", ".join(PER_USER)
+                    + "."
+                )
+            changes[key] = setting.parse(raw)
+        return dataclasses.replace(self, **changes)
+
+    def public(self) -> dict[str, Any]:
+        """The per-user values as a client may see them: secrets are never sent back."""
+        out: dict[str, Any] = {}
+        for key in PER_USER:
+            value = getattr(self, key)
+            if BY_KEY[key].secret:
+                out[key + "_set"] = bool(value)
+            else:
+                out[key] = value
+        out["summary_model_resolved"] = self.resolved_summary_model
+        return out
+
+
+def _uses_endpoint(name: str, *local: str) -> bool:
+    return name not in local
+
+
+def _check_coherent(s: Settings) -> None:
+    """Cross-setting rules: a named model needs an endpoint to live at."""
+    if s.endpoint_url:
+        return
+    needs = []
+    if _uses_endpoint(s.model, EMBEDDED):
+        needs.append(("TALEKEEPER_MODEL", s.model))
+    if s.summary_model and _uses_endpoint(s.summary_model, EMBEDDED, EXTRACTIVE):
+        needs.append(("TALEKEEPER_SUMMARY_MODEL", s.summary_model))
+    if _uses_endpoint(s.embedding_model, EMBEDDED, NO_EMBEDDINGS):
+        needs.append(("TALEKEEPER_EMBEDDING_MODEL", s.embedding_model))
+    if needs:
+        named = ", ".join(f"{env}={value!r}" for env, value in needs)
+        raise ConfigurationError(
+            f"{named} names a model at an endpoint, but TALEKEEPER_ENDPOINT_URL is empty: "
+            "set it to your server's base URL (e.g. http://127.0.0.1:11434/v1 for Ollama), "
+            "or use 'embedded'."
+        )
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read every ``TALEKEEPER_*`` variable; unknown ``TALEKEEPER_`` names are rejected too."""
+    env = os.environ if environ is None else environ
+    known = {s.env for s in REGISTRY}
+    unknown = sorted(k for k in env if k.startswith(ENV_PREFIX) and k not in known)
+    if unknown:
+        raise ConfigurationError(
+            f"Unknown setting {unknown[0]}: the settings are " + ", ".join(sorted(known)) + "."
+        )
+    values: dict[str, Any] = {}
+    for setting in REGISTRY:
+        raw = env.get(setting.env)
+        if raw is None or raw == "":
+            values[setting.key] = setting.default
+        else:
+            values[setting.key] = setting.parse(raw)
+    if values["data_dir"] is None:
+        values["data_dir"] = default_data_dir()
+    return Settings(**values)

@@ -1,0 +1,23 @@
+"""Alembic environment: runs migrations on the engine handed over by ``storage.migrate``."""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import Engine
+
+from talekeeper.storage.models import Base
+
+engine = context.config.attributes.get("engine")
+if not isinstance(engine, Engine):  # pragma: no cover - only if someone runs the alembic CLI
+    raise RuntimeError("run migrations with `talekeeper db upgrade`, not the alembic command")
+
+with engine.connect() as connection:
+    context.configure(
+        connection=connection,
+        target_metadata=Base.metadata,
+        render_as_batch=connection.dialect.name == "sqlite",  # SQLite alters tables by copy
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+    connection.commit()

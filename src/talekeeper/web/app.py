@@ -1,0 +1,38 @@
+"""The FastAPI application. ``create_app(settings)`` builds everything; importing builds nothing.
+
+The runtime (engine, migrations, providers) is built in the lifespan, so a
+test can create many apps against many databases in one process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from talekeeper import __version__
+from talekeeper.bootstrap import Runtime
+from talekeeper.settings import Settings, load_settings
+from talekeeper.web import errors
+from talekeeper.web.routes import ai_calls, health, pages, user_settings
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    resolved = settings if settings is not None else load_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = Runtime.build(resolved)
+        app.state.runtime = runtime
+        app.state.local_user_id = runtime.local_user_id()
+        try:
+            yield
+        finally:
+            await runtime.aclose()
+
+    app = FastAPI(title="Talekeeper", version=__version__, lifespan=lifespan)
+    errors.install(app)
+    for module in (health, user_settings, ai_calls, pages):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,59 @@
+"""``GET /api/health``: the database, each configured model's reachability, and their names."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+
+from talekeeper import __version__
+from talekeeper.bootstrap import Runtime
+from talekeeper.services import diagnostics
+from talekeeper.storage import migrate
+from talekeeper.web.deps import runtime, user_id
+from talekeeper.web.routes.user_settings import effective_settings
+
+router = APIRouter(tags=["health"])
+
+
+def _database(rt: Runtime) -> dict[str, Any]:
+    try:
+        with rt.engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+        revision, head = migrate.current_revision(rt.engine), migrate.head_revision(rt.engine)
+    except Exception as exc:  # noqa: BLE001 - health reports any database failure as data
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    return {
+        "ok": revision == head,
+        "dialect": rt.engine.dialect.name,
+        "revision": revision,
+        **({} if revision == head else {"error": f"schema at {revision}, expected {head}"}),
+    }
+
+
+@router.get("/api/health")
+async def health(rt: Runtime = Depends(runtime), uid: int = Depends(user_id)) -> JSONResponse:
+    database = await asyncio.to_thread(_database, rt)
+    settings = await asyncio.to_thread(effective_settings, rt, uid)
+    models = rt.models_for(settings, uid)
+    checks: dict[str, Any] = {"narrator": await diagnostics.check_reachable(models.narrator)}
+    if models.embedding is not None:
+        checks["embedding"] = await diagnostics.check_reachable(models.embedding)
+    if models.summary is not None and models.summary.model != models.narrator.model:
+        checks["summary"] = await diagnostics.check_reachable(models.summary)
+    ok = database["ok"] and all(c["ok"] for c in checks.values())
+    notes = list(models.narrator.provider.info.notes)
+    body = {
+        "status": "ok" if ok else ("degraded" if database["ok"] else "down"),
+        "version": __version__,
+        "database": database,
+        "models": models.names(),
+        "placeholder_narrator": models.narrator.provider.info.placeholder,
+        "notes": notes,
+        "embedded_loaded": rt.embedded.loaded(),
+        **checks,
+    }
+    return JSONResponse(body, status_code=200 if database["ok"] else 503)

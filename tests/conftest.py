@@ -1,0 +1,42 @@
+"""Shared fixtures: a loopback model double, a migrated temporary database, an app client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from tests.double.server import ModelDouble
+
+from talekeeper.settings import Settings, load_settings
+from talekeeper.web.app import create_app
+
+
+@pytest.fixture
+def double() -> Iterator[ModelDouble]:
+    with ModelDouble() as server:
+        yield server
+
+
+def make_settings(tmp_path: Path, **env: str) -> Settings:
+    values = {"TALEKEEPER_DATA_DIR": str(tmp_path / "data")}
+    values.update({"TALEKEEPER_" + k.upper(): v for k, v in env.items()})
+    return load_settings(values)
+
+
+@pytest.fixture
+def endpoint_settings(tmp_path: Path, double: ModelDouble) -> Settings:
+    return make_settings(
+        tmp_path,
+        endpoint_url=double.url,
+        model="double-narrator",
+        embedding_model="double-embed",
+        timeout="2",
+    )
+
+
+@pytest.fixture
+def client(endpoint_settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(endpoint_settings)) as test_client:
+        yield test_client

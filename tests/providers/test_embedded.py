@@ -1,0 +1,74 @@
+"""The embedded default, for real: SmolLM2 on llama.cpp and MiniLM on onnxruntime."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from tests.conftest import make_settings
+
+from talekeeper.providers.base import CompletionRequest, Message
+from talekeeper.providers.embedded import EMBEDDING_DIMS, EmbeddedProvider, with_example
+from talekeeper.web.app import create_app
+
+pytestmark = pytest.mark.model
+
+REQUEST = CompletionRequest(
+    model="embedded",
+    messages=(Message("system", "You narrate a story."), Message("user", "> You enter the inn.")),
+    max_tokens=24,
+)
+
+
+def test_nothing_loads_until_first_use_and_the_example_turn_is_in_the_prompt() -> None:
+    provider = EmbeddedProvider()
+    assert provider.loaded() == {"narrator": False, "embedder": False}
+    messages = with_example(REQUEST)
+    assert [m.role for m in messages] == ["system", "user", "assistant", "user"]
+    assert provider.info.placeholder is True
+
+
+def test_the_embedded_narrator_streams_real_text_and_counts_its_tokens() -> None:
+    provider = EmbeddedProvider()
+
+    async def go() -> tuple[str, str]:
+        parts, final = [], ""
+        async for chunk in provider.stream(REQUEST):
+            parts.append(chunk.text)
+            if chunk.done:
+                final = chunk.done.text
+        return "".join(parts), final
+
+    joined, final = asyncio.run(go())
+    assert joined == final and len(final.split()) >= 3
+    counter = provider.token_counter("embedded")
+    assert 0 < counter.count(final) <= 24
+    assert counter.head("one two three four", 2) != "one two three four"
+
+
+def test_the_embedded_embedder_gives_normalised_384_vectors_that_mean_something() -> None:
+    provider = EmbeddedProvider()
+    texts = [
+        "The red dragon sleeps in the cave.",
+        "A red dragon is sleeping inside a cave.",
+        "Quarterly tax forms for the accountant.",
+    ]
+    vectors = np.array(asyncio.run(provider.embed(texts, "embedded")).vectors)
+    assert vectors.shape == (3, EMBEDDING_DIMS)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-4)
+    sims = vectors @ vectors.T
+    assert sims[0, 1] > 0.8 > 0.3 > sims[0, 2]
+
+
+def test_a_fresh_install_is_green_and_test_connection_generates_text(tmp_path: Path) -> None:
+    with TestClient(create_app(make_settings(tmp_path))) as client:
+        health = client.get("/api/health").json()
+        assert health["status"] == "ok" and health["models"]["narrator"] == "embedded"
+        assert health["placeholder_narrator"] is True and health["notes"]
+        body = client.post("/api/settings/test-connection").json()
+        assert body["ok"] is True, body
+        assert len(body["narrator"]["text"].split()) >= 2
+        assert body["embedding"]["dimensions"] == EMBEDDING_DIMS

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_importing_the_package_builds_nothing() -> None:
+    code = (
+        "import sys, talekeeper; "
+        "heavy = [m for m in ('sqlalchemy', 'llama_cpp', 'onnxruntime', 'fastapi', 'httpx') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_cli_db_upgrade_and_a_bad_setting(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    env = {"TALEKEEPER_DATA_DIR": str(tmp_path), "PATH": ""}
+    ok = subprocess.run(
+        [sys.executable, "-m", "talekeeper", "db", "upgrade"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert ok.returncode == 0 and "revision 0001" in ok.stdout
+    assert (tmp_path / "talekeeper.db").exists()
+    bad = subprocess.run(
+        [sys.executable, "-m", "talekeeper", "serve"],
+        env=env | {"TALEKEEPER_PORT": "x"},
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2
+    assert "TALEKEEPER_PORT='x' is not valid" in bad.stderr and "Traceback" not in bad.stderr

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from talekeeper.core.errors import ConfigurationError
+from talekeeper.settings import REGISTRY, load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_defaults_play_on_the_embedded_model_with_no_endpoint() -> None:
+    settings = load_settings({"TALEKEEPER_DATA_DIR": "/tmp/x"})
+    assert settings.model == "embedded"
+    assert settings.embedding_model == "embedded"
+    assert settings.resolved_summary_model == "extractive"
+    assert settings.endpoint_url == ""
+    assert settings.resolved_database_url == "sqlite:////tmp/x/talekeeper.db"
+    assert (settings.host, settings.port, settings.reply_tokens) == ("127.0.0.1", 8000, 200)
+
+
+def test_summary_model_defaults_to_the_narrator_when_it_is_remote() -> None:
+    settings = load_settings(
+        {"TALEKEEPER_ENDPOINT_URL": "http://127.0.0.1:1/v1", "TALEKEEPER_MODEL": "llama3.2"}
+    )
+    assert settings.resolved_summary_model == "llama3.2"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("TALEKEEPER_PORT", "eighty", "whole number from 1 to 65535"),
+        ("TALEKEEPER_PORT", "70000", "whole number from 1 to 65535"),
+        ("TALEKEEPER_API_MODE", "chatty", "'chat', 'completion'"),
+        ("TALEKEEPER_REPLY_TOKENS", "0", "from 1 to 8192"),
+        ("TALEKEEPER_TEMPERATURE", "hot", "a number from 0 to 2"),
+        ("TALEKEEPER_ENDPOINT_URL", "localhost:11434", "http:// or https://"),
+    ],
+)
+def test_an_invalid_value_names_the_variable_and_what_it_accepts(
+    name: str, value: str, says: str
+) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        load_settings({name: value})
+    assert name in caught.value.message
+    assert says in caught.value.message
+
+
+def test_a_remote_model_without_an_endpoint_is_refused_with_a_way_out() -> None:
+    with pytest.raises(ConfigurationError, match="TALEKEEPER_ENDPOINT_URL is empty"):
+        load_settings({"TALEKEEPER_MODEL": "llama3.2"})
+
+
+def test_an_unknown_talekeeper_variable_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="TALEKEEPER_MODLE"):
+        load_settings({"TALEKEEPER_MODLE": "x"})
+
+
+def test_per_user_overrides_apply_and_are_validated() -> None:
+    base = load_settings({"TALEKEEPER_DATA_DIR": "/tmp/x"})
+    mine = base.with_overrides({"reply_tokens": 80, "memory_top_k": "7"})
+    assert (mine.reply_tokens, mine.memory_top_k) == (80, 7)
+    assert base.reply_tokens == 200
+    with pytest.raises(ConfigurationError, match="not a per-user setting"):
+        base.with_overrides({"port": 9000})
+    with pytest.raises(ConfigurationError, match="TALEKEEPER_MEMORY_TOP_K"):
+        base.with_overrides({"memory_top_k": True})
+
+
+def test_the_api_key_is_never_in_the_public_view() -> None:
+    settings = load_settings({"TALEKEEPER_API_KEY": "sk-secret"})
+    public = settings.public()
+    assert public["api_key_set"] is True
+    assert "sk-secret" not in repr(public) and "sk-secret" not in repr(settings)
+
+
+def test_every_setting_is_in_the_readme_configuration_table() -> None:
+    readme = (ROOT / "README.md").read_text()
+    table_rows = set(re.findall(r"^\| `(TALEKEEPER_[A-Z_]+)`", readme, flags=re.M))
+    missing = [s.env for s in REGISTRY if s.env not in table_rows]
+    assert not missing, f"README configuration table lacks {missing}"
+    assert all(s.help for s in REGISTRY)

@@ -1,0 +1,112 @@
+"""The JSON API over a real migrated database and the loopback model double."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+from tests.conftest import make_settings
+from tests.double.server import ModelDouble, closed_port_url
+
+from talekeeper.web.app import create_app
+
+
+def test_health_is_green_against_a_working_endpoint(client: TestClient) -> None:
+    body = client.get("/api/health").json()
+    assert body["status"] == "ok"
+    assert body["database"]["ok"] and body["database"]["revision"] == "0001"
+    assert body["models"] == {
+        "narrator": "double-narrator",
+        "summary": "double-narrator",
+        "embedding": "double-embed",
+    }
+    assert body["narrator"]["ok"] and body["embedding"]["ok"]
+    assert body["placeholder_narrator"] is False
+
+
+def test_test_connection_generates_real_text_and_an_embedding(
+    client: TestClient, double: ModelDouble
+) -> None:
+    double.script("Once, in the salt marshes, a lantern went out.")
+    body = client.post("/api/settings/test-connection").json()
+    assert body["ok"] is True
+    assert body["narrator"]["text"] == "Once, in the salt marshes, a lantern went out."
+    assert body["embedding"]["dimensions"] == 64
+    assert body["narrator"]["latency_ms"] >= 0
+    calls = client.get("/api/ai-calls").json()
+    assert [c["kind"] for c in calls] == ["test", "test"]
+    assert calls[0]["id"] > calls[1]["id"]  # newest first
+    assert calls[0]["model"] == "double-embed" and calls[1]["model"] == "double-narrator"
+    assert calls[1]["status"] == "ok" and calls[1]["tokens_out"] == 9
+
+
+def test_failures_are_logged_with_their_error_and_never_crash(
+    client: TestClient, double: ModelDouble
+) -> None:
+    double.fail_next("500", count=2)
+    body = client.post("/api/settings/test-connection").json()
+    assert body["ok"] is False
+    assert "HTTP 500" in body["narrator"]["error"] and "HTTP 500" in body["embedding"]["error"]
+    calls = client.get("/api/ai-calls", params={"kind": "test"}).json()
+    assert {c["status"] for c in calls} == {"error"}
+    assert all("injected server error" in c["error"] for c in calls)
+    assert client.get("/api/health").status_code == 200
+
+
+def test_an_unreachable_endpoint_gives_the_clear_message_everywhere(tmp_path: Path) -> None:
+    url = closed_port_url()
+    settings = make_settings(tmp_path, endpoint_url=url, model="m", embedding_model="none")
+    with TestClient(create_app(settings)) as client:
+        health = client.get("/api/health").json()
+        assert health["status"] == "degraded"
+        assert f"Is the server running at {url}?" in health["narrator"]["error"]
+        test = client.post("/api/settings/test-connection").json()
+        assert test["ok"] is False and "Is the server running" in test["narrator"]["error"]
+        assert test["embedding"]["model"] == "none"
+
+
+def test_test_connection_can_try_unsaved_values(client: TestClient, double: ModelDouble) -> None:
+    body = client.post("/api/settings/test-connection", json={"model": "llama9"}).json()
+    assert body["narrator"]["ok"] is False
+    assert "no model named 'llama9'" in body["narrator"]["error"]
+    assert client.get("/api/settings").json()["values"]["model"] == "double-narrator"
+
+
+def test_per_user_settings_are_saved_validated_and_the_key_is_write_only(
+    client: TestClient,
+) -> None:
+    saved = client.patch("/api/settings", json={"reply_tokens": 64, "api_key": "sk-x"})
+    assert saved.status_code == 200
+    values = client.get("/api/settings").json()["values"]
+    assert values["reply_tokens"] == 64 and values["api_key_set"] is True
+    assert "sk-x" not in client.get("/api/settings").text
+    bad = client.patch("/api/settings", json={"reply_tokens": "lots"})
+    assert bad.status_code == 400
+    assert "TALEKEEPER_REPLY_TOKENS" in bad.json()["error"]["message"]
+    assert client.patch("/api/settings", json={"port": 1}).status_code == 400
+    assert client.patch("/api/settings", json=[1]).status_code == 400
+    reset = client.patch("/api/settings", json={"reply_tokens": None})
+    assert reset.json()["values"]["reply_tokens"] == 200
+
+
+def test_bad_requests_get_4xx_json_errors_never_500(client: TestClient) -> None:
+    cases = [
+        client.get("/api/nowhere"),
+        client.delete("/api/health"),
+        client.get("/api/ai-calls", params={"limit": "many"}),
+        client.get("/api/ai-calls", params={"limit": 0}),
+        client.get("/api/ai-calls", params={"kind": "gossip"}),
+        client.patch(
+            "/api/settings", content=b"{not json", headers={"content-type": "application/json"}
+        ),
+        client.post("/api/settings/test-connection", json={"temperature": "hot"}),
+    ]
+    for response in cases:
+        assert 400 <= response.status_code < 500, response.text
+        error = response.json()["error"]
+        assert error["code"] and len(error["message"]) > 10
+
+
+def test_the_home_page_renders_and_names_the_models(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and "double-narrator" in page.text
