@@ -265,10 +265,8 @@ class EmbeddedProvider:
         return vectors
 
     def _complete_sync(self, request: CompletionRequest) -> Completion:
-        text: list[str] = []
         done: Completion | None = None
         for chunk in self._stream_sync(request, threading.Event()):
-            text.append(chunk.text)
             done = chunk.done or done
         assert done is not None
         return done
