@@ -1,0 +1,128 @@
+"""Scenarios: templates an adventure starts from, shipped as JSON files in the package.
+
+Invariants:
+
+- A scenario file is validated whole when it is loaded; a bad file is refused
+  with a message naming the file and the field, never half-used.
+- At creation a scenario's NPC cast becomes character story cards, after the
+  scenario's own cards, de-duplicated by name (case-insensitive): a cast
+  member whose name already has a card adds nothing, so the scenario author's
+  card wins.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from talekeeper.core.errors import InvalidInput
+
+SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+CARD_TYPES = ("character", "location", "item", "faction", "lore", "other")
+TEXT_FIELDS = ("id", "title", "genre", "description", "opening")
+OPTIONAL_TEXT = ("ai_instructions", "plot_essentials", "authors_note")
+
+
+@dataclass(frozen=True)
+class CardSpec:
+    name: str
+    type: str
+    keywords: tuple[str, ...]
+    entry: str
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    title: str
+    genre: str
+    description: str
+    opening: str
+    ai_instructions: str = ""
+    plot_essentials: str = ""
+    authors_note: str = ""
+    persona: dict[str, str] = field(default_factory=dict)
+    story_cards: tuple[CardSpec, ...] = ()
+    cast: tuple[CardSpec, ...] = ()
+
+    def cards_for_creation(self) -> list[CardSpec]:
+        """The scenario's cards, then its cast as character cards not already named."""
+        cards = list(self.story_cards)
+        names = {c.name.casefold() for c in cards}
+        for member in self.cast:
+            if member.name.casefold() not in names:
+                cards.append(member)
+                names.add(member.name.casefold())
+        return cards
+
+
+def _text(data: dict[str, Any], key: str, where: str, *, required: bool) -> str:
+    value = data.get(key, "")
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise InvalidInput(f"{where}: '{key}' must be {'non-empty ' if required else ''}text.")
+    return value.strip()
+
+
+def _card(data: Any, where: str, *, cast: bool) -> CardSpec:
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{where}: each card must be an object.")
+    kind = "character" if cast else _text(data, "type", where, required=True)
+    if kind not in CARD_TYPES:
+        raise InvalidInput(f"{where}: type {kind!r} is not one of {', '.join(CARD_TYPES)}.")
+    keywords = data.get("keywords")
+    if (
+        not isinstance(keywords, list)
+        or not keywords
+        or not all(isinstance(k, str) and k.strip() for k in keywords)
+    ):
+        raise InvalidInput(f"{where}: 'keywords' must be a non-empty list of text.")
+    return CardSpec(
+        name=_text(data, "name", where, required=True),
+        type=kind,
+        keywords=tuple(k.strip() for k in keywords),
+        entry=_text(data, "entry", where, required=True),
+        notes=_text(data, "notes", where, required=False),
+    )
+
+
+def parse_scenario(data: Any, where: str) -> Scenario:
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{where}: a scenario must be a JSON object.")
+    persona = data.get("persona", {})
+    if not isinstance(persona, dict) or not all(isinstance(v, str) for v in persona.values()):
+        raise InvalidInput(f"{where}: 'persona' must be an object of text fields.")
+    lists = {}
+    for key in ("story_cards", "cast"):
+        items = data.get(key, [])
+        if not isinstance(items, list):
+            raise InvalidInput(f"{where}: '{key}' must be a list.")
+        lists[key] = tuple(
+            _card(item, f"{where} {key}[{i}]", cast=key == "cast") for i, item in enumerate(items)
+        )
+    return Scenario(
+        **{key: _text(data, key, where, required=True) for key in TEXT_FIELDS},
+        **{key: _text(data, key, where, required=False) for key in OPTIONAL_TEXT},
+        persona={k: v.strip() for k, v in persona.items()},
+        story_cards=lists["story_cards"],
+        cast=lists["cast"],
+    )
+
+
+def load_scenarios(directory: Path = SCENARIO_DIR) -> dict[str, Scenario]:
+    """Every ``*.json`` scenario in ``directory``, by id, in file-name order."""
+    scenarios: dict[str, Scenario] = {}
+    for path in sorted(directory.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(
+                f"{path.name}: not valid JSON ({exc.msg}, line {exc.lineno})."
+            ) from None
+        scenario = parse_scenario(data, path.name)
+        if scenario.id in scenarios:
+            raise InvalidInput(f"{path.name}: scenario id {scenario.id!r} is used twice.")
+        scenarios[scenario.id] = scenario
+    return scenarios

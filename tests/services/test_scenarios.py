@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from talekeeper.core.errors import InvalidInput
+from talekeeper.services.scenarios import load_scenarios, parse_scenario
+
+MINIMAL = {
+    "id": "x",
+    "title": "X",
+    "genre": "fantasy",
+    "description": "d",
+    "opening": "You stand at a gate.",
+    "story_cards": [
+        {"name": "Ilse", "type": "character", "keywords": ["ilse"], "entry": "A guard."},
+        {"name": "Gate", "type": "location", "keywords": ["gate"], "entry": "Old iron."},
+    ],
+    "cast": [
+        {"name": "ilse", "keywords": ["ilse"], "entry": "Another Ilse."},
+        {"name": "Oren", "keywords": ["oren"], "entry": "A ferryman."},
+    ],
+}
+
+
+def test_the_cast_becomes_character_cards_deduplicated_by_name() -> None:
+    cards = parse_scenario(MINIMAL, "x.json").cards_for_creation()
+    assert [(c.name, c.type) for c in cards] == [
+        ("Ilse", "character"),
+        ("Gate", "location"),
+        ("Oren", "character"),
+    ]
+    assert cards[0].entry == "A guard."  # the scenario's own card wins
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"opening": ""}, "'opening' must be non-empty text"),
+        (
+            {"story_cards": [{"name": "A", "type": "spell", "keywords": ["a"], "entry": "e"}]},
+            "spell",
+        ),
+        ({"cast": [{"name": "A", "keywords": [], "entry": "e"}]}, "cast[0]: 'keywords'"),
+        ({"persona": "Mara"}, "'persona' must be an object"),
+    ],
+)
+def test_a_bad_scenario_is_refused_naming_the_file_and_field(change: dict, says: str) -> None:
+    with pytest.raises(InvalidInput, match=re.escape(says)) as caught:
+        parse_scenario(MINIMAL | change, "bad.json")
+    assert caught.value.message.startswith("bad.json")
+
+
+def test_a_directory_with_broken_json_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(MINIMAL))
+    (tmp_path / "b.json").write_text("{")
+    with pytest.raises(InvalidInput, match="b.json: not valid JSON"):
+        load_scenarios(tmp_path)
