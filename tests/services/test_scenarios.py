@@ -59,3 +59,18 @@ def test_a_directory_with_broken_json_names_the_file(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_text("{")
     with pytest.raises(InvalidInput, match="b.json: not valid JSON"):
         load_scenarios(tmp_path)
+
+
+def test_the_shipped_scenarios_are_complete() -> None:
+    scenarios = load_scenarios()
+    assert sorted(s.genre for s in scenarios.values()) == ["fantasy", "mystery", "science fiction"]
+    for scenario in scenarios.values():
+        assert scenario.opening and scenario.plot_essentials
+        assert scenario.ai_instructions and scenario.authors_note
+        assert scenario.persona.get("name")
+        assert len(scenario.story_cards) >= 6 and len(scenario.cast) >= 3
+        cards = scenario.cards_for_creation()
+        names = [c.name.casefold() for c in cards]
+        assert len(names) == len(set(names))
+        assert {m.name.casefold() for m in scenario.cast} <= set(names)
+        assert len(cards) < len(scenario.story_cards) + len(scenario.cast)  # a name was shared
