@@ -49,6 +49,7 @@ class Runtime:
     sessions: sessionmaker[Session]
     http: httpx.AsyncClient
     embedded: EmbeddedProvider
+    schema_head: str | None = None  # read once from the migration scripts, for health checks
     _endpoints: dict[tuple[str, str, float], OpenAICompatProvider] = field(default_factory=dict)
 
     @classmethod
@@ -62,6 +63,7 @@ class Runtime:
             sessions=make_session_factory(engine),
             http=shared_client(),
             embedded=EmbeddedProvider(n_ctx=settings.context_tokens or DEFAULT_N_CTX),
+            schema_head=migrate.head_revision(engine),
         )
 
     async def aclose(self) -> None:

@@ -225,6 +225,18 @@ BY_KEY: dict[str, Setting] = {s.key: s for s in REGISTRY}
 PER_USER: tuple[str, ...] = tuple(s.key for s in REGISTRY if s.per_user)
 
 
+def per_user_setting(key: str) -> Setting:
+    """The per-user setting called ``key``, or an error listing the ones there are."""
+    setting = BY_KEY.get(key)
+    if setting is None or not setting.per_user:
+        raise ConfigurationError(
+            f"'{key}' is not a per-user setting; the per-user settings are: "
+            + ", ".join(PER_USER)
+            + "."
+        )
+    return setting
+
+
 @dataclass(frozen=True)
 class Settings:
     """Resolved, validated values. Build with ``load_settings``; never mutate."""
@@ -267,14 +279,7 @@ class Settings:
         """These settings with per-user values applied (each parsed and validated)."""
         changes: dict[str, Any] = {}
         for key, raw in overrides.items():
-            setting = BY_KEY.get(key)
-            if setting is None or not setting.per_user:
-                raise ConfigurationError(
-                    f"'{key}' is not a per-user setting; the per-user settings are: "
-                    + ", ".join(PER_USER)
-                    + "."
-                )
-            changes[key] = setting.parse(raw)
+            changes[key] = per_user_setting(key).parse(raw)
         return dataclasses.replace(self, **changes)
 
     def public(self) -> dict[str, Any]:
@@ -290,20 +295,16 @@ class Settings:
         return out
 
 
-def _uses_endpoint(name: str, *local: str) -> bool:
-    return name not in local
-
-
 def _check_coherent(s: Settings) -> None:
     """Cross-setting rules: a named model needs an endpoint to live at."""
     if s.endpoint_url:
         return
     needs = []
-    if _uses_endpoint(s.model, EMBEDDED):
+    if s.model != EMBEDDED:
         needs.append(("TALEKEEPER_MODEL", s.model))
-    if s.summary_model and _uses_endpoint(s.summary_model, EMBEDDED, EXTRACTIVE):
+    if s.summary_model not in ("", EMBEDDED, EXTRACTIVE):
         needs.append(("TALEKEEPER_SUMMARY_MODEL", s.summary_model))
-    if _uses_endpoint(s.embedding_model, EMBEDDED, NO_EMBEDDINGS):
+    if s.embedding_model not in (EMBEDDED, NO_EMBEDDINGS):
         needs.append(("TALEKEEPER_EMBEDDING_MODEL", s.embedding_model))
     if needs:
         named = ", ".join(f"{env}={value!r}" for env, value in needs)

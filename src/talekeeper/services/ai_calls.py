@@ -90,6 +90,7 @@ class LoggedModel:
                     )
                 yield chunk
         except TalekeeperError as exc:
+            finished = True  # recorded here as the error it is, not again as a cancellation
             await self._record(kind, started, clock, adventure_id, error=exc.message)
             raise
         finally:

@@ -100,34 +100,29 @@ class BuiltContext:
     player_action: str
     report: ContextReport
 
-    def messages(self) -> list[dict[str, str]]:
-        """Chat mode: one system message, then alternating user/assistant messages."""
-        out = [{"role": "system", "content": self.system}] if self.system else []
+    def parts(self) -> list[tuple[str, str]]:
+        """(role, text) in context order; both output shapes are built from this one list."""
+        out = [("system", self.system)] if self.system else []
         for index, entry in enumerate(self.history):
             if index == self.authors_note_at and self.authors_note:
-                _append(out, "user", self._note())
-            _append(out, "user" if entry.role == "player" else "assistant", entry.text)
+                out.append(("user", render_note(self.authors_note)))
+            out.append(("user" if entry.role == "player" else "assistant", entry.text))
         if self.authors_note_at >= len(self.history) and self.authors_note:
-            _append(out, "user", self._note())
+            out.append(("user", render_note(self.authors_note)))
         if self.player_action:
-            _append(out, "user", self.player_action)
+            out.append(("user", self.player_action))
+        return out
+
+    def messages(self) -> list[dict[str, str]]:
+        """Chat mode: one system message, then alternating user/assistant messages."""
+        out: list[dict[str, str]] = []
+        for role, text in self.parts():
+            _append(out, role, text)
         return out
 
     def prompt(self) -> str:
         """Completion mode: the same parts as one prompt string."""
-        parts = [self.system] if self.system else []
-        for index, entry in enumerate(self.history):
-            if index == self.authors_note_at and self.authors_note:
-                parts.append(self._note())
-            parts.append(entry.text)
-        if self.authors_note_at >= len(self.history) and self.authors_note:
-            parts.append(self._note())
-        if self.player_action:
-            parts.append(self.player_action)
-        return SEPARATOR.join(parts)
-
-    def _note(self) -> str:
-        return f"[{TITLES['authors_note']}: {self.authors_note}]"
+        return SEPARATOR.join(text for _role, text in self.parts())
 
 
 def _append(messages: list[dict[str, str]], role: str, content: str) -> None:
@@ -136,6 +131,10 @@ def _append(messages: list[dict[str, str]], role: str, content: str) -> None:
         messages[-1]["content"] += SEPARATOR + content
     else:
         messages.append({"role": role, "content": content})
+
+
+def render_note(note: str) -> str:
+    return f"[{TITLES['authors_note']}: {note}]"
 
 
 def render_fixed(section: Section) -> str:
@@ -176,7 +175,7 @@ def build_context(
         return counter.count(text + SEPARATOR) if text else 0
 
     action_cost = cost(player_action)
-    note_cost = cost(f"[{TITLES['authors_note']}: {note}]") if note else 0
+    note_cost = cost(render_note(note)) if note else 0
     fixed_costs = {name: cost(text) for name, text in rendered.items()}
     overflow = action_cost + note_cost + sum(fixed_costs.values()) - budget
     cut_names: set[str] = set()
@@ -186,7 +185,7 @@ def build_context(
         if name == "authors_note":
             if note:
                 note = counter.head(note, max(counter.count(note) - overflow, 0))
-                new_cost = cost(f"[{TITLES['authors_note']}: {note}]") if note else 0
+                new_cost = cost(render_note(note)) if note else 0
                 overflow -= note_cost - new_cost
                 note_cost = new_cost
                 cut_names.add(name)

@@ -23,7 +23,7 @@ def _database(rt: Runtime) -> dict[str, Any]:
     try:
         with rt.engine.connect() as connection:
             connection.execute(text("SELECT 1"))
-        revision, head = migrate.current_revision(rt.engine), migrate.head_revision(rt.engine)
+        revision, head = migrate.current_revision(rt.engine), rt.schema_head
     except Exception as exc:  # noqa: BLE001 - health reports any database failure as data
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     return {

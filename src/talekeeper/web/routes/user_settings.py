@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import diagnostics
-from talekeeper.settings import BY_KEY, REGISTRY, Settings
+from talekeeper.settings import REGISTRY, Settings, per_user_setting
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
 from talekeeper.web.deps import db, runtime, user_id
@@ -73,8 +73,7 @@ def update_settings(
     kept = {k: v for k, v in changes.items() if v is not None}
     cleared = [k for k, v in changes.items() if v is None]
     for key in cleared:
-        if key not in BY_KEY or not BY_KEY[key].per_user:
-            rt.settings.with_overrides({key: None})  # raises the standard "not a setting" error
+        per_user_setting(key)  # refuses a key that is not a per-user setting
         stored.pop(key, None)
     merged = rt.settings.with_overrides({**stored, **kept})  # validates values and combination
     parsed = {key: getattr(merged, key) for key in kept}

@@ -1,0 +1,67 @@
+"""Each streamed call leaves exactly one record: ok, error or cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+from tests.double.server import ModelDouble
+
+from talekeeper.core.errors import ProviderError
+from talekeeper.providers.base import CompletionRequest, Message
+from talekeeper.providers.openai_compat import OpenAICompatProvider
+from talekeeper.services.ai_calls import CallRecord, LoggedModel
+
+REQUEST = CompletionRequest(model="double-narrator", messages=(Message("user", "> Look."),))
+
+
+def stream_with(double: ModelDouble, *, stop_after: int | None = None) -> list[CallRecord]:
+    records: list[CallRecord] = []
+
+    async def go() -> None:
+        async with httpx.AsyncClient() as client:
+            model = LoggedModel(
+                OpenAICompatProvider(client, double.url), "double-narrator", records.append
+            )
+            stream = model.stream(REQUEST, kind="narration", adventure_id=7)
+            seen = 0
+            try:
+                async for _chunk in stream:
+                    seen += 1
+                    if stop_after is not None and seen >= stop_after:
+                        break
+            finally:
+                await stream.aclose()
+
+    asyncio.run(go())
+    return records
+
+
+def test_a_finished_stream_is_one_ok_record_with_tokens(double: ModelDouble) -> None:
+    double.script("The fog lifts over the quay.")
+    [record] = stream_with(double)
+    assert (record.status, record.kind, record.adventure_id) == ("ok", "narration", 7)
+    assert record.tokens_out == 6
+
+
+def test_a_failed_stream_records_only_the_error(double: ModelDouble) -> None:
+    double.fail_next("500")
+    records: list[CallRecord] = []
+
+    async def go() -> None:
+        async with httpx.AsyncClient() as client:
+            model = LoggedModel(OpenAICompatProvider(client, double.url), "m", records.append)
+            with pytest.raises(ProviderError):
+                async for _chunk in model.stream(REQUEST, kind="narration"):
+                    pass
+
+    asyncio.run(go())
+    assert [r.status for r in records] == ["error"]
+    assert "HTTP 500" in (records[0].error or "")
+
+
+def test_a_consumer_that_stops_early_leaves_one_cancelled_record(double: ModelDouble) -> None:
+    double.script("one two three four five six")
+    records = stream_with(double, stop_after=2)
+    assert [r.status for r in records] == ["cancelled"]
