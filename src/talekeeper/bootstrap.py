@@ -10,6 +10,8 @@ Invariants:
   applied; ``models_for`` turns them into a ``ModelSet``.
 - The AI call sink writes each record in its own short transaction, so the
   record survives the rollback of the request that made the call.
+- One memory service and one turn runner per process; the scenarios are read
+  and validated once, at build.
 """
 
 from __future__ import annotations
@@ -22,11 +24,15 @@ import httpx
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from talekeeper.core.errors import NotFound
 from talekeeper.providers.base import Provider
 from talekeeper.providers.embedded import DEFAULT_N_CTX, EmbeddedProvider
 from talekeeper.providers.openai_compat import OpenAICompatProvider, shared_client
 from talekeeper.services.ai_calls import CallRecord, LoggedModel
+from talekeeper.services.memory.base import MemoryService, NullMemory
 from talekeeper.services.models import ModelSet
+from talekeeper.services.scenarios import Scenario, load_scenarios
+from talekeeper.services.turns import TurnRunner
 from talekeeper.settings import (
     DEFAULT_CONTEXT_TOKENS,
     EMBEDDED,
@@ -50,6 +56,8 @@ class Runtime:
     http: httpx.AsyncClient
     embedded: EmbeddedProvider
     schema_head: str | None = None  # read once from the migration scripts, for health checks
+    memory: MemoryService = field(default_factory=NullMemory)
+    scenarios: dict[str, Scenario] = field(default_factory=dict)
     _endpoints: dict[tuple[str, str, float], OpenAICompatProvider] = field(default_factory=dict)
 
     @classmethod
@@ -64,7 +72,22 @@ class Runtime:
             http=shared_client(),
             embedded=EmbeddedProvider(n_ctx=settings.context_tokens or DEFAULT_N_CTX),
             schema_head=migrate.head_revision(engine),
+            scenarios=load_scenarios(),
         )
+
+    @property
+    def turns(self) -> TurnRunner:
+        return TurnRunner(self.sessions, self.memory)
+
+    def scenario(self, scenario_id: str) -> Scenario:
+        found = self.scenarios.get(scenario_id)
+        if found is None:
+            raise NotFound(
+                f"There is no scenario {scenario_id!r}; the scenarios are: "
+                + ", ".join(sorted(self.scenarios))
+                + "."
+            )
+        return found
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -111,6 +134,7 @@ class Runtime:
             reply_tokens=settings.reply_tokens,
             temperature=settings.temperature,
             top_p=settings.top_p,
+            memory_top_k=settings.memory_top_k,
         )
 
     def record_call(self, record: CallRecord) -> None:

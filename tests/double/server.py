@@ -12,6 +12,7 @@ What the double guarantees:
   (finish_reason "length"). Stream pieces joined give back exactly the reply text.
 - Embeddings come from ``embed_text``: stable in every process (sha256 feature hashing), unit
   length, and texts that share words have a higher cosine than unrelated texts.
+- ``chunk_delay`` paces streamed events (default 0), so a client can go away mid-stream.
 - Every request is recorded, in arrival order, before it is answered (faulted ones included).
 - Faults queued by ``fail_next`` hit the next requests to /chat/completions, /completions and
   /embeddings (never /models), one fault per request, in order. A streaming "cut" consumes a
@@ -143,6 +144,7 @@ class ModelDouble:
         self.models = tuple(models)
         self.api_key = api_key
         self.default_reply = default_reply
+        self.chunk_delay = 0.0  # seconds between streamed events: time for a client to leave
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._replies: deque[str] = deque()
@@ -410,6 +412,8 @@ class _Handler(BaseHTTPRequestHandler):
             events = events[: len(pieces) // 2 + (1 if chat else 0)]
         for event in events:
             self._write_event(json.dumps(event))
+            if double.chunk_delay:
+                time.sleep(double.chunk_delay)
         if not cut:
             self._write_event("[DONE]")
         return None

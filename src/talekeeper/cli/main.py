@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from talekeeper import __version__
-from talekeeper.core.errors import TalekeeperError
+from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.settings import Settings, load_settings
 
 COMMANDS: dict[str, str] = {
     "serve": "Run the web app and the JSON API.",
+    "play": "Play an adventure in the terminal (default: the most recent one).",
+    "new": "Start an adventure from a scenario and print its id.",
+    "export": "Write an adventure as JSON to standard output.",
+    "import": "Read an adventure from a JSON file and print its new id.",
     "db upgrade": "Bring the database to the newest schema (the app also does this on start).",
     "bench provider": "Measure load time, prompt and generation speed and embeddings/s.",
 }
@@ -38,6 +44,83 @@ def _serve(settings: Settings, _args: argparse.Namespace) -> int:
         log_level=settings.log_level,
     )
     return 0
+
+
+def _with_runtime(settings: Settings, work: Callable[[Any], Awaitable[int]]) -> int:
+    """Build the runtime, run ``work`` with it, and always close it."""
+    from talekeeper.bootstrap import Runtime
+
+    async def run() -> int:
+        runtime = Runtime.build(settings)
+        try:
+            return await work(runtime)
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(run())
+
+
+def _play(settings: Settings, args: argparse.Namespace) -> int:
+    from talekeeper.cli.play import play
+
+    return _with_runtime(settings, lambda rt: play(rt, args.adventure))
+
+
+def _new(settings: Settings, args: argparse.Namespace) -> int:
+    from talekeeper.services import adventures
+    from talekeeper.storage.db import session_scope
+
+    async def work(rt: Any) -> int:
+        uid = rt.local_user_id()
+        data = {"title": args.title} if args.title else {}
+        with session_scope(rt.sessions) as session:
+            scenario = rt.scenario(args.scenario) if args.scenario else None
+            if scenario is None and not args.title:
+                raise InvalidInput(
+                    "Give --scenario NAME (one of " + ", ".join(sorted(rt.scenarios)) + ") "
+                    "or --title for a blank adventure."
+                )
+            story = adventures.create(session, uid, data, rt.memory, scenario)
+            adventure_id = story.adventure.id
+        print(adventure_id)
+        return 0
+
+    return _with_runtime(settings, work)
+
+
+def _export(settings: Settings, args: argparse.Namespace) -> int:
+    from talekeeper.services import exchange
+    from talekeeper.storage.db import session_scope
+
+    async def work(rt: Any) -> int:
+        with session_scope(rt.sessions) as session:
+            data = exchange.export(session, args.adventure, rt.local_user_id())
+        json.dump(data, sys.stdout, ensure_ascii=False, indent=1)
+        sys.stdout.write("\n")
+        return 0
+
+    return _with_runtime(settings, work)
+
+
+def _import(settings: Settings, args: argparse.Namespace) -> int:
+    from talekeeper.services import exchange
+    from talekeeper.storage.db import session_scope
+
+    try:
+        data = json.loads(Path(args.file).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InvalidInput(f"Cannot read {args.file}: {exc.strerror}.") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{args.file} is not a JSON file ({exc}).") from None
+
+    async def work(rt: Any) -> int:
+        with session_scope(rt.sessions) as session:
+            adventure = exchange.import_adventure(session, rt.local_user_id(), data)
+            adventure_id = adventure.id
+        print(adventure_id)
+        return 0
+
+    return _with_runtime(settings, work)
 
 
 def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
@@ -80,6 +163,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help=COMMANDS["serve"]).set_defaults(run=_serve)
+    play = sub.add_parser("play", help=COMMANDS["play"])
+    play.add_argument("adventure", nargs="?", type=int, help="adventure id")
+    play.set_defaults(run=_play)
+    new = sub.add_parser("new", help=COMMANDS["new"])
+    new.add_argument("--scenario", help="a scenario id (see GET /api/scenarios)")
+    new.add_argument("--title", help="the title (default: the scenario's)")
+    new.set_defaults(run=_new)
+    export = sub.add_parser("export", help=COMMANDS["export"])
+    export.add_argument("adventure", type=int, help="adventure id")
+    export.set_defaults(run=_export)
+    imp = sub.add_parser("import", help=COMMANDS["import"])
+    imp.add_argument("file", help="a file written by talekeeper export")
+    imp.set_defaults(run=_import)
     db = sub.add_parser("db", help="Database commands.").add_subparsers(dest="db", required=True)
     db.add_parser("upgrade", help=COMMANDS["db upgrade"]).set_defaults(run=_db_upgrade)
     bench = sub.add_parser("bench", help="Benchmarks.").add_subparsers(dest="bench", required=True)

@@ -74,6 +74,7 @@ class ProviderInfo:
 
     name: str  # "embedded" or the endpoint URL
     placeholder: bool = False  # True for the tiny embedded narrator: the UI says so
+    reserved_tokens: int = 0  # tokens the provider adds to every prompt (an example turn)
     notes: list[str] = field(default_factory=list)
 
 

@@ -55,6 +55,7 @@ EMBED_MAX_TOKENS = 256  # the model's trained sequence length
 DEFAULT_N_CTX = 4096  # SmolLM2 trained at 8192; 4096 keeps memory near 300 MB
 MAX_TEMPERATURE = 0.3  # above this the 135M model drifts off the story within a sentence
 EXAMPLE = json.loads((Path(__file__).parent / "embedded_example.json").read_text())
+EXAMPLE_TOKENS = 96  # the example turn with its chat markers, rounded up (SmolLM2 tokenizer: ~70)
 
 
 def _package_file(package: str, *parts: str) -> Path:
@@ -194,6 +195,7 @@ class EmbeddedProvider:
         self.info = ProviderInfo(
             name=NAME,
             placeholder=True,
+            reserved_tokens=EXAMPLE_TOKENS,
             notes=[
                 f"The embedded narrator is {NARRATOR_LABEL}, a tiny placeholder model: it "
                 "narrates weakly. Point Talekeeper at a real model (Ollama, llama.cpp, vLLM, "

@@ -7,6 +7,11 @@ Invariants:
   the first migration on, so a fresh install needs no login.
 - The models and the Alembic migrations describe the same schema (a test runs
   autogenerate against a migrated database and expects no difference).
+- The story tree (see ``services.tree``): every action has a branch and a
+  depth; a branch has a parent and the depth its own actions start at, so
+  "on the current path" is one SQL clause over (branch, depth). At most one
+  *active* action per (branch, depth): a partial unique index enforces it,
+  so two turns racing for the same slot cannot both land.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
@@ -24,6 +30,7 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    text,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -96,8 +103,9 @@ class AiCall(Base):
     user_id: Mapped[int | None] = mapped_column(
         ForeignKey("users.id", ondelete="SET NULL"), nullable=True
     )
-    # A plain column until adventures exist; the story-engine migration adds the key.
-    adventure_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    adventure_id: Mapped[int | None] = mapped_column(
+        ForeignKey("adventures.id", ondelete="SET NULL"), nullable=True, index=True
+    )
     kind: Mapped[str] = mapped_column(String(16))
     provider: Mapped[str] = mapped_column(String(255))
     model: Mapped[str] = mapped_column(String(255))
@@ -107,3 +115,113 @@ class AiCall(Base):
     tokens_out: Mapped[int | None] = mapped_column(Integer, nullable=True)
     status: Mapped[str] = mapped_column(String(16))
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class Adventure(Base):
+    """One story: plot components, persona, toggles, and which branch the player is on."""
+
+    __tablename__ = "adventures"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    title: Mapped[str] = mapped_column(String(200))
+    scenario_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    persona_name: Mapped[str] = mapped_column(String(120), default="")
+    persona_pronouns: Mapped[str] = mapped_column(String(40), default="")
+    persona_description: Mapped[str] = mapped_column(Text, default="")
+    ai_instructions: Mapped[str] = mapped_column(Text, default="")
+    plot_essentials: Mapped[str] = mapped_column(Text, default="")
+    authors_note: Mapped[str] = mapped_column(Text, default="")
+    story_summary: Mapped[str] = mapped_column(Text, default="")
+    auto_summarize: Mapped[bool] = mapped_column(Boolean, default=True)
+    memory_bank: Mapped[bool] = mapped_column(Boolean, default=True)
+    # No foreign key: adventures and branches would reference each other, which SQLite's
+    # table-copy migrations handle badly; the tree service keeps it pointing at a branch.
+    current_branch_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class Branch(Base):
+    """A line of the story tree. Its own actions have depth >= ``fork_depth``; below that
+    its path is its parent's path (up to ``fork_depth - 1``)."""
+
+    __tablename__ = "branches"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    adventure_id: Mapped[int] = mapped_column(
+        ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+    )
+    parent_id: Mapped[int | None] = mapped_column(
+        ForeignKey("branches.id", ondelete="CASCADE"), nullable=True
+    )
+    fork_depth: Mapped[int] = mapped_column(Integer, default=0)
+    forked_from_action_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    name: Mapped[str] = mapped_column(String(120), default="")
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class Action(Base):
+    """One entry of the story: a player action (do, say, story) or a narration.
+
+    ``state``: ``active`` (on its branch's path), ``take`` (an alternative take of
+    a slot, not shown), ``undone`` (on the redo stack), ``removed`` (deleted, or
+    discarded when a new action replaced an undone one). Rows are never erased
+    while their adventure exists.
+    """
+
+    __tablename__ = "actions"
+    __table_args__ = (
+        Index("ix_actions_branch_id_state_depth", "branch_id", "state", "depth"),
+        Index(
+            "uq_actions_active_slot",
+            "branch_id",
+            "depth",
+            unique=True,
+            sqlite_where=text("state = 'active'"),
+            postgresql_where=text("state = 'active'"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    adventure_id: Mapped[int] = mapped_column(
+        ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+    )
+    branch_id: Mapped[int] = mapped_column(ForeignKey("branches.id", ondelete="CASCADE"))
+    depth: Mapped[int] = mapped_column(Integer)
+    type: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(8), default="active")
+    take: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    edited_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+
+class StoryCard(Base):
+    """A story card (lorebook entry / world info). ``keywords`` is a JSON list of text."""
+
+    __tablename__ = "story_cards"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    adventure_id: Mapped[int] = mapped_column(
+        ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(120))
+    type: Mapped[str] = mapped_column(String(16))
+    keywords: Mapped[str] = mapped_column(Text, default="[]")
+    entry: Mapped[str] = mapped_column(Text, default="")
+    notes: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class InsightSnapshot(Base):
+    """The exact context a narration was generated from, as JSON (see ``services.insights``)."""
+
+    __tablename__ = "insights"
+
+    action_id: Mapped[int] = mapped_column(
+        ForeignKey("actions.id", ondelete="CASCADE"), primary_key=True
+    )
+    data: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -15,7 +15,7 @@ from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
 from talekeeper.settings import Settings, load_settings
 from talekeeper.web import errors
-from talekeeper.web.routes import ai_calls, health, pages, user_settings
+from talekeeper.web.routes import adventures, ai_calls, health, pages, story, user_settings
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -33,6 +33,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="Talekeeper", version=__version__, lifespan=lifespan)
     errors.install(app)
-    for module in (health, user_settings, ai_calls, pages):
+    for module in (health, user_settings, ai_calls, adventures, story, pages):
         app.include_router(module.router)
     return app

@@ -21,8 +21,11 @@ from talekeeper.core.errors import TalekeeperError
 log = logging.getLogger(__name__)
 
 
-def error_response(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+def error_response(
+    status: int, code: str, message: str, details: dict[str, Any] | None = None
+) -> JSONResponse:
+    body = {"code": code, "message": message, **(details or {})}
+    return JSONResponse({"error": body}, status_code=status)
 
 
 def describe_validation(errors: list[Any]) -> str:
@@ -40,7 +43,7 @@ def describe_validation(errors: list[Any]) -> str:
 def install(app: FastAPI) -> None:
     @app.exception_handler(TalekeeperError)
     async def _ours(_request: Request, exc: TalekeeperError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message)
+        return error_response(exc.status, exc.code, exc.message, exc.details)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -1,0 +1,298 @@
+"""Terminal play: the same turn runner and story tree as the web app, in a read-eval loop.
+
+Plain text is a ``do``; an empty line continues the story. Commands start
+with a slash (``/help`` lists them). Replies stream to the terminal as they
+are generated. Every error is printed as one line and the loop goes on: a
+failed reply leaves the action saved, and ``/retry`` generates it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO
+
+from talekeeper.bootstrap import Runtime
+from talekeeper.core.errors import InvalidInput, TalekeeperError
+from talekeeper.services import adventures
+from talekeeper.services.models import ModelSet
+from talekeeper.services.rendering import render
+from talekeeper.services.tree import Story
+from talekeeper.services.turns import Pending
+from talekeeper.storage.db import session_scope
+
+HELP = """\
+  text             do something ("open the door")
+  (empty line)     continue: the narrator goes on
+  /do TEXT  /say TEXT  /story TEXT  /continue
+  /retry           a new take of the newest reply (or the missing reply)
+  /takes  /take N  list the newest reply's takes, switch to take N
+  /undo  /redo     remove the newest action, or restore it
+  /edit TEXT       rewrite the newest action; /edit ID TEXT rewrites action ID
+  /delete ID       remove action ID from the story
+  /fork [ID]       start a branch from action ID (default: the newest)
+  /branches        the story tree;  /branch ID  switch to branch ID
+  /insights [ID]   what the narrator was shown for reply ID (default: the newest)
+  /dry [TEXT]      what the narrator would be shown next, generating nothing
+  /show [N]        reprint the last N actions (default 6)
+  /help  /quit"""
+
+RECENT = 6  # actions shown when the game starts and by /show
+
+
+class Terminal:
+    def __init__(
+        self, rt: Runtime, adventure_id: int, user_id: int, models: ModelSet, out: TextIO
+    ) -> None:
+        self.rt, self.adventure_id, self.uid, self.models, self.out = (
+            rt,
+            adventure_id,
+            user_id,
+            models,
+            out,
+        )
+        self.commands: dict[str, Callable[[str], Awaitable[bool | None]]] = {
+            "do": lambda a: self.turn("do", a),
+            "say": lambda a: self.turn("say", a),
+            "story": lambda a: self.turn("story", a),
+            "continue": lambda a: self.turn("continue", ""),
+            "retry": self.retry,
+            "takes": self.takes,
+            "take": self.take,
+            "undo": lambda a: self.change(lambda s: s.undo(), "undone"),
+            "redo": lambda a: self.change(lambda s: s.redo(), "restored"),
+            "edit": self.edit,
+            "delete": self.delete,
+            "fork": self.fork,
+            "branches": self.branches,
+            "branch": self.branch,
+            "insights": self.insights,
+            "dry": self.dry,
+            "show": self.show,
+            "help": self.help,
+            "quit": self.quit,
+        }
+
+    def say(self, text: str = "", end: str = "\n") -> None:
+        self.out.write(text + end)
+        self.out.flush()
+
+    def story(self) -> Any:
+        return session_scope(self.rt.sessions)
+
+    async def handle(self, line: str) -> bool:
+        """One line of input; False means quit."""
+        line = line.strip()
+        if not line.startswith("/"):
+            line = f"/do {line}" if line else "/continue"
+        name, _, arg = line[1:].partition(" ")
+        command = self.commands.get(name.lower())
+        if command is None:
+            self.say(f"Unknown command /{name}: /help lists them.")
+            return True
+        try:
+            return await command(arg.strip()) is not False
+        except TalekeeperError as exc:
+            self.say(f"! {exc.message}")
+            return True
+
+    async def turn(self, type_: str, text: str) -> None:
+        pending = await asyncio.to_thread(
+            self.rt.turns.begin, self.adventure_id, self.uid, type_, text
+        )
+        await self._run(pending)
+
+    async def retry(self, _arg: str) -> None:
+        pending = await asyncio.to_thread(self.rt.turns.begin_retry, self.adventure_id, self.uid)
+        await self._run(pending)
+
+    async def _run(self, pending: Pending) -> None:
+        self.say()
+        async for event in self.rt.turns.run(pending, self.models):
+            if event.kind == "chunk":
+                self.say(event.data["text"], end="")
+            elif event.kind == "reply":
+                reply = event.data["reply"]
+                takes = f"  [take {reply['take']}/{reply['takes']}]" if reply["takes"] > 1 else ""
+                self.say(f"\n{takes}" if takes else "")
+            elif event.kind == "error":
+                self.say(f"\n! {event.data['error']['message']}")
+
+    async def change(self, do: Callable[[Story], Any], verb: str) -> None:
+        def run() -> str:
+            with self.story() as session:
+                row = do(Story.load(session, self.adventure_id, self.uid, self.rt.memory))
+                return f"({verb} #{row.id}: {render(row.type, row.text)[:70]})"
+
+        self.say(await asyncio.to_thread(run))
+
+    async def takes(self, _arg: str) -> None:
+        def run() -> list[str]:
+            with self.story() as session:
+                story = Story.load(session, self.adventure_id, self.uid, self.rt.memory)
+                head = story.head()
+                current = head.id if head else None
+                return [
+                    f"{'*' if t.id == current else ' '} take {t.take}: {t.text[:70]}"
+                    for t in story.takes()
+                ]
+
+        for line in await asyncio.to_thread(run):
+            self.say(line)
+
+    async def take(self, arg: str) -> None:
+        number = _number(arg, "/take N")
+        await self.change(lambda s: s.switch_take(number), "switched to")
+        await self.show("1")
+
+    async def edit(self, arg: str) -> None:
+        first, _, rest = arg.partition(" ")
+        if first.isdigit() and rest.strip():
+            action_id, text = int(first), rest
+        else:
+            action_id, text = -1, arg
+
+        def run(story: Story) -> Any:
+            target = action_id if action_id > 0 else _head_id(story)
+            return story.edit(target, text)
+
+        await self.change(run, "edited")
+
+    async def delete(self, arg: str) -> None:
+        number = _number(arg, "/delete ID")
+        await self.change(lambda s: s.delete(number)[0], "deleted")
+
+    async def fork(self, arg: str) -> None:
+        def run() -> str:
+            with self.story() as session:
+                story = Story.load(session, self.adventure_id, self.uid, self.rt.memory)
+                target = _number(arg, "/fork ID") if arg else _head_id(story)
+                branch = story.fork(target)
+                return f"(now on branch {branch.id}, {branch.name!r}, forked from #{target})"
+
+        self.say(await asyncio.to_thread(run))
+
+    async def branches(self, _arg: str) -> None:
+        def run() -> dict[str, Any]:
+            with self.story() as session:
+                return Story.load(session, self.adventure_id, self.uid, self.rt.memory).tree()
+
+        tree = await asyncio.to_thread(run)
+        for b in tree["branches"]:
+            mark = "*" if b["current"] else " "
+            parent = (
+                f" from branch {b['parent_id']} at #{b['forked_from_action_id']}"
+                if b["parent_id"]
+                else ""
+            )
+            self.say(f"{mark} {b['id']}: {b['name']}{parent}, {b['own_actions']} own actions")
+
+    async def branch(self, arg: str) -> None:
+        number = _number(arg, "/branch ID")
+        await self.change(lambda s: (s.switch_branch(number), s.head())[1], "on branch; newest")
+
+    async def insights(self, arg: str) -> None:
+        def run() -> dict[str, Any]:
+            with self.story() as session:
+                story = Story.load(session, self.adventure_id, self.uid, self.rt.memory)
+                target = _number(arg, "/insights ID") if arg else _head_id(story)
+                row = story.repo.insights(target)
+                if row is None:
+                    raise InvalidInput(
+                        f"Action #{target} has no Insights (only generated replies do)."
+                    )
+                return dict(json.loads(row.data))
+
+        self.print_insights(await asyncio.to_thread(run))
+
+    async def dry(self, arg: str) -> None:
+        type_ = "do" if arg else "continue"
+        data = await self.rt.turns.dry_run(self.adventure_id, self.uid, self.models, type_, arg)
+        self.print_insights(data)
+
+    def print_insights(self, data: dict[str, Any]) -> None:
+        budget = data["budget"]
+        self.say(
+            f"model {data['model']} ({data['mode']}), {budget['used']}/{budget['available']} tokens"
+        )
+        for section in data["sections"]:
+            self.say(f"  {section['title']:<18} {section['tokens']:>6}  {section['reason']}")
+        for card in data["cards"]:
+            self.say(f"  card {card['name']}: '{card['keyword']}' in the {card['where']}")
+        for memory in data["memories"]["used"]:
+            self.say(f"  memory #{memory['id']} {memory['final_score']:.2f}: {memory['text'][:60]}")
+
+    async def show(self, arg: str) -> None:
+        count = _number(arg, "/show N") if arg else RECENT
+
+        def run() -> list[str]:
+            with self.story() as session:
+                story = Story.load(session, self.adventure_id, self.uid, self.rt.memory)
+                rows = story.repo.newest(story.lineage(), count)[::-1]
+                return [f"#{r.id} {render(r.type, r.text)}" for r in rows]
+
+        for line in await asyncio.to_thread(run):
+            self.say(line + "\n")
+
+    async def help(self, _arg: str) -> None:
+        self.say(HELP)
+
+    async def quit(self, _arg: str) -> bool:
+        return False
+
+
+def _number(arg: str, usage: str) -> int:
+    if not arg.strip().isdigit():
+        raise InvalidInput(f"Usage: {usage} (a number).")
+    return int(arg)
+
+
+def _head_id(story: Story) -> int:
+    head = story.head()
+    if head is None:
+        raise InvalidInput("The story is empty.")
+    return head.id
+
+
+async def play(
+    rt: Runtime, adventure_id: int | None, inp: TextIO = sys.stdin, out: TextIO = sys.stdout
+) -> int:
+    uid = await asyncio.to_thread(rt.local_user_id)
+
+    def pick() -> tuple[int, str]:
+        with session_scope(rt.sessions) as session:
+            if adventure_id is None:
+                listing = adventures.listing(session, uid)
+                if not listing:
+                    raise InvalidInput(
+                        "There is no adventure yet: start one with "
+                        "`talekeeper new --scenario "
+                        + next(iter(sorted(rt.scenarios)), "NAME")
+                        + "`."
+                    )
+                return listing[0]["id"], listing[0]["title"]
+            story = Story.load(session, adventure_id, uid, rt.memory)
+            return story.adventure.id, story.adventure.title
+
+    chosen, title = await asyncio.to_thread(pick)
+    settings = await asyncio.to_thread(lambda: _settings(rt, uid))
+    models = rt.models_for(settings, uid)
+    terminal = Terminal(rt, chosen, uid, models, out)
+    narrator = models.narrator.model
+    terminal.say(f"== {title} (adventure {chosen}), narrator {narrator}; /help for commands ==\n")
+    await terminal.show("")
+    while True:
+        terminal.say("> ", end="")
+        line = await asyncio.to_thread(inp.readline)
+        if not line:  # end of input
+            terminal.say()
+            return 0
+        if not await terminal.handle(line):
+            return 0
+
+
+def _settings(rt: Runtime, uid: int) -> Any:
+    with session_scope(rt.sessions) as session:
+        return rt.user_settings(session, uid)

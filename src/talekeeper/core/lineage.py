@@ -1,0 +1,62 @@
+"""Lineage: the path of a branch as a short list of (branch, deepest depth) entries.
+
+A branch's own actions have depth >= its ``fork_depth``; below that its path is
+its parent's path up to ``fork_depth - 1`` (and so on up to the root). So the
+path of any branch is a handful of (branch_id, max_depth) entries, newest
+branch first, and "is this row on the path" is one clause over (branch, depth)
+with no walk over the actions. ``max_depth`` is ``None`` for the branch itself
+(no upper bound: its head decides).
+
+Invariant: the entries are ordered deepest first and their depth ranges do not
+overlap, so the first entry holding an active row holds the head.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+Lineage = tuple[tuple[int, int | None], ...]
+
+
+@dataclass(frozen=True)
+class BranchLink:
+    id: int
+    parent_id: int | None
+    fork_depth: int
+
+
+def lineage_of(branches: Mapping[int, BranchLink], branch_id: int) -> Lineage:
+    """The (branch_id, max_depth) entries of ``branch_id``'s path, deepest first."""
+    out: list[tuple[int, int | None]] = []
+    limit: int | None = None
+    branch = branches[branch_id]
+    seen: set[int] = set()
+    while True:
+        if branch.id in seen:  # a cycle can only come from a corrupt import; stop, do not hang
+            break
+        seen.add(branch.id)
+        if limit is None or limit >= branch.fork_depth:
+            out.append((branch.id, limit))
+        if branch.parent_id is None or branch.parent_id not in branches:
+            break
+        inherited = branch.fork_depth - 1
+        limit = inherited if limit is None else min(limit, inherited)
+        branch = branches[branch.parent_id]
+    return tuple(out)
+
+
+def on_lineage(lineage: Lineage, branch_id: int, depth: int) -> bool:
+    """Whether the slot (branch_id, depth) lies on the path ``lineage`` describes."""
+    return any(b == branch_id and (m is None or depth <= m) for b, m in lineage)
+
+
+def inherited_limit(branches: Mapping[int, BranchLink], branch_id: int) -> int:
+    """The deepest depth of ``branch_id`` that another branch inherits (-1 if none).
+
+    Direct children are enough: a grandchild inherits no deeper than its parent does.
+    """
+    return max(
+        (b.fork_depth - 1 for b in branches.values() if b.parent_id == branch_id),
+        default=-1,
+    )

@@ -1,0 +1,202 @@
+"""Adventures: create (blank or from a scenario), read, update, list, delete; story cards.
+
+Invariants:
+
+- An adventure is created with its root branch (fork depth 0) as the current
+  branch; a scenario's opening becomes the first narration (depth 0) and its
+  cast becomes character cards, de-duplicated by name (``scenarios``).
+- Client values are checked against ``limits`` before anything is written.
+- Deleting an adventure deletes its tree, cards and snapshots with it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from talekeeper.core.errors import InvalidInput, NotFound
+from talekeeper.services import limits
+from talekeeper.services.cards import CardView, clean_card, matches_search
+from talekeeper.services.memory.base import MemoryService
+from talekeeper.services.rendering import NARRATION
+from talekeeper.services.scenarios import Scenario
+from talekeeper.services.tree import Story, action_view, load_adventure
+from talekeeper.storage.models import Adventure, Branch, StoryCard
+from talekeeper.storage.repositories.story import StoryRepository
+
+COMPONENTS = ("ai_instructions", "plot_essentials", "authors_note", "story_summary")
+PERSONA = (
+    ("name", "persona_name", limits.PERSONA_NAME_MAX),
+    ("pronouns", "persona_pronouns", limits.PERSONA_PRONOUNS_MAX),
+    ("description", "persona_description", limits.PERSONA_DESCRIPTION_MAX),
+)
+TOGGLES = ("auto_summarize", "memory_bank")
+
+
+def _persona(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise InvalidInput('\'persona\' must be an object like {"name": "Mara", "pronouns": ...}.')
+    unknown = set(value) - {key for key, _, _ in PERSONA}
+    if unknown:
+        raise InvalidInput(
+            f"'persona' has unknown field(s) {', '.join(sorted(unknown))}; "
+            "it takes name, pronouns and description."
+        )
+    out = {}
+    for key, column, limit in PERSONA:
+        if key in value:
+            if not isinstance(value[key], str):
+                raise InvalidInput(f"'persona.{key}' must be text.")
+            out[column] = limits.text_field(value[key], f"persona.{key}", limit)
+    return out
+
+
+def clean_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """Validated adventure columns from a client's fields (only those given)."""
+    out: dict[str, Any] = {}
+    if "title" in data:
+        out["title"] = limits.text_field(data["title"], "title", limits.TITLE_MAX, required=True)
+    for key in COMPONENTS:
+        if key in data:
+            out[key] = limits.text_field(data[key], key, limits.COMPONENT_MAX)
+    for key in TOGGLES:
+        if key in data:
+            out[key] = bool(data[key])
+    if "persona" in data:
+        out.update(_persona(data["persona"]))
+    return out
+
+
+def adventure_view(story: Story) -> dict[str, Any]:
+    adventure = story.adventure
+    head = story.head()
+    takes = len(story.repo.slot(head.branch_id, head.depth)) if head else 0
+    return {
+        **summary_view(adventure),
+        "persona": {
+            "name": adventure.persona_name,
+            "pronouns": adventure.persona_pronouns,
+            "description": adventure.persona_description,
+        },
+        **{key: getattr(adventure, key) for key in COMPONENTS},
+        **{key: getattr(adventure, key) for key in TOGGLES},
+        "current_branch_id": adventure.current_branch_id,
+        "head": action_view(head, takes=takes) if head else None,
+        # A player action with no reply after it: the narrator failed or the client left.
+        "awaiting_reply": bool(head and head.type != NARRATION),
+        "can_redo": story.repo.next_undone(story.branch.id) is not None,
+        "length": story.repo.path_length(story.lineage()),
+    }
+
+
+def summary_view(adventure: Adventure) -> dict[str, Any]:
+    return {
+        "id": adventure.id,
+        "title": adventure.title,
+        "scenario": adventure.scenario_id,
+        "created_at": adventure.created_at.isoformat(),
+        "updated_at": adventure.updated_at.isoformat(),
+    }
+
+
+def create(
+    session: Session,
+    user_id: int,
+    data: dict[str, Any],
+    memory: MemoryService,
+    scenario: Scenario | None = None,
+) -> Story:
+    fields: dict[str, Any] = {"title": "", **dict.fromkeys(COMPONENTS, "")}
+    opening = ""
+    cards: list[dict[str, Any]] = []
+    if scenario is not None:
+        fields.update(
+            title=scenario.title,
+            ai_instructions=scenario.ai_instructions,
+            plot_essentials=scenario.plot_essentials,
+            authors_note=scenario.authors_note,
+            persona_name=scenario.persona.get("name", ""),
+            persona_pronouns=scenario.persona.get("pronouns", ""),
+            persona_description=scenario.persona.get("description", ""),
+        )
+        opening = scenario.opening
+        cards = [
+            {"name": c.name, "type": c.type, "keywords": list(c.keywords), "entry": c.entry}
+            | {"notes": c.notes}
+            for c in scenario.cards_for_creation()
+        ]
+    fields.update(clean_fields(data))
+    if "opening" in data:
+        opening = limits.text_field(data["opening"], "opening", limits.NARRATION_MAX)
+    if not fields.get("title"):
+        raise InvalidInput("'title' must not be empty (or give a 'scenario' to take its title).")
+    adventure = Adventure(user_id=user_id, scenario_id=scenario.id if scenario else None, **fields)
+    repo = StoryRepository(session)
+    repo.add(adventure)
+    root = Branch(adventure_id=adventure.id, parent_id=None, fork_depth=0, name="Main")
+    repo.add(root)
+    adventure.current_branch_id = root.id
+    for card in cards:
+        add_card(session, adventure, card)
+    story = Story.load(session, adventure.id, user_id, memory)
+    if opening:
+        story.append(NARRATION, opening)
+    return story
+
+
+def update(session: Session, adventure: Adventure, data: dict[str, Any]) -> None:
+    for key, value in clean_fields(data).items():
+        setattr(adventure, key, value)
+    session.flush()
+
+
+def delete(session: Session, adventure_id: int, user_id: int) -> None:
+    StoryRepository(session).delete_adventure(load_adventure(session, adventure_id, user_id))
+
+
+def listing(session: Session, user_id: int) -> list[dict[str, Any]]:
+    return [summary_view(a) for a in StoryRepository(session).adventures(user_id)]
+
+
+# -- story cards ----------------------------------------------------------------------------
+
+
+def add_card(session: Session, adventure: Adventure, data: dict[str, Any]) -> CardView:
+    fields = clean_card(data)
+    row = StoryCard(
+        adventure_id=adventure.id,
+        name=fields["name"],
+        type=fields["type"],
+        keywords=json.dumps(fields["keywords"]),
+        entry=fields["entry"],
+        notes=fields["notes"],
+    )
+    StoryRepository(session).add(row)
+    return CardView.of(row)
+
+
+def cards(session: Session, adventure: Adventure, query: str = "") -> list[CardView]:
+    views = [CardView.of(row) for row in StoryRepository(session).cards(adventure.id)]
+    query = limits.text_field(query, "q", limits.SEARCH_MAX)
+    return [v for v in views if matches_search(v, query)] if query else views
+
+
+def card_row(session: Session, card_id: int, user_id: int) -> StoryCard:
+    row = StoryRepository(session).card(card_id)
+    if row is None:
+        raise NotFound(f"There is no story card {card_id}.")
+    load_adventure(session, row.adventure_id, user_id)  # someone else's card is not found either
+    return row
+
+
+def update_card(session: Session, row: StoryCard, data: dict[str, Any]) -> CardView:
+    for key, value in clean_card(data, partial=True).items():
+        setattr(row, key, json.dumps(value) if key == "keywords" else value)
+    session.flush()
+    return CardView.of(row)
+
+
+def delete_card(session: Session, row: StoryCard) -> None:
+    StoryRepository(session).delete_card(row)

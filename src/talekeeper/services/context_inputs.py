@@ -1,0 +1,207 @@
+"""Gathering a turn's context: what is read from the story, and the request built from it.
+
+Invariants:
+
+- Only the newest part of the path is read: pages of ``HISTORY_PAGE`` actions,
+  newest first, until they hold at least ``CHARS_PER_TOKEN_BOUND`` characters
+  per token of budget (no tokenizer yields more characters per token than
+  that on prose), so the builder always has more history than fits and the
+  cost does not grow with the length of the story.
+- The player's action of this turn is the newest player action just below the
+  reply's slot; it is sent last, after the history (and is the retrieval
+  query's "input"). A continue has none.
+- The budget is the context length minus the reply length minus what the
+  chat template and the provider add around our text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from talekeeper.core.errors import ConfigurationError
+from talekeeper.core.lineage import Lineage
+from talekeeper.core.tokens import TokenCounter
+from talekeeper.providers.base import CompletionRequest, Message
+from talekeeper.services.cards import (
+    CARD_SCAN_ACTIONS,
+    CardView,
+    FiredCard,
+    cards_section,
+    fired_cards,
+)
+from talekeeper.services.context import BuiltContext, HistoryEntry, Section, build_context
+from talekeeper.services.memory.base import Retrieval
+from talekeeper.services.models import ModelSet
+from talekeeper.services.rendering import NARRATION, is_player, render
+from talekeeper.services.tree import Story
+from talekeeper.storage.models import Action, Adventure
+
+HISTORY_PAGE = 64  # actions per read: one indexed range, about a screen of story
+MAX_HISTORY_READ = 4096  # never read more than this many actions for one context
+CHARS_PER_TOKEN_BOUND = 8  # prose runs ~4 characters a token; 8 leaves room for any tokenizer
+TEMPLATE_RESERVE = 48  # tokens a chat template adds around our messages (role markers, BOS)
+MIN_BUDGET = 64  # below this no useful context fits
+QUERY_CONTEXT_CHARS = 1200  # the end of the newest narration handed to retrieval
+COMPLETION_STOP = ("\n>",)  # in completion mode the model must not write the player's next move
+DEFAULT_INSTRUCTIONS = (Path(__file__).parent / "prompts" / "narrator_default.txt").read_text(
+    encoding="utf-8"
+)
+
+
+@dataclass
+class ContextInputs:
+    adventure_id: int
+    branch_id: int
+    lineage: Lineage
+    base_head_id: int | None  # the head when planned: the reply lands right after it
+    retry_of: int | None  # the narration a retry replaces with a new take
+    fixed: list[Section]
+    history: list[HistoryEntry]
+    authors_note: str
+    player_action: str
+    query_input: str
+    query_context: str
+    fired: list[FiredCard]
+    budget: int
+    counter: TokenCounter
+    top_k: int
+    reserved: int
+    history_read: int
+    more_history: bool  # older actions exist that were not even read
+    built: BuiltContext | None = field(default=None)
+
+    def build(self, retrieval: Retrieval) -> BuiltContext:
+        memories = Section("memories", retrieval.section_text(), _memory_reason(retrieval))
+        self.built = build_context(
+            [*self.fixed, memories],
+            self.history,
+            self.authors_note,
+            self.player_action,
+            budget=self.budget,
+            counter=self.counter,
+        )
+        return self.built
+
+    def request(self, models: ModelSet) -> CompletionRequest:
+        assert self.built is not None, "build() first"
+        common = {
+            "model": models.narrator.model,
+            "max_tokens": models.reply_tokens,
+            "temperature": models.temperature,
+            "top_p": models.top_p,
+        }
+        if models.mode == "completion":
+            return CompletionRequest(
+                mode="completion",
+                prompt=self.built.prompt() + "\n\n",
+                stop=COMPLETION_STOP,
+                **common,  # type: ignore[arg-type]
+            )
+        messages = tuple(Message(m["role"], m["content"]) for m in self.built.messages())  # type: ignore[arg-type]
+        return CompletionRequest(mode="chat", messages=messages, **common)  # type: ignore[arg-type]
+
+
+def _memory_reason(retrieval: Retrieval) -> str:
+    if not retrieval.used:
+        return retrieval.note or f"no memory retrieved ({retrieval.considered} considered)"
+    return f"{len(retrieval.used)} of {retrieval.considered} memories considered"
+
+
+def fixed_sections(adventure: Adventure, fired: list[FiredCard]) -> list[Section]:
+    persona = persona_line(adventure)
+    essentials = "\n".join(p for p in (adventure.plot_essentials.strip(), persona) if p)
+    instructions = adventure.ai_instructions.strip()
+    cards_text, cards_reason = cards_section(fired)
+    return [
+        Section(
+            "ai_instructions",
+            instructions or DEFAULT_INSTRUCTIONS.strip(),
+            "the adventure's AI Instructions" if instructions else "default narrator instructions",
+        ),
+        Section("plot_essentials", essentials, "Plot Essentials and the player's persona"),
+        Section("story_summary", adventure.story_summary, "the Story Summary"),
+        Section("story_cards", cards_text, cards_reason),
+    ]
+
+
+def persona_line(adventure: Adventure) -> str:
+    name = adventure.persona_name.strip()
+    if not name:
+        return ""
+    pronouns = f" ({adventure.persona_pronouns.strip()})" if adventure.persona_pronouns else ""
+    description = adventure.persona_description.strip()
+    return f"The player's character: {name}{pronouns}." + (f" {description}" if description else "")
+
+
+def budget_for(models: ModelSet) -> tuple[int, int]:
+    reserved = TEMPLATE_RESERVE + models.narrator.provider.info.reserved_tokens
+    budget = models.context_tokens - models.reply_tokens - reserved
+    if budget < MIN_BUDGET:
+        raise ConfigurationError(
+            f"A context of {models.context_tokens} tokens leaves {budget} after the reply "
+            f"({models.reply_tokens}) and the template ({reserved}): raise the context length "
+            "(TALEKEEPER_CONTEXT_TOKENS) or lower the reply length (TALEKEEPER_REPLY_TOKENS)."
+        )
+    return budget, reserved
+
+
+def read_history(story: Story, below_depth: int | None, budget: int) -> tuple[list[Action], bool]:
+    """The newest actions of the path (oldest first) and whether older ones remain unread."""
+    rows: list[Action] = []
+    chars, want = 0, budget * CHARS_PER_TOKEN_BOUND
+    lineage = story.lineage()
+    while chars < want and len(rows) < MAX_HISTORY_READ:
+        below = rows[-1].depth if rows else below_depth
+        page = story.repo.newest(lineage, HISTORY_PAGE, below_depth=below)
+        rows.extend(page)
+        chars += sum(len(r.text) for r in page)
+        if len(page) < HISTORY_PAGE:
+            return rows[::-1], False
+    return rows[::-1], True
+
+
+def gather(
+    story: Story,
+    models: ModelSet,
+    *,
+    retry_of: Action | None = None,
+    hypothetical: tuple[str, str] | None = None,
+) -> ContextInputs:
+    budget, reserved = budget_for(models)
+    head = story.head()
+    rows, more = read_history(story, retry_of.depth if retry_of else None, budget)
+    player_type, player_text = hypothetical or ("", "")
+    if hypothetical is None and rows and is_player(rows[-1].type):
+        player = rows.pop()
+        player_type, player_text = player.type, player.text
+    rendered_action = render(player_type, player_text) if player_type else ""
+    newest_narration = next((r.text for r in reversed(rows) if r.type == NARRATION), "")
+    recent = [render(r.type, r.text) for r in rows[-(CARD_SCAN_ACTIONS - 1) :]]
+    cards = [CardView.of(c) for c in story.repo.cards(story.adventure.id)]
+    fired = fired_cards(cards, "\n".join([*recent, rendered_action]), player_text)
+    return ContextInputs(
+        adventure_id=story.adventure.id,
+        branch_id=story.branch.id,
+        lineage=story.lineage(),
+        base_head_id=head.id if head else None,
+        retry_of=retry_of.id if retry_of else None,
+        fixed=fixed_sections(story.adventure, fired),
+        history=[
+            HistoryEntry(
+                r.id, "narrator" if r.type == NARRATION else "player", render(r.type, r.text)
+            )
+            for r in rows
+        ],
+        authors_note=story.adventure.authors_note,
+        player_action=rendered_action,
+        query_input=player_text,
+        query_context=newest_narration[-QUERY_CONTEXT_CHARS:],
+        fired=fired,
+        budget=budget,
+        counter=models.narrator.provider.token_counter(models.narrator.model),
+        top_k=models.memory_top_k,
+        reserved=reserved,
+        history_read=len(rows),
+        more_history=more,
+    )

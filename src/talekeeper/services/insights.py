@@ -1,0 +1,111 @@
+"""Insights: the exact context a reply was generated from, and why each part is there.
+
+A snapshot is written with the reply, in the same transaction, and never
+changes afterwards (an edit of the story later does not rewrite what the model
+was shown). Every section appears, with its tokens: an empty one says why it
+is empty, so the player can see what the narrator did *not* get.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from talekeeper.providers.base import Completion
+from talekeeper.services.context import FIXED_ORDER, TITLES
+from talekeeper.services.context_inputs import ContextInputs
+from talekeeper.services.memory.base import Retrieval
+from talekeeper.services.models import ModelSet
+
+SECTION_ORDER = (*FIXED_ORDER, "history", "authors_note", "player_action")
+SECTION_TITLES = {
+    **TITLES,
+    "ai_instructions": "AI Instructions",
+    "story_cards": "Story Cards",
+    "history": "Recent history",
+    "player_action": "Player's action",
+}
+EMPTY_REASONS = {
+    "ai_instructions": "no AI Instructions",
+    "plot_essentials": "no Plot Essentials or persona",
+    "story_summary": "no Story Summary yet",
+    "memories": "no memory retrieved",
+    "story_cards": "no card keyword in the recent story or the player's input",
+    "knowledge": "no library attached",
+    "history": "no earlier action fits, or the story is empty",
+    "authors_note": "no Author's Note",
+    "player_action": "a continue: the narrator goes on with no player action",
+}
+
+
+def snapshot(
+    inputs: ContextInputs,
+    retrieval: Retrieval,
+    timings: dict[str, float],
+    models: ModelSet,
+    done: Completion | None,
+) -> dict[str, Any]:
+    assert inputs.built is not None
+    report = inputs.built.report
+    by_name = {s.name: s for s in report.sections}
+    reasons = {s.name: s.reason for s in inputs.fixed}
+    dropped = len(report.history_dropped)
+    sections = []
+    for name in SECTION_ORDER:
+        section = by_name.get(name)
+        reason = EMPTY_REASONS[name]
+        if section is not None:
+            reason = section.reason or reasons.get(name, "")
+            if name == "history":
+                reason = f"the {len(report.history_kept)} newest actions that fit" + (
+                    f"; {dropped} older ones dropped for budget" if dropped else ""
+                )
+        sections.append(
+            {
+                "name": name,
+                "title": SECTION_TITLES[name],
+                "tokens": section.tokens if section else 0,
+                "text": section.text if section else "",
+                "reason": reason,
+                "cut": bool(section and section.cut),
+            }
+        )
+    return {
+        "sections": sections,
+        "memories": retrieval.insights(),
+        "cards": [f.public() for f in inputs.fired],
+        "history": {
+            "kept": len(report.history_kept),
+            "dropped": dropped,
+            "unread_older": inputs.more_history,
+            "cut_action_id": report.history_cut,
+            "first_kept_action_id": report.history_kept[0] if report.history_kept else None,
+        },
+        "budget": {
+            "context_tokens": models.context_tokens,
+            "reply_tokens": models.reply_tokens,
+            "reserved": inputs.reserved,
+            "available": inputs.budget,
+            "used": report.used,
+        },
+        "model": models.narrator.model,
+        "mode": models.mode,
+        "tokenizer": inputs.counter.name,
+        "timings": dict(timings),
+        "tokens": {
+            "prompt": (done.tokens_in if done and done.tokens_in is not None else report.used),
+            "reply": done.tokens_out if done else None,
+        },
+        "retry_of": inputs.retry_of,
+        "branch_id": inputs.branch_id,
+        "dry_run": False,
+    }
+
+
+def dumps(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def loads(text: str) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads(text)
+    return value

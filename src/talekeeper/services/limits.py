@@ -1,0 +1,42 @@
+"""Input limits, in one place, and the checks that state them.
+
+Each limit is in characters (what a client can count before sending). A
+value outside a limit is refused with a message that names the field and the
+limit; nothing is cut silently.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from talekeeper.core.errors import InvalidInput
+
+TITLE_MAX = 200  # fits a list row and a window title
+ACTION_MAX = 8_000  # a long paragraph of the player's own prose; more belongs in a story card
+NARRATION_MAX = 20_000  # edits of a narration: several screens of text
+COMPONENT_MAX = 20_000  # AI Instructions, Plot Essentials, Author's Note, Story Summary
+PERSONA_NAME_MAX = 120
+PERSONA_PRONOUNS_MAX = 40
+PERSONA_DESCRIPTION_MAX = 2_000
+CARD_NAME_MAX = 120
+CARD_KEYWORDS_MAX = 30  # keywords on one card
+CARD_KEYWORD_MAX = 80  # characters in one keyword
+CARD_ENTRY_MAX = 8_000
+CARD_NOTES_MAX = 8_000
+BRANCH_NAME_MAX = 120
+SEARCH_MAX = 200
+
+
+def text_field(value: Any, field: str, limit: int, *, required: bool = False) -> str:
+    """``value`` stripped, or an error naming ``field`` and its limit."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"'{field}' must be text; got {type(value).__name__}.")
+    cleaned = value.strip()
+    if required and not cleaned:
+        raise InvalidInput(f"'{field}' must not be empty.")
+    if len(cleaned) > limit:
+        raise InvalidInput(
+            f"'{field}' is {len(cleaned):,} characters; the limit is {limit:,}. "
+            "Shorten it (long background belongs in story cards)."
+        )
+    return cleaned

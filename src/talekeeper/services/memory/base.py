@@ -1,0 +1,126 @@
+"""The seam between the story engine and the memory system.
+
+The engine calls the memory service at four points of a turn and on every
+change to the story tree:
+
+1. ``retrieve`` before the context is built (no transaction is open: it may
+   read in its own short session and call the embedding model);
+2. ``record_use`` inside the turn's one write transaction, after the reply is
+   saved (use counts are never written during retrieval or for a dry run);
+3. ``schedule`` in that same transaction, so background work exists exactly
+   when the turn committed;
+4. ``kick`` after the commit, to wake the worker;
+
+and ``story_changed`` inside the transaction of every undo, redo, retry, take
+switch, edit, delete and fork, so derived work can be withdrawn or marked
+stale in the same commit as the change.
+
+``NullMemory`` does nothing and retrieves nothing: the engine works without a
+memory system, and a disabled bank looks the same to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from sqlalchemy.orm import Session
+
+from talekeeper.core.lineage import Lineage
+from talekeeper.services.models import ModelSet
+
+ChangeKind = Literal[
+    "append", "reply", "retry", "switch_take", "undo", "redo", "edit", "delete", "fork"
+]
+
+
+@dataclass(frozen=True)
+class RetrievalQuery:
+    adventure_id: int
+    user_id: int
+    branch_id: int
+    lineage: Lineage
+    input_text: str  # the player's own action this turn; empty on a continue
+    context_text: str  # the scene, then the end of the newest narration
+    top_k: int
+    exclude_action_ids: tuple[int, ...] = ()  # a retry leaves out the action being retried
+
+
+@dataclass(frozen=True)
+class UsedMemory:
+    id: int
+    text: str
+    semantic_score: float
+    lexical_score: float
+    final_score: float
+    pinned: bool
+    authority: str  # "accepted_story" or "heuristic"
+    source: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Retrieval:
+    """What retrieval chose and why; Insights shows all of it."""
+
+    used: list[UsedMemory] = field(default_factory=list)
+    considered: int = 0
+    suppressed: list[dict[str, Any]] = field(default_factory=list)
+    query: dict[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+    def section_text(self) -> str:
+        """The Memories section: each memory marked as established or as an inference."""
+        lines = []
+        for memory in self.used:
+            mark = "inference" if memory.authority == "heuristic" else "established"
+            lines.append(f"- ({mark}) {memory.text}")
+        return "\n".join(lines)
+
+    def insights(self) -> dict[str, Any]:
+        return {
+            "used": [memory.__dict__ for memory in self.used],
+            "considered": self.considered,
+            "suppressed": list(self.suppressed),
+            "query": dict(self.query),
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class StoryChange:
+    kind: ChangeKind
+    adventure_id: int
+    branch_id: int
+    action_ids: tuple[int, ...] = ()
+    depth: int | None = None
+
+
+class MemoryService(Protocol):
+    async def retrieve(self, query: RetrievalQuery, models: ModelSet) -> Retrieval: ...
+
+    def record_use(self, session: Session, retrieval: Retrieval, reply_id: int) -> None: ...
+
+    def schedule(self, session: Session, adventure_id: int, user_id: int) -> None: ...
+
+    def story_changed(self, session: Session, change: StoryChange) -> None: ...
+
+    def kick(self, adventure_id: int) -> None: ...
+
+
+class NullMemory:
+    """No memory system: retrieves nothing, records nothing, schedules nothing."""
+
+    async def retrieve(self, query: RetrievalQuery, models: ModelSet) -> Retrieval:
+        return Retrieval(note="the memory system is not active")
+
+    def record_use(self, session: Session, retrieval: Retrieval, reply_id: int) -> None:
+        return None
+
+    def schedule(self, session: Session, adventure_id: int, user_id: int) -> None:
+        return None
+
+    def story_changed(self, session: Session, change: StoryChange) -> None:
+        return None
+
+    def kick(self, adventure_id: int) -> None:
+        return None

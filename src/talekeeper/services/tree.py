@@ -1,0 +1,333 @@
+"""The story tree: the current path, takes, undo/redo, edit, delete, fork, branches.
+
+Invariants:
+
+- Every action has a branch and a depth. A depth is a stable coordinate: it
+  never changes once written (memories record source ranges as depths), so a
+  deleted action leaves its depth unused rather than renumbering the story.
+- The path of the current branch is its lineage (``core.lineage``): one clause
+  over (branch, depth), never a walk over the actions.
+- A new action goes to ``max(head + 1, branch.fork_depth)`` on the current
+  branch, and first forgets that branch's redo stack (undone rows and their
+  takes past the head).
+- Retry and take switching touch only the newest action (the head); undo
+  removes the head and redo restores the shallowest undone row of the branch.
+- A slot another branch inherits (a child forked at or after it) is frozen:
+  undo, retry, take switching and delete there are refused, because they would
+  silently change that other branch's past. Edit is allowed: the text is the
+  shared past of both branches.
+- Every change is reported to the memory service in the same transaction
+  (``StoryChange``), so derived work can follow it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from talekeeper.core.clock import utcnow
+from talekeeper.core.errors import Conflict, InvalidInput, NotFound
+from talekeeper.core.lineage import BranchLink, Lineage, inherited_limit, lineage_of
+from talekeeper.services import limits
+from talekeeper.services.memory.base import MemoryService, StoryChange
+from talekeeper.services.rendering import NARRATION, is_player, render
+from talekeeper.storage.models import Action, Adventure, Branch
+from talekeeper.storage.repositories.story import (
+    ACTIVE,
+    REMOVED,
+    TAKE,
+    UNDONE,
+    StoryRepository,
+)
+
+
+def action_view(row: Action, *, takes: int | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": row.id,
+        "type": row.type,
+        "text": row.text,
+        "rendered": render(row.type, row.text),
+        "depth": row.depth,
+        "branch_id": row.branch_id,
+        "take": row.take,
+        "state": row.state,
+        "created_at": row.created_at.isoformat(),
+        "edited_at": row.edited_at.isoformat() if row.edited_at else None,
+    }
+    if takes is not None:
+        out["takes"] = takes
+    return out
+
+
+def load_adventure(session: Session, adventure_id: int, user_id: int) -> Adventure:
+    adventure = StoryRepository(session).adventure(adventure_id, user_id)
+    if adventure is None:
+        raise NotFound(f"There is no adventure {adventure_id}.")
+    return adventure
+
+
+@dataclass
+class Story:
+    """One adventure's tree, read in the caller's session. Never commits."""
+
+    session: Session
+    repo: StoryRepository
+    adventure: Adventure
+    branches: dict[int, Branch]
+    memory: MemoryService
+
+    @classmethod
+    def load(
+        cls, session: Session, adventure_id: int, user_id: int, memory: MemoryService
+    ) -> Story:
+        adventure = load_adventure(session, adventure_id, user_id)
+        repo = StoryRepository(session)
+        branches = {b.id: b for b in repo.branches(adventure.id)}
+        if adventure.current_branch_id not in branches:
+            raise Conflict(f"Adventure {adventure_id} has no current branch; re-import it.")
+        return cls(session, repo, adventure, branches, memory)
+
+    # -- reading ------------------------------------------------------------------------
+
+    @property
+    def branch(self) -> Branch:
+        assert self.adventure.current_branch_id is not None
+        return self.branches[self.adventure.current_branch_id]
+
+    def links(self) -> dict[int, BranchLink]:
+        return {b.id: BranchLink(b.id, b.parent_id, b.fork_depth) for b in self.branches.values()}
+
+    def lineage(self, branch_id: int | None = None) -> Lineage:
+        return lineage_of(self.links(), branch_id or self.branch.id)
+
+    def head(self, branch_id: int | None = None) -> Action | None:
+        return self.repo.head(self.lineage(branch_id))
+
+    def next_depth(self, branch_id: int | None = None) -> int:
+        branch = self.branches[branch_id or self.branch.id]
+        head = self.head(branch.id)
+        return max(head.depth + 1 if head else 0, branch.fork_depth)
+
+    def action(self, action_id: int) -> Action:
+        row = self.repo.action(action_id)
+        if row is None or row.adventure_id != self.adventure.id or row.state == REMOVED:
+            raise NotFound(f"There is no action {action_id} in adventure {self.adventure.id}.")
+        return row
+
+    def takes(self) -> list[Action]:
+        head = self.head()
+        return self.repo.slot(head.branch_id, head.depth) if head else []
+
+    def touch(self) -> None:
+        self.adventure.updated_at = utcnow()
+
+    # -- writing ------------------------------------------------------------------------
+
+    def append(self, type_: str, text: str, branch_id: int | None = None) -> Action:
+        """A new active row at the next depth of the branch (the current one unless given);
+        that branch's redo stack is forgotten."""
+        branch = self.branches[branch_id or self.branch.id]
+        depth = self.next_depth(branch.id)
+        self.repo.discard_beyond(branch.id, depth - 1)
+        row = Action(
+            adventure_id=self.adventure.id,
+            branch_id=branch.id,
+            depth=depth,
+            type=type_,
+            text=text,
+            state=ACTIVE,
+            take=1,
+        )
+        self.repo.add(row)
+        self.touch()
+        self._changed("append" if is_player(type_) else "reply", row)
+        return row
+
+    def add_take(self, replaced: Action, text: str) -> Action:
+        """A new take of ``replaced``'s slot becomes active; ``replaced`` becomes a take."""
+        takes = self.repo.slot(replaced.branch_id, replaced.depth)
+        replaced.state = TAKE
+        self.session.flush()  # the old take leaves the active slot before the new one enters
+        row = Action(
+            adventure_id=self.adventure.id,
+            branch_id=replaced.branch_id,
+            depth=replaced.depth,
+            type=NARRATION,
+            text=text,
+            state=ACTIVE,
+            take=max(t.take for t in takes) + 1,
+        )
+        self.repo.add(row)
+        self.touch()
+        self._changed("retry", row, replaced.id)
+        return row
+
+    def check_retry(self) -> Action | None:
+        """What a retry replaces: the head narration (``None`` if the head is a player action
+        still waiting for its reply). Refused when there is nothing to retry."""
+        head = self.head()
+        if head is None:
+            raise Conflict("There is nothing to retry yet: write an action first.")
+        if head.type != NARRATION:
+            return None
+        self._own_and_free(head, "retry")
+        return head
+
+    def switch_take(self, take: int) -> Action:
+        head = self.head()
+        if head is None or head.type != NARRATION:
+            raise Conflict("Only the newest narration has takes; it is not the newest action.")
+        self._own_and_free(head, "switch takes of")
+        slot = self.repo.slot(head.branch_id, head.depth)
+        chosen = next((row for row in slot if row.take == take), None)
+        if chosen is None:
+            raise InvalidInput(
+                f"take must be one of {', '.join(str(r.take) for r in slot)}; got {take}."
+            )
+        if chosen.id != head.id:
+            head.state = TAKE
+            self.session.flush()
+            chosen.state = ACTIVE
+            self.session.flush()
+            self.touch()
+            self._changed("switch_take", chosen, head.id)
+        return chosen
+
+    def undo(self) -> Action:
+        head = self.head()
+        if head is None:
+            raise Conflict("There is nothing to undo: the story is empty.")
+        self._own_and_free(head, "undo")
+        head.state = UNDONE
+        self.session.flush()
+        self.touch()
+        self._changed("undo", head)
+        return head
+
+    def redo(self) -> Action:
+        row = self.repo.next_undone(self.branch.id)
+        if row is None:
+            raise Conflict("There is nothing to redo.")
+        row.state = ACTIVE
+        self.session.flush()
+        self.touch()
+        self._changed("redo", row)
+        return row
+
+    def edit(self, action_id: int, text: str) -> Action:
+        row = self.action(action_id)
+        if row.state not in (ACTIVE, TAKE):
+            raise Conflict(f"Action {action_id} was undone; redo it before editing it.")
+        limit = limits.NARRATION_MAX if row.type == NARRATION else limits.ACTION_MAX
+        row.text = limits.text_field(text, "text", limit, required=True)
+        row.edited_at = utcnow()
+        self.session.flush()
+        self.touch()
+        self._changed("edit", row)
+        return row
+
+    def delete(self, action_id: int) -> list[Action]:
+        """Remove an action (an active one with its other takes; a take alone)."""
+        row = self.action(action_id)
+        if row.state == UNDONE:
+            raise Conflict(f"Action {action_id} was undone; it is already out of the story.")
+        self._free(row, "delete")
+        removed = [row]
+        if row.state == ACTIVE:
+            removed = self.repo.slot(row.branch_id, row.depth)
+        for item in removed:
+            item.state = REMOVED
+        self.session.flush()
+        self.touch()
+        self._changed("delete", row, *(r.id for r in removed if r.id != row.id))
+        return removed
+
+    def fork(self, action_id: int, name: str = "") -> Branch:
+        """A new branch whose path is the path up to and including ``action_id``."""
+        row = self.action(action_id)
+        if row.state != ACTIVE:
+            raise Conflict(
+                f"Action {action_id} is not in the story (it is a {row.state} take): "
+                "switch to it first, then fork."
+            )
+        name = limits.text_field(name, "name", limits.BRANCH_NAME_MAX)
+        branch = Branch(
+            adventure_id=self.adventure.id,
+            parent_id=row.branch_id,
+            fork_depth=row.depth + 1,
+            forked_from_action_id=row.id,
+            name=name or f"Branch {len(self.branches) + 1}",
+        )
+        self.repo.add(branch)
+        self.branches[branch.id] = branch
+        self.adventure.current_branch_id = branch.id
+        self.touch()
+        self._changed("fork", row)
+        return branch
+
+    def switch_branch(self, branch_id: int) -> Branch:
+        if branch_id not in self.branches:
+            raise NotFound(f"There is no branch {branch_id} in adventure {self.adventure.id}.")
+        self.adventure.current_branch_id = branch_id
+        self.touch()
+        return self.branches[branch_id]
+
+    # -- the tree -------------------------------------------------------------------------
+
+    def tree(self) -> dict[str, Any]:
+        heads = self.repo.active_heads(self.adventure.id)
+        lineage = self.lineage()
+        branches = []
+        for branch in self.branches.values():
+            head = self.repo.head(self.lineage(branch.id))
+            branches.append(
+                {
+                    "id": branch.id,
+                    "name": branch.name,
+                    "parent_id": branch.parent_id,
+                    "fork_depth": branch.fork_depth,
+                    "forked_from_action_id": branch.forked_from_action_id,
+                    "own_actions": heads.get(branch.id, (0, 0))[1],
+                    "head_action_id": head.id if head else None,
+                    "head_depth": head.depth if head else None,
+                    "current": branch.id == self.branch.id,
+                    "created_at": branch.created_at.isoformat(),
+                }
+            )
+        return {
+            "adventure_id": self.adventure.id,
+            "current_branch_id": self.branch.id,
+            "lineage": [{"branch_id": b, "max_depth": m} for b, m in lineage],
+            "branches": branches,
+        }
+
+    # -- rules ----------------------------------------------------------------------------
+
+    def _own_and_free(self, row: Action, verb: str) -> None:
+        if row.branch_id != self.branch.id:
+            raise Conflict(
+                f"The newest action belongs to the branch this one was forked from, so this "
+                f"branch cannot {verb} it: write a new action here, or switch to that branch."
+            )
+        self._free(row, verb)
+
+    def _free(self, row: Action, verb: str) -> None:
+        if row.depth <= inherited_limit(self.links(), row.branch_id):
+            raise Conflict(
+                f"Action {row.id} is part of the past of another branch forked from it; "
+                f"you cannot {verb} it without changing that branch. Fork, or edit its text."
+            )
+
+    def _changed(self, kind: Any, row: Action, *others: int) -> None:
+        self.memory.story_changed(
+            self.session,
+            StoryChange(
+                kind=kind,
+                adventure_id=self.adventure.id,
+                branch_id=row.branch_id,
+                action_ids=(row.id, *others),
+                depth=row.depth,
+            ),
+        )

@@ -1,0 +1,245 @@
+"""A turn, in the order the spec gives it, and its dry run.
+
+1. ``begin``: the player's action is validated and committed in its own short
+   transaction before any model is called (input is never lost).
+2. ``plan``: one short read session gathers the path, the cards and the
+   plot components; memories are retrieved (the memory service opens its own
+   session); the context is built (a pure function).
+3. ``generate``: the reply streams from the narrator with **no transaction
+   open**.
+4. ``finish``: the reply, its Insights snapshot and the memory use counts are
+   written, and background work is scheduled, in one short transaction. It
+   checks that the story did not move underneath (another turn, an undo): if
+   it did, nothing is written and the error says so.
+
+A model failure or a client that goes away leaves the player's action saved
+and the head "awaiting a reply": a retry generates it. This module is an
+orchestrator that opens its own units of work, because a turn is three
+transactions by design and both the web app and the terminal drive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from talekeeper.core.errors import Conflict, InvalidInput, ProviderError, TalekeeperError
+from talekeeper.core.lineage import Lineage
+from talekeeper.services import insights, limits
+from talekeeper.services.context_inputs import ContextInputs, gather
+from talekeeper.services.memory.base import MemoryService, Retrieval, RetrievalQuery
+from talekeeper.services.models import ModelSet
+from talekeeper.services.rendering import NARRATION, TURN_TYPES
+from talekeeper.services.tree import Story, action_view
+from talekeeper.storage.db import session_scope
+from talekeeper.storage.models import InsightSnapshot
+
+
+@dataclass
+class Pending:
+    """A turn whose player action (if any) is saved and whose reply is still to come."""
+
+    adventure_id: int
+    user_id: int
+    action: dict[str, Any] | None = None  # the saved player action; None for continue/retry
+    retry: bool = False
+
+
+@dataclass
+class TurnEvent:
+    kind: str  # "action", "chunk", "reply", "error"
+    data: dict[str, Any] = field(default_factory=dict)
+    error: TalekeeperError | None = None
+
+
+@dataclass
+class Plan:
+    inputs: ContextInputs
+    retrieval: Retrieval
+    timings: dict[str, float]
+
+    @property
+    def lineage(self) -> Lineage:
+        return self.inputs.lineage
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)
+
+
+class TurnRunner:
+    def __init__(self, sessions: sessionmaker[Session], memory: MemoryService) -> None:
+        self.sessions = sessions
+        self.memory = memory
+
+    # -- 1. the player's action ------------------------------------------------------------
+
+    def begin(self, adventure_id: int, user_id: int, type_: str, text: str) -> Pending:
+        if type_ not in TURN_TYPES:
+            raise InvalidInput(f"'type' must be one of {', '.join(TURN_TYPES)}; got {type_!r}.")
+        if type_ == "continue":
+            if text.strip():
+                raise InvalidInput("A 'continue' carries no text: send an empty 'text'.")
+            with session_scope(self.sessions) as session:
+                Story.load(session, adventure_id, user_id, self.memory)  # 404 before any model
+            return Pending(adventure_id, user_id)
+        clean = limits.text_field(text, "text", limits.ACTION_MAX, required=True)
+        with session_scope(self.sessions) as session:
+            story = Story.load(session, adventure_id, user_id, self.memory)
+            row = story.append(type_, clean)
+            view = action_view(row)
+        return Pending(adventure_id, user_id, action=view)
+
+    def begin_retry(self, adventure_id: int, user_id: int) -> Pending:
+        with session_scope(self.sessions) as session:
+            Story.load(session, adventure_id, user_id, self.memory).check_retry()
+        return Pending(adventure_id, user_id, retry=True)
+
+    # -- 2. context -------------------------------------------------------------------------
+
+    async def plan(
+        self,
+        pending: Pending,
+        models: ModelSet,
+        *,
+        hypothetical: tuple[str, str] | None = None,
+    ) -> Plan:
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        inputs = await asyncio.to_thread(self._gather, pending, models, hypothetical)
+        timings["read_ms"] = _ms(started)
+        started = time.perf_counter()
+        retrieval = await self.memory.retrieve(
+            RetrievalQuery(
+                adventure_id=pending.adventure_id,
+                user_id=pending.user_id,
+                branch_id=inputs.branch_id,
+                lineage=inputs.lineage,
+                input_text=inputs.query_input,
+                context_text=inputs.query_context,
+                top_k=inputs.top_k,
+                exclude_action_ids=(inputs.retry_of,) if inputs.retry_of else (),
+            ),
+            models,
+        )
+        timings["retrieve_ms"] = _ms(started)
+        started = time.perf_counter()
+        await asyncio.to_thread(inputs.build, retrieval)
+        timings["build_ms"] = _ms(started)
+        return Plan(inputs, retrieval, timings)
+
+    def _gather(
+        self, pending: Pending, models: ModelSet, hypothetical: tuple[str, str] | None
+    ) -> ContextInputs:
+        with session_scope(self.sessions) as session:
+            story = Story.load(session, pending.adventure_id, pending.user_id, self.memory)
+            retry_of = story.check_retry() if pending.retry else None
+            return gather(story, models, retry_of=retry_of, hypothetical=hypothetical)
+
+    # -- 3 and 4. generate and save --------------------------------------------------------
+
+    async def run(self, pending: Pending, models: ModelSet) -> AsyncIterator[TurnEvent]:
+        """Events: "action" (when one was saved), "chunk"..., then "reply" or "error".
+
+        Never raises a ``TalekeeperError``: it becomes the "error" event, which says
+        whether the player's action is saved.
+        """
+        if pending.action is not None:
+            yield TurnEvent("action", {"action": pending.action})
+        try:
+            plan = await self.plan(pending, models)
+            request = plan.inputs.request(models)
+            parts: list[str] = []
+            started = time.perf_counter()
+            done = None
+            async for chunk in models.narrator.stream(
+                request, kind="narration", adventure_id=pending.adventure_id
+            ):
+                if chunk.text:
+                    if not parts:
+                        plan.timings["first_token_ms"] = _ms(started)
+                    parts.append(chunk.text)
+                    yield TurnEvent("chunk", {"text": chunk.text})
+                done = chunk.done or done
+            plan.timings["generate_ms"] = _ms(started)
+            text = "".join(parts).strip()
+            if not text:
+                raise ProviderError(
+                    f"The narrator ({models.narrator.model}) returned an empty reply; retry."
+                )
+            started = time.perf_counter()
+            result = await asyncio.to_thread(self.finish, pending, plan, models, text, done)
+            result["insights"]["timings"]["save_ms"] = _ms(started)
+            yield TurnEvent("reply", result)
+        except TalekeeperError as exc:
+            yield TurnEvent("error", _failure(pending, exc), exc)
+
+    def finish(
+        self, pending: Pending, plan: Plan, models: ModelSet, text: str, done: Any
+    ) -> dict[str, Any]:
+        inputs = plan.inputs
+        with session_scope(self.sessions) as session:
+            story = Story.load(session, pending.adventure_id, pending.user_id, self.memory)
+            head = story.head(inputs.branch_id)
+            expected = inputs.retry_of or inputs.base_head_id
+            if (head.id if head else None) != expected:
+                raise Conflict(
+                    "The story changed while the reply was being written (another turn, an "
+                    "undo or an edit landed first), so this reply was not saved."
+                )
+            if inputs.retry_of is not None:
+                assert head is not None
+                row = story.add_take(head, limits.text_field(text, "reply", limits.NARRATION_MAX))
+            else:
+                row = story.append(NARRATION, text[: limits.NARRATION_MAX], inputs.branch_id)
+            takes = len(story.repo.slot(row.branch_id, row.depth))
+            snapshot = insights.snapshot(inputs, plan.retrieval, plan.timings, models, done)
+            session.add(InsightSnapshot(action_id=row.id, data=insights.dumps(snapshot)))
+            self.memory.record_use(session, plan.retrieval, row.id)
+            self.memory.schedule(session, pending.adventure_id, pending.user_id)
+            reply = action_view(row, takes=takes)
+        self.memory.kick(pending.adventure_id)
+        return {
+            "action": pending.action,
+            "reply": reply,
+            "insights": snapshot | {"action_id": row.id},
+        }
+
+    # -- dry run ----------------------------------------------------------------------------
+
+    async def dry_run(
+        self, adventure_id: int, user_id: int, models: ModelSet, type_: str, text: str
+    ) -> dict[str, Any]:
+        """The Insights of the next turn, as if ``type_``/``text`` were sent; nothing is
+        generated and nothing is written."""
+        if type_ not in TURN_TYPES:
+            raise InvalidInput(f"'type' must be one of {', '.join(TURN_TYPES)}; got {type_!r}.")
+        hypothetical = None
+        if type_ != "continue":
+            clean = limits.text_field(text, "text", limits.ACTION_MAX)
+            hypothetical = (type_, clean) if clean else None
+        plan = await self.plan(Pending(adventure_id, user_id), models, hypothetical=hypothetical)
+        snapshot = insights.snapshot(plan.inputs, plan.retrieval, plan.timings, models, None)
+        snapshot["dry_run"] = True
+        return snapshot
+
+
+def _failure(pending: Pending, exc: TalekeeperError) -> dict[str, Any]:
+    saved = pending.action is not None
+    if saved:
+        note = " Your action is saved: retry to generate the reply."
+    elif pending.retry:
+        note = " The story is unchanged: retry again when the model is back."
+    else:
+        note = " Nothing was changed."
+    return {
+        "error": {"code": exc.code, "message": exc.message + note},
+        "action": pending.action,
+        "action_saved": saved,
+        "retryable": isinstance(exc, ProviderError) or saved,
+    }

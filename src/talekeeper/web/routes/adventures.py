@@ -1,0 +1,202 @@
+"""Scenarios, adventures and story cards over JSON.
+
+Request bodies are typed models that refuse unknown fields (a typo such as
+``"titel"`` is a 400 that names it); lengths and emptiness are checked by the
+services, so the terminal gets the same rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Depends, Query
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy.orm import Session
+
+from talekeeper.bootstrap import Runtime
+from talekeeper.core.errors import InvalidInput
+from talekeeper.services import adventures, exchange
+from talekeeper.services.tree import Story, load_adventure
+from talekeeper.web.deps import db, runtime, user_id
+
+router = APIRouter(tags=["adventures"])
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Persona(Strict):
+    name: str | None = None
+    pronouns: str | None = None
+    description: str | None = None
+
+
+class AdventureIn(Strict):
+    title: str | None = None
+    scenario: str | None = None
+    opening: str | None = None
+    persona: Persona | None = None
+    ai_instructions: str | None = None
+    plot_essentials: str | None = None
+    authors_note: str | None = None
+    story_summary: str | None = None
+    auto_summarize: bool | None = None
+    memory_bank: bool | None = None
+
+
+class CardIn(Strict):
+    name: str | None = None
+    type: str | None = None
+    keywords: list[str] | None = None
+    entry: str | None = None
+    notes: str | None = None
+
+
+def given(body: BaseModel, *skip: str) -> dict[str, Any]:
+    """The fields the client actually sent (``None`` values dropped)."""
+    data = body.model_dump(exclude_unset=True, exclude_none=True)
+    return {k: v for k, v in data.items() if k not in skip}
+
+
+@router.get("/api/scenarios")
+def list_scenarios(rt: Runtime = Depends(runtime)) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": s.id,
+            "title": s.title,
+            "genre": s.genre,
+            "description": s.description,
+            "persona": s.persona,
+            "cards": len(s.cards_for_creation()),
+        }
+        for s in rt.scenarios.values()
+    ]
+
+
+@router.get("/api/scenarios/{scenario_id}")
+def read_scenario(scenario_id: str, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    s = rt.scenario(scenario_id)
+    return {
+        "id": s.id,
+        "title": s.title,
+        "genre": s.genre,
+        "description": s.description,
+        "opening": s.opening,
+        "ai_instructions": s.ai_instructions,
+        "plot_essentials": s.plot_essentials,
+        "authors_note": s.authors_note,
+        "persona": s.persona,
+        "story_cards": [
+            c.__dict__ | {"keywords": list(c.keywords)} for c in s.cards_for_creation()
+        ],
+    }
+
+
+@router.post("/api/adventures", status_code=201)
+def create_adventure(
+    body: AdventureIn,
+    session: Session = Depends(db),
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> dict[str, Any]:
+    scenario = rt.scenario(body.scenario) if body.scenario else None
+    story = adventures.create(session, uid, given(body, "scenario"), rt.memory, scenario)
+    return adventures.adventure_view(story)
+
+
+@router.get("/api/adventures")
+def list_adventures(session: Session = Depends(db), uid: int = Depends(user_id)) -> Any:
+    return adventures.listing(session, uid)
+
+
+@router.get("/api/adventures/{adventure_id}")
+def read_adventure(
+    adventure_id: int,
+    session: Session = Depends(db),
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> dict[str, Any]:
+    return adventures.adventure_view(Story.load(session, adventure_id, uid, rt.memory))
+
+
+@router.patch("/api/adventures/{adventure_id}")
+def update_adventure(
+    adventure_id: int,
+    body: AdventureIn,
+    session: Session = Depends(db),
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> dict[str, Any]:
+    fields = given(body)
+    for fixed in ("scenario", "opening"):
+        if fixed in fields:
+            raise InvalidInput(f"'{fixed}' is set when an adventure is created; it cannot change.")
+    story = Story.load(session, adventure_id, uid, rt.memory)
+    adventures.update(session, story.adventure, fields)
+    return adventures.adventure_view(story)
+
+
+@router.delete("/api/adventures/{adventure_id}")
+def delete_adventure(
+    adventure_id: int, session: Session = Depends(db), uid: int = Depends(user_id)
+) -> dict[str, Any]:
+    adventures.delete(session, adventure_id, uid)
+    return {"deleted": adventure_id}
+
+
+@router.get("/api/adventures/{adventure_id}/export")
+def export_adventure(
+    adventure_id: int, session: Session = Depends(db), uid: int = Depends(user_id)
+) -> dict[str, Any]:
+    return exchange.export(session, adventure_id, uid)
+
+
+@router.post("/api/adventures/import", status_code=201)
+def import_adventure(
+    body: Any = Body(...),
+    session: Session = Depends(db),
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> dict[str, Any]:
+    adventure = exchange.import_adventure(session, uid, body)
+    return adventures.adventure_view(Story.load(session, adventure.id, uid, rt.memory))
+
+
+# -- story cards --------------------------------------------------------------------------
+
+
+@router.get("/api/adventures/{adventure_id}/cards")
+def list_cards(
+    adventure_id: int,
+    q: str = Query("", description="search name, keywords, entry and notes"),
+    session: Session = Depends(db),
+    uid: int = Depends(user_id),
+) -> list[dict[str, Any]]:
+    adventure = load_adventure(session, adventure_id, uid)
+    return [c.public() for c in adventures.cards(session, adventure, q)]
+
+
+@router.post("/api/adventures/{adventure_id}/cards", status_code=201)
+def create_card(
+    adventure_id: int, body: CardIn, session: Session = Depends(db), uid: int = Depends(user_id)
+) -> dict[str, Any]:
+    adventure = load_adventure(session, adventure_id, uid)
+    return adventures.add_card(session, adventure, given(body)).public()
+
+
+@router.patch("/api/cards/{card_id}")
+def update_card(
+    card_id: int, body: CardIn, session: Session = Depends(db), uid: int = Depends(user_id)
+) -> dict[str, Any]:
+    row = adventures.card_row(session, card_id, uid)
+    return adventures.update_card(session, row, given(body)).public()
+
+
+@router.delete("/api/cards/{card_id}")
+def delete_card(
+    card_id: int, session: Session = Depends(db), uid: int = Depends(user_id)
+) -> JSONResponse:
+    adventures.delete_card(session, adventures.card_row(session, card_id, uid))
+    return JSONResponse({"deleted": card_id})
