@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from sqlalchemy import Engine
+from sqlalchemy import Engine, insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import NotFound
@@ -29,6 +29,7 @@ from talekeeper.providers.base import Provider
 from talekeeper.providers.embedded import DEFAULT_N_CTX, EmbeddedProvider
 from talekeeper.providers.openai_compat import OpenAICompatProvider, shared_client
 from talekeeper.services.ai_calls import CallRecord, LoggedModel
+from talekeeper.services.limits import quoted
 from talekeeper.services.memory.base import MemoryService, NullMemory
 from talekeeper.services.models import ModelSet
 from talekeeper.services.scenarios import Scenario, load_scenarios
@@ -83,7 +84,7 @@ class Runtime:
         found = self.scenarios.get(scenario_id)
         if found is None:
             raise NotFound(
-                f"There is no scenario {scenario_id!r}; the scenarios are: "
+                f"There is no scenario {quoted(scenario_id)}; the scenarios are: "
                 + ", ".join(sorted(self.scenarios))
                 + "."
             )
@@ -141,5 +142,7 @@ class Runtime:
         fields: dict[str, Any] = dict(record.__dict__)
         if record.error and len(record.error) > 4000:
             fields["error"] = record.error[:4000]
-        with session_scope(self.sessions) as session:
-            session.add(AiCall(**fields))
+        # A Core insert on its own connection: the record is written on every model call,
+        # and the ORM's unit of work costs more than the insert itself.
+        with self.engine.begin() as connection:
+            connection.execute(insert(AiCall), [fields])

@@ -15,11 +15,13 @@ Invariants:
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from talekeeper.core.errors import ConfigurationError
 
@@ -78,6 +80,8 @@ class Setting:
                 if isinstance(raw, bool):
                     raise ValueError
                 value = float(str(raw).strip()) if isinstance(raw, str) else float(raw)
+                if not math.isfinite(value):  # NaN passes every range check; refuse it here
+                    raise ValueError
             else:
                 if not isinstance(raw, str):
                     raise ValueError
@@ -93,16 +97,39 @@ class Setting:
         if self.check is not None and value != "":
             problem = self.check(value)
             if problem:
-                raise ConfigurationError(f"{self.env}={raw!r} is not usable: {problem}.")
+                raise ConfigurationError(f"{self.env}={self.shown(raw)} is not usable: {problem}.")
         return value
 
     def complaint(self, raw: Any) -> ConfigurationError:
-        return ConfigurationError(f"{self.env}={raw!r} is not valid: it accepts {self.accepts()}.")
+        return ConfigurationError(
+            f"{self.env}={self.shown(raw)} is not valid: it accepts {self.accepts()}."
+        )
+
+    def shown(self, raw: Any) -> str:
+        """The value as an error may quote it: never a secret, never pages of text."""
+        if self.secret:
+            return "(the value given)"
+        text = repr(raw)
+        return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _check_url(value: str) -> str | None:
+    example = "an http:// or https:// URL such as http://127.0.0.1:11434/v1"
     if not value.startswith(("http://", "https://")):
-        return "it must be an http:// or https:// URL such as http://127.0.0.1:11434/v1"
+        return f"it must be {example}"
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - reading it checks the range (ValueError)
+    except ValueError as exc:
+        return f"it is not a valid URL ({exc}); it must be {example}"
+    if not parts.hostname or any(c.isspace() for c in value):
+        return f"it has no host name; it must be {example}"
+    return None
+
+
+def _check_key(value: str) -> str | None:
+    if not (value.isascii() and value.isprintable()):
+        return "an API key is sent in an HTTP header, so it must be printable ASCII"
     return None
 
 
@@ -123,7 +150,13 @@ REGISTRY: tuple[Setting, ...] = (
         check=_check_url,
     ),
     Setting(
-        "api_key", str, "", "Bearer key for that endpoint, if it needs one.", True, secret=True
+        "api_key",
+        str,
+        "",
+        "Bearer key for that endpoint, if it needs one.",
+        True,
+        secret=True,
+        check=_check_key,
     ),
     Setting(
         "model",

@@ -72,3 +72,23 @@ def test_a_fresh_install_is_green_and_test_connection_generates_text(tmp_path: P
         assert body["ok"] is True, body
         assert len(body["narrator"]["text"].split()) >= 2
         assert body["embedding"]["dimensions"] == EMBEDDING_DIMS
+
+
+def test_a_prompt_longer_than_the_context_is_a_provider_error_not_a_crash() -> None:
+    from talekeeper.core.errors import ProviderError
+
+    provider = EmbeddedProvider(n_ctx=256)
+    long = CompletionRequest(
+        model="embedded",
+        messages=(Message("user", "The waves roll in. " * 200),),
+        max_tokens=8,
+    )
+
+    async def go() -> None:
+        async for _chunk in provider.stream(long):
+            pass
+
+    with pytest.raises(ProviderError, match="embedded narrator failed"):
+        asyncio.run(go())
+    with pytest.raises(ProviderError, match="TALEKEEPER_CONTEXT_TOKENS"):
+        asyncio.run(provider.complete(long))

@@ -185,3 +185,28 @@ def test_edit_checks_the_text(sessions: sessionmaker[Session], memory: Recording
         with pytest.raises(InvalidInput, match="the limit is 8,000"):
             story.edit(row.id, "x" * 8001)
         assert story.edit(row.id, " b ").text == "b"
+
+
+def test_retry_switching_takes_or_deleting_the_head_forgets_the_redo_stack(
+    sessions: sessionmaker[Session], memory: RecordingMemory
+) -> None:
+    with session_scope(sessions) as session:
+        story = new_story(session, memory)
+        first = story.append("narration", "n1")
+        story.append("narration", "n2")
+        story.undo()
+        story.add_take(first, "n1 again")  # what was undone continued the old take
+        with pytest.raises(Conflict, match="nothing to redo"):
+            story.redo()
+        story.append("narration", "n3")
+        story.undo()
+        story.switch_take(1)
+        with pytest.raises(Conflict, match="nothing to redo"):
+            story.redo()
+        story.append("do", "x")
+        story.undo()
+        head = story.head()
+        assert head is not None
+        story.delete(head.id)
+        with pytest.raises(Conflict, match="nothing to redo"):
+            story.redo()

@@ -2,7 +2,9 @@
 
 Every command loads the settings first; an invalid setting stops it with the
 message naming the variable (exit status 2). Errors meant for the user are
-printed as one line, never as a traceback.
+printed as one line, never as a traceback. An adventure id on the command line
+is a whole number the database can hold; argparse refuses anything else (exit
+status 2) before any command runs.
 """
 
 from __future__ import annotations
@@ -29,6 +31,16 @@ COMMANDS: dict[str, str] = {
     "db upgrade": "Bring the database to the newest schema (the app also does this on start).",
     "bench provider": "Measure load time, prompt and generation speed and embeddings/s.",
 }
+
+
+MAX_ID = 2**63 - 1  # the largest integer SQLite (and a PostgreSQL bigint) can store
+
+
+def _adventure_id(text: str) -> int:
+    # A larger number would reach the database and fail there with a traceback.
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_ID:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an adventure id (a whole number)")
+    return int(text)
 
 
 def _serve(settings: Settings, _args: argparse.Namespace) -> int:
@@ -63,6 +75,10 @@ def _with_runtime(settings: Settings, work: Callable[[Any], Awaitable[int]]) -> 
 def _play(settings: Settings, args: argparse.Namespace) -> int:
     from talekeeper.cli.play import play
 
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        # The log shares the terminal with the story: a line per model request would land in
+        # the middle of the streamed reply. Each call is in the AI call log anyway.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
     return _with_runtime(settings, lambda rt: play(rt, args.adventure))
 
 
@@ -164,14 +180,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help=COMMANDS["serve"]).set_defaults(run=_serve)
     play = sub.add_parser("play", help=COMMANDS["play"])
-    play.add_argument("adventure", nargs="?", type=int, help="adventure id")
+    play.add_argument("adventure", nargs="?", type=_adventure_id, help="adventure id")
     play.set_defaults(run=_play)
     new = sub.add_parser("new", help=COMMANDS["new"])
     new.add_argument("--scenario", help="a scenario id (see GET /api/scenarios)")
     new.add_argument("--title", help="the title (default: the scenario's)")
     new.set_defaults(run=_new)
     export = sub.add_parser("export", help=COMMANDS["export"])
-    export.add_argument("adventure", type=int, help="adventure id")
+    export.add_argument("adventure", type=_adventure_id, help="adventure id")
     export.set_defaults(run=_export)
     imp = sub.add_parser("import", help=COMMANDS["import"])
     imp.add_argument("file", help="a file written by talekeeper export")

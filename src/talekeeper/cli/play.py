@@ -4,6 +4,10 @@ Plain text is a ``do``; an empty line continues the story. Commands start
 with a slash (``/help`` lists them). Replies stream to the terminal as they
 are generated. Every error is printed as one line and the loop goes on: a
 failed reply leaves the action saved, and ``/retry`` generates it.
+
+A number typed as an argument (an id, a take, a count) is ASCII digits no larger than
+``MAX_NUMBER``; anything else is refused in one line, never passed on to the database
+(which cannot hold a larger integer and would fail with a traceback).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ HELP = """\
   /help  /quit"""
 
 RECENT = 6  # actions shown when the game starts and by /show
+MAX_NUMBER = 2**63 - 1  # the largest integer SQLite (and a PostgreSQL bigint) can store
 
 
 class Terminal:
@@ -100,12 +105,14 @@ class Terminal:
 
     async def turn(self, type_: str, text: str) -> None:
         pending = await asyncio.to_thread(
-            self.rt.turns.begin, self.adventure_id, self.uid, type_, text
+            self.rt.turns.begin, self.adventure_id, self.uid, type_, text, self.models
         )
         await self._run(pending)
 
     async def retry(self, _arg: str) -> None:
-        pending = await asyncio.to_thread(self.rt.turns.begin_retry, self.adventure_id, self.uid)
+        pending = await asyncio.to_thread(
+            self.rt.turns.begin_retry, self.adventure_id, self.uid, self.models
+        )
         await self._run(pending)
 
     async def _run(self, pending: Pending) -> None:
@@ -149,8 +156,8 @@ class Terminal:
 
     async def edit(self, arg: str) -> None:
         first, _, rest = arg.partition(" ")
-        if first.isdigit() and rest.strip():
-            action_id, text = int(first), rest
+        if _is_number(first) and rest.strip():
+            action_id, text = _number(first, "/edit ID TEXT"), rest
         else:
             action_id, text = -1, arg
 
@@ -191,13 +198,27 @@ class Terminal:
 
     async def branch(self, arg: str) -> None:
         number = _number(arg, "/branch ID")
-        await self.change(lambda s: (s.switch_branch(number), s.head())[1], "on branch; newest")
+
+        def run() -> str:
+            with self.story() as session:
+                story = Story.load(session, self.adventure_id, self.uid, self.rt.memory)
+                branch = story.switch_branch(number)
+                head = story.head()  # None when the story is still empty
+                newest = (
+                    f"newest #{head.id}: {render(head.type, head.text)[:70]}"
+                    if head
+                    else "the story is empty"
+                )
+                return f"(now on branch {branch.id}, {branch.name!r}; {newest})"
+
+        self.say(await asyncio.to_thread(run))
 
     async def insights(self, arg: str) -> None:
         def run() -> dict[str, Any]:
             with self.story() as session:
                 story = Story.load(session, self.adventure_id, self.uid, self.rt.memory)
                 target = _number(arg, "/insights ID") if arg else _head_id(story)
+                story.action(target)  # "there is no action N" rather than "it has no Insights"
                 row = story.repo.insights(target)
                 if row is None:
                     raise InvalidInput(
@@ -243,10 +264,18 @@ class Terminal:
         return False
 
 
+def _is_number(text: str) -> bool:
+    # isdigit() alone accepts "²" and other digits int() refuses: ASCII only.
+    return text.isascii() and text.isdigit()
+
+
 def _number(arg: str, usage: str) -> int:
-    if not arg.strip().isdigit():
+    text = arg.strip()
+    if not _is_number(text):
         raise InvalidInput(f"Usage: {usage} (a number).")
-    return int(arg)
+    if int(text) > MAX_NUMBER:
+        raise InvalidInput(f"{text} is too large: no id, take or count is that large.")
+    return int(text)
 
 
 def _head_id(story: Story) -> int:

@@ -13,6 +13,7 @@ Budgets are always counted in real tokens, never characters/4:
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Any, Protocol
 
 
@@ -46,9 +47,19 @@ class CharCounter:
 
 
 class EncodingCounter:
-    """A counter over any encode/decode pair; subclasses supply the codec lazily."""
+    """A counter over any encode/decode pair; subclasses supply the codec lazily.
+
+    Counts are remembered (bounded, least recently used first out): a turn counts
+    the same history and plot components the previous turn counted, and
+    tokenizing is the largest cost of building a context.
+    """
 
     name = "encoding"
+    CACHE_SIZE = 4096  # texts: a few long stories' worth of recent actions and sections
+
+    def __init__(self) -> None:
+        self._counts: OrderedDict[str, int] = OrderedDict()
+        self._counts_lock = threading.Lock()
 
     def _encode(self, text: str) -> list[int]:
         raise NotImplementedError
@@ -57,7 +68,19 @@ class EncodingCounter:
         raise NotImplementedError
 
     def count(self, text: str) -> int:
-        return len(self._encode(text)) if text else 0
+        if not text:
+            return 0
+        with self._counts_lock:
+            known = self._counts.get(text)
+            if known is not None:
+                self._counts.move_to_end(text)
+                return known
+        counted = len(self._encode(text))
+        with self._counts_lock:
+            self._counts[text] = counted
+            if len(self._counts) > self.CACHE_SIZE:
+                self._counts.popitem(last=False)
+        return counted
 
     def head(self, text: str, limit: int) -> str:
         tokens = self._encode(text)

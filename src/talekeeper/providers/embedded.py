@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from talekeeper.core.errors import ModelUnavailable
+from talekeeper.core.errors import ModelUnavailable, ProviderError, TalekeeperError
 from talekeeper.core.tokens import EncodingCounter, TokenCounter
 from talekeeper.providers.base import (
     Chunk,
@@ -119,6 +119,7 @@ class LlamaTokenCounter(EncodingCounter):
     name = "smollm2"
 
     def __init__(self, vocab: _Lazy) -> None:
+        super().__init__()
         self._vocab = vocab
 
     def _encode(self, text: str) -> list[int]:
@@ -223,6 +224,10 @@ class EmbeddedProvider:
             try:
                 for chunk in self._stream_sync(request, cancelled):
                     loop.call_soon_threadsafe(queue.put_nowait, chunk)
+            except TalekeeperError as exc:
+                loop.call_soon_threadsafe(queue.put_nowait, exc)
+            except Exception as exc:  # noqa: BLE001 - llama.cpp's own errors become ours
+                loop.call_soon_threadsafe(queue.put_nowait, _narrator_failed(exc))
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer, re-raised there
                 loop.call_soon_threadsafe(queue.put_nowait, exc)
 
@@ -268,8 +273,13 @@ class EmbeddedProvider:
 
     def _complete_sync(self, request: CompletionRequest) -> Completion:
         done: Completion | None = None
-        for chunk in self._stream_sync(request, threading.Event()):
-            done = chunk.done or done
+        try:
+            for chunk in self._stream_sync(request, threading.Event()):
+                done = chunk.done or done
+        except TalekeeperError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - llama.cpp's own errors become ours
+            raise _narrator_failed(exc) from exc
         assert done is not None
         return done
 
@@ -318,6 +328,13 @@ class EmbeddedProvider:
                 tokens_out=self._counter.count(text),
             ),
         )
+
+
+def _narrator_failed(exc: Exception) -> ProviderError:
+    return ProviderError(
+        f"The embedded narrator failed: {exc}. If the prompt is too long for its context, "
+        "lower TALEKEEPER_CONTEXT_TOKENS or TALEKEEPER_REPLY_TOKENS."
+    )
 
 
 def with_example(request: CompletionRequest) -> list[Message]:

@@ -47,6 +47,11 @@ def shared_client() -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=httpx.Timeout(120.0), follow_redirects=True)
 
 
+# Requests that cannot even be sent: a malformed URL, a port out of range, a key that no
+# header can carry. Settings refuse these, but an endpoint's answer must never be a crash.
+UNUSABLE_REQUEST = (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError, UnicodeError)
+
+
 class OpenAICompatProvider:
     def __init__(
         self,
@@ -119,6 +124,8 @@ class OpenAICompatProvider:
             if isinstance(exc, httpx.ConnectError):
                 self._unreachable_error(exc)
             self._cut_error(path, parts)
+        except UNUSABLE_REQUEST as exc:
+            self._unusable_error(exc)
         if not ended and finish is None:
             self._cut_error(path, parts)
         yield Chunk(
@@ -214,6 +221,14 @@ class OpenAICompatProvider:
                 f"The connection to the endpoint at {self.base_url} broke during {path} "
                 f"({type(exc).__name__}): try again; if it keeps happening, check the server's log."
             ) from None
+        except UNUSABLE_REQUEST as exc:
+            self._unusable_error(exc)
+
+    def _unusable_error(self, exc: BaseException) -> NoReturn:
+        raise ProviderError(
+            f"A request to the endpoint at {self.base_url} could not be sent "
+            f"({type(exc).__name__}: {exc}): check the endpoint URL and the API key in settings."
+        ) from None
 
     async def _post_json(self, path: str, body: Any, *, model: str) -> dict[str, Any]:
         response = await self._send("POST", path, body)

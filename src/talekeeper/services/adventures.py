@@ -179,7 +179,7 @@ def add_card(session: Session, adventure: Adventure, data: dict[str, Any]) -> Ca
 
 def cards(session: Session, adventure: Adventure, query: str = "") -> list[CardView]:
     views = [CardView.of(row) for row in StoryRepository(session).cards(adventure.id)]
-    query = limits.text_field(query, "q", limits.SEARCH_MAX)
+    query = limits.text_field(query, "q", limits.SEARCH_MAX, hint="")
     return [v for v in views if matches_search(v, query)] if query else views
 
 

@@ -79,23 +79,31 @@ def _pattern(keyword: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.IGNORECASE)
 
 
-def keyword_in(keyword: str, text: str) -> bool:
-    return bool(keyword.strip()) and _pattern(keyword.strip()).search(text) is not None
+def keyword_in(keyword: str, text: str, folded: str | None = None) -> bool:
+    """Whether ``keyword`` occurs in ``text`` as a whole word or phrase, ignoring case.
+    ``folded``: ``text.casefold()``, when the caller checks many keywords against it."""
+    word = keyword.strip()
+    if not word:
+        return False
+    # A plain substring test first: most keywords are absent, and the regex is the slow part.
+    if len(word.split()) == 1 and word.casefold() not in (folded or text.casefold()):
+        return False
+    return _pattern(word).search(text) is not None
 
 
 def fired_cards(cards: Iterable[CardView], recent_story: str, player_input: str) -> list[FiredCard]:
     fired: list[FiredCard] = []
-    places: tuple[tuple[Literal["input", "story"], str], ...] = (
-        ("input", player_input),
-        ("story", recent_story),
+    places: tuple[tuple[Literal["input", "story"], str, str], ...] = (
+        ("input", player_input, player_input.casefold()),
+        ("story", recent_story, recent_story.casefold()),
     )
     for card in cards:
         hit = next(
             (
                 FiredCard(card, keyword, where)
-                for where, text in places
+                for where, text, folded in places
                 for keyword in card.keywords
-                if keyword_in(keyword, text)
+                if keyword_in(keyword, text, folded)
             ),
             None,
         )
@@ -116,18 +124,20 @@ def clean_card(data: dict[str, Any], *, partial: bool = False) -> dict[str, Any]
     out: dict[str, Any] = {}
     if not partial or "name" in data:
         out["name"] = limits.text_field(
-            str(data.get("name", "")), "name", limits.CARD_NAME_MAX, required=True
+            data.get("name", ""), "name", limits.CARD_NAME_MAX, required=True
         )
     if not partial or "type" in data:
-        kind = str(data.get("type", "other")).strip().lower()
+        kind = limits.text_field(data.get("type", "other"), "type", 40).lower()
         if kind not in CARD_TYPES:
-            raise InvalidInput(f"'type' must be one of {', '.join(CARD_TYPES)}; got {kind!r}.")
+            raise InvalidInput(
+                f"'type' must be one of {', '.join(CARD_TYPES)}; got {limits.quoted(kind)}."
+            )
         out["type"] = kind
     if not partial or "keywords" in data:
         out["keywords"] = _keywords(data.get("keywords", []))
     for key, limit in (("entry", limits.CARD_ENTRY_MAX), ("notes", limits.CARD_NOTES_MAX)):
         if not partial or key in data:
-            out[key] = limits.text_field(str(data.get(key, "")), key, limit)
+            out[key] = limits.text_field(data.get(key, ""), key, limit)
     return out
 
 

@@ -7,7 +7,8 @@ Invariants:
   Author's Note placed ``AUTHORS_NOTE_DEPTH`` actions before its end, then the
   player's action.
 - The budget is counted with the injected ``TokenCounter``; the built context
-  never exceeds it (each part is counted with the separator that joins it).
+  never exceeds it (each part is counted with the separator that joins it, apart,
+  which can only over-count).
 - Fixed sections get priority. The history fills what is left, dropping the
   oldest actions first. An action that does not fit whole is cut at a
   sentence boundary (its opening sentences dropped); only an action that is
@@ -29,6 +30,7 @@ from talekeeper.core.tokens import TokenCounter
 
 AUTHORS_NOTE_DEPTH = 3  # actions before the end: close enough to steer, not the last word
 SEPARATOR = "\n\n"
+STORY_START = "[Story start]"  # the user turn placed before a story that opens with narration
 FIXED_ORDER = (
     "ai_instructions",
     "plot_essentials",
@@ -114,9 +116,12 @@ class BuiltContext:
         return out
 
     def messages(self) -> list[dict[str, str]]:
-        """Chat mode: one system message, then alternating user/assistant messages."""
+        """Chat mode: one system message, then alternating user/assistant messages, the first
+        of them from the user (many chat templates refuse an assistant turn first)."""
         out: list[dict[str, str]] = []
         for role, text in self.parts():
+            if role == "assistant" and (not out or out[-1]["role"] == "system"):
+                out.append({"role": "user", "content": STORY_START})
             _append(out, role, text)
         return out
 
@@ -149,11 +154,16 @@ def cut_to_sentences(text: str, limit: int, counter: TokenCounter) -> str:
     """The longest run of whole closing sentences of ``text`` within ``limit`` tokens."""
     sentences = _SENTENCE_END.split(text.strip())
     kept: list[str] = []
+    space = counter.count(" ")
+    used = 0
     for sentence in reversed(sentences):
-        candidate = " ".join([sentence, *kept])
-        if counter.count(candidate) > limit:
+        # Sentences are counted one by one (cached, no quadratic recount); the joins can
+        # only merge into fewer tokens, so the sum never under-counts.
+        cost = counter.count(sentence) + (space if kept else 0)
+        if used + cost > limit:
             break
         kept.insert(0, sentence)
+        used += cost
     return " ".join(kept)
 
 
@@ -165,14 +175,21 @@ def build_context(
     *,
     budget: int,
     counter: TokenCounter,
+    entry_overhead: int = 0,
 ) -> BuiltContext:
+    """``entry_overhead``: tokens a chat template adds around each message (role markers);
+    every part is charged it, so the rendered messages stay within ``budget``."""
     report = ContextReport(budget=budget)
     by_name = {s.name: s for s in fixed}
     rendered = {name: render_fixed(by_name[name]) for name in FIXED_ORDER if name in by_name}
     note = authors_note.strip()
 
+    separator = counter.count(SEPARATOR)
+
     def cost(text: str) -> int:
-        return counter.count(text + SEPARATOR) if text else 0
+        # Counted apart so each text's count is cached whole; BPE merges across the join only
+        # ever shorten the real prompt, so the sum is a safe upper bound.
+        return counter.count(text) + separator + entry_overhead if text else 0
 
     action_cost = cost(player_action)
     note_cost = cost(render_note(note)) if note else 0
@@ -193,7 +210,7 @@ def build_context(
         if name not in rendered or not rendered[name]:
             continue
         room = max(fixed_costs[name] - overflow, 0)
-        text = counter.head(rendered[name], max(room - counter.count(SEPARATOR), 0))
+        text = counter.head(rendered[name], max(room - separator - entry_overhead, 0))
         overflow -= fixed_costs[name] - cost(text)
         rendered[name], fixed_costs[name] = text, cost(text)
         cut_names.add(name)
@@ -206,7 +223,7 @@ def build_context(
             kept.insert(0, entry)
             room -= entry_cost
             continue
-        limit = room - counter.count(SEPARATOR)
+        limit = room - separator - entry_overhead
         text = cut_to_sentences(entry.text, limit, counter) if limit > 0 else ""
         if not text and not kept and limit > 0:
             text = counter.tail(entry.text, limit)  # a single action larger than all the room
@@ -228,7 +245,8 @@ def build_context(
                 )
             )
     history_text = SEPARATOR.join(e.text for e in kept)
-    report.sections.append(SectionReport("history", cost(history_text), history_text))
+    history_tokens = sum(cost(e.text) for e in kept)  # what the budget charged, entry by entry
+    report.sections.append(SectionReport("history", history_tokens, history_text))
     if note:
         report.sections.append(
             SectionReport("authors_note", note_cost, note, "", "authors_note" in cut_names)

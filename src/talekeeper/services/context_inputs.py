@@ -3,10 +3,10 @@
 Invariants:
 
 - Only the newest part of the path is read: pages of ``HISTORY_PAGE`` actions,
-  newest first, until they hold at least ``CHARS_PER_TOKEN_BOUND`` characters
-  per token of budget (no tokenizer yields more characters per token than
-  that on prose), so the builder always has more history than fits and the
-  cost does not grow with the length of the story.
+  newest first, until their tokens exceed the whole budget, so the builder
+  always has at least as much history as fits and the cost does not grow with
+  the length of the story (token counts are cached by the counter, so the
+  builder's own count of the same texts is free).
 - The player's action of this turn is the newest player action just below the
   reply's slot; it is sent last, after the history (and is the retrieval
   query's "input"). A continue has none.
@@ -36,11 +36,13 @@ from talekeeper.services.models import ModelSet
 from talekeeper.services.rendering import NARRATION, is_player, render
 from talekeeper.services.tree import Story
 from talekeeper.storage.models import Action, Adventure
+from talekeeper.storage.repositories.story import ActionText
 
 HISTORY_PAGE = 64  # actions per read: one indexed range, about a screen of story
 MAX_HISTORY_READ = 4096  # never read more than this many actions for one context
-CHARS_PER_TOKEN_BOUND = 8  # prose runs ~4 characters a token; 8 leaves room for any tokenizer
-TEMPLATE_RESERVE = 48  # tokens a chat template adds around our messages (role markers, BOS)
+TEMPLATE_RESERVE = 48  # tokens a template adds once (BOS, the "[Story start]" turn, the reply's
+# own header); per-message markers are charged per part (CHAT_MESSAGE_OVERHEAD)
+CHAT_MESSAGE_OVERHEAD = 8  # ChatML, Llama 3 and Gemma wrap each message in 5-7 tokens
 MIN_BUDGET = 64  # below this no useful context fits
 QUERY_CONTEXT_CHARS = 1200  # the end of the newest narration handed to retrieval
 COMPLETION_STOP = ("\n>",)  # in completion mode the model must not write the player's next move
@@ -65,6 +67,7 @@ class ContextInputs:
     fired: list[FiredCard]
     budget: int
     counter: TokenCounter
+    mode: str
     top_k: int
     reserved: int
     history_read: int
@@ -80,6 +83,7 @@ class ContextInputs:
             self.player_action,
             budget=self.budget,
             counter=self.counter,
+            entry_overhead=CHAT_MESSAGE_OVERHEAD if self.mode == "chat" else 0,
         )
         return self.built
 
@@ -146,16 +150,18 @@ def budget_for(models: ModelSet) -> tuple[int, int]:
     return budget, reserved
 
 
-def read_history(story: Story, below_depth: int | None, budget: int) -> tuple[list[Action], bool]:
+def read_history(
+    story: Story, below_depth: int | None, budget: int, counter: TokenCounter
+) -> tuple[list[ActionText], bool]:
     """The newest actions of the path (oldest first) and whether older ones remain unread."""
-    rows: list[Action] = []
-    chars, want = 0, budget * CHARS_PER_TOKEN_BOUND
+    rows: list[ActionText] = []
+    tokens = 0
     lineage = story.lineage()
-    while chars < want and len(rows) < MAX_HISTORY_READ:
+    while tokens <= budget and len(rows) < MAX_HISTORY_READ:
         below = rows[-1].depth if rows else below_depth
-        page = story.repo.newest(lineage, HISTORY_PAGE, below_depth=below)
+        page = story.repo.newest_texts(lineage, HISTORY_PAGE, below_depth=below)
         rows.extend(page)
-        chars += sum(len(r.text) for r in page)
+        tokens += sum(counter.count(render(r.type, r.text)) for r in page)
         if len(page) < HISTORY_PAGE:
             return rows[::-1], False
     return rows[::-1], True
@@ -169,8 +175,9 @@ def gather(
     hypothetical: tuple[str, str] | None = None,
 ) -> ContextInputs:
     budget, reserved = budget_for(models)
-    head = story.head()
-    rows, more = read_history(story, retry_of.depth if retry_of else None, budget)
+    counter = models.narrator.provider.token_counter(models.narrator.model)
+    rows, more = read_history(story, retry_of.depth if retry_of else None, budget, counter)
+    head_id = retry_of.id if retry_of else (rows[-1].id if rows else None)
     player_type, player_text = hypothetical or ("", "")
     if hypothetical is None and rows and is_player(rows[-1].type):
         player = rows.pop()
@@ -184,7 +191,7 @@ def gather(
         adventure_id=story.adventure.id,
         branch_id=story.branch.id,
         lineage=story.lineage(),
-        base_head_id=head.id if head else None,
+        base_head_id=head_id,
         retry_of=retry_of.id if retry_of else None,
         fixed=fixed_sections(story.adventure, fired),
         history=[
@@ -199,7 +206,8 @@ def gather(
         query_context=newest_narration[-QUERY_CONTEXT_CHARS:],
         fired=fired,
         budget=budget,
-        counter=models.narrator.provider.token_counter(models.narrator.model),
+        counter=counter,
+        mode=models.mode,
         top_k=models.memory_top_k,
         reserved=reserved,
         history_read=len(rows),

@@ -16,7 +16,7 @@ Invariants:
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -33,6 +33,10 @@ from talekeeper.storage.repositories.story import ACTIVE, REMOVED, TAKE, UNDONE,
 FORMAT = "talekeeper-adventure"
 VERSION = 1
 STATES = (ACTIVE, TAKE, UNDONE, REMOVED)
+TOP_LEVEL = frozenset(
+    {"format", "version", "adventure", "branches", "actions", "cards", "insights"}
+)
+MAX_INTEGER = 2**31 - 1  # depths, takes and keys fit a 32-bit column on every database
 
 
 def _time(value: datetime | None) -> str | None:
@@ -139,8 +143,12 @@ class _Reader:
         value = self.data.get(key)
         if value is None and optional:
             return None
-        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-            raise self._fail(key, f"must be a whole number of at least {minimum}")
+        if (
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or not minimum <= value <= MAX_INTEGER
+        ):
+            raise self._fail(key, f"must be a whole number from {minimum} to {MAX_INTEGER}")
         return value
 
     def boolean(self, key: str) -> bool:
@@ -155,10 +163,11 @@ class _Reader:
             return None
         try:
             parsed = datetime.fromisoformat(str(value))
-        except ValueError:
+            if parsed.tzinfo is None:
+                raise ValueError("no zone")
+            parsed.astimezone(UTC)  # stored as UTC: a time that cannot be is refused here
+        except (ValueError, OverflowError):
             raise self._fail(key, "must be an ISO 8601 time with a zone") from None
-        if parsed.tzinfo is None:
-            raise self._fail(key, "must be an ISO 8601 time with a zone")
         return parsed
 
     def items(self, key: str) -> list[_Reader]:
@@ -174,6 +183,12 @@ def import_adventure(session: Session, user_id: int, data: Any) -> Adventure:
         raise InvalidInput(
             f"This is not a Talekeeper adventure export (expected format {FORMAT!r}, "
             f"version {VERSION})."
+        )
+    unknown = sorted(set(root.data) - TOP_LEVEL)
+    if unknown:
+        raise InvalidInput(
+            f"Not a valid Talekeeper export: unknown section {limits.quoted(unknown[0])}; a "
+            f"version {VERSION} export has {', '.join(sorted(TOP_LEVEL))}."
         )
     meta = _Reader(root.data.get("adventure"), "file.adventure")
     persona = _Reader(meta.data.get("persona", {}), "file.adventure.persona")
@@ -224,10 +239,16 @@ def import_adventure(session: Session, user_id: int, data: Any) -> Adventure:
                 **fields,
             )
         )
+    snapshot_keys: set[int] = set()
     for snap in root.items("insights"):
         key = snap.integer("action", minimum=1)
         if key not in action_ids or not isinstance(snap.data.get("data"), dict):
             raise InvalidInput(f"Not a valid Talekeeper export: {snap.where} is malformed.")
+        if key in snapshot_keys:
+            raise InvalidInput(
+                f"Not a valid Talekeeper export: {snap.where} is a second snapshot of action {key}."
+            )
+        snapshot_keys.add(key)
         session.add(
             InsightSnapshot(
                 action_id=action_ids[key],
@@ -262,6 +283,8 @@ def _import_branches(
     ids: dict[int, int] = {}
     pending = list(branches)
     while pending:  # parents first, whatever the file's order
+        for reader in pending:
+            reader.integer("parent", optional=True, minimum=1)  # a number, before it is a key
         ready = [b for b in pending if b.data.get("parent") is None or b.data.get("parent") in ids]
         if not ready:
             bad = pending[0]
@@ -294,6 +317,7 @@ def _import_actions(
 ) -> dict[int, int]:
     ids: dict[int, int] = {}
     active: set[tuple[int, int]] = set()
+    takes: set[tuple[int, int, int]] = set()
     for reader in actions:
         branch = reader.integer("branch", minimum=1)
         depth = reader.integer("depth")
@@ -316,6 +340,15 @@ def _import_actions(
                     f"depth {depth} of branch {branch}."
                 )
             active.add((branch, depth))
+        take = reader.integer("take", minimum=1)
+        assert take is not None
+        if state != REMOVED:
+            if (branch, depth, take) in takes:
+                raise InvalidInput(
+                    f"Not a valid Talekeeper export: {reader.where} repeats take {take} at "
+                    f"depth {depth} of branch {branch}."
+                )
+            takes.add((branch, depth, take))
         row = Action(
             adventure_id=adventure.id,
             branch_id=branch_ids[branch],
@@ -323,7 +356,7 @@ def _import_actions(
             type=type_,
             text=reader.text("text", limits.NARRATION_MAX),
             state=state,
-            take=reader.integer("take", minimum=1),
+            take=take,
             created_at=reader.time("created_at"),
             edited_at=reader.time("edited_at", optional=True),
         )

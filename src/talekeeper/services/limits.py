@@ -27,7 +27,20 @@ BRANCH_NAME_MAX = 120
 SEARCH_MAX = 200
 
 
-def text_field(value: Any, field: str, limit: int, *, required: bool = False) -> str:
+def quoted(value: Any, limit: int = 40) -> str:
+    """A client's value as a message may repeat it: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def text_field(
+    value: Any,
+    field: str,
+    limit: int,
+    *,
+    required: bool = False,
+    hint: str = " Shorten it (long background belongs in story cards).",
+) -> str:
     """``value`` stripped, or an error naming ``field`` and its limit."""
     if not isinstance(value, str):
         raise InvalidInput(f"'{field}' must be text; got {type(value).__name__}.")
@@ -36,7 +49,6 @@ def text_field(value: Any, field: str, limit: int, *, required: bool = False) ->
         raise InvalidInput(f"'{field}' must not be empty.")
     if len(cleaned) > limit:
         raise InvalidInput(
-            f"'{field}' is {len(cleaned):,} characters; the limit is {limit:,}. "
-            "Shorten it (long background belongs in story cards)."
+            f"'{field}' is {len(cleaned):,} characters; the limit is {limit:,}.{hint}"
         )
     return cleaned

@@ -12,6 +12,8 @@ Invariants:
   takes past the head).
 - Retry and take switching touch only the newest action (the head); undo
   removes the head and redo restores the shallowest undone row of the branch.
+  A retry, a take switch or a delete of the head forgets the redo stack: what
+  was undone continued a head that is no longer there.
 - A slot another branch inherits (a child forked at or after it) is frozen:
   undo, retry, take switching and delete there are refused, because they would
   silently change that other branch's past. Edit is allowed: the text is the
@@ -110,6 +112,15 @@ class Story:
         head = self.head(branch.id)
         return max(head.depth + 1 if head else 0, branch.fork_depth)
 
+    def head_and_redo(self, branch_id: int) -> tuple[Action | None, bool]:
+        """The branch's head and whether it has a redo stack, in one query when the branch
+        has its own newest action (the common case): undone rows always lie deeper than
+        the head, so if the branch's deepest live row is active, nothing is undone."""
+        top = self.repo.newest_live(branch_id)
+        if top is not None and top.state == ACTIVE:
+            return top, False
+        return self.head(branch_id), top is not None
+
     def action(self, action_id: int) -> Action:
         row = self.repo.action(action_id)
         if row is None or row.adventure_id != self.adventure.id or row.state == REMOVED:
@@ -125,12 +136,23 @@ class Story:
 
     # -- writing ------------------------------------------------------------------------
 
-    def append(self, type_: str, text: str, branch_id: int | None = None) -> Action:
+    def append(
+        self,
+        type_: str,
+        text: str,
+        branch_id: int | None = None,
+        *,
+        known: tuple[Action | None, bool] | None = None,
+        touch: bool = True,
+    ) -> Action:
         """A new active row at the next depth of the branch (the current one unless given);
-        that branch's redo stack is forgotten."""
+        that branch's redo stack is forgotten. ``known``: ``head_and_redo`` of the branch,
+        when the caller has just read it."""
         branch = self.branches[branch_id or self.branch.id]
-        depth = self.next_depth(branch.id)
-        self.repo.discard_beyond(branch.id, depth - 1)
+        head, has_redo = known or self.head_and_redo(branch.id)
+        depth = max(head.depth + 1 if head else 0, branch.fork_depth)
+        if has_redo:
+            self.repo.discard_beyond(branch.id, depth - 1)
         row = Action(
             adventure_id=self.adventure.id,
             branch_id=branch.id,
@@ -141,13 +163,15 @@ class Story:
             take=1,
         )
         self.repo.add(row)
-        self.touch()
+        if touch:
+            self.touch()
         self._changed("append" if is_player(type_) else "reply", row)
         return row
 
     def add_take(self, replaced: Action, text: str) -> Action:
         """A new take of ``replaced``'s slot becomes active; ``replaced`` becomes a take."""
         takes = self.repo.slot(replaced.branch_id, replaced.depth)
+        self.repo.discard_beyond(replaced.branch_id, replaced.depth)
         replaced.state = TAKE
         self.session.flush()  # the old take leaves the active slot before the new one enters
         row = Action(
@@ -187,6 +211,7 @@ class Story:
                 f"take must be one of {', '.join(str(r.take) for r in slot)}; got {take}."
             )
         if chosen.id != head.id:
+            self.repo.discard_beyond(head.branch_id, head.depth)
             head.state = TAKE
             self.session.flush()
             chosen.state = ACTIVE
@@ -233,9 +258,12 @@ class Story:
         row = self.action(action_id)
         if row.state == UNDONE:
             raise Conflict(f"Action {action_id} was undone; it is already out of the story.")
-        self._free(row, "delete")
         removed = [row]
         if row.state == ACTIVE:
+            self._free(row, "delete")
+            head = self.head(row.branch_id)
+            if head is not None and head.id == row.id:
+                self.repo.discard_beyond(row.branch_id, row.depth)
             removed = self.repo.slot(row.branch_id, row.depth)
         for item in removed:
             item.state = REMOVED

@@ -1,10 +1,10 @@
 """A turn, in the order the spec gives it, and its dry run.
 
-1. ``begin``: the player's action is validated and committed in its own short
-   transaction before any model is called (input is never lost).
-2. ``plan``: one short read session gathers the path, the cards and the
-   plot components; memories are retrieved (the memory service opens its own
-   session); the context is built (a pure function).
+1. ``begin``: the player's action is validated and written, and the path, the
+   cards and the plot components are read, in one short transaction that
+   commits before any model is called (input is never lost).
+2. ``plan``: memories are retrieved (the memory service opens its own
+   session) and the context is built (a pure function).
 3. ``generate``: the reply streams from the narrator with **no transaction
    open**.
 4. ``finish``: the reply, its Insights snapshot and the memory use counts are
@@ -48,6 +48,8 @@ class Pending:
     user_id: int
     action: dict[str, Any] | None = None  # the saved player action; None for continue/retry
     retry: bool = False
+    inputs: ContextInputs | None = None  # read in begin's transaction
+    read_ms: float = 0.0
 
 
 @dataclass
@@ -79,26 +81,39 @@ class TurnRunner:
 
     # -- 1. the player's action ------------------------------------------------------------
 
-    def begin(self, adventure_id: int, user_id: int, type_: str, text: str) -> Pending:
+    def begin(
+        self, adventure_id: int, user_id: int, type_: str, text: str, models: ModelSet
+    ) -> Pending:
+        """Save the player's action (none for a continue) and read the turn's context."""
         if type_ not in TURN_TYPES:
-            raise InvalidInput(f"'type' must be one of {', '.join(TURN_TYPES)}; got {type_!r}.")
+            raise InvalidInput(
+                f"'type' must be one of {', '.join(TURN_TYPES)}; got {limits.quoted(type_)}."
+            )
+        clean = ""
         if type_ == "continue":
             if text.strip():
                 raise InvalidInput("A 'continue' carries no text: send an empty 'text'.")
-            with session_scope(self.sessions) as session:
-                Story.load(session, adventure_id, user_id, self.memory)  # 404 before any model
-            return Pending(adventure_id, user_id)
-        clean = limits.text_field(text, "text", limits.ACTION_MAX, required=True)
+        else:
+            clean = limits.text_field(text, "text", limits.ACTION_MAX, required=True)
+        started = time.perf_counter()
+        pending = Pending(adventure_id, user_id)
         with session_scope(self.sessions) as session:
             story = Story.load(session, adventure_id, user_id, self.memory)
-            row = story.append(type_, clean)
-            view = action_view(row)
-        return Pending(adventure_id, user_id, action=view)
+            if clean:
+                pending.action = action_view(story.append(type_, clean))
+            pending.inputs = gather(story, models)
+        pending.read_ms = _ms(started)
+        return pending
 
-    def begin_retry(self, adventure_id: int, user_id: int) -> Pending:
+    def begin_retry(self, adventure_id: int, user_id: int, models: ModelSet) -> Pending:
+        """Check there is something to retry and read the retry's context (writes nothing)."""
+        started = time.perf_counter()
+        pending = Pending(adventure_id, user_id, retry=True)
         with session_scope(self.sessions) as session:
-            Story.load(session, adventure_id, user_id, self.memory).check_retry()
-        return Pending(adventure_id, user_id, retry=True)
+            story = Story.load(session, adventure_id, user_id, self.memory)
+            pending.inputs = gather(story, models, retry_of=story.check_retry())
+        pending.read_ms = _ms(started)
+        return pending
 
     # -- 2. context -------------------------------------------------------------------------
 
@@ -109,10 +124,12 @@ class TurnRunner:
         *,
         hypothetical: tuple[str, str] | None = None,
     ) -> Plan:
-        timings: dict[str, float] = {}
-        started = time.perf_counter()
-        inputs = await asyncio.to_thread(self._gather, pending, models, hypothetical)
-        timings["read_ms"] = _ms(started)
+        inputs = pending.inputs
+        timings: dict[str, float] = {"read_ms": pending.read_ms}
+        if inputs is None:
+            started = time.perf_counter()
+            inputs = await asyncio.to_thread(self._gather, pending, models, hypothetical)
+            timings["read_ms"] = _ms(started)
         started = time.perf_counter()
         retrieval = await self.memory.retrieve(
             RetrievalQuery(
@@ -129,7 +146,7 @@ class TurnRunner:
         )
         timings["retrieve_ms"] = _ms(started)
         started = time.perf_counter()
-        await asyncio.to_thread(inputs.build, retrieval)
+        inputs.build(retrieval)  # counts come from the counter's cache: cheap enough inline
         timings["build_ms"] = _ms(started)
         return Plan(inputs, retrieval, timings)
 
@@ -185,7 +202,7 @@ class TurnRunner:
         inputs = plan.inputs
         with session_scope(self.sessions) as session:
             story = Story.load(session, pending.adventure_id, pending.user_id, self.memory)
-            head = story.head(inputs.branch_id)
+            head, has_redo = story.head_and_redo(inputs.branch_id)
             expected = inputs.retry_of or inputs.base_head_id
             if (head.id if head else None) != expected:
                 raise Conflict(
@@ -195,9 +212,16 @@ class TurnRunner:
             if inputs.retry_of is not None:
                 assert head is not None
                 row = story.add_take(head, limits.text_field(text, "reply", limits.NARRATION_MAX))
+                takes = len(story.repo.slot(row.branch_id, row.depth))
             else:
-                row = story.append(NARRATION, text[: limits.NARRATION_MAX], inputs.branch_id)
-            takes = len(story.repo.slot(row.branch_id, row.depth))
+                row = story.append(
+                    NARRATION,
+                    text[: limits.NARRATION_MAX],
+                    inputs.branch_id,
+                    known=(head, has_redo),
+                    touch=pending.action is None,  # a saved action touched it moments ago
+                )
+                takes = 1
             snapshot = insights.snapshot(inputs, plan.retrieval, plan.timings, models, done)
             session.add(InsightSnapshot(action_id=row.id, data=insights.dumps(snapshot)))
             self.memory.record_use(session, plan.retrieval, row.id)
@@ -218,7 +242,9 @@ class TurnRunner:
         """The Insights of the next turn, as if ``type_``/``text`` were sent; nothing is
         generated and nothing is written."""
         if type_ not in TURN_TYPES:
-            raise InvalidInput(f"'type' must be one of {', '.join(TURN_TYPES)}; got {type_!r}.")
+            raise InvalidInput(
+                f"'type' must be one of {', '.join(TURN_TYPES)}; got {limits.quoted(type_)}."
+            )
         hypothetical = None
         if type_ != "continue":
             clean = limits.text_field(text, "text", limits.ACTION_MAX)
@@ -231,6 +257,7 @@ class TurnRunner:
 
 def _failure(pending: Pending, exc: TalekeeperError) -> dict[str, Any]:
     saved = pending.action is not None
+    message = exc.message if exc.message.endswith((".", "!", "?")) else exc.message + "."
     if saved:
         note = " Your action is saved: retry to generate the reply."
     elif pending.retry:
@@ -238,7 +265,7 @@ def _failure(pending: Pending, exc: TalekeeperError) -> dict[str, Any]:
     else:
         note = " Nothing was changed."
     return {
-        "error": {"code": exc.code, "message": exc.message + note},
+        "error": {"code": exc.code, "message": message + note},
         "action": pending.action,
         "action_saved": saved,
         "retryable": isinstance(exc, ProviderError) or saved,

@@ -173,6 +173,8 @@ class Action(Base):
     __tablename__ = "actions"
     __table_args__ = (
         Index("ix_actions_branch_id_state_depth", "branch_id", "state", "depth"),
+        # The deepest rows of a branch whatever their state (the head and its redo stack).
+        Index("ix_actions_branch_id_depth", "branch_id", "depth"),
         Index(
             "uq_actions_active_slot",
             "branch_id",

@@ -4,11 +4,17 @@ Anything a client can send maps to a 4xx with a message that says what to fix.
 A model endpoint that fails maps to 502/504 with the provider's message. An
 unexpected exception is logged with its traceback and answered with a plain
 500 that never shows the trace.
+
+Request bodies are also checked here before a handler sees them
+(``unicode_body``): JSON can spell text that no UTF-8 store or response can
+hold (a lone surrogate, ``"\\ud800"``), and such text is refused as a 400
+instead of failing later in the database or the response encoder.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -16,9 +22,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from talekeeper.core.errors import TalekeeperError
+from talekeeper.core.errors import InvalidInput, TalekeeperError
 
 log = logging.getLogger(__name__)
+
+NOT_JSON = "The request body must be JSON, sent with 'Content-Type: application/json'."
+# FastAPI's detail when a body cannot be decoded at all (not UTF-8, nested too deep).
+_UNPARSABLE = "There was an error parsing the body"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def error_response(
@@ -28,16 +39,81 @@ def error_response(
     return JSONResponse({"error": body}, status_code=status)
 
 
+def _where(loc: tuple[Any, ...]) -> str:
+    """A field's place as a person names it: ``persona.name``, ``limit (in the query)``."""
+    source, rest = (loc[0], loc[1:]) if loc and loc[0] in ("body", "path", "query") else ("", loc)
+    name = ".".join(str(p) for p in rest)
+    if source in ("path", "query") and name:
+        return f"{name} (in the {source})"
+    return name or "body"
+
+
 def describe_validation(errors: list[Any]) -> str:
     """Pydantic's errors as one sentence a person can act on."""
     parts = []
     for error in errors[:5]:
-        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+        loc = tuple(error.get("loc", ()))
         if error.get("type") == "json_invalid":
-            parts.append("the request body is not valid JSON")
+            reason = (error.get("ctx") or {}).get("error")
+            at = loc[1] if len(loc) > 1 else None
+            detail = f" ({reason} at character {at})" if reason and isinstance(at, int) else ""
+            parts.append(f"the request body is not valid JSON{detail}")
             continue
-        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+        if loc == ("body",) and isinstance(error.get("input"), bytes | bytearray):
+            # FastAPI passes the raw bytes on when the Content-Type is not JSON.
+            parts.append(
+                "the request body must be JSON, sent with 'Content-Type: application/json'"
+            )
+            continue
+        if loc == ("body",) and error.get("type") == "missing":
+            parts.append("the request body is missing: send a JSON object")
+            continue
+        parts.append(f"{_where(loc)}: {error.get('msg', 'invalid')}")
     return "; ".join(parts) + "."
+
+
+def _surrogate_at(data: Any) -> str | None:
+    """Where in a parsed JSON body a string holds a lone surrogate (``""`` for the body
+    itself, else a path such as ``persona.name``), or ``None``.
+
+    Iterative: a body may nest as deep as the JSON parser allows, deeper than recursion.
+    """
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return where
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if _SURROGATE.search(key):
+                    return where  # the name itself cannot be echoed
+                stack.append((f"{where}.{key}" if where else key, item))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
+    return None
+
+
+async def unicode_body(request: Request) -> None:
+    """A router dependency: refuse a JSON body whose text is not valid Unicode.
+
+    ``json`` accepts the escape ``"\\ud800"`` but no UTF-8 text holds it, so it would
+    fail after the handler ran: in the database driver, in the response encoder, or,
+    for a saved API key, in every later model call.
+    """
+    if not await request.body():
+        return
+    try:
+        data = await request.json()  # cached: the route's own body parsing reads the same
+    except (ValueError, RecursionError):
+        return  # not JSON: the route refuses it itself, or it takes no body
+    where = _surrogate_at(data)
+    if where is not None:
+        subject = f"'{where}' in the request body" if where else "The request body"
+        raise InvalidInput(
+            f"{subject} is not valid Unicode: it holds a lone surrogate such as \\ud800. "
+            "Send UTF-8 text."
+        )
 
 
 def install(app: FastAPI) -> None:
@@ -55,6 +131,8 @@ def install(app: FastAPI) -> None:
             message = f"There is nothing at {request.url.path}."
         elif exc.status_code == 405:
             message = f"{request.method} is not allowed on {request.url.path}."
+        elif exc.status_code == 400 and exc.detail == _UNPARSABLE:
+            message = "The request body could not be read: send a JSON object in UTF-8."
         else:
             message = str(exc.detail)
         return error_response(exc.status_code, "http_" + str(exc.status_code), message)

@@ -12,6 +12,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from sqlalchemy import ColumnElement, Select, and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
@@ -23,6 +24,15 @@ ACTIVE = "active"
 TAKE = "take"
 UNDONE = "undone"
 REMOVED = "removed"
+
+
+class ActionText(NamedTuple):
+    """The columns of an action a context needs."""
+
+    id: int
+    type: str
+    text: str
+    depth: int
 
 
 def path_clause(lineage: Lineage) -> ColumnElement[bool]:
@@ -89,6 +99,27 @@ class StoryRepository:
             out.extend(self.session.scalars(query.limit(limit - len(out))).all())
         return out
 
+    def newest_texts(
+        self, lineage: Lineage, limit: int, *, below_depth: int | None = None
+    ) -> list[ActionText]:
+        """Like ``newest`` but only (id, type, text, depth): the context needs no more, and
+        building full objects for a page of history costs more than reading it."""
+        out: list[ActionText] = []
+        for branch_id, max_depth in lineage:
+            if len(out) >= limit:
+                break
+            bound = max_depth
+            if below_depth is not None:
+                bound = below_depth - 1 if bound is None else min(bound, below_depth - 1)
+            query = select(Action.id, Action.type, Action.text, Action.depth).where(
+                Action.branch_id == branch_id, Action.state == ACTIVE
+            )
+            if bound is not None:
+                query = query.where(Action.depth <= bound)
+            rows = self.session.execute(query.order_by(Action.depth.desc()).limit(limit - len(out)))
+            out.extend(ActionText(*row) for row in rows.all())
+        return out
+
     def path(self, lineage: Lineage) -> list[Action]:
         """Every active row of the path, oldest first (export and tests; never a turn)."""
         query = select(Action).where(path_clause(lineage)).order_by(Action.depth)
@@ -114,6 +145,13 @@ class StoryRepository:
             Action.state.in_((ACTIVE, TAKE, UNDONE)),
         )
         return list(self.session.scalars(query.order_by(Action.take, Action.id)).all())
+
+    def newest_live(self, branch_id: int) -> Action | None:
+        """The deepest active or undone row of the branch's own rows."""
+        query = select(Action).where(
+            Action.branch_id == branch_id, Action.state.in_((ACTIVE, UNDONE))
+        )
+        return self.session.scalar(query.order_by(Action.depth.desc()).limit(1))
 
     def next_undone(self, branch_id: int) -> Action | None:
         query = select(Action).where(Action.branch_id == branch_id, Action.state == UNDONE)

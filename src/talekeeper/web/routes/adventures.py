@@ -2,14 +2,16 @@
 
 Request bodies are typed models that refuse unknown fields (a typo such as
 ``"titel"`` is a 400 that names it); lengths and emptiness are checked by the
-services, so the terminal gets the same rules.
+services, so the terminal gets the same rules. Ids in paths are ``RowId``s:
+whole numbers the database can hold, so an absurd id is a 400, never a driver
+overflow.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy.orm import Session
@@ -19,8 +21,12 @@ from talekeeper.core.errors import InvalidInput
 from talekeeper.services import adventures, exchange
 from talekeeper.services.tree import Story, load_adventure
 from talekeeper.web.deps import db, runtime, user_id
+from talekeeper.web.errors import NOT_JSON, unicode_body
 
-router = APIRouter(tags=["adventures"])
+router = APIRouter(tags=["adventures"], dependencies=[Depends(unicode_body)])
+
+MAX_ID = 2**63 - 1  # the largest 64-bit integer: what SQLite and PostgreSQL ids can hold
+RowId = Annotated[int, Path(ge=1, le=MAX_ID)]
 
 
 class Strict(BaseModel):
@@ -113,7 +119,7 @@ def list_adventures(session: Session = Depends(db), uid: int = Depends(user_id))
 
 @router.get("/api/adventures/{adventure_id}")
 def read_adventure(
-    adventure_id: int,
+    adventure_id: RowId,
     session: Session = Depends(db),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
@@ -123,7 +129,7 @@ def read_adventure(
 
 @router.patch("/api/adventures/{adventure_id}")
 def update_adventure(
-    adventure_id: int,
+    adventure_id: RowId,
     body: AdventureIn,
     session: Session = Depends(db),
     uid: int = Depends(user_id),
@@ -140,7 +146,7 @@ def update_adventure(
 
 @router.delete("/api/adventures/{adventure_id}")
 def delete_adventure(
-    adventure_id: int, session: Session = Depends(db), uid: int = Depends(user_id)
+    adventure_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
 ) -> dict[str, Any]:
     adventures.delete(session, adventure_id, uid)
     return {"deleted": adventure_id}
@@ -148,7 +154,7 @@ def delete_adventure(
 
 @router.get("/api/adventures/{adventure_id}/export")
 def export_adventure(
-    adventure_id: int, session: Session = Depends(db), uid: int = Depends(user_id)
+    adventure_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
 ) -> dict[str, Any]:
     return exchange.export(session, adventure_id, uid)
 
@@ -160,6 +166,8 @@ def import_adventure(
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
+    if isinstance(body, bytes):  # FastAPI hands over raw bytes when the Content-Type is not JSON
+        raise InvalidInput(NOT_JSON)
     adventure = exchange.import_adventure(session, uid, body)
     return adventures.adventure_view(Story.load(session, adventure.id, uid, rt.memory))
 
@@ -169,7 +177,7 @@ def import_adventure(
 
 @router.get("/api/adventures/{adventure_id}/cards")
 def list_cards(
-    adventure_id: int,
+    adventure_id: RowId,
     q: str = Query("", description="search name, keywords, entry and notes"),
     session: Session = Depends(db),
     uid: int = Depends(user_id),
@@ -180,7 +188,7 @@ def list_cards(
 
 @router.post("/api/adventures/{adventure_id}/cards", status_code=201)
 def create_card(
-    adventure_id: int, body: CardIn, session: Session = Depends(db), uid: int = Depends(user_id)
+    adventure_id: RowId, body: CardIn, session: Session = Depends(db), uid: int = Depends(user_id)
 ) -> dict[str, Any]:
     adventure = load_adventure(session, adventure_id, uid)
     return adventures.add_card(session, adventure, given(body)).public()
@@ -188,7 +196,7 @@ def create_card(
 
 @router.patch("/api/cards/{card_id}")
 def update_card(
-    card_id: int, body: CardIn, session: Session = Depends(db), uid: int = Depends(user_id)
+    card_id: RowId, body: CardIn, session: Session = Depends(db), uid: int = Depends(user_id)
 ) -> dict[str, Any]:
     row = adventures.card_row(session, card_id, uid)
     return adventures.update_card(session, row, given(body)).public()
@@ -196,7 +204,7 @@ def update_card(
 
 @router.delete("/api/cards/{card_id}")
 def delete_card(
-    card_id: int, session: Session = Depends(db), uid: int = Depends(user_id)
+    card_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
 ) -> JSONResponse:
     adventures.delete_card(session, adventures.card_row(session, card_id, uid))
     return JSONResponse({"deleted": card_id})

@@ -1,4 +1,8 @@
-"""``GET /api/ai-calls``: the AI call log, newest first, paged by id."""
+"""``GET /api/ai-calls``: the AI call log, newest first, paged by id.
+
+Every filter is checked before the query: ids are bounded like path ids (``MAX_ID``)
+and ``kind`` is one of ``CALL_KINDS``.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from talekeeper.core.errors import InvalidInput
 from talekeeper.services.ai_calls import CALL_KINDS
 from talekeeper.storage.repositories.ai_calls import AiCallRepository
 from talekeeper.web.deps import db, user_id
+from talekeeper.web.routes.adventures import MAX_ID
 
 router = APIRouter(tags=["ai-calls"])
 
@@ -20,9 +25,9 @@ MAX_PAGE = 500  # rows per page: a debug page, not an export
 @router.get("/api/ai-calls")
 def list_calls(
     limit: int = Query(100, ge=1, le=MAX_PAGE),
-    before: int | None = Query(None, ge=1, description="only calls with a smaller id"),
+    before: int | None = Query(None, ge=1, le=MAX_ID, description="only calls with a smaller id"),
     kind: str | None = Query(None),
-    adventure_id: int | None = Query(None, ge=1),
+    adventure_id: int | None = Query(None, ge=1, le=MAX_ID),
     session: Session = Depends(db),
     uid: int = Depends(user_id),
 ) -> list[dict[str, Any]]:

@@ -9,7 +9,9 @@ A turn answers in one of two shapes, chosen by the ``Accept`` header:
   (``{"text"}`` pieces as they are generated), then ``reply`` or ``error``.
 
 Everything that can be refused (bad input, unknown ids, a retry with nothing
-to retry) is refused before the stream starts, as a JSON 4xx.
+to retry) is refused before the stream starts, as a JSON 4xx. Ids and depths
+are bounded like every id (``RowId``, ``MAX_ID``), so none reaches the database
+as an integer it cannot hold.
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ from talekeeper.services.tree import Story, action_view
 from talekeeper.services.turns import Pending, TurnEvent
 from talekeeper.storage.repositories.story import StoryRepository
 from talekeeper.web.deps import db, runtime, user_id
-from talekeeper.web.routes.adventures import Strict
+from talekeeper.web.errors import unicode_body
+from talekeeper.web.routes.adventures import MAX_ID, RowId, Strict
 from talekeeper.web.routes.user_settings import effective_settings
 
-router = APIRouter(tags=["story"])
+router = APIRouter(tags=["story"], dependencies=[Depends(unicode_body)])
 
 MAX_PAGE = 500  # actions per page of the story
 
@@ -96,29 +99,34 @@ async def _respond(request: Request, rt: Runtime, pending: Pending, models: Mode
 
 @router.post("/api/adventures/{adventure_id}/actions")
 async def take_turn(
-    adventure_id: int,
+    adventure_id: RowId,
     request: Request,
     body: TurnIn,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> Any:
     models = await _models(rt, uid)
-    pending = await asyncio.to_thread(rt.turns.begin, adventure_id, uid, body.type, body.text)
+    pending = await asyncio.to_thread(
+        rt.turns.begin, adventure_id, uid, body.type, body.text, models
+    )
     return await _respond(request, rt, pending, models)
 
 
 @router.post("/api/adventures/{adventure_id}/retry")
 async def retry(
-    adventure_id: int, request: Request, uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
+    adventure_id: RowId,
+    request: Request,
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
 ) -> Any:
     models = await _models(rt, uid)
-    pending = await asyncio.to_thread(rt.turns.begin_retry, adventure_id, uid)
+    pending = await asyncio.to_thread(rt.turns.begin_retry, adventure_id, uid, models)
     return await _respond(request, rt, pending, models)
 
 
 @router.post("/api/adventures/{adventure_id}/insights/dry-run")
 async def dry_run(
-    adventure_id: int,
+    adventure_id: RowId,
     body: TurnIn = Body(TurnIn(type="continue")),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
@@ -129,7 +137,7 @@ async def dry_run(
 
 @router.get("/api/actions/{action_id}/insights")
 def read_insights(
-    action_id: int,
+    action_id: RowId,
     session: Session = Depends(db),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
@@ -151,9 +159,11 @@ def read_insights(
 
 @router.get("/api/adventures/{adventure_id}/actions")
 def read_story(
-    adventure_id: int,
+    adventure_id: RowId,
     limit: int = Query(100, ge=1, le=MAX_PAGE),
-    before_depth: int | None = Query(None, ge=0, description="only actions above this depth"),
+    before_depth: int | None = Query(
+        None, ge=0, le=MAX_ID, description="only actions above this depth"
+    ),
     session: Session = Depends(db),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
@@ -199,7 +209,7 @@ def _state(story: Story, **extra: Any) -> dict[str, Any]:
 
 @router.post("/api/adventures/{adventure_id}/undo")
 def undo(
-    adventure_id: int,
+    adventure_id: RowId,
     session: Session = Depends(db),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
@@ -210,7 +220,7 @@ def undo(
 
 @router.post("/api/adventures/{adventure_id}/redo")
 def redo(
-    adventure_id: int,
+    adventure_id: RowId,
     session: Session = Depends(db),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
@@ -221,7 +231,7 @@ def redo(
 
 @router.get("/api/adventures/{adventure_id}/takes")
 def takes(
-    adventure_id: int,
+    adventure_id: RowId,
     session: Session = Depends(db),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
@@ -232,7 +242,7 @@ def takes(
 
 @router.post("/api/adventures/{adventure_id}/switch-take")
 def switch_take(
-    adventure_id: int,
+    adventure_id: RowId,
     body: TakeIn,
     session: Session = Depends(db),
     uid: int = Depends(user_id),
@@ -245,7 +255,7 @@ def switch_take(
 
 @router.patch("/api/actions/{action_id}")
 def edit_action(
-    action_id: int,
+    action_id: RowId,
     body: TextIn,
     session: Session = Depends(db),
     uid: int = Depends(user_id),
@@ -256,7 +266,7 @@ def edit_action(
 
 @router.delete("/api/actions/{action_id}")
 def delete_action(
-    action_id: int,
+    action_id: RowId,
     session: Session = Depends(db),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
@@ -268,7 +278,7 @@ def delete_action(
 
 @router.post("/api/actions/{action_id}/fork", status_code=201)
 def fork(
-    action_id: int,
+    action_id: RowId,
     body: ForkIn = Body(ForkIn()),
     session: Session = Depends(db),
     uid: int = Depends(user_id),
@@ -281,7 +291,7 @@ def fork(
 
 @router.post("/api/adventures/{adventure_id}/switch-branch")
 def switch_branch(
-    adventure_id: int,
+    adventure_id: RowId,
     body: BranchIn,
     session: Session = Depends(db),
     uid: int = Depends(user_id),
@@ -294,7 +304,7 @@ def switch_branch(
 
 @router.get("/api/adventures/{adventure_id}/tree")
 def tree(
-    adventure_id: int,
+    adventure_id: RowId,
     session: Session = Depends(db),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),

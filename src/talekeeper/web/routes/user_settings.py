@@ -2,7 +2,7 @@
 
 The API key is write-only: responses carry ``api_key_set`` (true/false), never
 the key. A PATCH is validated as a whole (every value, then the combination)
-before anything is saved.
+before anything is saved. No text value is longer than ``SETTING_TEXT_MAX``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,13 @@ from talekeeper.settings import REGISTRY, Settings, per_user_setting
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
 from talekeeper.web.deps import db, runtime, user_id
+from talekeeper.web.errors import NOT_JSON, unicode_body
 
-router = APIRouter(prefix="/api/settings", tags=["settings"])
+router = APIRouter(prefix="/api/settings", tags=["settings"], dependencies=[Depends(unicode_body)])
+
+# A URL, a model name or a key: anything longer is a paste gone wrong, and it would be
+# stored and sent with every model call.
+SETTING_TEXT_MAX = 2_000
 
 
 def effective_settings(rt: Runtime, uid: int) -> Settings:
@@ -32,8 +37,16 @@ def effective_settings(rt: Runtime, uid: int) -> Settings:
 def _overrides(body: Any) -> dict[str, Any]:
     if body is None:
         return {}
+    if isinstance(body, bytes):  # FastAPI hands over raw bytes when the Content-Type is not JSON
+        raise InvalidInput(NOT_JSON)
     if not isinstance(body, dict):
         raise InvalidInput('Send a JSON object of settings, e.g. {"model": "llama3.2"}.')
+    for key, value in body.items():
+        if isinstance(value, str) and len(value) > SETTING_TEXT_MAX:
+            raise InvalidInput(
+                f"'{key}' is {len(value):,} characters; the limit for a setting is "
+                f"{SETTING_TEXT_MAX:,}."
+            )
     return body
 
 

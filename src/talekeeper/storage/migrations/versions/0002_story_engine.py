@@ -93,6 +93,7 @@ def upgrade() -> None:
     )
     op.create_index(op.f("ix_actions_adventure_id"), "actions", ["adventure_id"])
     op.create_index("ix_actions_branch_id_state_depth", "actions", ["branch_id", "state", "depth"])
+    op.create_index("ix_actions_branch_id_depth", "actions", ["branch_id", "depth"])
     op.create_index(
         "uq_actions_active_slot",
         "actions",
@@ -152,6 +153,7 @@ def downgrade() -> None:
     op.drop_index(op.f("ix_story_cards_adventure_id"), table_name="story_cards")
     op.drop_table("story_cards")
     op.drop_index("uq_actions_active_slot", table_name="actions")
+    op.drop_index("ix_actions_branch_id_depth", table_name="actions")
     op.drop_index("ix_actions_branch_id_state_depth", table_name="actions")
     op.drop_index(op.f("ix_actions_adventure_id"), table_name="actions")
     op.drop_table("actions")

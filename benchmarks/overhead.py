@@ -1,0 +1,421 @@
+"""Turn overhead: everything a turn costs except the model, at 100, 1,000 and 10,000 actions.
+
+A real ``Runtime`` (SQLite file in a temporary data dir, migrations run) drives
+turns through the real ``TurnRunner`` exactly as the web app does
+(``begin`` in a worker thread, then ``run``), with a zero-latency provider
+behind a real ``LoggedModel``, so the AI call record is written as in
+production. Each story is bulk-inserted (one executemany, one transaction)
+rather than played, then ``TURNS`` turns per size are timed after ``WARMUP``
+untimed ones, the sizes taking turns round-robin so that a busy moment on the
+machine falls on all of them alike. The 10,000-action story ends on a fork, so
+its path has two lineage entries.
+
+    .venv/bin/python benchmarks/overhead.py [--write docs/benchmarks.md]
+
+Target: a median of at most 10 ms at 1,000 actions, and growth well below
+linear from 1,000 to 10,000 actions (nothing reads the whole story).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import insert, select
+
+from talekeeper.bootstrap import Runtime
+from talekeeper.core.clock import utcnow
+from talekeeper.core.reports import machine_description, write_section
+from talekeeper.core.tokens import BpeCounter, TokenCounter
+from talekeeper.providers.base import (
+    Chunk,
+    Completion,
+    CompletionRequest,
+    Embeddings,
+    ProviderInfo,
+)
+from talekeeper.services import adventures
+from talekeeper.services.ai_calls import LoggedModel
+from talekeeper.services.models import ModelSet
+from talekeeper.settings import DEFAULT_CONTEXT_TOKENS, load_settings
+from talekeeper.storage.db import session_scope
+from talekeeper.storage.models import Action, Branch
+
+SIZES = (100, 1_000, 10_000)
+FORK_SIZE = 10_000  # the story that carries a fork
+FORK_TAIL = 100  # the fork's own actions: the last FORK_TAIL depths of the path
+TURNS = 200
+WARMUP = 10
+TARGET_MS = 10.0
+TARGET_SIZE = 1_000
+SCENARIO = "lantern-coast"
+TIMINGS = ("read_ms", "retrieve_ms", "build_ms", "generate_ms", "save_ms")
+EMBED_DIM = 384
+
+# A fixed reply as long as a typical narration (~130 tokens), so the story the turns extend
+# stays like the one inserted and every timed turn reads the same amount of history.
+REPLY = (
+    "The tide pulls at the pilings as the lantern gutters, and for a moment the whole "
+    "harbor holds its breath. Somewhere below the pier a bell answers yours, slow and "
+    "patient, as if it had been waiting all night for someone to ring first. Old Maren "
+    "sets down her net without a word. The fog thickens along the breakwater until the "
+    "cliff lamps are only smudges of gold, and the gulls fall quiet on the ledger-house "
+    "roof. When the bell sounds again it is closer, and under it you hear oars: careful, "
+    "unhurried strokes, the rhythm of someone who knows exactly where the rocks lie."
+)
+
+_VOCABULARY = (
+    "the lantern tide harbor salt fog rope bell keeper widow gull pier cliff boat oar "
+    "shadow light wind storm lamp stair door ledger coin net hook wave rock shore night "
+    "old quiet cold slow bright broken wet heavy distant"
+)
+_WORDS = tuple(_VOCABULARY.split())
+_NAMES = ("Maren", "Alric", "Vane", "Pip", "Haddow", "the Salt Widow", "Keeper Vane")
+_VERBS = ("climb", "open", "follow", "search", "light", "ask", "listen to", "wait by", "pull")
+
+
+# -- the zero-latency model -----------------------------------------------------------------
+
+
+class ZeroProvider:
+    """A provider that answers at once: a fixed reply, fixed vectors, real token counts."""
+
+    info = ProviderInfo(name="zero")
+
+    def __init__(self) -> None:
+        self.counter = BpeCounter()
+        self.reply_tokens = self.counter.count(REPLY)
+        self.vector = [1.0 / EMBED_DIM**0.5] * EMBED_DIM
+
+    def _completion(self, request: CompletionRequest) -> Completion:
+        # A server reports its own usage; the prompt count is the model's work, not ours.
+        return Completion(REPLY, request.model, "stop", None, self.reply_tokens)
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        return self._completion(request)
+
+    async def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+        yield Chunk(REPLY)
+        yield Chunk("", done=self._completion(request))
+
+    async def embed(self, texts: list[str], model: str) -> Embeddings:
+        return Embeddings([list(self.vector) for _ in texts], model, sum(map(len, texts)) // 4)
+
+    async def list_models(self) -> list[str]:
+        return ["zero"]
+
+    def token_counter(self, model: str) -> TokenCounter:
+        return self.counter
+
+    async def aclose(self) -> None:
+        return None
+
+
+def zero_models(rt: Runtime, provider: ZeroProvider, uid: int, context_tokens: int) -> ModelSet:
+    """As ``Runtime.models_for`` builds it, with every model the zero provider."""
+    settings = rt.settings
+
+    def logged(model: str) -> LoggedModel:
+        return LoggedModel(provider, model, rt.record_call, user_id=uid)
+
+    return ModelSet(
+        narrator=logged("zero"),
+        summary=None,
+        embedding=logged("zero-embed"),
+        mode=settings.api_mode,
+        context_tokens=context_tokens,
+        reply_tokens=settings.reply_tokens,
+        temperature=settings.temperature,
+        top_p=settings.top_p,
+        memory_top_k=settings.memory_top_k,
+    )
+
+
+# -- the story ---------------------------------------------------------------------------------
+
+
+def _sentence(rng: random.Random) -> str:
+    words = rng.sample(_WORDS, rng.randint(7, 13))
+    if rng.random() < 0.3:
+        words.insert(rng.randrange(len(words)), rng.choice(_NAMES))
+    text = " ".join(words)
+    return text[0].upper() + text[1:] + rng.choice((".", ".", ".", "!", "?"))
+
+
+def player_text(rng: random.Random) -> str:
+    """About 60 characters: what a player types."""
+    target = rng.choice(_NAMES + tuple(_WORDS[:12]))
+    text = f"I {rng.choice(_VERBS)} {target} and look toward the {rng.choice(_WORDS)}"
+    while len(text) < 55:
+        text += f" {rng.choice(_WORDS)}"
+    return text[:70]
+
+
+def narration_text(rng: random.Random) -> str:
+    """About 600 characters: a narrator's paragraph."""
+    parts: list[str] = []
+    while sum(len(p) + 1 for p in parts) < 560:
+        parts.append(_sentence(rng))
+    return " ".join(parts)
+
+
+def _rows(
+    rng: random.Random, adventure_id: int, branch_id: int, depths: range
+) -> list[dict[str, Any]]:
+    now = utcnow()
+    return [
+        {
+            "adventure_id": adventure_id,
+            "branch_id": branch_id,
+            "depth": depth,
+            "type": "do" if depth % 2 else "narration",
+            "text": player_text(rng) if depth % 2 else narration_text(rng),
+            "state": "active",
+            "take": 1,
+            "created_at": now,
+        }
+        for depth in depths
+    ]
+
+
+def populate(rt: Runtime, uid: int, size: int, rng: random.Random) -> tuple[int, int]:
+    """An adventure from the scenario with ``size`` actions after its opening, in one
+    transaction; returns (adventure id, lineage entries)."""
+    with session_scope(rt.sessions) as session:
+        story = adventures.create(session, uid, {}, rt.memory, rt.scenario(SCENARIO))
+        adventure, root = story.adventure, story.branch.id
+        session.execute(insert(Action), _rows(rng, adventure.id, root, range(1, size + 1)))
+        entries = 1
+        if size == FORK_SIZE:
+            fork_at = size - FORK_TAIL
+            forked_from = session.scalar(
+                select(Action.id).where(Action.branch_id == root, Action.depth == fork_at)
+            )
+            branch = Branch(
+                adventure_id=adventure.id,
+                parent_id=root,
+                fork_depth=fork_at + 1,
+                forked_from_action_id=forked_from,
+                name="Fork",
+            )
+            session.add(branch)
+            session.flush()
+            adventure.current_branch_id = branch.id
+            fork_rows = _rows(rng, adventure.id, branch.id, range(fork_at + 1, size + 1))
+            session.execute(insert(Action), fork_rows)
+            entries = 2
+        return adventure.id, entries
+
+
+# -- timing ------------------------------------------------------------------------------------
+
+
+@dataclass
+class TurnTiming:
+    wall_ms: float  # the whole turn, begin to the reply event
+    cpu_ms: float  # CPU time the process spent on it (all threads)
+    begin_ms: float
+    reply: dict[str, Any]
+
+
+@dataclass
+class SizeResult:
+    size: int
+    lineage_entries: int
+    totals: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    begins: list[float] = field(default_factory=list)
+    timings: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in TIMINGS})
+    history_read: list[int] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.totals)
+
+    @property
+    def p95(self) -> float:
+        ordered = sorted(self.totals)
+        return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.totals)
+
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(self.cpu)
+
+    def add(self, turn: TurnTiming) -> None:
+        self.totals.append(turn.wall_ms)
+        self.cpu.append(turn.cpu_ms)
+        self.begins.append(turn.begin_ms)
+        insights = turn.reply["insights"]
+        for key in TIMINGS:
+            self.timings[key].append(float(insights["timings"].get(key, 0.0)))
+        self.history_read.append(insights["history"]["kept"] + insights["history"]["dropped"])
+
+    def part(self, name: str) -> float:
+        values = self.begins if name == "begin_ms" else self.timings[name]
+        return statistics.median(values)
+
+
+async def one_turn(
+    rt: Runtime, models: ModelSet, adventure_id: int, uid: int, text: str
+) -> TurnTiming:
+    """One turn as the web app drives it: ``begin`` in a worker thread, then ``run``."""
+    cpu, started = time.process_time(), time.perf_counter()
+    runner = rt.turns
+    pending = await asyncio.to_thread(runner.begin, adventure_id, uid, "do", text, models)
+    begun = time.perf_counter()
+    reply: dict[str, Any] | None = None
+    async for event in runner.run(pending, models):
+        if event.kind == "reply":
+            reply = event.data
+        elif event.kind == "error":
+            raise RuntimeError(f"turn failed: {event.data}")
+    finished = time.perf_counter()
+    cpu = time.process_time() - cpu
+    assert reply is not None
+    return TurnTiming((finished - started) * 1000, cpu * 1000, (begun - started) * 1000, reply)
+
+
+@dataclass
+class Bench:
+    """One size: its own runtime (a fresh SQLite file), story and player texts."""
+
+    rt: Runtime
+    models: ModelSet
+    uid: int
+    adventure_id: int
+    texts: list[str]
+    result: SizeResult
+
+
+async def bench(
+    sizes: list[int], turns: int, warmup: int, context_tokens: int, seed: int
+) -> list[SizeResult]:
+    """Every size is built first; then the turns go round-robin over the sizes, so a
+    busy moment on the machine falls on all of them alike."""
+    benches: list[Bench] = []
+    with tempfile.TemporaryDirectory(prefix="talekeeper-overhead-") as root:
+        try:
+            for size in sizes:
+                rng = random.Random(seed + size)
+                data_dir = Path(root) / str(size)
+                rt = Runtime.build(load_settings({"TALEKEEPER_DATA_DIR": str(data_dir)}))
+                uid = rt.local_user_id()
+                models = zero_models(rt, ZeroProvider(), uid, context_tokens)
+                adventure_id, entries = populate(rt, uid, size, rng)
+                texts = [player_text(rng) for _ in range(warmup + turns)]
+                result = SizeResult(size, entries)
+                benches.append(Bench(rt, models, uid, adventure_id, texts, result))
+            gc.collect()
+            for index in range(warmup + turns):
+                for b in benches:
+                    turn = await one_turn(b.rt, b.models, b.adventure_id, b.uid, b.texts[index])
+                    if index >= warmup:
+                        b.result.add(turn)
+            return [b.result for b in benches]
+        finally:
+            for b in benches:
+                await b.rt.aclose()
+
+
+# -- the report --------------------------------------------------------------------------------
+
+
+def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
+    by_size = {r.size: r for r in results}
+    lines = [
+        "Wall time per turn of everything but the model: `begin` (the player's action "
+        "saved) then `run` (read, retrieval, context build, a zero-latency provider "
+        "streaming a fixed ~130-token reply through `LoggedModel` with its AI call record, "
+        "save with the Insights snapshot), driven through the real `TurnRunner` as the web "
+        f"app drives it, on a migrated SQLite file. Each story is the `{SCENARIO}` scenario "
+        "plus N bulk-inserted actions (~60-character player actions alternating with "
+        f"~600-character narrations); the {FORK_SIZE:,}-action story ends on a fork, so its "
+        f"path has two lineage entries. {run['turns']} timed turns per size after "
+        f"{run['warmup']} warm-up turns, the sizes taking turns round-robin; "
+        f"{run['context_tokens']}-token context, cl100k token counting, memory system "
+        f"`NullMemory`. On {run['machine']}, load average {run['load'][0]:.1f} before and "
+        f"{run['load'][1]:.1f} after the run "
+        "(`.venv/bin/python benchmarks/overhead.py --write docs/benchmarks.md`).",
+        "",
+        "| story (actions) | median | p95 | mean | CPU (median) | history rows read |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.size:,} | {r.median:.2f} ms | {r.p95:.2f} ms | {r.mean:.2f} ms "
+            f"| {r.cpu_median:.2f} ms | {statistics.median(r.history_read):.0f} |"
+        )
+    parts = ("begin_ms", *TIMINGS)
+    lines += [
+        "",
+        "Where the time goes (medians in ms; `begin` is measured around `TurnRunner.begin`, "
+        "the others are the timings each turn's Insights snapshot records; `generate` is "
+        "the AI call record's write, the model taking no time):",
+        "",
+        "| story (actions) | " + " | ".join(p.removesuffix("_ms") for p in parts) + " |",
+        "|---:|" + "---:|" * len(parts),
+    ]
+    for r in results:
+        lines.append(f"| {r.size:,} | " + " | ".join(f"{r.part(p):.2f}" for p in parts) + " |")
+    lines.append("")
+    target = by_size.get(TARGET_SIZE)
+    if target is not None:
+        met = "met" if target.median <= TARGET_MS else "missed"
+        lines.append(
+            f"Target (median ≤ {TARGET_MS:g} ms at {TARGET_SIZE:,} actions): **{met}** "
+            f"({target.median:.2f} ms)."
+        )
+    big = by_size.get(10_000)
+    if target is not None and big is not None:
+        lines.append(
+            f"Growth from 1,000 to 10,000 actions: ×{big.median / target.median:.2f} in the "
+            "median (a cost linear in the story would be ×10)."
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", type=Path, help="store the table in this Markdown file")
+    parser.add_argument("--turns", type=int, default=TURNS)
+    parser.add_argument("--warmup", type=int, default=WARMUP)
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--context-tokens", type=int, default=DEFAULT_CONTEXT_TOKENS)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()[0]
+    results = asyncio.run(
+        bench(args.sizes, args.turns, args.warmup, args.context_tokens, args.seed)
+    )
+    run = {
+        "turns": args.turns,
+        "warmup": args.warmup,
+        "context_tokens": args.context_tokens,
+        "machine": machine_description(),
+        "load": (load_before, os.getloadavg()[0]),
+    }
+    body = markdown(results, run)
+    print(body)
+    if args.write:
+        write_section(args.write, "overhead", "Turn overhead (zero-latency model)", body)
+        print(f"\nWritten to {args.write}.", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

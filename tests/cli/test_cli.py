@@ -1,0 +1,631 @@
+"""The ``talekeeper`` command line, run as a real subprocess against the loopback model double.
+
+Every command runs as ``python -m talekeeper ...`` with only the environment the spec names, so
+what is tested is what a user types: argument parsing, the settings, the exit status, what lands
+on stdout and stderr (one line per error, never a traceback) and what is left in the database.
+The story a session leaves behind is read back through ``talekeeper export``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from tests.conftest import make_settings
+from tests.double.server import ModelDouble
+
+from talekeeper.web.app import create_app
+
+TIMEOUT = 30  # seconds for any one command: a hang fails the test instead of the suite
+
+
+class Cli:
+    """The command line over one data directory, against one model double."""
+
+    def __init__(self, data: Path, double: ModelDouble) -> None:
+        self.data = data
+        self.double = double
+        self.env = {
+            "TALEKEEPER_DATA_DIR": str(data),
+            "TALEKEEPER_ENDPOINT_URL": double.url,
+            "TALEKEEPER_MODEL": "double-narrator",
+            "TALEKEEPER_EMBEDDING_MODEL": "double-embed",
+            "PATH": os.environ["PATH"],
+        }
+
+    def argv(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "talekeeper", *args]
+
+    def run(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            self.argv(*args),
+            env=self.env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=TIMEOUT,
+        )
+        assert "Traceback" not in done.stdout + done.stderr, done.stderr
+        return done
+
+    def run_all(
+        self, commands: Sequence[Sequence[str]], *, traceback_ok: bool = False
+    ) -> list[subprocess.CompletedProcess[str]]:
+        """Independent commands at the same time (they only read, or fail before committing):
+        two processes at once must be fine, and it saves wall time."""
+        started = [
+            subprocess.Popen(
+                self.argv(*args),
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+            )
+            for args in commands
+        ]
+        results = []
+        try:
+            for args, process in zip(commands, started, strict=True):
+                out, err = process.communicate(timeout=TIMEOUT)
+                assert traceback_ok or "Traceback" not in out + err, err
+                results.append(
+                    subprocess.CompletedProcess(list(args), process.returncode, out, err)
+                )
+        finally:
+            for process in started:
+                if process.poll() is None:
+                    process.kill()
+                    process.communicate()
+        return results
+
+    def new(self, scenario: str = "lantern-coast") -> int:
+        done = self.run("new", "--scenario", scenario)
+        assert done.returncode == 0, done.stderr
+        assert re.fullmatch(r"\d+\n", done.stdout), done.stdout
+        return int(done.stdout)
+
+    def export(self, adventure: int) -> tuple[str, dict[str, Any]]:
+        done = self.run("export", str(adventure))
+        assert done.returncode == 0, done.stderr
+        return done.stdout, json.loads(done.stdout)
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table: what an import that fails must leave exactly as it was."""
+        with sqlite3.connect(self.data / "talekeeper.db") as db:
+            tables = ("adventures", "branches", "actions", "story_cards", "insights")
+            return {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+
+
+class Terminal:
+    """``talekeeper play`` driven line by line, so the test can act between two commands
+    (queue a model fault, read an id the game printed) exactly when the game waits."""
+
+    def __init__(self, cli: Cli, *args: str) -> None:
+        self.process = subprocess.Popen(
+            cli.argv("play", *args),
+            env=cli.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self._out = bytearray()
+        self._err = bytearray()
+        self._changed = threading.Condition()
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self._readers = [
+            threading.Thread(target=self._pump, args=(self.process.stdout, self._out), daemon=True),
+            threading.Thread(target=self._pump, args=(self.process.stderr, self._err), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        # A failed assertion must not leave the game waiting on its input for ever.
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=TIMEOUT)
+
+    def _pump(self, stream: Any, into: bytearray) -> None:
+        while chunk := stream.read1(65536):
+            with self._changed:
+                into.extend(chunk)
+                self._changed.notify_all()
+
+    @property
+    def stdout(self) -> str:
+        with self._changed:
+            return self._out.decode("utf-8")
+
+    @property
+    def stderr(self) -> str:
+        with self._changed:
+            return self._err.decode("utf-8")
+
+    def send(self, lines: Sequence[str]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write("".join(line + "\n" for line in lines).encode("utf-8"))
+        self.process.stdin.flush()
+
+    def wait_for(self, pattern: str) -> re.Match[str]:
+        """The first match of ``pattern`` followed by the prompt: that command is done and
+        the game is waiting for the next line."""
+        deadline = time.monotonic() + TIMEOUT
+        regex = re.compile(pattern + r"(?=[\s\S]*\n> $)")
+        with self._changed:
+            while (found := regex.search(self._out.decode("utf-8"))) is None:
+                left = deadline - time.monotonic()
+                if left <= 0 or self.process.poll() is not None:
+                    raise AssertionError(f"no {pattern!r} in:\n{self.stdout}\n{self.stderr}")
+                self._changed.wait(min(left, 0.5))
+            return found
+
+    def finish(self) -> int:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        code = self.process.wait(timeout=TIMEOUT)
+        for reader in self._readers:
+            reader.join(timeout=TIMEOUT)
+        return code
+
+
+@pytest.fixture
+def cli(tmp_path: Path, double: ModelDouble) -> Cli:
+    return Cli(tmp_path / "data", double)
+
+
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    """The single ``talekeeper: ...`` line of a refused command (nothing on stdout)."""
+    assert done.returncode != 0 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("talekeeper: "), done.stderr
+    return lines[0]
+
+
+# -- new, and play with no adventure ---------------------------------------------------------
+
+
+def test_new_prints_the_id_and_play_picks_the_newest_adventure(cli: Cli) -> None:
+    nothing = one_line_error(cli.run("play"))
+    assert "no adventure yet" in nothing and "talekeeper new --scenario" in nothing
+    assert cli.data.joinpath("talekeeper.db").exists()  # migrated by that first command
+
+    blank, unknown = cli.run_all([["new"], ["new", "--scenario", "nowhere"]])
+    assert blank.returncode == 1 and unknown.returncode == 1
+    explain = one_line_error(blank)
+    assert "--scenario NAME" in explain and "--title" in explain
+    for scenario in ("lantern-coast", "ashford-manor", "drift-station"):
+        assert scenario in explain
+    refused = one_line_error(unknown)
+    assert "'nowhere'" in refused
+    assert "ashford-manor, drift-station, lantern-coast" in refused
+    assert cli.counts()["adventures"] == 0
+
+    first = cli.new("lantern-coast")
+    made = cli.run("new", "--title", "A blank page")
+    assert made.returncode == 0 and re.fullmatch(r"\d+\n", made.stdout)
+    newest = int(made.stdout)
+    assert newest != first and cli.counts()["adventures"] == 2
+
+    # Without an id, play opens the newest adventure: here an empty story, where every
+    # command that needs an action answers with one line and the game goes on.
+    with sqlite3.connect(cli.data / "talekeeper.db") as db:
+        query = "SELECT current_branch_id FROM adventures WHERE id = ?"
+        main = db.execute(query, (newest,)).fetchone()[0]
+    too_large = "99999999999999999999"  # more than the database can hold
+    commands = [
+        f"/branch {main}",
+        "/take 1",
+        "/undo",
+        "/redo",
+        "/retry",
+        "/insights",
+        "/edit hi",
+        "/fork",
+        "/delete 1",
+        "/insights 1",
+        "/take \u00b2",  # a digit to str.isdigit(), not to int()
+        f"/show {too_large}",
+        f"/delete {too_large}",
+        f"/edit {too_large} new text",
+        f"/branch {too_large}",
+    ]
+    played = cli.run("play", stdin="".join(c + "\n" for c in [*commands, "/quit"]))
+    assert played.returncode == 0 and played.stderr == "", played.stderr
+    lines = played.stdout.splitlines()
+    assert lines[0] == (
+        f"== A blank page (adventure {newest}), narrator double-narrator; /help for commands =="
+    )
+    assert lines[1] == "" and lines[-1] == "> "
+    answers = [line.removeprefix("> ") for line in lines[2:-1]]
+    assert len(answers) == len(commands), answers  # one line each
+    assert answers[0] == f"(now on branch {main}, 'Main'; the story is empty)"
+    assert all(answer.startswith("! ") for answer in answers[1:]), answers
+    assert answers[9] == f"! There is no action 1 in adventure {newest}."
+    assert answers[10] == "! Usage: /take N (a number)."
+    assert answers[11:] == [f"! {too_large} is too large: no id, take or count is that large."] * 4
+    assert not cli.double.requests  # nothing here asks the model anything
+    assert cli.counts()["actions"] == 1  # the Lantern Coast's opening, nothing more
+
+
+# -- a whole session in the terminal ---------------------------------------------------------
+
+
+def reply(n: int) -> str:
+    # Several words, so each streams in several pieces; a non-ASCII dash for the encoding.
+    return f"Passage {n:02d} \u2014 the tide answers, and the lamp-glass hums."
+
+
+def test_a_whole_terminal_session_is_saved_exactly(cli: Cli) -> None:
+    adventure = cli.new()
+    double = cli.double
+    # The ledger of what the story must hold afterwards, in creation order:
+    # [branch key, depth, type, text, state, take].
+    rows: list[list[Any]] = []
+    replies = iter(range(1, 100))
+    generated: list[int] = []  # ledger keys of the replies the model wrote
+
+    def row(branch: int, depth: int, type_: str, text: str) -> int:
+        rows.append([branch, depth, type_, text, "active", 1])
+        return len(rows)
+
+    def narration(branch: int, depth: int) -> int:
+        n = next(replies)
+        double.script(reply(n))
+        key = row(branch, depth, "narration", reply(n))
+        generated.append(key)
+        return key
+
+    lines: list[str] = []
+    turns = 0
+
+    def turn(line: str, type_: str, text: str, depth: int, branch: int = 1) -> int:
+        nonlocal turns
+        turns += 1
+        lines.append(line)
+        if type_ != "continue":
+            row(branch, depth, type_, text)
+            depth += 1
+        return narration(branch, depth)
+
+    # Part 1: every kind of turn, takes, undo/redo and an edit.
+    turn("light the lamp", "do", "light the lamp", 1)
+    turn("/say Hello, Maren", "say", "Hello, Maren", 3)
+    turn("/story The wind drops.", "story", "The wind drops.", 5)
+    turn("", "continue", "", 7)
+    depth = 8
+    for lap in range(3):
+        turn(f"walk to the bollard {lap}", "do", f"walk to the bollard {lap}", depth)
+        turn(f"/say Anyone on watch {lap}?", "say", f"Anyone on watch {lap}?", depth + 2)
+        turn(f"/story Gulls wheel, lap {lap}.", "story", f"Gulls wheel, lap {lap}.", depth + 4)
+        turn("/continue", "continue", "", depth + 6)
+        depth += 7
+    first_take = turn("climb the steps", "do", "climb the steps", depth)
+    takes = [first_take]
+    for _ in range(2):
+        turns += 1
+        lines.append("/retry")
+        rows[takes[-1] - 1][4] = "take"
+        takes.append(narration(1, depth + 1))
+        rows[takes[-1] - 1][5] = len(takes)
+    lines += ["/takes", "/take 1", "/undo", "/redo", "/edit The steps are slick with brine."]
+    for key in takes:
+        rows[key - 1][4] = "take"
+    rows[first_take - 1][3:5] = ["The steps are slick with brine.", "active"]
+    edited = first_take
+    turn("open the door", "do", "open the door", depth + 2)
+    turn("/continue", "continue", "", depth + 4)
+    depth += 5
+    part_one = list(lines)
+    last_of_part_one = reply(len(generated))
+
+    # Part 2 (after a model failure is queued): the failed turn, its retry, undo twice,
+    # redo once (one row stays on the redo stack), then a retry that replaces it.
+    lines.clear()
+    turns += 1
+    lines.append("search the lamp room")
+    row(1, depth, "do", "search the lamp room")  # saved, though the model fails
+    turns += 1
+    lines.append("/retry")
+    narration(1, depth + 1)
+    undone_reply = turn("/say Who barred the door?", "say", "Who barred the door?", depth + 2)
+    lines += ["/undo", "/undo", "/redo"]
+    rows[undone_reply - 1][4] = "removed"  # dropped from the redo stack by the next reply
+    turns += 1
+    lines.append("/retry")  # the head is the player's line again: this writes its reply
+    deleted = narration(1, depth + 3)
+    lines.append("/show 1")
+    part_two = list(lines)
+    to_delete = reply(len(generated))
+
+    # Part 3: delete that reply, go on, fork, play the fork, come back to the main branch.
+    lines.clear()
+    rows[deleted - 1][4] = "removed"
+    turn("", "continue", "", depth + 3)
+    forked_at = turn("look out to sea", "do", "look out to sea", depth + 4)
+    fork_depth = depth + 6
+    lines.append("/fork")
+    turn("follow the singing", "do", "follow the singing", fork_depth, branch=2)
+    fork_take = turn("/say Come no closer!", "say", "Come no closer!", fork_depth + 2, branch=2)
+    turns += 1
+    lines.append("/retry")
+    rows[fork_take - 1][4] = "take"
+    rows[narration(2, fork_depth + 3) - 1][5] = 2
+    lines += ["/branches", "/branch 1"]
+    turn("ring the bell", "do", "ring the bell", fork_depth)
+    lines += ["/insights", "/dry look around", "/show 3", "/frobnicate", "/take 9", "/quit"]
+    lines.append("never read: the game has quit")
+    part_three = list(lines)
+    assert turns >= 30
+
+    with Terminal(cli, str(adventure)) as terminal:
+        terminal.send(part_one)
+        terminal.wait_for(re.escape(last_of_part_one))
+        double.fail_next("500")
+        terminal.send(part_two)
+        shown = terminal.wait_for(r"> #(\d+) " + re.escape(to_delete))
+        terminal.send([f"/delete {shown.group(1)}", *part_three])
+        assert terminal.finish() == 0, terminal.stderr
+        out, err = terminal.stdout, terminal.stderr
+    assert "Traceback" not in out + err and err == ""
+
+    # What the player saw.
+    assert out.startswith(f"== The Lantern Coast (adventure {adventure}), narrator double-")
+    for n in range(1, len(generated) + 1):
+        assert reply(n) in out  # streamed, piece by piece, into one line
+    said = [re.sub(r"^(> )+", "", line) for line in out.splitlines()]  # without the prompts
+    failures = [line for line in said if line.startswith("!")]
+    assert len(failures) == 2, failures
+    assert "HTTP 500" in failures[0] and "Your action is saved: retry" in failures[0]
+    assert failures[1] == "! take must be one of 1; got 9."
+    assert "  [take 3/3]\n" in out and "* take 3: Passage" in out
+    assert re.search(r"\(switched to #\d+: Passage", out)
+    assert re.search(r"\(undone #\d+: Passage[\s\S]*\(restored #\d+: Passage", out)
+    assert "(edited #" in out and f"(deleted #{shown.group(1)}: Passage" in out
+    assert re.search(r"\(now on branch 2, 'Branch 2', forked from #\d+\)", out)
+    assert re.search(r"\n> \s*1: Main, \d+ own actions\n\* 2: Branch 2 from branch 1 at #", out)
+    assert "(now on branch 1, 'Main'; newest #" in out
+    assert out.count("model double-narrator (chat), ") == 2  # /insights and /dry
+    assert re.search(r"#\d+ Passage .*\n\n#\d+ > You ring the bell\.\n\n#\d+ Passage", out)
+    assert "Unknown command /frobnicate: /help lists them." in out
+    chat = [r for r in double.requests if r.path == "/v1/chat/completions"]
+    assert len(chat) == len(generated) + 1  # the failed one; /dry and /insights ask nothing
+
+    # What was saved.
+    _, saved = cli.export(adventure)
+    actions = saved["actions"]
+    assert actions[0]["type"] == "narration" and actions[0]["depth"] == 0
+    story = [
+        [a["branch"], a["depth"], a["type"], a["text"], a["state"], a["take"]] for a in actions
+    ]
+    assert story[1:] == rows
+    assert saved["adventure"]["current_branch"] == 1
+    assert [(b["key"], b["parent"], b["fork_depth"], b["name"]) for b in saved["branches"]] == [
+        (1, None, 0, "Main"),
+        (2, 1, fork_depth, "Branch 2"),
+    ]
+    assert saved["branches"][1]["forked_from_action"] == forked_at + 1
+    assert [a["key"] for a in actions if a["edited_at"]] == [edited + 1]
+    assert [i["action"] for i in saved["insights"]] == [key + 1 for key in generated]
+    assert {a["state"] for a in actions} == {"active", "take", "removed"}
+    assert all("never read" not in a["text"] for a in actions)
+
+
+# -- export and import -----------------------------------------------------------------------
+
+
+def api(cli: Cli) -> TestClient:
+    """The JSON API in this process, over the same data directory as the command line."""
+    settings = make_settings(
+        cli.data.parent,
+        endpoint_url=cli.double.url,
+        model="double-narrator",
+        embedding_model="double-embed",
+    )
+    assert Path(settings.data_dir) == cli.data
+    return TestClient(create_app(settings))
+
+
+def build_rich_adventure(cli: Cli) -> int:
+    """Every state and every kind of row, built through the JSON API: takes, an edit, a
+    deletion, a fork with its own takes, a redo stack, cards added, edited and deleted."""
+    with api(cli) as client:
+
+        def ok(response: Any, status: int = 200) -> Any:
+            assert response.status_code == status, response.text
+            return response.json()
+
+        aid = ok(client.post("/api/adventures", json={"scenario": "lantern-coast"}), 201)["id"]
+        replies = iter(range(1, 100))
+
+        def turn(type_: str, text: str = "") -> dict[str, Any]:
+            cli.double.script(f"Reply {next(replies)}: the fog thins over the harbour.")
+            body = {"type": type_, "text": text}
+            return dict(ok(client.post(f"/api/adventures/{aid}/actions", json=body)))
+
+        def retry() -> None:
+            cli.double.script(f"Reply {next(replies)}: the fog thins over the harbour.")
+            ok(client.post(f"/api/adventures/{aid}/retry"))
+
+        said = turn("say", "Where is the keeper?")["action"]
+        told = turn("story", "A bell rings once, far out at sea.")["action"]
+        turn("continue")
+        turn("do", "climb the steps")
+        for _ in range(2):
+            retry()
+        ok(client.post(f"/api/adventures/{aid}/switch-take", json={"take": 2}))
+        ok(client.patch(f"/api/actions/{said['id']}", json={"text": "Where is Keeper Vane?"}))
+        ok(client.delete(f"/api/actions/{told['id']}"))
+        head = ok(client.get(f"/api/adventures/{aid}"))["head"]
+        fork = ok(client.post(f"/api/actions/{head['id']}/fork", json={"name": "Sea road"}), 201)
+        turn("do", "follow the singing")
+        retry()
+        ok(client.post(f"/api/adventures/{aid}/switch-branch", json={"branch_id": 1}))
+        turn("do", "ring the bell")
+        turn("do", "wait for an answer")
+        for _ in range(2):
+            ok(client.post(f"/api/adventures/{aid}/undo"))
+        branch = fork["branch"]["id"]
+        ok(client.post(f"/api/adventures/{aid}/switch-branch", json={"branch_id": branch}))
+        card = {"name": "The Bell", "type": "item", "keywords": ["bell", "the bell"]}
+        ok(client.post(f"/api/adventures/{aid}/cards", json=card | {"notes": "rings"}), 201)
+        cards = ok(client.get(f"/api/adventures/{aid}/cards"))
+        ok(client.patch(f"/api/cards/{cards[0]['id']}", json={"entry": "Rebuilt twice."}))
+        ok(client.delete(f"/api/cards/{cards[1]['id']}"))
+        patch = {"authors_note": "Keep it short.", "memory_bank": False}
+        ok(client.patch(f"/api/adventures/{aid}", json=patch | {"persona": {"name": "Tam"}}))
+        return int(aid)
+
+
+class Library:
+    """One data directory holding the rich adventure and its export, shared by the export and
+    import tests (each builds on it without changing it)."""
+
+    def __init__(self, cli: Cli) -> None:
+        self.cli = cli
+        self.adventure = build_rich_adventure(cli)
+        self.text, self.exported = cli.export(self.adventure)
+
+    def write(self, name: str, content: bytes | dict[str, Any]) -> Path:
+        path = self.cli.data.parent / name
+        data = json.dumps(content).encode() if isinstance(content, dict) else content
+        path.write_bytes(data)
+        return path
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
+    with ModelDouble() as double:
+        yield Library(Cli(tmp_path_factory.mktemp("library") / "data", double))
+
+
+def test_export_then_import_keeps_everything_and_the_copy_plays_on(library: Library) -> None:
+    cli, exported = library.cli, library.exported
+    states = {(a["branch"], a["state"]) for a in exported["actions"]}
+    assert states >= {(1, "active"), (1, "take"), (1, "undone"), (1, "removed"), (2, "take")}
+    assert exported["adventure"]["current_branch"] == 2
+    assert [b["name"] for b in exported["branches"]] == ["Main", "Sea road"]
+    assert any(a["edited_at"] for a in exported["actions"])
+    assert any(c["name"] == "The Bell" for c in exported["cards"]) and exported["insights"]
+    assert exported["adventure"]["memory_bank"] is False
+
+    imported = cli.run("import", str(library.write("adventure.json", library.text.encode())))
+    assert imported.returncode == 0 and imported.stderr == "", imported.stderr
+    assert re.fullmatch(r"\d+\n", imported.stdout)
+    copy_id = int(imported.stdout)
+    assert copy_id != library.adventure
+    text, reexported = cli.export(copy_id)
+    assert reexported == exported  # full fidelity: the file we wrote comes back unchanged
+    assert text == library.text
+
+    # The copy is a live adventure: a turn lands after the head of its current branch.
+    fork_head = max(a["depth"] for a in exported["actions"] if a["branch"] == 2)
+    cli.double.script("The Choir falls silent at last.")
+    played = cli.run("play", str(copy_id), stdin="sing back to them\n/quit\n")
+    assert played.returncode == 0, played.stderr
+    assert f"(adventure {copy_id})" in played.stdout
+    assert "The Choir falls silent at last." in played.stdout
+    with api(cli) as client:
+        after = client.get(f"/api/adventures/{copy_id}/export").json()
+        state = client.get(f"/api/adventures/{copy_id}").json()
+        tree = client.get(f"/api/adventures/{copy_id}/tree").json()
+        untouched = client.get(f"/api/adventures/{library.adventure}/export").json()
+    assert after["actions"][:-2] == exported["actions"]
+    assert [(a["branch"], a["depth"], a["type"], a["text"]) for a in after["actions"][-2:]] == [
+        (2, fork_head + 1, "do", "sing back to them"),
+        (2, fork_head + 2, "narration", "The Choir falls silent at last."),
+    ]
+    assert {a["state"] for a in after["actions"][-2:]} == {"active"}
+    assert after["adventure"]["current_branch"] == 2
+    assert after["adventure"]["updated_at"] > exported["adventure"]["updated_at"]
+    assert untouched == exported  # the original did not move
+    assert state["head"]["text"] == "The Choir falls silent at last."
+    current = next(b for b in tree["branches"] if b["current"])
+    assert current["name"] == "Sea road" and current["head_action_id"] == state["head"]["id"]
+    assert state["head"]["branch_id"] == current["id"] != 2  # a new id, the same branch
+
+
+def test_a_bad_file_is_refused_in_one_line_and_nothing_is_imported(library: Library) -> None:
+    cli = library.cli
+    broken = copy.deepcopy(library.exported)
+    last = len(broken["actions"]) - 1
+    broken["actions"][last]["branch"] = 99  # a branch the file does not have
+    paths = [
+        library.write("not-json.json", b"this is not JSON {"),
+        library.write("other.json", {"format": "someone-else", "version": 1}),
+        library.write("corrupted.json", broken),
+        cli.data.parent / "missing.json",
+    ]
+    before = cli.counts()
+    results = cli.run_all(
+        [["import", str(path)] for path in paths]
+        + [["export", "424242"], ["play", "99999999999999999999999"]]
+    )
+    too_large = results.pop()
+    assert too_large.returncode == 2 and "is not an adventure id" in too_large.stderr
+    assert [done.returncode for done in results] == [1] * len(results)
+    not_json, other, corrupt, missing, unknown = map(one_line_error, results)
+    assert "not-json.json is not a JSON file" in not_json
+    assert "not a Talekeeper adventure export" in other
+    assert f"file.actions[{last}].branch names no branch" in corrupt
+    assert "Cannot read" in missing and "No such file" in missing
+    assert "no adventure 424242" in unknown
+    assert cli.counts() == before  # nothing half-imported: the whole file, or nothing
+
+
+# Files that pass the shape checks but break a rule of the tree or of the database; each must
+# be refused with one line, and nothing imported. Each damages the rich adventure's export.
+DAMAGE: dict[str, Callable[[dict[str, Any]], None]] = {
+    "two-insights-for-one-action": lambda f: f["insights"].append(f["insights"][0]),
+    "depth-beyond-64-bits": lambda f: f["actions"][-1].update(depth=2**63),
+    "time-beyond-year-9999-in-utc": lambda f: f["actions"][-1].update(
+        created_at="9999-12-31T23:00:00-05:00"
+    ),
+    "a-take-number-twice-in-a-slot": lambda f: f["actions"].append(
+        {**next(a for a in f["actions"] if a["state"] == "take"), "key": 10_000}
+    ),
+    "a-card-name-that-is-not-text": lambda f: f["cards"][0].update(name={"a": 1}),
+}
+
+
+@pytest.fixture(scope="module")
+def damaged_imports(library: Library) -> dict[str, tuple[subprocess.CompletedProcess[str], bool]]:
+    """Each damaged file imported (all at once): the result, and whether the database was left
+    as it was."""
+    paths = []
+    for name, damage in DAMAGE.items():
+        exported = copy.deepcopy(library.exported)
+        damage(exported)
+        paths.append(library.write(f"{name}.json", exported))
+    before = library.cli.counts()
+    results = library.cli.run_all([["import", str(path)] for path in paths], traceback_ok=True)
+    unchanged = library.cli.counts() == before
+    return {name: (done, unchanged) for name, done in zip(DAMAGE, results, strict=True)}
+
+
+@pytest.mark.parametrize("name", list(DAMAGE))
+def test_import_refuses_what_the_database_cannot_hold(
+    damaged_imports: dict[str, tuple[subprocess.CompletedProcess[str], bool]], name: str
+) -> None:
+    done, unchanged = damaged_imports[name]
+    assert unchanged
+    assert "Traceback" not in done.stderr
+    message = one_line_error(done)
+    assert "Not a valid Talekeeper export" in message or "'name' must be text" in message
