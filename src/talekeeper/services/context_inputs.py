@@ -152,16 +152,19 @@ def budget_for(models: ModelSet) -> tuple[int, int]:
 
 def read_history(
     story: Story, below_depth: int | None, budget: int, counter: TokenCounter
-) -> tuple[list[ActionText], bool]:
-    """The newest actions of the path (oldest first) and whether older ones remain unread."""
-    rows: list[ActionText] = []
+) -> tuple[list[tuple[ActionText, str]], bool]:
+    """The newest actions of the path with their rendering (oldest first), and whether older
+    ones remain unread."""
+    rows: list[tuple[ActionText, str]] = []
     tokens = 0
     lineage = story.lineage()
     while tokens <= budget and len(rows) < MAX_HISTORY_READ:
-        below = rows[-1].depth if rows else below_depth
+        below = rows[-1][0].depth if rows else below_depth
         page = story.repo.newest_texts(lineage, HISTORY_PAGE, below_depth=below)
-        rows.extend(page)
-        tokens += sum(counter.count(render(r.type, r.text)) for r in page)
+        for row in page:
+            rendered = render(row.type, row.text)
+            tokens += counter.count(rendered)
+            rows.append((row, rendered))
         if len(page) < HISTORY_PAGE:
             return rows[::-1], False
     return rows[::-1], True
@@ -177,14 +180,14 @@ def gather(
     budget, reserved = budget_for(models)
     counter = models.narrator.provider.token_counter(models.narrator.model)
     rows, more = read_history(story, retry_of.depth if retry_of else None, budget, counter)
-    head_id = retry_of.id if retry_of else (rows[-1].id if rows else None)
+    head_id = retry_of.id if retry_of else (rows[-1][0].id if rows else None)
     player_type, player_text = hypothetical or ("", "")
-    if hypothetical is None and rows and is_player(rows[-1].type):
-        player = rows.pop()
+    if hypothetical is None and rows and is_player(rows[-1][0].type):
+        player = rows.pop()[0]
         player_type, player_text = player.type, player.text
     rendered_action = render(player_type, player_text) if player_type else ""
-    newest_narration = next((r.text for r in reversed(rows) if r.type == NARRATION), "")
-    recent = [render(r.type, r.text) for r in rows[-(CARD_SCAN_ACTIONS - 1) :]]
+    newest_narration = next((r.text for r, _ in reversed(rows) if r.type == NARRATION), "")
+    recent = [rendered for _, rendered in rows[-(CARD_SCAN_ACTIONS - 1) :]]
     cards = [CardView.of(c) for c in story.repo.cards(story.adventure.id)]
     fired = fired_cards(cards, "\n".join([*recent, rendered_action]), player_text)
     return ContextInputs(
@@ -195,10 +198,8 @@ def gather(
         retry_of=retry_of.id if retry_of else None,
         fixed=fixed_sections(story.adventure, fired),
         history=[
-            HistoryEntry(
-                r.id, "narrator" if r.type == NARRATION else "player", render(r.type, r.text)
-            )
-            for r in rows
+            HistoryEntry(r.id, "narrator" if r.type == NARRATION else "player", rendered)
+            for r, rendered in rows
         ],
         authors_note=story.adventure.authors_note,
         player_action=rendered_action,
