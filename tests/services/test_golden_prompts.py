@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -25,8 +24,7 @@ from talekeeper.services.memory.base import NullMemory, Retrieval, UsedMemory
 from talekeeper.services.models import ModelSet
 from talekeeper.services.scenarios import load_scenarios
 from talekeeper.services.tree import Story
-from talekeeper.storage import migrate
-from talekeeper.storage.db import make_engine, make_session_factory, session_scope
+from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -57,14 +55,6 @@ GUESS = UsedMemory(
     pinned=False,
     authority="heuristic",
 )
-
-
-@pytest.fixture
-def sessions(tmp_path: Path) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
-    migrate.upgrade(engine)
-    yield make_session_factory(engine)
-    engine.dispose()
 
 
 def models(mode: str, context_tokens: int) -> ModelSet:

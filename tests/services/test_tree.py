@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -13,8 +10,7 @@ from talekeeper.core.lineage import BranchLink, lineage_of, on_lineage
 from talekeeper.services import adventures
 from talekeeper.services.memory.base import NullMemory, StoryChange
 from talekeeper.services.tree import Story
-from talekeeper.storage import migrate
-from talekeeper.storage.db import make_engine, make_session_factory, session_scope
+from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
 
 
@@ -24,14 +20,6 @@ class RecordingMemory(NullMemory):
 
     def story_changed(self, session: Session, change: StoryChange) -> None:
         self.changes.append(change)
-
-
-@pytest.fixture
-def sessions(tmp_path: Path) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
-    migrate.upgrade(engine)
-    yield make_session_factory(engine)
-    engine.dispose()
 
 
 @pytest.fixture

@@ -173,13 +173,25 @@ class Endpoint:
     def key(self) -> Key:
         return (self.method, self.path)
 
+    def _params(self, kind: str) -> list[Any]:
+        """The route's parameters of one kind, with those of its dependencies (a story
+        loaded by id), walked by hand: FastAPI's own flattening helpers move between
+        versions."""
+        found: list[Any] = []
+        stack = [self.route.dependant]
+        while stack:
+            dependant = stack.pop()
+            found.extend(getattr(dependant, kind))
+            stack.extend(dependant.dependencies)
+        return found
+
     def path_params(self) -> list[tuple[str, Any]]:
-        return [(p.name, _plain(p.field_info.annotation)) for p in self.route.dependant.path_params]
+        unique = {p.name: _plain(p.field_info.annotation) for p in self._params("path_params")}
+        return list(unique.items())
 
     def query_params(self) -> list[tuple[str, Any]]:
-        return [
-            (p.alias, _plain(p.field_info.annotation)) for p in self.route.dependant.query_params
-        ]
+        unique = {p.alias: _plain(p.field_info.annotation) for p in self._params("query_params")}
+        return list(unique.items())
 
     def body_model(self) -> type[BaseModel] | None:
         """The typed body, or ``None`` for a free-form JSON body (``Any``)."""

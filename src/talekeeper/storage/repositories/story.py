@@ -11,8 +11,8 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
 
 from sqlalchemy import ColumnElement, Select, and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
@@ -89,13 +89,9 @@ class StoryRepository:
         """Up to ``limit`` active rows of the path, newest first (above ``below_depth`` only
         if given)."""
         out: list[Action] = []
-        for branch_id, max_depth in lineage:
+        for query in self._newest_first(lineage, below_depth, select(Action)):
             if len(out) >= limit:
                 break
-            bound = max_depth
-            if below_depth is not None:
-                bound = below_depth - 1 if bound is None else min(bound, below_depth - 1)
-            query = self._entry(branch_id, bound).order_by(Action.depth.desc())
             out.extend(self.session.scalars(query.limit(limit - len(out))).all())
         return out
 
@@ -104,21 +100,26 @@ class StoryRepository:
     ) -> list[ActionText]:
         """Like ``newest`` but only (id, type, text, depth): the context needs no more, and
         building full objects for a page of history costs more than reading it."""
+        columns = select(Action.id, Action.type, Action.text, Action.depth)
         out: list[ActionText] = []
-        for branch_id, max_depth in lineage:
+        for query in self._newest_first(lineage, below_depth, columns):
             if len(out) >= limit:
                 break
+            rows = self.session.execute(query.limit(limit - len(out))).all()
+            out.extend(ActionText(*row) for row in rows)
+        return out
+
+    def _newest_first(self, lineage: Lineage, below_depth: int | None, base: Any) -> Iterator[Any]:
+        """Per lineage entry, deepest first: its active rows (above ``below_depth``), newest
+        first. A generator, so the caller stops reading entries once it has enough."""
+        for branch_id, max_depth in lineage:
             bound = max_depth
             if below_depth is not None:
                 bound = below_depth - 1 if bound is None else min(bound, below_depth - 1)
-            query = select(Action.id, Action.type, Action.text, Action.depth).where(
-                Action.branch_id == branch_id, Action.state == ACTIVE
-            )
+            query = base.where(Action.branch_id == branch_id, Action.state == ACTIVE)
             if bound is not None:
                 query = query.where(Action.depth <= bound)
-            rows = self.session.execute(query.order_by(Action.depth.desc()).limit(limit - len(out)))
-            out.extend(ActionText(*row) for row in rows.all())
-        return out
+            yield query.order_by(Action.depth.desc())
 
     def path(self, lineage: Lineage) -> list[Action]:
         """Every active row of the path, oldest first (export and tests; never a turn)."""

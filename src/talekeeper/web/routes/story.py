@@ -97,6 +97,29 @@ async def _respond(request: Request, rt: Runtime, pending: Pending, models: Mode
     raise AssertionError("a turn always ends with a reply or an error")  # pragma: no cover
 
 
+def adventure_story(
+    adventure_id: RowId,
+    session: Session = Depends(db),
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> Story:
+    """The adventure's tree, in the request's unit of work."""
+    return Story.load(session, adventure_id, uid, rt.memory)
+
+
+def action_story(
+    action_id: RowId,
+    session: Session = Depends(db),
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> Story:
+    """The tree of the adventure that ``action_id`` belongs to."""
+    row = StoryRepository(session).action(action_id)
+    if row is None:
+        raise NotFound(f"There is no action {action_id}.")
+    return Story.load(session, row.adventure_id, uid, rt.memory)
+
+
 @router.post("/api/adventures/{adventure_id}/actions")
 async def take_turn(
     adventure_id: RowId,
@@ -136,13 +159,7 @@ async def dry_run(
 
 
 @router.get("/api/actions/{action_id}/insights")
-def read_insights(
-    action_id: RowId,
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
-) -> dict[str, Any]:
-    story = _story_of(session, action_id, uid, rt)
+def read_insights(action_id: RowId, story: Story = Depends(action_story)) -> dict[str, Any]:
     row = story.repo.insights(action_id)
     if row is None:
         kind = story.action(action_id).type
@@ -159,17 +176,13 @@ def read_insights(
 
 @router.get("/api/adventures/{adventure_id}/actions")
 def read_story(
-    adventure_id: RowId,
     limit: int = Query(100, ge=1, le=MAX_PAGE),
     before_depth: int | None = Query(
         None, ge=0, le=MAX_ID, description="only actions above this depth"
     ),
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
+    story: Story = Depends(adventure_story),
 ) -> dict[str, Any]:
     """The current path, a page at a time: the newest ``limit`` actions, oldest first."""
-    story = Story.load(session, adventure_id, uid, rt.memory)
     rows = story.repo.newest(story.lineage(), limit + 1, below_depth=before_depth)
     more = len(rows) > limit
     rows = rows[:limit][::-1]
@@ -185,17 +198,6 @@ def read_story(
     return {"actions": actions, "more_before": more, "branch_id": story.branch.id}
 
 
-def _story_of(session: Session, action_id: int, uid: int, rt: Runtime) -> Story:
-    row = StoryRepository(session).action(action_id)
-    if row is None:
-        raise NotFound(f"There is no action {action_id}.")
-    return Story.load(session, row.adventure_id, uid, rt.memory)
-
-
-def _story(session: Session, adventure_id: int, uid: int, rt: Runtime) -> Story:
-    return Story.load(session, adventure_id, uid, rt.memory)
-
-
 def _state(story: Story, **extra: Any) -> dict[str, Any]:
     head = story.head()
     takes = len(story.repo.slot(head.branch_id, head.depth)) if head else 0
@@ -209,69 +211,43 @@ def _state(story: Story, **extra: Any) -> dict[str, Any]:
 
 @router.post("/api/adventures/{adventure_id}/undo")
 def undo(
-    adventure_id: RowId,
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
+    story: Story = Depends(adventure_story),
 ) -> dict[str, Any]:
-    story = _story(session, adventure_id, uid, rt)
     return _state(story, undone=action_view(story.undo()))
 
 
 @router.post("/api/adventures/{adventure_id}/redo")
 def redo(
-    adventure_id: RowId,
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
+    story: Story = Depends(adventure_story),
 ) -> dict[str, Any]:
-    story = _story(session, adventure_id, uid, rt)
     return _state(story, redone=action_view(story.redo()))
 
 
 @router.get("/api/adventures/{adventure_id}/takes")
 def takes(
-    adventure_id: RowId,
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
+    story: Story = Depends(adventure_story),
 ) -> dict[str, Any]:
-    story = _story(session, adventure_id, uid, rt)
     return {"takes": [action_view(t) for t in story.takes()]}
 
 
 @router.post("/api/adventures/{adventure_id}/switch-take")
 def switch_take(
-    adventure_id: RowId,
     body: TakeIn,
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
+    story: Story = Depends(adventure_story),
 ) -> dict[str, Any]:
-    story = _story(session, adventure_id, uid, rt)
     story.switch_take(body.take)
     return _state(story)
 
 
 @router.patch("/api/actions/{action_id}")
 def edit_action(
-    action_id: RowId,
-    body: TextIn,
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
+    action_id: RowId, body: TextIn, story: Story = Depends(action_story)
 ) -> dict[str, Any]:
-    return action_view(_story_of(session, action_id, uid, rt).edit(action_id, body.text))
+    return action_view(story.edit(action_id, body.text))
 
 
 @router.delete("/api/actions/{action_id}")
-def delete_action(
-    action_id: RowId,
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
-) -> dict[str, Any]:
-    story = _story_of(session, action_id, uid, rt)
+def delete_action(action_id: RowId, story: Story = Depends(action_story)) -> dict[str, Any]:
     removed = story.delete(action_id)
     return _state(story, deleted=[r.id for r in removed])
 
@@ -280,33 +256,21 @@ def delete_action(
 def fork(
     action_id: RowId,
     body: ForkIn = Body(ForkIn()),
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
+    story: Story = Depends(action_story),
 ) -> dict[str, Any]:
-    story = _story_of(session, action_id, uid, rt)
     branch = story.fork(action_id, body.name)
     return _state(story, branch={"id": branch.id, "name": branch.name})
 
 
 @router.post("/api/adventures/{adventure_id}/switch-branch")
 def switch_branch(
-    adventure_id: RowId,
     body: BranchIn,
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
+    story: Story = Depends(adventure_story),
 ) -> dict[str, Any]:
-    story = _story(session, adventure_id, uid, rt)
     story.switch_branch(body.branch_id)
     return _state(story)
 
 
 @router.get("/api/adventures/{adventure_id}/tree")
-def tree(
-    adventure_id: RowId,
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
-) -> dict[str, Any]:
-    return _story(session, adventure_id, uid, rt).tree()
+def tree(story: Story = Depends(adventure_story)) -> dict[str, Any]:
+    return story.tree()
