@@ -92,3 +92,36 @@ def test_a_prompt_longer_than_the_context_is_a_provider_error_not_a_crash() -> N
         asyncio.run(go())
     with pytest.raises(ProviderError, match="TALEKEEPER_CONTEXT_TOKENS"):
         asyncio.run(provider.complete(long))
+
+
+def test_the_embedded_narrator_does_not_loop_on_one_sentence() -> None:
+    """Greedy decoding of this prompt repeats "It's a massive, ancient structure..." to the
+    end of the reply without the repeat penalty (measured); with it, no sentence repeats."""
+    import re
+    from collections import Counter
+
+    opening = (
+        "You reach Gullreach at dusk with salt in your teeth and a tin of brine-oil strapped to "
+        "your back. The village is dark. Every lamp along the harbour wall has gone out. Old "
+        'Maren waits for you at the foot of the stone steps. "You\'re late, apprentice," she '
+        "says."
+    )
+    system = (
+        "Write in second person, present tense. Keep each passage to one or two short "
+        "paragraphs of concrete, sensory prose with a thread of quiet dread and stubborn hope."
+    )
+    request = CompletionRequest(
+        model="embedded",
+        messages=(
+            Message("system", system),
+            Message("user", "[Story start]"),
+            Message("assistant", opening),
+            Message("user", "> You look up at the Great Lantern."),
+        ),
+        max_tokens=200,
+        temperature=0.0,  # greedy: the same text every run
+    )
+    text = asyncio.run(EmbeddedProvider().complete(request)).text
+    sentences = [s.strip().lower() for s in re.split(r"[.!?]+", text) if len(s.strip()) > 20]
+    repeats = Counter(sentences).most_common(1)[0][1] if sentences else 0
+    assert len(sentences) >= 2 and repeats == 1, text

