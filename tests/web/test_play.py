@@ -255,3 +255,25 @@ def test_update_and_delete_an_adventure(client: TestClient) -> None:
     }
     assert client.delete(f"/api/adventures/{adventure}").status_code == 200
     assert client.get(f"/api/adventures/{adventure}").status_code == 404
+
+
+def test_every_section_in_insights_says_why_it_is_there(
+    client: TestClient, double: ModelDouble
+) -> None:
+    adventure = create(client)["id"]
+    reply = turn(client, adventure, "ask Maren about the lantern")["reply"]
+    sections = client.get(f"/api/actions/{reply['id']}/insights").json()["sections"]
+    assert [s["name"] for s in sections] == [
+        "ai_instructions",
+        "plot_essentials",
+        "story_summary",
+        "memories",
+        "story_cards",
+        "knowledge",
+        "history",
+        "authors_note",
+        "player_action",
+    ]
+    assert all(s["reason"] for s in sections), [s["name"] for s in sections if not s["reason"]]
+    note = next(s for s in sections if s["name"] == "authors_note")
+    assert note["tokens"] > 0 and "3 actions before the end" in note["reason"]

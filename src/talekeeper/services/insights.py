@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from talekeeper.providers.base import Completion
-from talekeeper.services.context import FIXED_ORDER, TITLES
+from talekeeper.services.context import AUTHORS_NOTE_DEPTH, FIXED_ORDER, TITLES
 from talekeeper.services.context_inputs import ContextInputs
 from talekeeper.services.memory.base import Retrieval
 from talekeeper.services.models import ModelSet
@@ -24,6 +24,10 @@ SECTION_TITLES = {
     "story_cards": "Story Cards",
     "history": "Recent history",
     "player_action": "Player's action",
+}
+PRESENT_REASONS = {
+    "authors_note": f"the adventure's Author's Note, {AUTHORS_NOTE_DEPTH} actions before the end",
+    "player_action": "the player's action this turn, last",
 }
 EMPTY_REASONS = {
     "ai_instructions": "no AI Instructions",
@@ -55,7 +59,7 @@ def snapshot(
         section = by_name.get(name)
         reason = EMPTY_REASONS[name]
         if section is not None:
-            reason = section.reason or reasons.get(name, "")
+            reason = section.reason or reasons.get(name, "") or PRESENT_REASONS.get(name, "")
             if name == "history":
                 reason = f"the {len(report.history_kept)} newest actions that fit" + (
                     f"; {dropped} older ones dropped for budget" if dropped else ""
