@@ -107,11 +107,6 @@ class Story:
     def head(self, branch_id: int | None = None) -> Action | None:
         return self.repo.head(self.lineage(branch_id))
 
-    def next_depth(self, branch_id: int | None = None) -> int:
-        branch = self.branches[branch_id or self.branch.id]
-        head = self.head(branch.id)
-        return max(head.depth + 1 if head else 0, branch.fork_depth)
-
     def head_and_redo(self, branch_id: int) -> tuple[Action | None, bool]:
         """The branch's head and whether it has a redo stack, in one query when the branch
         has its own newest action (the common case): undone rows always lie deeper than

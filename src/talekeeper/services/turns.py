@@ -29,7 +29,6 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import Conflict, InvalidInput, ProviderError, TalekeeperError
-from talekeeper.core.lineage import Lineage
 from talekeeper.services import insights, limits
 from talekeeper.services.context_inputs import ContextInputs, gather
 from talekeeper.services.memory.base import MemoryService, Retrieval, RetrievalQuery
@@ -64,10 +63,6 @@ class Plan:
     inputs: ContextInputs
     retrieval: Retrieval
     timings: dict[str, float]
-
-    @property
-    def lineage(self) -> Lineage:
-        return self.inputs.lineage
 
 
 def _ms(started: float) -> float:
@@ -209,14 +204,15 @@ class TurnRunner:
                     "The story changed while the reply was being written (another turn, an "
                     "undo or an edit landed first), so this reply was not saved."
                 )
+            text = text[: limits.NARRATION_MAX]  # a runaway model cannot write an uneditable row
             if inputs.retry_of is not None:
                 assert head is not None
-                row = story.add_take(head, limits.text_field(text, "reply", limits.NARRATION_MAX))
+                row = story.add_take(head, text)
                 takes = len(story.repo.slot(row.branch_id, row.depth))
             else:
                 row = story.append(
                     NARRATION,
-                    text[: limits.NARRATION_MAX],
+                    text,
                     inputs.branch_id,
                     known=(head, has_redo),
                     touch=pending.action is None,  # a saved action touched it moments ago
