@@ -10,8 +10,9 @@ Invariants:
   applied; ``models_for`` turns them into a ``ModelSet``.
 - The AI call sink writes each record in its own short transaction, so the
   record survives the rollback of the request that made the call.
-- One memory service and one turn runner per process; the scenarios are read
-  and validated once, at build.
+- One memory service per process (``turns`` hands it to a stateless turn
+  runner, so a memory service set after build is the one used); the scenarios
+  are read and validated once, at build.
 """
 
 from __future__ import annotations
@@ -102,6 +103,11 @@ class Runtime:
 
     def user_settings(self, session: Session, user_id: int) -> Settings:
         return self.settings.with_overrides(UserRepository(session).settings(user_id))
+
+    def settings_for(self, user_id: int) -> Settings:
+        """A user's effective settings, read in a short unit of work of their own."""
+        with session_scope(self.sessions) as session:
+            return self.user_settings(session, user_id)
 
     # -- models -------------------------------------------------------------------------
 

@@ -30,6 +30,9 @@ EMBEDDED = "embedded"
 EXTRACTIVE = "extractive"
 NO_EMBEDDINGS = "none"
 DEFAULT_CONTEXT_TOKENS = 4096  # used when neither the setting nor the model says otherwise
+# A URL, a model name or a key: anything longer is a paste gone wrong, and it would be
+# stored and sent with every model call.
+TEXT_MAX = 2_000
 
 
 def default_data_dir() -> str:
@@ -88,6 +91,11 @@ class Setting:
                 value = raw.strip()
         except (TypeError, ValueError):
             raise self.complaint(raw) from None
+        if isinstance(value, str) and len(value) > TEXT_MAX:
+            raise ConfigurationError(
+                f"{self.env} ('{self.key}') is {len(value):,} characters; the limit for a "
+                f"setting is {TEXT_MAX:,}."
+            )
         if self.choices and value not in self.choices:
             raise self.complaint(raw)
         if self.minimum is not None and value < self.minimum:

@@ -69,6 +69,7 @@ def models(mode: str, context_tokens: int) -> ModelSet:
         reply_tokens=150,
         temperature=0.7,
         top_p=0.9,
+        memory_top_k=5,
     )
 
 

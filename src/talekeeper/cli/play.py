@@ -6,21 +6,21 @@ are generated. Every error is printed as one line and the loop goes on: a
 failed reply leaves the action saved, and ``/retry`` generates it.
 
 A number typed as an argument (an id, a take, a count) is ASCII digits no larger than
-``MAX_NUMBER``; anything else is refused in one line, never passed on to the database
+``MAX_ID``; anything else is refused in one line, never passed on to the database
 (which cannot hold a larger integer and would fail with a traceback).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.services import adventures
+from talekeeper.services.limits import MAX_ID
 from talekeeper.services.models import ModelSet
 from talekeeper.services.rendering import render
 from talekeeper.services.tree import Story
@@ -43,8 +43,8 @@ HELP = """\
   /show [N]        reprint the last N actions (default 6)
   /help  /quit"""
 
+T = TypeVar("T")
 RECENT = 6  # actions shown when the game starts and by /show
-MAX_NUMBER = 2**63 - 1  # the largest integer SQLite (and a PostgreSQL bigint) can store
 
 
 class Terminal:
@@ -84,8 +84,14 @@ class Terminal:
         self.out.write(text + end)
         self.out.flush()
 
-    def story(self) -> Any:
-        return session_scope(self.rt.sessions)
+    async def on_story(self, work: Callable[[Story], T]) -> T:
+        """``work`` on the adventure's tree, in a unit of work of its own, off the loop."""
+
+        def run() -> T:
+            with session_scope(self.rt.sessions) as session:
+                return work(Story.load(session, self.adventure_id, self.uid, self.rt.memory))
+
+        return await asyncio.to_thread(run)
 
     async def handle(self, line: str) -> bool:
         """One line of input; False means quit."""
@@ -128,25 +134,22 @@ class Terminal:
                 self.say(f"\n! {event.data['error']['message']}")
 
     async def change(self, do: Callable[[Story], Any], verb: str) -> None:
-        def run() -> str:
-            with self.story() as session:
-                row = do(Story.load(session, self.adventure_id, self.uid, self.rt.memory))
-                return f"({verb} #{row.id}: {render(row.type, row.text)[:70]})"
+        def run(story: Story) -> str:
+            row = do(story)
+            return f"({verb} #{row.id}: {render(row.type, row.text)[:70]})"
 
-        self.say(await asyncio.to_thread(run))
+        self.say(await self.on_story(run))
 
     async def takes(self, _arg: str) -> None:
-        def run() -> list[str]:
-            with self.story() as session:
-                story = Story.load(session, self.adventure_id, self.uid, self.rt.memory)
-                head = story.head()
-                current = head.id if head else None
-                return [
-                    f"{'*' if t.id == current else ' '} take {t.take}: {t.text[:70]}"
-                    for t in story.takes()
-                ]
+        def run(story: Story) -> list[str]:
+            head = story.head()
+            current = head.id if head else None
+            return [
+                f"{'*' if t.id == current else ' '} take {t.take}: {t.text[:70]}"
+                for t in story.takes()
+            ]
 
-        for line in await asyncio.to_thread(run):
+        for line in await self.on_story(run):
             self.say(line)
 
     async def take(self, arg: str) -> None:
@@ -172,21 +175,15 @@ class Terminal:
         await self.change(lambda s: s.delete(number)[0], "deleted")
 
     async def fork(self, arg: str) -> None:
-        def run() -> str:
-            with self.story() as session:
-                story = Story.load(session, self.adventure_id, self.uid, self.rt.memory)
-                target = _number(arg, "/fork ID") if arg else _head_id(story)
-                branch = story.fork(target)
-                return f"(now on branch {branch.id}, {branch.name!r}, forked from #{target})"
+        def run(story: Story) -> str:
+            target = _number(arg, "/fork ID") if arg else _head_id(story)
+            branch = story.fork(target)
+            return f"(now on branch {branch.id}, {branch.name!r}, forked from #{target})"
 
-        self.say(await asyncio.to_thread(run))
+        self.say(await self.on_story(run))
 
     async def branches(self, _arg: str) -> None:
-        def run() -> dict[str, Any]:
-            with self.story() as session:
-                return Story.load(session, self.adventure_id, self.uid, self.rt.memory).tree()
-
-        tree = await asyncio.to_thread(run)
+        tree = await self.on_story(lambda story: story.tree())
         for b in tree["branches"]:
             mark = "*" if b["current"] else " "
             parent = (
@@ -199,34 +196,23 @@ class Terminal:
     async def branch(self, arg: str) -> None:
         number = _number(arg, "/branch ID")
 
-        def run() -> str:
-            with self.story() as session:
-                story = Story.load(session, self.adventure_id, self.uid, self.rt.memory)
-                branch = story.switch_branch(number)
-                head = story.head()  # None when the story is still empty
-                newest = (
-                    f"newest #{head.id}: {render(head.type, head.text)[:70]}"
-                    if head
-                    else "the story is empty"
-                )
-                return f"(now on branch {branch.id}, {branch.name!r}; {newest})"
+        def run(story: Story) -> str:
+            branch = story.switch_branch(number)
+            head = story.head()  # None when the story is still empty
+            newest = (
+                f"newest #{head.id}: {render(head.type, head.text)[:70]}"
+                if head
+                else "the story is empty"
+            )
+            return f"(now on branch {branch.id}, {branch.name!r}; {newest})"
 
-        self.say(await asyncio.to_thread(run))
+        self.say(await self.on_story(run))
 
     async def insights(self, arg: str) -> None:
-        def run() -> dict[str, Any]:
-            with self.story() as session:
-                story = Story.load(session, self.adventure_id, self.uid, self.rt.memory)
-                target = _number(arg, "/insights ID") if arg else _head_id(story)
-                story.action(target)  # "there is no action N" rather than "it has no Insights"
-                row = story.repo.insights(target)
-                if row is None:
-                    raise InvalidInput(
-                        f"Action #{target} has no Insights (only generated replies do)."
-                    )
-                return dict(json.loads(row.data))
+        def run(story: Story) -> dict[str, Any]:
+            return story.insights(_number(arg, "/insights ID") if arg else _head_id(story))
 
-        self.print_insights(await asyncio.to_thread(run))
+        self.print_insights(await self.on_story(run))
 
     async def dry(self, arg: str) -> None:
         type_ = "do" if arg else "continue"
@@ -248,13 +234,11 @@ class Terminal:
     async def show(self, arg: str) -> None:
         count = _number(arg, "/show N") if arg else RECENT
 
-        def run() -> list[str]:
-            with self.story() as session:
-                story = Story.load(session, self.adventure_id, self.uid, self.rt.memory)
-                rows = story.repo.newest(story.lineage(), count)[::-1]
-                return [f"#{r.id} {render(r.type, r.text)}" for r in rows]
+        def run(story: Story) -> list[str]:
+            rows = story.repo.newest(story.lineage(), count)[::-1]
+            return [f"#{r.id} {render(r.type, r.text)}" for r in rows]
 
-        for line in await asyncio.to_thread(run):
+        for line in await self.on_story(run):
             self.say(line + "\n")
 
     async def help(self, _arg: str) -> None:
@@ -273,7 +257,7 @@ def _number(arg: str, usage: str) -> int:
     text = arg.strip()
     if not _is_number(text):
         raise InvalidInput(f"Usage: {usage} (a number).")
-    if int(text) > MAX_NUMBER:
+    if int(text) > MAX_ID:
         raise InvalidInput(f"{text} is too large: no id, take or count is that large.")
     return int(text)
 
@@ -306,8 +290,7 @@ async def play(
             return story.adventure.id, story.adventure.title
 
     chosen, title = await asyncio.to_thread(pick)
-    settings = await asyncio.to_thread(lambda: _settings(rt, uid))
-    models = rt.models_for(settings, uid)
+    models = rt.models_for(await asyncio.to_thread(rt.settings_for, uid), uid)
     terminal = Terminal(rt, chosen, uid, models, out)
     narrator = models.narrator.model
     terminal.say(f"== {title} (adventure {chosen}), narrator {narrator}; /help for commands ==\n")
@@ -320,8 +303,3 @@ async def play(
             return 0
         if not await terminal.handle(line):
             return 0
-
-
-def _settings(rt: Runtime, uid: int) -> Any:
-    with session_scope(rt.sessions) as session:
-        return rt.user_settings(session, uid)

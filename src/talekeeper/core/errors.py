@@ -9,8 +9,6 @@ entry points turns an error into a status code.
 
 from __future__ import annotations
 
-from typing import Any
-
 
 class TalekeeperError(Exception):
     """Base of every error with a message meant for the player."""
@@ -18,12 +16,9 @@ class TalekeeperError(Exception):
     status: int = 500
     code: str = "internal_error"
 
-    def __init__(
-        self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None
-    ) -> None:
+    def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.details: dict[str, Any] = dict(details or {})  # extra fields for the error body
         if code is not None:
             self.code = code
 

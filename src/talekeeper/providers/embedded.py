@@ -226,10 +226,6 @@ class EmbeddedProvider:
             try:
                 for chunk in self._stream_sync(request, cancelled):
                     loop.call_soon_threadsafe(queue.put_nowait, chunk)
-            except TalekeeperError as exc:
-                loop.call_soon_threadsafe(queue.put_nowait, exc)
-            except Exception as exc:  # noqa: BLE001 - llama.cpp's own errors become ours
-                loop.call_soon_threadsafe(queue.put_nowait, _narrator_failed(exc))
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer, re-raised there
                 loop.call_soon_threadsafe(queue.put_nowait, exc)
 
@@ -275,19 +271,27 @@ class EmbeddedProvider:
 
     def _complete_sync(self, request: CompletionRequest) -> Completion:
         done: Completion | None = None
-        try:
-            for chunk in self._stream_sync(request, threading.Event()):
-                done = chunk.done or done
-        except TalekeeperError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - llama.cpp's own errors become ours
-            raise _narrator_failed(exc) from exc
+        for chunk in self._stream_sync(request, threading.Event()):
+            done = chunk.done or done
         assert done is not None
         return done
 
     def _stream_sync(
         self, request: CompletionRequest, cancelled: threading.Event
     ) -> Iterator[Chunk]:
+        """The generation, with llama.cpp's own errors (a prompt too long for the context)
+        turned into ours, for the streamed and the plain call alike."""
+        try:
+            yield from self._generate(request, cancelled)
+        except TalekeeperError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the provider boundary: nothing else escapes
+            raise ProviderError(
+                f"The embedded narrator failed: {exc}. If the prompt is too long for its "
+                "context, lower TALEKEEPER_CONTEXT_TOKENS or TALEKEEPER_REPLY_TOKENS."
+            ) from exc
+
+    def _generate(self, request: CompletionRequest, cancelled: threading.Event) -> Iterator[Chunk]:
         llama = self.narrator.get()
         kwargs: dict[str, Any] = {
             "max_tokens": request.max_tokens,
@@ -331,13 +335,6 @@ class EmbeddedProvider:
                 tokens_out=self._counter.count(text),
             ),
         )
-
-
-def _narrator_failed(exc: Exception) -> ProviderError:
-    return ProviderError(
-        f"The embedded narrator failed: {exc}. If the prompt is too long for its context, "
-        "lower TALEKEEPER_CONTEXT_TOKENS or TALEKEEPER_REPLY_TOKENS."
-    )
 
 
 def with_example(request: CompletionRequest) -> list[Message]:

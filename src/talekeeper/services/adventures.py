@@ -22,7 +22,7 @@ from talekeeper.services.cards import CardView, clean_card, matches_search
 from talekeeper.services.memory.base import MemoryService
 from talekeeper.services.rendering import NARRATION
 from talekeeper.services.scenarios import Scenario
-from talekeeper.services.tree import Story, action_view, load_adventure
+from talekeeper.services.tree import Story, load_adventure
 from talekeeper.storage.models import Adventure, Branch, StoryCard
 from talekeeper.storage.repositories.story import StoryRepository
 
@@ -71,8 +71,6 @@ def clean_fields(data: dict[str, Any]) -> dict[str, Any]:
 
 def adventure_view(story: Story) -> dict[str, Any]:
     adventure = story.adventure
-    head = story.head()
-    takes = len(story.repo.slot(head.branch_id, head.depth)) if head else 0
     return {
         **summary_view(adventure),
         "persona": {
@@ -83,10 +81,7 @@ def adventure_view(story: Story) -> dict[str, Any]:
         **{key: getattr(adventure, key) for key in COMPONENTS},
         **{key: getattr(adventure, key) for key in TOGGLES},
         "current_branch_id": adventure.current_branch_id,
-        "head": action_view(head, takes=takes) if head else None,
-        # A player action with no reply after it: the narrator failed or the client left.
-        "awaiting_reply": bool(head and head.type != NARRATION),
-        "can_redo": story.repo.next_undone(story.branch.id) is not None,
+        **story.state(),
         "length": story.repo.path_length(story.lineage()),
     }
 
@@ -123,8 +118,13 @@ def create(
         )
         opening = scenario.opening
         cards = [
-            {"name": c.name, "type": c.type, "keywords": list(c.keywords), "entry": c.entry}
-            | {"notes": c.notes}
+            {
+                "name": c.name,
+                "type": c.type,
+                "keywords": list(c.keywords),
+                "entry": c.entry,
+                "notes": c.notes,
+            }
             for c in scenario.cards_for_creation()
         ]
     fields.update(clean_fields(data))

@@ -70,7 +70,6 @@ class ContextInputs:
     mode: str
     top_k: int
     reserved: int
-    history_read: int
     more_history: bool  # older actions exist that were not even read
     built: BuiltContext | None = field(default=None)
 
@@ -211,6 +210,5 @@ def gather(
         mode=models.mode,
         top_k=models.memory_top_k,
         reserved=reserved,
-        history_read=len(rows),
         more_history=more,
     )

@@ -229,7 +229,7 @@ def import_adventure(session: Session, user_id: int, data: Any) -> Adventure:
             row.forked_from_action_id = action_ids[source]
     adventure.current_branch_id = branch_ids[current]
     for card in root.items("cards"):
-        fields = clean_card(card.data | {"keywords": card.data.get("keywords", [])})
+        fields = clean_card(card.data)
         fields["keywords"] = json.dumps(fields["keywords"])
         repo.add(
             StoryCard(

@@ -52,14 +52,13 @@ def snapshot(
     assert inputs.built is not None
     report = inputs.built.report
     by_name = {s.name: s for s in report.sections}
-    reasons = {s.name: s.reason for s in inputs.fixed}
     dropped = len(report.history_dropped)
     sections = []
     for name in SECTION_ORDER:
         section = by_name.get(name)
         reason = EMPTY_REASONS[name]
         if section is not None:
-            reason = section.reason or reasons.get(name, "") or PRESENT_REASONS.get(name, "")
+            reason = section.reason or PRESENT_REASONS.get(name, "")
             if name == "history":
                 reason = f"the {len(report.history_kept)} newest actions that fit" + (
                     f"; {dropped} older ones dropped for budget" if dropped else ""
@@ -108,8 +107,3 @@ def snapshot(
 
 def dumps(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-
-
-def loads(text: str) -> dict[str, Any]:
-    value: dict[str, Any] = json.loads(text)
-    return value

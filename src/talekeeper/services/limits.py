@@ -25,6 +25,7 @@ CARD_ENTRY_MAX = 8_000
 CARD_NOTES_MAX = 8_000
 BRANCH_NAME_MAX = 120
 SEARCH_MAX = 200
+MAX_ID = 2**63 - 1  # the largest 64-bit integer: the largest id SQLite or PostgreSQL holds
 
 
 def quoted(value: Any, limit: int = 40) -> str:

@@ -23,7 +23,7 @@ class ModelSet:
     reply_tokens: int
     temperature: float
     top_p: float
-    memory_top_k: int = 5
+    memory_top_k: int
 
     def names(self) -> dict[str, str]:
         return {

@@ -80,16 +80,7 @@ class TurnRunner:
         self, adventure_id: int, user_id: int, type_: str, text: str, models: ModelSet
     ) -> Pending:
         """Save the player's action (none for a continue) and read the turn's context."""
-        if type_ not in TURN_TYPES:
-            raise InvalidInput(
-                f"'type' must be one of {', '.join(TURN_TYPES)}; got {limits.quoted(type_)}."
-            )
-        clean = ""
-        if type_ == "continue":
-            if text.strip():
-                raise InvalidInput("A 'continue' carries no text: send an empty 'text'.")
-        else:
-            clean = limits.text_field(text, "text", limits.ACTION_MAX, required=True)
+        clean = _player_text(type_, text, required=True)
         started = time.perf_counter()
         pending = Pending(adventure_id, user_id)
         with session_scope(self.sessions) as session:
@@ -237,18 +228,25 @@ class TurnRunner:
     ) -> dict[str, Any]:
         """The Insights of the next turn, as if ``type_``/``text`` were sent; nothing is
         generated and nothing is written."""
-        if type_ not in TURN_TYPES:
-            raise InvalidInput(
-                f"'type' must be one of {', '.join(TURN_TYPES)}; got {limits.quoted(type_)}."
-            )
-        hypothetical = None
-        if type_ != "continue":
-            clean = limits.text_field(text, "text", limits.ACTION_MAX)
-            hypothetical = (type_, clean) if clean else None
+        clean = _player_text(type_, text, required=False)
+        hypothetical = (type_, clean) if clean else None
         plan = await self.plan(Pending(adventure_id, user_id), models, hypothetical=hypothetical)
         snapshot = insights.snapshot(plan.inputs, plan.retrieval, plan.timings, models, None)
         snapshot["dry_run"] = True
         return snapshot
+
+
+def _player_text(type_: str, text: str, *, required: bool) -> str:
+    """The checked text of a turn of ``type_`` ("" for a continue, which carries none)."""
+    if type_ not in TURN_TYPES:
+        raise InvalidInput(
+            f"'type' must be one of {', '.join(TURN_TYPES)}; got {limits.quoted(type_)}."
+        )
+    if type_ == "continue":
+        if required and text.strip():
+            raise InvalidInput("A 'continue' carries no text: send an empty 'text'.")
+        return ""
+    return limits.text_field(text, "text", limits.ACTION_MAX, required=required)
 
 
 def _failure(pending: Pending, exc: TalekeeperError) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
@@ -31,7 +31,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await runtime.aclose()
 
-    app = FastAPI(title="Talekeeper", version=__version__, lifespan=lifespan)
+    # Every JSON body is checked for text no UTF-8 store can hold, whatever the route.
+    app = FastAPI(
+        title="Talekeeper",
+        version=__version__,
+        lifespan=lifespan,
+        dependencies=[Depends(errors.unicode_body)],
+    )
     errors.install(app)
     for module in (health, user_settings, ai_calls, adventures, story, pages):
         app.include_router(module.router)

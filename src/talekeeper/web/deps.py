@@ -1,18 +1,30 @@
-"""Request-scoped dependencies: the runtime, a unit of work, the current user.
+"""Request-scoped dependencies and the types every route shares.
 
 A request that uses ``db`` commits when the handler returns and rolls back if
-it raised: only this entry point owns the transaction.
+it raised: only this entry point owns the transaction. Ids in paths are
+``RowId``s, whole numbers the database can hold, so an absurd id is a 400,
+never a driver overflow; request bodies are ``Strict`` models that refuse
+unknown fields (a typo such as ``"titel"`` is a 400 that names it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Annotated
 
-from fastapi import Request
+from fastapi import Path, Request
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
+from talekeeper.services.limits import MAX_ID
 from talekeeper.storage.db import session_scope
+
+RowId = Annotated[int, Path(ge=1, le=MAX_ID)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
 
 def runtime(request: Request) -> Runtime:

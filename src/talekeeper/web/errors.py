@@ -6,9 +6,10 @@ unexpected exception is logged with its traceback and answered with a plain
 500 that never shows the trace.
 
 Request bodies are also checked here before a handler sees them
-(``unicode_body``): JSON can spell text that no UTF-8 store or response can
-hold (a lone surrogate, ``"\\ud800"``), and such text is refused as a 400
-instead of failing later in the database or the response encoder.
+(``unicode_body``, a dependency of the whole app): JSON can spell text that
+no UTF-8 store or response can hold (a lone surrogate, ``"\\ud800"``), and
+such text is refused as a 400 instead of failing later in the database or the
+response encoder.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def _surrogate_at(data: Any) -> str | None:
 
 
 async def unicode_body(request: Request) -> None:
-    """A router dependency: refuse a JSON body whose text is not valid Unicode.
+    """An app-wide dependency: refuse a JSON body whose text is not valid Unicode.
 
     ``json`` accepts the escape ``"\\ud800"`` but no UTF-8 text holds it, so it would
     fail after the handler ran: in the database driver, in the response encoder, or,
@@ -119,7 +120,7 @@ async def unicode_body(request: Request) -> None:
 def install(app: FastAPI) -> None:
     @app.exception_handler(TalekeeperError)
     async def _ours(_request: Request, exc: TalekeeperError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message, exc.details)
+        return error_response(exc.status, exc.code, exc.message)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, Select, and_, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.core.lineage import Lineage
@@ -76,12 +76,8 @@ class StoryRepository:
         return self.session.get(Action, action_id)
 
     def head(self, lineage: Lineage) -> Action | None:
-        for branch_id, limit in lineage:
-            query = self._entry(branch_id, limit).order_by(Action.depth.desc()).limit(1)
-            row = self.session.scalar(query)
-            if row is not None:
-                return row
-        return None
+        newest = self.newest(lineage, 1)
+        return newest[0] if newest else None
 
     def newest(
         self, lineage: Lineage, limit: int, *, below_depth: int | None = None
@@ -130,12 +126,6 @@ class StoryRepository:
         count = self.session.scalar(select(func.count()).where(path_clause(lineage)))
         return int(count or 0)
 
-    def _entry(self, branch_id: int, max_depth: int | None) -> Select[Action]:
-        query = select(Action).where(Action.branch_id == branch_id, Action.state == ACTIVE)
-        if max_depth is not None:
-            query = query.where(Action.depth <= max_depth)
-        return query
-
     # -- slots, takes and the redo stack ------------------------------------------------
 
     def slot(self, branch_id: int, depth: int) -> list[Action]:
@@ -174,14 +164,14 @@ class StoryRepository:
         query = select(Action).where(Action.adventure_id == adventure_id).order_by(Action.id)
         return self.session.scalars(query).all()
 
-    def active_heads(self, adventure_id: int) -> dict[int, tuple[int, int]]:
-        """Per branch: (deepest active depth, number of active own rows)."""
+    def own_action_counts(self, adventure_id: int) -> dict[int, int]:
+        """Per branch: how many active rows are its own (not inherited)."""
         query = (
-            select(Action.branch_id, func.max(Action.depth), func.count())
+            select(Action.branch_id, func.count())
             .where(Action.adventure_id == adventure_id, Action.state == ACTIVE)
             .group_by(Action.branch_id)
         )
-        return {b: (int(d), int(n)) for b, d, n in self.session.execute(query).all()}
+        return {b: int(n) for b, n in self.session.execute(query).all()}
 
     # -- story cards ------------------------------------------------------------------
 

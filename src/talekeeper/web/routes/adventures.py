@@ -1,36 +1,26 @@
 """Scenarios, adventures and story cards over JSON.
 
-Request bodies are typed models that refuse unknown fields (a typo such as
-``"titel"`` is a 400 that names it); lengths and emptiness are checked by the
-services, so the terminal gets the same rules. Ids in paths are ``RowId``s:
-whole numbers the database can hold, so an absurd id is a 400, never a driver
-overflow.
+Request bodies are ``Strict`` models and ids are ``RowId``s (``web.deps``);
+lengths and emptiness are checked by the services, so the terminal gets the
+same rules.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Path, Query
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict
+from fastapi import APIRouter, Body, Depends, Query
+from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import adventures, exchange
 from talekeeper.services.tree import Story, load_adventure
-from talekeeper.web.deps import db, runtime, user_id
-from talekeeper.web.errors import NOT_JSON, unicode_body
+from talekeeper.web.deps import RowId, Strict, db, runtime, user_id
+from talekeeper.web.errors import NOT_JSON
 
-router = APIRouter(tags=["adventures"], dependencies=[Depends(unicode_body)])
-
-MAX_ID = 2**63 - 1  # the largest 64-bit integer: what SQLite and PostgreSQL ids can hold
-RowId = Annotated[int, Path(ge=1, le=MAX_ID)]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+router = APIRouter(tags=["adventures"])
 
 
 class Persona(Strict):
@@ -205,6 +195,6 @@ def update_card(
 @router.delete("/api/cards/{card_id}")
 def delete_card(
     card_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
-) -> JSONResponse:
+) -> dict[str, Any]:
     adventures.delete_card(session, adventures.card_row(session, card_id, uid))
-    return JSONResponse({"deleted": card_id})
+    return {"deleted": card_id}

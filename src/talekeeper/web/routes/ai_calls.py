@@ -13,9 +13,9 @@ from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.ai_calls import CALL_KINDS
+from talekeeper.services.limits import MAX_ID
 from talekeeper.storage.repositories.ai_calls import AiCallRepository
 from talekeeper.web.deps import db, user_id
-from talekeeper.web.routes.adventures import MAX_ID
 
 router = APIRouter(tags=["ai-calls"])
 

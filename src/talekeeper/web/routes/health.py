@@ -14,7 +14,6 @@ from talekeeper.bootstrap import Runtime
 from talekeeper.services import diagnostics
 from talekeeper.storage import migrate
 from talekeeper.web.deps import runtime, user_id
-from talekeeper.web.routes.user_settings import effective_settings
 
 router = APIRouter(tags=["health"])
 
@@ -37,7 +36,7 @@ def _database(rt: Runtime) -> dict[str, Any]:
 @router.get("/api/health")
 async def health(rt: Runtime = Depends(runtime), uid: int = Depends(user_id)) -> JSONResponse:
     database = await asyncio.to_thread(_database, rt)
-    settings = await asyncio.to_thread(effective_settings, rt, uid)
+    settings = await asyncio.to_thread(rt.settings_for, uid)
     models = rt.models_for(settings, uid)
     checks: dict[str, Any] = {"narrator": await diagnostics.check_reachable(models.narrator)}
     if models.embedding is not None:

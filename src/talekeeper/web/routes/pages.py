@@ -12,7 +12,6 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
 from talekeeper.web.deps import runtime, user_id
-from talekeeper.web.routes.user_settings import effective_settings
 
 router = APIRouter(include_in_schema=False)
 
@@ -25,7 +24,7 @@ TEMPLATES = Environment(
 
 @router.get("/", response_class=HTMLResponse)
 async def home(rt: Runtime = Depends(runtime), uid: int = Depends(user_id)) -> HTMLResponse:
-    settings = await asyncio.to_thread(effective_settings, rt, uid)
+    settings = await asyncio.to_thread(rt.settings_for, uid)
     models = rt.models_for(settings, uid)
     html = TEMPLATES.get_template("home.html").render(
         version=__version__, models=models.names(), notes=models.narrator.provider.info.notes

@@ -2,7 +2,7 @@
 
 The API key is write-only: responses carry ``api_key_set`` (true/false), never
 the key. A PATCH is validated as a whole (every value, then the combination)
-before anything is saved. No text value is longer than ``SETTING_TEXT_MAX``.
+before anything is saved.
 """
 
 from __future__ import annotations
@@ -16,22 +16,12 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import diagnostics
-from talekeeper.settings import REGISTRY, Settings, per_user_setting
-from talekeeper.storage.db import session_scope
+from talekeeper.settings import REGISTRY, per_user_setting
 from talekeeper.storage.repositories.users import UserRepository
 from talekeeper.web.deps import db, runtime, user_id
-from talekeeper.web.errors import NOT_JSON, unicode_body
+from talekeeper.web.errors import NOT_JSON
 
-router = APIRouter(prefix="/api/settings", tags=["settings"], dependencies=[Depends(unicode_body)])
-
-# A URL, a model name or a key: anything longer is a paste gone wrong, and it would be
-# stored and sent with every model call.
-SETTING_TEXT_MAX = 2_000
-
-
-def effective_settings(rt: Runtime, uid: int) -> Settings:
-    with session_scope(rt.sessions) as session:
-        return rt.user_settings(session, uid)
+router = APIRouter(prefix="/api/settings", tags=["settings"])
 
 
 def _overrides(body: Any) -> dict[str, Any]:
@@ -41,12 +31,6 @@ def _overrides(body: Any) -> dict[str, Any]:
         raise InvalidInput(NOT_JSON)
     if not isinstance(body, dict):
         raise InvalidInput('Send a JSON object of settings, e.g. {"model": "llama3.2"}.')
-    for key, value in body.items():
-        if isinstance(value, str) and len(value) > SETTING_TEXT_MAX:
-            raise InvalidInput(
-                f"'{key}' is {len(value):,} characters; the limit for a setting is "
-                f"{SETTING_TEXT_MAX:,}."
-            )
     return body
 
 
@@ -100,6 +84,6 @@ async def test_connection(
 ) -> dict[str, Any]:
     """A short real generation and an embedding with the saved settings, or with unsaved
     values given in the body (so the settings page can test before saving)."""
-    base = await asyncio.to_thread(effective_settings, rt, uid)
+    base = await asyncio.to_thread(rt.settings_for, uid)
     settings = base.with_overrides(_overrides(body))
     return await diagnostics.test_connection(rt.models_for(settings, uid))
