@@ -32,6 +32,7 @@ def endpoint_settings(tmp_path: Path, double: ModelDouble) -> Settings:
         endpoint_url=double.url,
         model="double-narrator",
         embedding_model="double-embed",
+        summary_model="double-summary",
         timeout="2",
     )
 

@@ -76,7 +76,11 @@ def test_thirty_turns_against_the_double(client: TestClient, double: ModelDouble
     assert result["turns"] == 30
     # Main branch: 1 opening + 16 turns (action + reply, continues have no action) ...
     assert result["state"]["current_branch_id"] == result["tree"]["branches"][0]["id"]
-    narrations = [r for r in double.requests if r.path == "/v1/chat/completions"]
+    narrations = [
+        r
+        for r in double.requests
+        if r.path == "/v1/chat/completions" and (r.body or {}).get("model") == "double-narrator"
+    ]
     assert len(narrations) == 31  # 30 turns and one retry
 
 

@@ -11,8 +11,9 @@ Invariants:
 - The AI call sink writes each record in its own short transaction, so the
   record survives the rollback of the request that made the call.
 - One memory service per process (``turns`` hands it to a stateless turn
-  runner, so a memory service set after build is the one used); the scenarios
-  are read and validated once, at build.
+  runner, so a memory service set after build is the one used); its
+  background worker runs on the event loop that called ``start`` and stops in
+  ``aclose``. The scenarios are read and validated once, at build.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from talekeeper.providers.openai_compat import OpenAICompatProvider, shared_clie
 from talekeeper.services.ai_calls import CallRecord, LoggedModel
 from talekeeper.services.limits import quoted
 from talekeeper.services.memory.base import MemoryService, NullMemory
+from talekeeper.services.memory.service import MemorySystem
 from talekeeper.services.models import ModelSet
 from talekeeper.services.scenarios import Scenario, load_scenarios
 from talekeeper.services.turns import TurnRunner
@@ -67,7 +69,7 @@ class Runtime:
         engine = make_engine(settings.resolved_database_url)
         if run_migrations:
             migrate.upgrade(engine)
-        return cls(
+        runtime = cls(
             settings=settings,
             engine=engine,
             sessions=make_session_factory(engine),
@@ -76,6 +78,13 @@ class Runtime:
             schema_head=migrate.head_revision(engine),
             scenarios=load_scenarios(),
         )
+        runtime.memory = MemorySystem(runtime.sessions, runtime.models_for_user)
+        return runtime
+
+    async def start(self) -> None:
+        """Start background work (the memory worker) on the running event loop."""
+        if isinstance(self.memory, MemorySystem):
+            await self.memory.start()
 
     @property
     def turns(self) -> TurnRunner:
@@ -92,6 +101,8 @@ class Runtime:
         return found
 
     async def aclose(self) -> None:
+        if isinstance(self.memory, MemorySystem):
+            await self.memory.stop()
         await self.http.aclose()
         self.engine.dispose()
 
@@ -142,7 +153,11 @@ class Runtime:
             temperature=settings.temperature,
             top_p=settings.top_p,
             memory_top_k=settings.memory_top_k,
+            bank_capacity=settings.bank_capacity,
         )
+
+    def models_for_user(self, user_id: int) -> ModelSet:
+        return self.models_for(self.settings_for(user_id), user_id)
 
     def record_call(self, record: CallRecord) -> None:
         fields: dict[str, Any] = dict(record.__dict__)

@@ -42,6 +42,7 @@ class Cli:
             "TALEKEEPER_ENDPOINT_URL": double.url,
             "TALEKEEPER_MODEL": "double-narrator",
             "TALEKEEPER_EMBEDDING_MODEL": "double-embed",
+            "TALEKEEPER_SUMMARY_MODEL": "double-summary",
             "PATH": os.environ["PATH"],
         }
 
@@ -378,7 +379,7 @@ def test_a_whole_terminal_session_is_saved_exactly(cli: Cli) -> None:
     with Terminal(cli, str(adventure)) as terminal:
         terminal.send(part_one)
         terminal.wait_for(re.escape(last_of_part_one))
-        double.fail_next("500")
+        double.fail_next("500", model="double-narrator")
         terminal.send(part_two)
         shown = terminal.wait_for(r"> #(\d+) " + re.escape(to_delete))
         terminal.send([f"/delete {shown.group(1)}", *part_three])
@@ -405,7 +406,11 @@ def test_a_whole_terminal_session_is_saved_exactly(cli: Cli) -> None:
     assert out.count("model double-narrator (chat), ") == 2  # /insights and /dry
     assert re.search(r"#\d+ Passage .*\n\n#\d+ > You ring the bell\.\n\n#\d+ Passage", out)
     assert "Unknown command /frobnicate: /help lists them." in out
-    chat = [r for r in double.requests if r.path == "/v1/chat/completions"]
+    chat = [
+        r
+        for r in double.requests
+        if r.path == "/v1/chat/completions" and (r.body or {}).get("model") == "double-narrator"
+    ]
     assert len(chat) == len(generated) + 1  # the failed one; /dry and /insights ask nothing
 
     # What was saved.

@@ -15,8 +15,13 @@ What the double guarantees:
 - ``chunk_delay`` paces streamed events (default 0), so a client can go away mid-stream.
 - Every request is recorded, in arrival order, before it is answered (faulted ones included).
 - Faults queued by ``fail_next`` hit the next requests to /chat/completions, /completions and
-  /embeddings (never /models), one fault per request, in order. A streaming "cut" consumes a
-  scripted reply (it sends part of it); other faults do not; "timeout" answers normally, late.
+  /embeddings (never /models), one fault per request, in order; a fault queued for a ``model``
+  hits only requests for that model (so background memory work cannot take a narrator's fault).
+  A streaming "cut" consumes a scripted reply (it sends part of it); other faults do not;
+  "timeout" answers normally, late.
+- A model with a responder (``responders``; by default ``double-summary``) answers every request
+  from the request itself and never takes a scripted reply: the summary model writes its
+  memories and summaries deterministically while the narrator's script stays in order.
 - ``stop()`` is fast and idempotent: it closes the listening socket and every open connection and
   wakes requests held back by a "timeout" fault.
 """
@@ -36,6 +41,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import TCPServer
@@ -75,6 +81,32 @@ def embed_text(text: str) -> list[float]:
     if norm == 0.0:
         return [1.0] + [0.0] * (DIMS - 1)
     return [v / norm for v in vector]
+
+
+_SENTENCE = re.compile(r"[^.!?]+[.!?]")
+
+
+def summarize(body: Json) -> str:
+    """The double's summary model: the first sentence of the passage (or of the new events)
+    it was given, and for a Story Summary the current summary before it. Deterministic."""
+    messages = body.get("messages")
+    if isinstance(messages, list) and messages:
+        prompt = (
+            _content_text(messages[-1].get("content")) if isinstance(messages[-1], dict) else ""
+        )
+    else:
+        prompt = str(body.get("prompt", ""))
+    sections = re.split(r"^\[([^\]\n]+)\]\s*$", prompt, flags=re.MULTILINE)
+    named = {
+        sections[i].strip().lower(): sections[i + 1].strip() for i in range(1, len(sections) - 1, 2)
+    }
+    passage = named.get("passage") or named.get("new events") or prompt
+    first = _SENTENCE.findall(passage.replace("\n", " "))
+    fact = (first[0] if first else passage[:200]).strip().lstrip("-> ").strip()
+    current = next((v for k, v in named.items() if k.startswith("current summary")), "")
+    if current and current != "(none yet)":
+        return f"{current} {fact}"
+    return fact
 
 
 def closed_port_url() -> str:
@@ -137,7 +169,7 @@ class ModelDouble:
 
     def __init__(
         self,
-        models: tuple[str, ...] = ("double-narrator", "double-embed"),
+        models: tuple[str, ...] = ("double-narrator", "double-embed", "double-summary"),
         api_key: str | None = None,
         default_reply: str = "The story goes on.",
     ) -> None:
@@ -148,7 +180,8 @@ class ModelDouble:
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._replies: deque[str] = deque()
-        self._faults: deque[tuple[str, float]] = deque()
+        self._faults: deque[tuple[str, float, str | None]] = deque()
+        self.responders: dict[str, Callable[[Json], str]] = {"double-summary": summarize}
         self._embedding_calls = 0
         self._ids = itertools.count(1)
         self._connections: set[socket.socket] = set()
@@ -213,13 +246,16 @@ class ModelDouble:
         with self._lock:
             self._replies.extend(replies)
 
-    def fail_next(self, fault: str, count: int = 1, *, delay: float = 5.0) -> None:
+    def fail_next(
+        self, fault: str, count: int = 1, *, delay: float = 5.0, model: str | None = None
+    ) -> None:
         """Queue ``fault`` for the next ``count`` requests to the chat, completion and embedding
-        endpoints. ``delay`` is how long a "timeout" fault holds the answer back."""
+        endpoints (for ``model`` only, when given). ``delay`` is how long a "timeout" fault
+        holds the answer back."""
         if fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; expected one of {sorted(FAULTS)}")
         with self._lock:
-            self._faults.extend([(fault, delay)] * count)
+            self._faults.extend([(fault, delay, model)] * count)
 
     def reset(self) -> None:
         """Forget recorded requests, scripted replies and queued faults."""
@@ -237,9 +273,13 @@ class ModelDouble:
     def _authorised(self, header: str | None) -> bool:
         return self.api_key is None or header == f"Bearer {self.api_key}"
 
-    def _next_fault(self) -> tuple[str, float] | None:
+    def _next_fault(self, model: str | None) -> tuple[str, float] | None:
         with self._lock:
-            return self._faults.popleft() if self._faults else None
+            for i, (fault, delay, target) in enumerate(self._faults):
+                if target is None or target == model:
+                    del self._faults[i]
+                    return fault, delay
+            return None
 
     def _next_reply(self) -> str:
         with self._lock:
@@ -337,7 +377,8 @@ class _Handler(BaseHTTPRequestHandler):
             data = [{"id": name, "object": "model", "owned_by": "double"} for name in double.models]
             return self._send_json(200, {"object": "list", "data": data})
         stream = body is not None and body.get("stream") is True and path != "/v1/embeddings"
-        fault = double._next_fault()
+        asked = body.get("model") if isinstance(body, dict) else None
+        fault = double._next_fault(asked if isinstance(asked, str) else None)
         cut = False
         if fault is not None:
             kind, delay = fault
@@ -383,7 +424,9 @@ class _Handler(BaseHTTPRequestHandler):
         max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 0):
             return self._error(400, "max_tokens must be a non-negative integer")
-        reply, finish = _truncate(double._next_reply(), max_tokens)
+        responder = double.responders.get(model)
+        text = responder(body) if responder is not None else double._next_reply()
+        reply, finish = _truncate(text, max_tokens)
         words = _words(reply)
         usage = {"prompt_tokens": prompt, "completion_tokens": words}
         usage["total_tokens"] = prompt + words

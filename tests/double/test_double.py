@@ -59,7 +59,11 @@ def test_models_lists_every_configured_model(client: httpx.Client) -> None:
     assert response.status_code == 200
     payload = response.json()
     assert payload["object"] == "list"
-    assert [m["id"] for m in payload["data"]] == ["double-narrator", "double-embed"]
+    assert [m["id"] for m in payload["data"]] == [
+        "double-narrator",
+        "double-embed",
+        "double-summary",
+    ]
     assert all(m["object"] == "model" and m["owned_by"] == "double" for m in payload["data"])
 
 

@@ -86,7 +86,11 @@ def test_embeddings_and_model_listing(double: ModelDouble) -> None:
     result = run(provider(double.url).embed(["a red dragon", "tax forms"], "double-embed"))
     assert result.vectors == [embed_text("a red dragon"), embed_text("tax forms")]
     assert len(result.vectors[0]) == DIMS
-    assert run(provider(double.url).list_models()) == ["double-narrator", "double-embed"]
+    assert run(provider(double.url).list_models()) == [
+        "double-narrator",
+        "double-embed",
+        "double-summary",
+    ]
 
 
 def test_the_bearer_key_is_sent_and_a_wrong_key_is_named(keyed: ModelDouble) -> None:
@@ -111,7 +115,7 @@ def test_unknown_model_names_it_and_lists_what_the_endpoint_offers(double: Model
     with pytest.raises(ProviderModelNotFound) as caught:
         run(provider(double.url).complete(request))
     assert "'llama9'" in caught.value.message
-    assert "double-narrator, double-embed" in caught.value.message
+    assert "double-narrator, double-embed, double-summary" in caught.value.message
     with pytest.raises(ProviderModelNotFound):
         run(provider(double.url).embed(["x"], "nope"))
 

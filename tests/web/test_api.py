@@ -14,10 +14,10 @@ from talekeeper.web.app import create_app
 def test_health_is_green_against_a_working_endpoint(client: TestClient) -> None:
     body = client.get("/api/health").json()
     assert body["status"] == "ok"
-    assert body["database"]["ok"] and body["database"]["revision"] == "0002"
+    assert body["database"]["ok"] and body["database"]["revision"] == "0003"
     assert body["models"] == {
         "narrator": "double-narrator",
-        "summary": "double-narrator",
+        "summary": "double-summary",
         "embedding": "double-embed",
     }
     assert body["narrator"]["ok"] and body["embedding"]["ok"]

@@ -133,7 +133,7 @@ def test_a_failed_reply_records_nothing_and_schedules_nothing(
 ) -> None:
     adventure = client.post("/api/adventures", json={"scenario": "lantern-coast"}).json()["id"]
     memory = install(client)
-    double.fail_next("500")
+    double.fail_next("500", model="double-narrator")
     assert (
         client.post(f"/api/adventures/{adventure}/actions", json={"text": "x"}).status_code == 502
     )

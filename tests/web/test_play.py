@@ -99,7 +99,7 @@ def test_a_failing_model_leaves_the_action_saved_and_retry_writes_the_reply(
     client: TestClient, double: ModelDouble
 ) -> None:
     adventure = create(client)["id"]
-    double.fail_next("500")
+    double.fail_next("500", model="double-narrator")
     failed = client.post(
         f"/api/adventures/{adventure}/actions", json={"type": "do", "text": "climb"}
     )
@@ -122,7 +122,7 @@ def test_a_failure_mid_stream_says_the_action_is_saved(
 ) -> None:
     adventure = create(client)["id"]
     double.script("One two three four five six seven eight.")
-    double.fail_next("cut")
+    double.fail_next("cut", model="double-narrator")
     with client.stream(
         "POST", f"/api/adventures/{adventure}/actions", json={"text": "wait"}, headers=STREAM
     ) as response:

@@ -58,13 +58,19 @@ def _serve(settings: Settings, _args: argparse.Namespace) -> int:
     return 0
 
 
-def _with_runtime(settings: Settings, work: Callable[[Any], Awaitable[int]]) -> int:
-    """Build the runtime, run ``work`` with it, and always close it."""
+def _with_runtime(
+    settings: Settings, work: Callable[[Any], Awaitable[int]], *, background: bool = False
+) -> int:
+    """Build the runtime, run ``work`` with it, and always close it. ``background``: run
+    the memory worker meanwhile (playing needs it; one-shot commands leave the work queued
+    for the next ``serve`` or ``play``)."""
     from talekeeper.bootstrap import Runtime
 
     async def run() -> int:
         runtime = Runtime.build(settings)
         try:
+            if background:
+                await runtime.start()
             return await work(runtime)
         finally:
             await runtime.aclose()
@@ -79,7 +85,7 @@ def _play(settings: Settings, args: argparse.Namespace) -> int:
         # The log shares the terminal with the story: a line per model request would land in
         # the middle of the streamed reply. Each call is in the AI call log anyway.
         logging.getLogger("httpx").setLevel(logging.WARNING)
-    return _with_runtime(settings, lambda rt: play(rt, args.adventure))
+    return _with_runtime(settings, lambda rt: play(rt, args.adventure), background=True)
 
 
 def _new(settings: Settings, args: argparse.Namespace) -> int:

@@ -19,14 +19,19 @@ from sqlalchemy.orm import Session
 from talekeeper.core.errors import InvalidInput, NotFound
 from talekeeper.services import limits
 from talekeeper.services.cards import CardView, clean_card, matches_search
+from talekeeper.services.memory import summary as story_summary
 from talekeeper.services.memory.base import MemoryService
+from talekeeper.services.memory.scene import current_scene
 from talekeeper.services.rendering import NARRATION
 from talekeeper.services.scenarios import Scenario
 from talekeeper.services.tree import Story, load_adventure
 from talekeeper.storage.models import Adventure, Branch, StoryCard
 from talekeeper.storage.repositories.story import StoryRepository
 
-COMPONENTS = ("ai_instructions", "plot_essentials", "authors_note", "story_summary")
+COMPONENTS = ("ai_instructions", "plot_essentials", "authors_note")
+# The Story Summary is a plot component too, but versioned (``memory.summary``): writing it
+# through the adventure adds the player's version, like ``PUT .../summary``.
+SUMMARY = "story_summary"
 PERSONA = (
     ("name", "persona_name", limits.PERSONA_NAME_MAX),
     ("pronouns", "persona_pronouns", limits.PERSONA_PRONOUNS_MAX),
@@ -61,6 +66,8 @@ def clean_fields(data: dict[str, Any]) -> dict[str, Any]:
     for key in COMPONENTS:
         if key in data:
             out[key] = limits.text_field(data[key], key, limits.COMPONENT_MAX)
+    if SUMMARY in data:
+        limits.text_field(data[SUMMARY], SUMMARY, limits.COMPONENT_MAX)  # checked before writing
     for key in TOGGLES:
         if key in data:
             out[key] = bool(data[key])
@@ -79,7 +86,9 @@ def adventure_view(story: Story) -> dict[str, Any]:
             "description": adventure.persona_description,
         },
         **{key: getattr(adventure, key) for key in COMPONENTS},
+        SUMMARY: summary_text(story.session, adventure),
         **{key: getattr(adventure, key) for key in TOGGLES},
+        "scene": current_scene(story).view(),
         "current_branch_id": adventure.current_branch_id,
         **story.state(),
         "length": story.repo.path_length(story.lineage()),
@@ -141,6 +150,8 @@ def create(
     for card in cards:
         add_card(session, adventure, card)
     story = Story.load(session, adventure.id, user_id, memory)
+    if data.get(SUMMARY):
+        story_summary.edit_summary(session, adventure, data[SUMMARY])
     if opening:
         story.append(NARRATION, opening)
     return story
@@ -149,7 +160,13 @@ def create(
 def update(session: Session, adventure: Adventure, data: dict[str, Any]) -> None:
     for key, value in clean_fields(data).items():
         setattr(adventure, key, value)
+    if SUMMARY in data and data[SUMMARY] != summary_text(session, adventure):
+        story_summary.edit_summary(session, adventure, data[SUMMARY])
     session.flush()
+
+
+def summary_text(session: Session, adventure: Adventure) -> str:
+    return str(story_summary.summary_view(session, adventure)["text"])
 
 
 def delete(session: Session, adventure_id: int, user_id: int) -> None:

@@ -32,10 +32,12 @@ from talekeeper.services.cards import (
 )
 from talekeeper.services.context import BuiltContext, HistoryEntry, Section, build_context
 from talekeeper.services.memory.base import Retrieval
+from talekeeper.services.memory.scene import Scene, query_texts, scene_for
 from talekeeper.services.models import ModelSet
 from talekeeper.services.rendering import NARRATION, is_player, render
 from talekeeper.services.tree import Story
 from talekeeper.storage.models import Action, Adventure
+from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import ActionText
 
 HISTORY_PAGE = 64  # actions per read: one indexed range, about a screen of story
@@ -44,7 +46,6 @@ TEMPLATE_RESERVE = 48  # tokens a template adds once (BOS, the "[Story start]" t
 # own header); per-message markers are charged per part (CHAT_MESSAGE_OVERHEAD)
 CHAT_MESSAGE_OVERHEAD = 8  # ChatML, Llama 3 and Gemma wrap each message in 5-7 tokens
 MIN_BUDGET = 64  # below this no useful context fits
-QUERY_CONTEXT_CHARS = 1200  # the end of the newest narration handed to retrieval
 COMPLETION_STOP = ("\n>",)  # in completion mode the model must not write the player's next move
 DEFAULT_INSTRUCTIONS = (Path(__file__).parent / "prompts" / "narrator_default.txt").read_text(
     encoding="utf-8"
@@ -64,6 +65,8 @@ class ContextInputs:
     player_action: str
     query_input: str
     query_context: str
+    bank: bool  # the adventure's Memory Bank toggle
+    scene: Scene
     fired: list[FiredCard]
     budget: int
     counter: TokenCounter
@@ -111,7 +114,7 @@ def _memory_reason(retrieval: Retrieval) -> str:
     return f"{len(retrieval.used)} of {retrieval.considered} memories considered"
 
 
-def fixed_sections(adventure: Adventure, fired: list[FiredCard]) -> list[Section]:
+def fixed_sections(adventure: Adventure, fired: list[FiredCard], summary: str) -> list[Section]:
     persona = persona_line(adventure)
     essentials = "\n".join(p for p in (adventure.plot_essentials.strip(), persona) if p)
     instructions = adventure.ai_instructions.strip()
@@ -123,7 +126,7 @@ def fixed_sections(adventure: Adventure, fired: list[FiredCard]) -> list[Section
             "the adventure's AI Instructions" if instructions else "default narrator instructions",
         ),
         Section("plot_essentials", essentials, "Plot Essentials and the player's persona"),
-        Section("story_summary", adventure.story_summary, "the Story Summary"),
+        Section("story_summary", summary, "the Story Summary in force on this path"),
         Section("story_cards", cards_text, cards_reason),
     ]
 
@@ -188,22 +191,29 @@ def gather(
     newest_narration = next((r.text for r, _ in reversed(rows) if r.type == NARRATION), "")
     recent = [rendered for _, rendered in rows[-(CARD_SCAN_ACTIONS - 1) :]]
     cards = [CardView.of(c) for c in story.repo.cards(story.adventure.id)]
-    fired = fired_cards(cards, "\n".join([*recent, rendered_action]), player_text)
+    recent_text = "\n".join([*recent, rendered_action])
+    fired = fired_cards(cards, recent_text, player_text)
+    scene = scene_for(story.adventure, fired, recent_text)
+    query_input, query_context = query_texts(player_text, scene, newest_narration, counter)
+    lineage = story.lineage()
+    summary = MemoryRepository(story.session).summary_in_force(story.adventure.id, lineage)
     return ContextInputs(
         adventure_id=story.adventure.id,
         branch_id=story.branch.id,
-        lineage=story.lineage(),
+        lineage=lineage,
         base_head_id=head_id,
         retry_of=retry_of.id if retry_of else None,
-        fixed=fixed_sections(story.adventure, fired),
+        fixed=fixed_sections(story.adventure, fired, summary.text if summary else ""),
         history=[
             HistoryEntry(r.id, "narrator" if r.type == NARRATION else "player", rendered)
             for r, rendered in rows
         ],
         authors_note=story.adventure.authors_note,
         player_action=rendered_action,
-        query_input=player_text,
-        query_context=newest_narration[-QUERY_CONTEXT_CHARS:],
+        query_input=query_input,
+        query_context=query_context,
+        bank=story.adventure.memory_bank,
+        scene=scene,
         fired=fired,
         budget=budget,
         counter=counter,

@@ -24,6 +24,7 @@ class ModelSet:
     temperature: float
     top_p: float
     memory_top_k: int
+    bank_capacity: int = 200
 
     def names(self) -> dict[str, str]:
         return {

@@ -126,6 +126,7 @@ class TurnRunner:
                 input_text=inputs.query_input,
                 context_text=inputs.query_context,
                 top_k=inputs.top_k,
+                bank=inputs.bank,
                 exclude_action_ids=(inputs.retry_of,) if inputs.retry_of else (),
             ),
             models,

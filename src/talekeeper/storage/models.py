@@ -7,6 +7,9 @@ Invariants:
   the first migration on, so a fresh install needs no login.
 - The models and the Alembic migrations describe the same schema (a test runs
   autogenerate against a migrated database and expects no difference).
+- Memories and summary versions are attached to a node (branch, depth, action):
+  "on the current path" is the same lineage clause as for actions, so a fork
+  inherits exactly the derived work of its path and nothing is copied.
 - The story tree (see ``services.tree``): every action has a branch and a
   depth; a branch has a parent and the depth its own actions start at, so
   "on the current path" is one SQL clause over (branch, depth). At most one
@@ -26,6 +29,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -132,9 +136,14 @@ class Adventure(Base):
     ai_instructions: Mapped[str] = mapped_column(Text, default="")
     plot_essentials: Mapped[str] = mapped_column(Text, default="")
     authors_note: Mapped[str] = mapped_column(Text, default="")
-    story_summary: Mapped[str] = mapped_column(Text, default="")
     auto_summarize: Mapped[bool] = mapped_column(Boolean, default=True)
     memory_bank: Mapped[bool] = mapped_column(Boolean, default=True)
+    # The Scene: where the story is, who is there, what is happening. Set by the player
+    # (``scene_by_player``) or, when not, filled from the story cards of the newest actions.
+    scene_location: Mapped[str] = mapped_column(String(200), default="")
+    scene_present: Mapped[str] = mapped_column(Text, default="[]")  # JSON list of names
+    scene_summary: Mapped[str] = mapped_column(Text, default="")
+    scene_by_player: Mapped[bool] = mapped_column(Boolean, default=False)
     # No foreign key: adventures and branches would reference each other, which SQLite's
     # table-copy migrations handle badly; the tree service keeps it pointing at a branch.
     current_branch_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -227,3 +236,131 @@ class InsightSnapshot(Base):
     )
     data: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class Memory(Base):
+    """A memory: 1-2 sentences about one block of actions, attached to the node the block
+    ends on (``branch_id``, ``depth``, ``action_id``), covering ``source_start``..
+    ``source_end`` (depths). A hand-written memory has no source range and is attached to
+    the first depth of the branch it was written on.
+
+    ``status``: ``active`` (in the bank), ``forgotten`` (pushed out by capacity: kept and
+    listed, never retrieved), ``withdrawn`` (its source left the story: undo, delete,
+    retry), ``deleted`` (the player deleted it: hidden, but its source stays covered so it
+    is not written again). ``revision`` grows with every change that a cache of the bank
+    must see (see ``services.memory.bank``).
+    """
+
+    __tablename__ = "memories"
+    __table_args__ = (
+        Index("ix_memories_adventure_id_revision", "adventure_id", "revision"),
+        Index("ix_memories_branch_id_depth", "branch_id", "depth"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    adventure_id: Mapped[int] = mapped_column(
+        ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+    )
+    branch_id: Mapped[int] = mapped_column(ForeignKey("branches.id", ondelete="CASCADE"))
+    depth: Mapped[int] = mapped_column(Integer)
+    action_id: Mapped[int | None] = mapped_column(
+        ForeignKey("actions.id", ondelete="SET NULL"), nullable=True
+    )
+    source_start: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    source_end: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    text: Mapped[str] = mapped_column(Text)
+    authority: Mapped[str] = mapped_column(String(16))
+    origin: Mapped[str] = mapped_column(String(8), default="auto")  # "auto" or "user"
+    writer: Mapped[str] = mapped_column(String(255), default="")  # model name or "extractive"
+    status: Mapped[str] = mapped_column(String(12), default="active")
+    pinned: Mapped[bool] = mapped_column(Boolean, default=False)
+    stale: Mapped[bool] = mapped_column(Boolean, default=False)
+    use_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_used_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    vector: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    vector_model: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    terms: Mapped[str] = mapped_column(Text, default="")  # the lexical terms, space-separated
+    revision: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class MemoryUse(Base):
+    """Which reply used which memory (the Memory Bank shows the turns that used it)."""
+
+    __tablename__ = "memory_uses"
+
+    memory_id: Mapped[int] = mapped_column(
+        ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True
+    )
+    action_id: Mapped[int] = mapped_column(
+        ForeignKey("actions.id", ondelete="CASCADE"), primary_key=True
+    )
+
+
+class SummaryVersion(Base):
+    """One version of the Story Summary, anchored to a node (``branch_id``, ``depth``,
+    ``action_id``).
+
+    The version in force is the deepest (then newest) one whose anchor is an active
+    action on the current path (or, with no anchor, whose branch is on the path).
+    ``covers_to`` is the summary cursor: the depth its content covers up to. An automatic
+    version is anchored where it covers up to; the player's edit is anchored at the head
+    it was made at (so it stays on that path) and covers what its base covered.
+    ``trigger`` is ``interval`` (the summary pass) or ``user`` (the player wrote it).
+    """
+
+    __tablename__ = "summary_versions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    adventure_id: Mapped[int] = mapped_column(
+        ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+    )
+    branch_id: Mapped[int] = mapped_column(ForeignKey("branches.id", ondelete="CASCADE"))
+    depth: Mapped[int] = mapped_column(Integer)  # -1: before the first action
+    action_id: Mapped[int | None] = mapped_column(
+        ForeignKey("actions.id", ondelete="SET NULL"), nullable=True
+    )
+    covers_to: Mapped[int] = mapped_column(Integer)  # the depth its content covers up to
+    text: Mapped[str] = mapped_column(Text)
+    trigger: Mapped[str] = mapped_column(String(12))
+    writer: Mapped[str] = mapped_column(String(255), default="")
+    base_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    refreshes_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    stale: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class DerivedJob(Base):
+    """Background work waiting for an adventure, written in the transaction that causes it.
+
+    One row per adventure: a worker claims it (``claimed_at``), runs every pass, and
+    deletes it unless a newer request arrived meanwhile. A row left claimed by a process
+    that died is claimed again after ``LEASE`` (see ``services.memory.worker``).
+    """
+
+    __tablename__ = "derived_jobs"
+
+    adventure_id: Mapped[int] = mapped_column(
+        ForeignKey("adventures.id", ondelete="CASCADE"), primary_key=True
+    )
+    requested_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    claimed_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+
+class DerivedState(Base):
+    """The outcome of the last run of one pass (memory, summary, embedding, eviction)."""
+
+    __tablename__ = "derived_states"
+
+    adventure_id: Mapped[int] = mapped_column(
+        ForeignKey("adventures.id", ondelete="CASCADE"), primary_key=True
+    )
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    state: Mapped[str] = mapped_column(String(8), default="idle")  # idle, running, failed
+    last_run_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    last_success_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    last_failure_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    did_work: Mapped[bool] = mapped_column(Boolean, default=False)
+    failures: Mapped[int] = mapped_column(Integer, default=0)  # in a row

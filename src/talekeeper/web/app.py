@@ -26,6 +26,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         runtime = Runtime.build(resolved)
         app.state.runtime = runtime
         app.state.local_user_id = runtime.local_user_id()
+        await runtime.start()
         try:
             yield
         finally:

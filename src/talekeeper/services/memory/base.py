@@ -44,6 +44,7 @@ class RetrievalQuery:
     context_text: str  # the scene, then the end of the newest narration
     top_k: int
     exclude_action_ids: tuple[int, ...] = ()  # a retry leaves out the action being retried
+    bank: bool = True  # the adventure's Memory Bank toggle
 
 
 @dataclass(frozen=True)

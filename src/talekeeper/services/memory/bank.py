@@ -1,0 +1,204 @@
+"""The Memory Bank: memory rows as ranking sees them, and the one place they change.
+
+Invariants:
+
+- ``set_vector`` is the only function that changes a memory's vector; it bumps
+  the memory's revision and drops the memory from the in-process cache, so no
+  cached vector or term set outlives the row it came from.
+- Every other change that ranking must see (text and so terms and authority,
+  status, pin) goes through ``set_text``, ``set_status`` or ``set_pinned``,
+  which bump the revision too. Use counts do not: ranking never reads them.
+- ``BankCache`` holds, per adventure (the few most recent), the retrievable
+  rows — active, with a vector of the current embedding model — as NumPy
+  arrays. A read checks the adventure's (highest revision, row count) in one
+  index lookup and refreshes only the rows whose revision moved; memory text
+  is never loaded for ranking.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from talekeeper.services.memory.authority import classify
+from talekeeper.services.memory.ranking import Bank
+from talekeeper.services.memory.ranking import BankRow as RankRow
+from talekeeper.services.memory.terms import term_set
+from talekeeper.storage.models import Memory
+from talekeeper.storage.repositories.memory import ACTIVE, BankRow, MemoryRepository
+
+VECTOR_DTYPE = np.float32  # 384 dims x 4 bytes: 1.5 KB a memory, exact enough for cosine
+CACHED_ADVENTURES = 8  # a small group's worth of adventures played at once
+
+
+def pack(vector: Sequence[float]) -> bytes:
+    return np.asarray(vector, dtype=VECTOR_DTYPE).tobytes()
+
+
+def unpack(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=VECTOR_DTYPE)
+
+
+@dataclass
+class _Entry:
+    model: str
+    revision: int
+    count: int
+    rows: dict[int, RankRow] = field(default_factory=dict)
+    bank: Bank | None = None
+    reread: set[int] = field(default_factory=set)  # invalidated rows: read again by id
+
+
+class BankCache:
+    """Retrievable rows per adventure, refreshed by revision; safe across threads."""
+
+    def __init__(self, capacity: int = CACHED_ADVENTURES) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[int, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def invalidate(self, adventure_id: int, memory_id: int | None = None) -> None:
+        with self._lock:
+            entry = self._entries.get(adventure_id)
+            if entry is None:
+                return
+            if memory_id is None:
+                del self._entries[adventure_id]
+            else:
+                # Read it again by id next time, whatever its revision: the change may not
+                # be committed yet, or may be rolled back.
+                entry.rows.pop(memory_id, None)
+                entry.reread.add(memory_id)
+                entry.bank = None
+
+    def bank(self, session: Session, adventure_id: int, model: str) -> Bank:
+        repo = MemoryRepository(session)
+        revision, count = repo.bank_state(adventure_id)
+        with self._lock:
+            entry = self._entries.get(adventure_id)
+            if entry is not None:
+                self._entries.move_to_end(adventure_id)
+        fresh = entry is None or entry.model != model or revision < entry.revision
+        if entry is not None and not fresh and count < entry.count:
+            fresh = True  # rows vanished (an adventure re-created under a reused id)
+        if fresh or entry is None:
+            entry = _Entry(model, 0, 0)
+        if entry.revision != revision or entry.count != count or entry.bank is None:
+            changed = repo.bank_rows(adventure_id, after_revision=entry.revision)
+            with self._lock:
+                reread, entry.reread = entry.reread, set()
+            if reread:
+                changed += repo.bank_rows(adventure_id, ids=sorted(reread))
+            for row in changed:
+                self._apply(entry, row)
+            entry.revision, entry.count = revision, count
+            entry.bank = Bank.build(list(entry.rows.values()), _dims(entry.rows))
+        with self._lock:
+            self._entries[adventure_id] = entry
+            self._entries.move_to_end(adventure_id)
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        return entry.bank
+
+    @staticmethod
+    def _apply(entry: _Entry, row: BankRow) -> None:
+        usable = row.status == ACTIVE and row.vector is not None and row.vector_model == entry.model
+        if not usable:
+            entry.rows.pop(row.id, None)
+            return
+        assert row.vector is not None
+        entry.rows[row.id] = RankRow(
+            id=row.id,
+            branch_id=row.branch_id,
+            depth=row.depth,
+            vector=unpack(row.vector),
+            pinned=row.pinned,
+            heuristic=row.authority == "heuristic",
+            terms=frozenset(row.terms.split()),
+        )
+
+
+def _dims(rows: dict[int, RankRow]) -> int:
+    for row in rows.values():
+        return int(row.vector.shape[0])
+    return 0
+
+
+# -- the one place memories change ----------------------------------------------------
+
+
+def _bump(session: Session, memory: Memory) -> None:
+    memory.revision = MemoryRepository(session).next_revision(memory.adventure_id)
+
+
+def set_vector(
+    session: Session,
+    memory: Memory,
+    vector: Sequence[float] | None,
+    model: str | None,
+    cache: BankCache | None,
+) -> None:
+    """Store (or clear) a memory's vector; the cached copy goes with it."""
+    memory.vector = pack(vector) if vector is not None else None
+    memory.vector_model = model if vector is not None else None
+    _bump(session, memory)
+    session.flush()
+    if cache is not None:
+        cache.invalidate(memory.adventure_id, memory.id)
+
+
+def set_text(session: Session, memory: Memory, text: str, cache: BankCache | None) -> None:
+    """New text: new terms and authority, not stale, and a cleared vector (re-embedded)."""
+    memory.text = text
+    memory.terms = " ".join(sorted(term_set(text)))
+    memory.authority = classify(text)
+    memory.stale = False
+    set_vector(session, memory, None, None, cache)
+
+
+def set_status(
+    session: Session, memories: Sequence[Memory], status: str, cache: BankCache | None
+) -> None:
+    for memory in memories:
+        memory.status = status
+        _bump(session, memory)
+        session.flush()
+        if cache is not None:
+            cache.invalidate(memory.adventure_id, memory.id)
+
+
+def set_pinned(session: Session, memory: Memory, pinned: bool, cache: BankCache | None) -> None:
+    memory.pinned = pinned
+    if pinned and memory.status != ACTIVE:
+        memory.status = ACTIVE  # pinning a forgotten memory brings it back into the bank
+    _bump(session, memory)
+    session.flush()
+    if cache is not None:
+        cache.invalidate(memory.adventure_id, memory.id)
+
+
+def clear_other_models(
+    session: Session, adventure_id: int, model: str, cache: BankCache | None
+) -> int:
+    """The embedding model changed: every vector of another model is cleared, in one
+    statement (the bank re-embeds itself over the following runs)."""
+    repo = MemoryRepository(session)
+    stale = repo.other_model_vectors(adventure_id, model)
+    if not stale:
+        return 0
+    revision = repo.next_revision(adventure_id)
+    session.execute(
+        update(Memory)
+        .where(Memory.id.in_([m.id for m in stale]))
+        .values(vector=None, vector_model=None, revision=revision)
+        .execution_options(synchronize_session="fetch")
+    )
+    if cache is not None:
+        cache.invalidate(adventure_id)
+    return len(stale)

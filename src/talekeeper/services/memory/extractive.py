@@ -1,0 +1,431 @@
+"""The extractive writer: memories and the Story Summary without a model (memory.md §2, §3).
+
+Invariants:
+
+- **No new word.** Every word of a memory is a word of its block, a word of the
+  protagonist's name or that name with "'s" ("the player" and "the player's"
+  when the protagonist is unnamed). Every word of a summary is a word of its base
+  or of its memories. A word is what ``words`` returns: lowercase runs of
+  letters and digits, joined by inner apostrophes (a curly one counts as
+  straight). Words are counted the same way for every limit.
+- **Limits.** A memory has at most ``MEMORY_WORDS`` words, a summary at most
+  ``SUMMARY_WORDS``. Text cut short ends with "…" on a word boundary.
+- **Deterministic.** The same input gives the same output; ties go to the
+  earlier sentence.
+- **Memories.** One sentence of the block, the most informative (named people,
+  places and items from ``salient``, numbers, promises and injuries weigh most;
+  filler least), plus a second if it carries a real signal and both fit. Chosen
+  sentences keep story order. Second person outside quotation marks becomes the
+  protagonist; a verb after "you" agrees ("are" -> "is") only if the agreeing
+  form is already a word of the block. A block with a word gives a memory with
+  a word.
+- **Summaries.** Under the limit, the base and the memories are kept verbatim, in
+  order. Over it: a user-written base comes first and whole (cut only to leave
+  room for the newest memory); the newest memory is always kept whole (cut only
+  if it alone exceeds the limit); the rest, oldest first (an automatic base is
+  the oldest), get a word allowance that shrinks with age: whole, then its
+  leading sentences, then one clipped sentence, then dropped, oldest first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+MEMORY_WORDS = 50  # memory.md §2: a memory is at most 50 words
+SUMMARY_WORDS = 250  # memory.md §3: the Story Summary is at most 250 words
+
+SALIENT_WEIGHT = 3.0  # a person, place or item from the cast or the cards is the best signal
+SIGNAL_WEIGHT = 2.0  # a number, a promise or an injury is a concrete fact worth keeping
+NAME_WEIGHT = 1.0  # a capitalised word mid-sentence is likely a name no card knows yet
+NAME_CAP = 2  # so a list of unknown names cannot outweigh a card's name
+DETAIL_WEIGHT = 0.25  # each distinct uncommon word adds a little detail...
+DETAIL_CAP = 4  # ...one point at most, so detail breaks ties but never beats a signal
+SHORT_SENTENCE_WORDS = 4  # fewer words than this is filler ("It is cold.")
+FILLER_PENALTY = 1.0  # short sentences, questions and trailing-off ellipses say little
+COMMON_PENALTY = 2.0  # a sentence of only common words says nothing at all
+CARRIES_WEIGHT = 2.0  # a second sentence must carry at least one real signal
+MIN_KEEP_WORDS = 8  # a summary fragment shorter than this is dropped, not kept mangled
+
+ELLIPSIS = "\u2026"
+UNNAMED = "the player"  # who "you" is when the cast names no protagonist
+
+_WORD_RE = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
+_BOUNDARY_RE = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s)")
+_SPEECH_END_RE = re.compile(r"[!?][\"\u201d]")  # "Run!" Hale shouts: one sentence
+_LAST_WORD_RE = re.compile(r"([^\W_]+)\W*$")
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_ABBREVIATIONS = _wordset("mr mrs ms dr st mt capt lt sgt col gen prof sr jr vs")
+_COMMON = _wordset(
+    """a an the and or but nor so yet if then than that this these those there here it its
+    it's is are was were be been being am do does did done doing have has had having i me my
+    mine we us our you your yours he him his she her hers they them their what which who whom
+    whose when where why how all any some no not none one each every both few more most other
+    such only own same too very just still now again also can could will would shall should may
+    might must of in on at by for with about against between into through during before after
+    above below to from up down out off over under as until while once around back away
+    there's get gets got go goes went gone come comes came see sees saw look looks looked
+    seem seems make makes made take takes took say says said tell tells told know knows knew
+    think thinks thought want wants like well way thing things something nothing anything
+    someone time moment little much many even ever never always perhaps maybe yes oh ah"""
+)
+_NUMBER_WORDS = _wordset(
+    """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    twenty thirty forty fifty hundred hundreds thousand thousands dozen dozens million"""
+)
+_PROMISE_WORDS = _wordset(
+    """promise promises promised swear swears swore sworn vow vows vowed oath oaths owe owes
+    owed debt agree agrees agreed deal bargain pledge pledged pact"""
+)
+_INJURY_WORDS = _wordset(
+    """wound wounds wounded bleed bleeds bleeding bled blood broken injured injury injuries hurt
+    scar scars scarred bite bites bitten limp limps limping poison poisons poisoned venom bruise
+    bruised burn burned burnt stab stabs stabbed fracture fractured sprained dead dies died
+    killed slain unconscious pain painful twisted twisting sprain gash gashed"""
+)
+_SUBJECT_LEADS = _wordset(
+    """and but or nor so then as when while before after until because if once since though
+    although unless whether that what where who which how why than"""
+)
+_NOT_VERBS = _wordset(
+    """can could will would shall should may might must had did was is has does also too all
+    both not never just still only even already"""
+)
+# Common words that are verbs all the same, so they may still agree with "you".
+_VERBS = _wordset("get go come see look make take say tell know think want like seem")
+_AGREEMENT = {
+    "are": "is",
+    "were": "was",
+    "have": "has",
+    "do": "does",
+    "aren't": "isn't",
+    "weren't": "wasn't",
+    "haven't": "hasn't",
+    "don't": "doesn't",
+}
+_CONTRACTIONS = {"you're": ("is", "are"), "you've": ("has", "have"), "you'll": ("will",)}
+_SUBJECT_GAP = frozenset(',;:.!?()"\u201c\u201d\u2014\u2013-')
+_QUOTE_CHARS = frozenset("\"'\u201c\u201d\u2018\u2019")
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` as every limit and the no-new-word rule count them."""
+    return [_norm(m.group()) for m in _WORD_RE.finditer(text)]
+
+
+def _norm(token: str) -> str:
+    return token.lower().replace("\u2019", "'")
+
+
+def _count(text: str) -> int:
+    return len(_WORD_RE.findall(text))
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut after its ``limit``-th word, marked with "…"; whole if it fits."""
+    if limit <= 0:
+        return ""
+    found = list(_WORD_RE.finditer(text))
+    if len(found) <= limit:
+        return text
+    return text[: found[limit - 1].end()] + ELLIPSIS
+
+
+# --- sentences ---------------------------------------------------------------------------
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` in order: every line break ends one, and a leading
+    "> " (how a player action is shown) is dropped. Abbreviations ("Mr."), initials
+    and terminators inside a quotation do not end a sentence, nor does one followed by
+    a lowercase word (‘"Run!" you shout’)."""
+    sentences: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith(">"):
+            line = line[1:].strip()
+        start = 0
+        for match in _BOUNDARY_RE.finditer(line):
+            if _ends_sentence(line, match):
+                sentences.append(line[start : match.end()].strip())
+                start = match.end()
+        tail = line[start:].strip()
+        if tail:
+            sentences.append(tail)
+    return [s for s in sentences if s]
+
+
+def _ends_sentence(line: str, match: re.Match[str]) -> bool:
+    rest = line[match.end() :].lstrip()
+    if not rest or rest[0].islower() or _SPEECH_END_RE.search(match.group()):
+        return False
+    before = _LAST_WORD_RE.search(line[: match.start()])
+    if match.group().startswith(".") and not match.group().startswith("..") and before:
+        word = before.group(1)
+        if word.lower() in _ABBREVIATIONS or (len(word) == 1 and word.isupper()):
+            return False
+    return not _quoted(line, match.end())
+
+
+def _quoted(text: str, pos: int) -> bool:
+    """Whether ``pos`` lies inside a quotation (ignored where the quotes don't pair up)."""
+    head = text[:pos]
+    if text.count('"') % 2 == 0 and head.count('"') % 2 == 1:
+        return True
+    if text.count("\u201c") == text.count("\u201d"):
+        return head.count("\u201c") > head.count("\u201d")
+    return False
+
+
+# --- second person -----------------------------------------------------------------------
+
+
+def second_to_third(sentence: str, name: str, vocabulary: Collection[str] | None = None) -> str:
+    """``sentence`` with "you" outside quotations rewritten to ``name`` ("the player" if
+    empty): you/yourself -> Mara, your/yours -> Mara's, you're -> Mara is. A verb after a
+    subject "you" agrees (are -> is, draw -> draws) only if the agreeing form is in
+    ``vocabulary`` (default: the sentence's own words); otherwise it is left as it was."""
+    vocab = set(words(sentence)) if vocabulary is None else set(vocabulary)
+    who = name.strip() if words(name) else UNNAMED
+    tokens = list(_WORD_RE.finditer(sentence))
+    parts: list[str] = []
+    overrides: dict[int, str] = {}
+    pos = 0
+    for i, token in enumerate(tokens):
+        parts.append(sentence[pos : token.start()])
+        pos = token.end()
+        text = token.group()
+        if i in overrides:
+            parts.append(overrides[i])
+            continue
+        low = _norm(text)
+        if not low.startswith("you") or _quoted(sentence, token.start()):
+            parts.append(text)
+            continue
+        replacement = _replace_you(low, who, vocab, _next_word(sentence, tokens, i))
+        if replacement is None:
+            parts.append(text)
+            continue
+        if low == "you" and _is_subject(sentence, tokens, i):
+            verb = _agree(_next_word(sentence, tokens, i), vocab)
+            if verb is not None:
+                overrides[i + 1] = verb
+        if text[0].isupper() and replacement.startswith(UNNAMED):
+            replacement = "T" + replacement[1:]  # a name is kept exactly as the cast spells it
+        parts.append(replacement)
+    parts.append(sentence[pos:])
+    return "".join(parts)
+
+
+def _replace_you(low: str, who: str, vocab: set[str], following: str) -> str | None:
+    if low in ("you", "yourself", "yourselves"):
+        return who
+    if low in ("your", "yours"):
+        return who + "'s"
+    choices = _CONTRACTIONS.get(low)
+    if low == "you'd":
+        # "you'd gone" is "had", "you'd go" is "would"
+        past = following.endswith(("ed", "en", "wn", "ne", "ht"))
+        choices = ("had", "would") if past else ("would", "had")
+    for verb in choices or ():
+        if verb in vocab:
+            return f"{who} {verb}"
+    return None
+
+
+def _next_word(sentence: str, tokens: list[re.Match[str]], i: int) -> str:
+    """The word right after token ``i`` if only spaces separate them, else ""."""
+    if i + 1 >= len(tokens):
+        return ""
+    following = tokens[i + 1]
+    gap = sentence[tokens[i].end() : following.start()]
+    if gap.strip() or following.group() != following.group().lower():
+        return ""
+    return _norm(following.group())
+
+
+def _is_subject(sentence: str, tokens: list[re.Match[str]], i: int) -> bool:
+    if i == 0:
+        return True
+    gap = sentence[tokens[i - 1].end() : tokens[i].start()]
+    return bool(_SUBJECT_GAP & set(gap)) or _norm(tokens[i - 1].group()) in _SUBJECT_LEADS
+
+
+def _agree(verb: str, vocab: set[str]) -> str | None:
+    if not verb:
+        return None
+    if verb in _AGREEMENT:
+        candidates = [_AGREEMENT[verb]]
+    elif verb.isalpha() and verb not in _NOT_VERBS and (verb not in _COMMON or verb in _VERBS):
+        candidates = [verb + "s", verb + "es"]
+        if len(verb) > 1 and verb.endswith("y") and verb[-2] not in "aeiou":
+            candidates.append(verb[:-1] + "ies")
+    else:
+        return None
+    return next((c for c in candidates if c in vocab), None)
+
+
+# --- memories ----------------------------------------------------------------------------
+
+
+def _salient_patterns(salient: Sequence[str]) -> list[re.Pattern[str]]:
+    """One whole-word, case-insensitive pattern per distinct name, in a fixed order."""
+    patterns: dict[str, re.Pattern[str]] = {}
+    for item in salient:
+        found = _WORD_RE.findall(item)
+        if found:
+            body = r"\W+".join(_token_pattern(t) for t in found)
+            key = " ".join(_norm(t) for t in found)
+            patterns.setdefault(key, re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE))
+    return [patterns[k] for k in sorted(patterns)]
+
+
+def _token_pattern(token: str) -> str:
+    return "['\u2019]".join(re.escape(part) for part in re.split("['\u2019]", token))
+
+
+def _capitalised(sentence: str) -> set[str]:
+    """Capitalised words that neither open the sentence nor open a quotation."""
+    found: set[str] = set()
+    tokens = list(_WORD_RE.finditer(sentence))
+    for prev, token in zip(tokens, tokens[1:], strict=False):
+        text = token.group()
+        gap = sentence[prev.end() : token.start()]
+        if not text[0].isupper() or _QUOTE_CHARS & set(gap):
+            continue
+        if _norm(text) not in _COMMON:
+            found.add(_norm(text))
+    return found
+
+
+def _score(sentence: str, patterns: Sequence[re.Pattern[str]], named: set[str]) -> float:
+    """How much a sentence is worth keeping as a memory; higher is better."""
+    toks = words(sentence)
+    if not toks:
+        return float("-inf")
+    distinct = set(toks)
+    score = SALIENT_WEIGHT * sum(1 for p in patterns if p.search(sentence))
+    has_number = any(c.isdigit() for c in sentence) or bool(distinct & _NUMBER_WORDS)
+    for signal in (has_number, distinct & _PROMISE_WORDS, distinct & _INJURY_WORDS):
+        score += SIGNAL_WEIGHT if signal else 0.0
+    score += NAME_WEIGHT * min(len(_capitalised(sentence) - named), NAME_CAP)
+    uncommon = distinct - _COMMON
+    score += DETAIL_WEIGHT * min(len(uncommon), DETAIL_CAP)
+    if len(toks) < SHORT_SENTENCE_WORDS:
+        score -= FILLER_PENALTY
+    if sentence.rstrip("\"'\u201d\u2019)] ").endswith("?"):
+        score -= FILLER_PENALTY
+    if "..." in sentence or ELLIPSIS in sentence:
+        score -= FILLER_PENALTY
+    if not uncommon:
+        score -= COMMON_PENALTY
+    return score
+
+
+def _terminated(sentence: str) -> str:
+    return sentence + "." if sentence and sentence[-1].isalnum() else sentence
+
+
+def write_memory(block: str, protagonist: str, salient: Sequence[str]) -> str:
+    """One or two sentences of ``block`` in third person, at most ``MEMORY_WORDS`` words.
+
+    ``block`` is the story text as the player sees it; ``salient`` holds the names of
+    people, places and items (story-card names and keywords, the persona's name)."""
+    sentences = [s for s in split_sentences(block) if _count(s)]
+    if not sentences:
+        return ""
+    vocab = set(words(block))
+    patterns = _salient_patterns(salient)
+    named = {w for item in salient for w in words(item)}
+    scores = [_score(s, patterns, named) for s in sentences]
+    thirds = [second_to_third(s, protagonist, vocab) for s in sentences]
+    ranked = sorted(range(len(sentences)), key=lambda k: (-scores[k], k))
+    best = ranked[0]
+    if _count(thirds[best]) >= MEMORY_WORDS:
+        return clip(thirds[best], MEMORY_WORDS)
+    chosen = [best]
+    for k in ranked[1:]:
+        if scores[k] < CARRIES_WEIGHT:
+            break
+        if _count(thirds[best]) + _count(thirds[k]) <= MEMORY_WORDS:
+            chosen.append(k)
+            break
+    return " ".join(_terminated(thirds[k]) for k in sorted(chosen))
+
+
+# --- the Story Summary -------------------------------------------------------------------
+
+
+def _shorten(unit: str, allowance: int) -> str:
+    """``unit`` whole, else its leading sentences, else its first sentence clipped, else ""."""
+    if _count(unit) <= allowance:
+        return unit
+    if allowance < MIN_KEEP_WORDS:
+        return ""
+    kept: list[str] = []
+    total = 0
+    sentences = split_sentences(unit)
+    for sentence in sentences:
+        size = _count(sentence)
+        if total + size > allowance:
+            break
+        kept.append(sentence)
+        total += size
+    if total:
+        return " ".join(_terminated(s) for s in kept)
+    return clip(next((s for s in sentences if _count(s)), unit), allowance)
+
+
+def _by_age(units: Sequence[str], scale: int) -> list[str]:
+    """Unit ``a`` places from the newest (1 = newest) may keep ``scale // a`` words; once
+    one is dropped, every older one is too."""
+    kept: list[str] = []
+    for age, unit in enumerate(reversed(units), start=1):
+        piece = _shorten(unit, scale // age)
+        if not _count(piece):
+            break
+        kept.append(piece)
+    return kept[::-1]
+
+
+def _fit_by_age(units: Sequence[str], room: int) -> list[str]:
+    """The largest age-graded layout of ``units`` (oldest first) within ``room`` words."""
+    if sum(_count(u) for u in units) <= room:
+        return list(units)
+    low, high = 0, max((_count(u) for u in units), default=0) * len(units)
+    while low < high:  # the layout only grows with the scale, so search for the largest
+        middle = (low + high + 1) // 2
+        if sum(_count(p) for p in _by_age(units, middle)) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return _by_age(units, low)
+
+
+def write_summary(base: str, base_by_user: bool, memories: Sequence[str]) -> str:
+    """The next Story Summary: ``base`` (the version valid now, "" if none) followed by
+    ``memories`` (the new ones, oldest first), within ``SUMMARY_WORDS`` words."""
+    base = base.strip() if _count(base) else ""
+    fresh = [m.strip() for m in memories if _count(m)]
+    everything = ([base] if base else []) + fresh
+    if sum(_count(p) for p in everything) <= SUMMARY_WORDS:
+        return _joined(everything)
+    newest = [clip(fresh[-1], SUMMARY_WORDS)] if fresh else []
+    room = SUMMARY_WORDS - sum(_count(p) for p in newest)
+    head: list[str] = []
+    older = fresh[:-1]
+    if base and base_by_user:
+        head = [clip(base, room)]
+        room -= _count(head[0])
+    elif base:
+        older = [s for s in split_sentences(base) if _count(s)] + older
+    return _joined(head + _fit_by_age(older, room) + newest)
+
+
+def _joined(pieces: Sequence[str]) -> str:
+    return " ".join(_terminated(p) for p in pieces if p)

@@ -1,0 +1,298 @@
+"""Hybrid ranking and selection over one adventure's bank (memory.md §5).
+
+The bank is held as NumPy arrays, one row per retrievable memory, so a turn's
+scoring is a couple of matrix-vector products and a partial sort, never a
+Python loop over the rows.
+
+Scores of a candidate ``m`` (rows are L2-normalised, so a dot product is a cosine):
+
+- semantic = ``INPUT_WEIGHT``·cos(input, m) + ``CONTEXT_WEIGHT``·cos(context, m);
+  with only one query vector, that cosine alone; with neither, 0. A query
+  vector of norm 0 counts as absent.
+- lexical = the memory's share of the input's rarity. Over the N candidates
+  under the mask, each distinct input term weighs ln((N+1)/(df+1)) (df =
+  candidates holding it); the share is the weight of the input terms the
+  memory holds over the weight of all input terms, capped at 1, and 0 when
+  that total is 0.
+- final = semantic + ``LEXICAL_WEIGHT``·lexical.
+
+Selection invariants:
+
+- only candidates under the mask are scored, counted or chosen;
+- every pinned candidate is chosen (they count toward ``top_k`` but are never
+  cut by it); then the rest best-first by final score, ties by lower id;
+- a non-pinned memory whose cosine with an already chosen memory **of the same
+  authority** is >= ``DUPLICATE_COSINE`` is suppressed and recorded as
+  (id, duplicate_of) -- the chosen one it is closest to; a heuristic memory
+  never suppresses an accepted one, nor the reverse;
+- the result is ordered by final score descending, ties by id ascending, and
+  holds at most max(top_k, pinned candidates) memories, each once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+INPUT_WEIGHT = 0.6  # the player's own words say best what this turn is about
+CONTEXT_WEIGHT = 0.4  # the scene resolves "her" and "it" but must not drown the question
+LEXICAL_WEIGHT = 0.15  # rare exact names lift a memory without outvoting meaning
+DUPLICATE_COSINE = 0.93  # above this two memories say the same thing; one slot is enough
+
+_FIRST_WINDOW_SLACK = 8  # extra rows sorted up front so a few suppressions need no second pass
+_WINDOW_GROWTH = 4  # each further pass sorts this many times more rows
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float32]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class BankRow:
+    """One retrievable memory as the bank needs it (no text: the hot path never reads it)."""
+
+    id: int
+    branch_id: int
+    depth: int  # the node the memory is attached to
+    vector: npt.NDArray[np.floating]  # any float dtype; normalised by ``Bank.build``
+    pinned: bool
+    heuristic: bool  # authority == "heuristic"
+    terms: frozenset[str]
+
+
+@dataclass(eq=False)
+class Bank:
+    """One adventure's retrievable memories: active, not forgotten, with a current vector."""
+
+    ids: IntArray
+    branch_ids: IntArray
+    depths: IntArray
+    vectors: FloatArray  # (N, dims), rows of norm 1 (or 0 for a zero vector)
+    pinned: BoolArray
+    heuristic: BoolArray
+    postings: dict[str, IntArray] = field(default_factory=dict)  # term -> ascending row indices
+
+    @property
+    def size(self) -> int:
+        return int(self.ids.shape[0])
+
+    @property
+    def dims(self) -> int:
+        return int(self.vectors.shape[1])
+
+    @classmethod
+    def build(cls, rows: Sequence[BankRow], dims: int) -> Bank:
+        """A bank of ``rows`` in the order given.
+
+        Raises ValueError on a vector of another size or with a non-finite value.
+        """
+        vectors = np.zeros((len(rows), dims), dtype=np.float32)
+        index: dict[str, list[int]] = {}
+        for i, row in enumerate(rows):
+            vector = np.asarray(row.vector, dtype=np.float32).reshape(-1)
+            if vector.shape[0] != dims:
+                raise ValueError(
+                    f"memory {row.id} has a vector of {vector.shape[0]} dimensions, "
+                    f"the bank expects {dims}: re-embed it with the current model"
+                )
+            if not np.all(np.isfinite(vector)):
+                raise ValueError(f"memory {row.id} has a vector with NaN or infinity: re-embed it")
+            vectors[i] = vector
+            for term in row.terms:
+                index.setdefault(term, []).append(i)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        np.divide(vectors, norms, out=vectors, where=norms > 0)
+        return cls(
+            ids=np.array([r.id for r in rows], dtype=np.int64),
+            branch_ids=np.array([r.branch_id for r in rows], dtype=np.int64),
+            depths=np.array([r.depth for r in rows], dtype=np.int64),
+            vectors=vectors,
+            pinned=np.array([r.pinned for r in rows], dtype=np.bool_),
+            heuristic=np.array([r.heuristic for r in rows], dtype=np.bool_),
+            postings={t: np.array(ix, dtype=np.int64) for t, ix in index.items()},
+        )
+
+
+def lineage_mask(bank: Bank, lineage: Sequence[tuple[int, int | None]]) -> BoolArray:
+    """Rows attached to a node on the path: (branch, depth <= max_depth or any depth)."""
+    mask = np.zeros(bank.size, dtype=np.bool_)
+    for branch_id, max_depth in lineage:  # a handful of entries, never the rows
+        on_branch = bank.branch_ids == branch_id
+        if max_depth is not None:
+            on_branch &= bank.depths <= max_depth
+        mask |= on_branch
+    return mask
+
+
+@dataclass(frozen=True)
+class Scored:
+    row: int
+    id: int
+    semantic: float
+    lexical: float
+    final: float
+    pinned: bool
+    heuristic: bool
+
+
+@dataclass
+class Ranking:
+    chosen: list[Scored]  # final score descending, ties by id ascending
+    considered: int  # candidates under the mask
+    suppressed: list[tuple[int, int]]  # (id, duplicate_of id), in the order they were met
+    input_terms: list[str]  # distinct input terms, in input order
+    term_weights: dict[str, float]  # term -> ln((N+1)/(df+1)) over the candidates
+
+
+def _unit(vector: npt.NDArray[np.floating] | None, dims: int) -> FloatArray | None:
+    if vector is None:
+        return None
+    v = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if v.shape[0] != dims:
+        raise ValueError(f"a query vector has {v.shape[0]} dimensions, the bank has {dims}")
+    norm = float(np.linalg.norm(v))
+    return None if norm == 0.0 else v / np.float32(norm)
+
+
+def _semantic(
+    bank: Bank, cand: IntArray, input_vec: FloatArray | None, context_vec: FloatArray | None
+) -> npt.NDArray[np.float64]:
+    if cand.size == 0 or (input_vec is None and context_vec is None):
+        return np.zeros(cand.size, dtype=np.float64)
+    # Most rows are candidates: multiplying them all beats copying them out first.
+    rows = bank.vectors if cand.size * 2 >= bank.size else bank.vectors[cand]
+
+    def cosines(query: FloatArray) -> npt.NDArray[np.float64]:
+        # One matrix-vector product each: a (N, 2) product goes through a slower GEMM path.
+        cos = (rows @ query).astype(np.float64)
+        return cos[cand] if rows is bank.vectors else cos
+
+    if input_vec is None or context_vec is None:
+        only = input_vec if input_vec is not None else context_vec
+        assert only is not None
+        return cosines(only)
+    return INPUT_WEIGHT * cosines(input_vec) + CONTEXT_WEIGHT * cosines(context_vec)
+
+
+def _lexical(
+    bank: Bank, mask: BoolArray, cand: IntArray, unique_terms: list[str]
+) -> tuple[npt.NDArray[np.float64], dict[str, float]]:
+    n = cand.size
+    held = np.zeros(bank.size, dtype=np.float64)  # per bank row: weight of the input terms it holds
+    weights: dict[str, float] = {}
+    for term in unique_terms:
+        rows = bank.postings.get(term)
+        rows = rows[mask[rows]] if rows is not None else np.zeros(0, dtype=np.int64)
+        weight = math.log((n + 1) / (rows.size + 1))
+        weights[term] = weight
+        held[rows] += weight  # a posting lists each row once, so plain fancy-add is exact
+    total = sum(weights.values())
+    if total <= 0.0 or n == 0:
+        return np.zeros(n, dtype=np.float64), weights
+    return np.minimum(held[cand] / total, 1.0), weights
+
+
+def _best_first(
+    final: npt.NDArray[np.float64], ids: IntArray, among: IntArray, count: int
+) -> IntArray:
+    """Positions in ``among`` of its ``count`` best by (final desc, id asc), in that order.
+
+    Ties at the cut are all kept and sorted, so the order is exact, not argpartition's choice.
+    """
+    if count < among.size:
+        scores = final[among]
+        kth = np.partition(scores, among.size - count)[among.size - count]
+        among = among[scores >= kth]
+    order = np.lexsort((ids[among], -final[among]))
+    return among[order][:count]
+
+
+def rank(
+    bank: Bank,
+    mask: BoolArray,
+    input_vec: npt.NDArray[np.floating] | None,
+    context_vec: npt.NDArray[np.floating] | None,
+    input_terms: Sequence[str],
+    top_k: int,
+) -> Ranking:
+    """Score the candidates under ``mask`` and choose up to ``top_k`` (see module docstring)."""
+    if mask.shape != (bank.size,):
+        raise ValueError(f"the mask has shape {mask.shape}, the bank has {bank.size} rows")
+    top_k = max(top_k, 0)
+    cand = np.flatnonzero(mask).astype(np.int64)
+    unique_terms = list(dict.fromkeys(input_terms))
+    semantic = _semantic(bank, cand, _unit(input_vec, bank.dims), _unit(context_vec, bank.dims))
+    lexical, weights = _lexical(bank, mask, cand, unique_terms)
+    final = semantic + LEXICAL_WEIGHT * lexical
+    cand_ids = bank.ids[cand]
+
+    def scored(pos: int) -> Scored:
+        row = int(cand[pos])
+        return Scored(
+            row=row,
+            id=int(cand_ids[pos]),
+            semantic=float(semantic[pos]),
+            lexical=float(lexical[pos]),
+            final=float(final[pos]),
+            pinned=bool(bank.pinned[row]),
+            heuristic=bool(bank.heuristic[row]),
+        )
+
+    pinned_pos = np.flatnonzero(bank.pinned[cand])
+    chosen = [scored(int(p)) for p in pinned_pos]
+    suppressed = _choose_rest(bank, cand, final, cand_ids, chosen, top_k, scored)
+    chosen.sort(key=lambda s: (-s.final, s.id))
+    return Ranking(
+        chosen=chosen,
+        considered=int(cand.size),
+        suppressed=suppressed,
+        input_terms=unique_terms,
+        term_weights=weights,
+    )
+
+
+def _choose_rest(
+    bank: Bank,
+    cand: IntArray,
+    final: npt.NDArray[np.float64],
+    cand_ids: IntArray,
+    chosen: list[Scored],
+    top_k: int,
+    make: Callable[[int], Scored],
+) -> list[tuple[int, int]]:
+    """Append the best non-pinned candidates to ``chosen`` until it holds ``top_k``."""
+    suppressed: list[tuple[int, int]] = []
+    rest = np.flatnonzero(~bank.pinned[cand]).astype(np.int64)
+    need = top_k - len(chosen)
+    if need <= 0 or rest.size == 0:
+        return suppressed
+    window = need + _FIRST_WINDOW_SLACK
+    done = 0  # the order is total, so a wider window's order extends the narrower one's
+    while len(chosen) < top_k and done < rest.size:
+        order = _best_first(final, cand_ids, rest, min(window, rest.size))
+        for pos in order[done:]:
+            done += 1
+            row = int(cand[pos])
+            duplicate_of = _duplicate_of(bank, row, chosen)
+            if duplicate_of is not None:
+                suppressed.append((int(cand_ids[pos]), duplicate_of))
+                continue
+            chosen.append(make(int(pos)))
+            if len(chosen) >= top_k:
+                break
+        window *= _WINDOW_GROWTH
+    return suppressed
+
+
+def _duplicate_of(bank: Bank, row: int, chosen: list[Scored]) -> int | None:
+    """The id of the chosen memory of the same authority this row repeats, if any."""
+    same = [s for s in chosen if s.heuristic == bool(bank.heuristic[row])]
+    if not same:
+        return None
+    cos = bank.vectors[[s.row for s in same]] @ bank.vectors[row]
+    best = int(np.argmax(cos))  # the closest one; the first chosen on a tie
+    return same[best].id if float(cos[best]) >= DUPLICATE_COSINE else None

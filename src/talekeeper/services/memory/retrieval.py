@@ -1,0 +1,145 @@
+"""Retrieval: the few memories that matter this turn, and why (memory.md §5).
+
+Invariants:
+
+- Candidates are the adventure's active memories with a vector of the current
+  embedding model whose node lies on the current path's lineage (the whole
+  lineage, not a window): a memory of a sibling branch is never a candidate.
+- The two query texts are embedded in one call, with no transaction open. An
+  embedding failure never breaks the turn: ranking falls back to the lexical
+  score (and the pins), and the trace says so.
+- Nothing is written here: use counts are written in the turn's commit
+  (``MemorySystem.record_use``), never during retrieval or for a dry run.
+- The trace (query texts, input terms, weights, scores, considered,
+  suppressed) is what Insights shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
+
+from talekeeper.core.errors import TalekeeperError
+from talekeeper.services.memory.bank import BankCache
+from talekeeper.services.memory.base import Retrieval, RetrievalQuery, UsedMemory
+from talekeeper.services.memory.ranking import (
+    CONTEXT_WEIGHT,
+    DUPLICATE_COSINE,
+    INPUT_WEIGHT,
+    LEXICAL_WEIGHT,
+    Bank,
+    Ranking,
+    lineage_mask,
+    rank,
+)
+from talekeeper.services.memory.terms import terms
+from talekeeper.services.models import ModelSet
+from talekeeper.storage.db import session_scope
+from talekeeper.storage.repositories.memory import MemoryRepository
+
+
+async def retrieve(
+    query: RetrievalQuery, models: ModelSet, sessions: sessionmaker[Session], cache: BankCache
+) -> Retrieval:
+    if not query.bank:
+        return Retrieval(note="the Memory Bank is off for this adventure", query=_trace(query))
+    if models.embedding is None:
+        return Retrieval(note="the Memory Bank is off (no embedding model)", query=_trace(query))
+    model = models.embedding.model
+    bank, considered = await asyncio.to_thread(_bank, query, model, sessions, cache)
+    if not considered:
+        # Nothing to rank on this path: no call to the embedder at all.
+        return Retrieval(note="no memory in the bank on this path yet", query=_trace(query))
+    note = ""
+    vectors: list[np.ndarray | None] = [None, None]
+    texts = [query.input_text, query.context_text]
+    wanted = [i for i, text in enumerate(texts) if text.strip()]
+    if wanted:
+        try:
+            result = await models.embedding.embed(
+                [texts[i] for i in wanted], adventure_id=query.adventure_id
+            )
+            for i, vector in zip(wanted, result.vectors, strict=True):
+                vectors[i] = np.asarray(vector, dtype=np.float32)
+        except TalekeeperError as exc:
+            note = f"the query could not be embedded ({exc.message}); ranked by words only"
+    return await asyncio.to_thread(_rank, query, model, bank, vectors, note, sessions)
+
+
+def _bank(
+    query: RetrievalQuery, model: str, sessions: sessionmaker[Session], cache: BankCache
+) -> tuple[Bank, int]:
+    with session_scope(sessions) as session:
+        bank = cache.bank(session, query.adventure_id, model)
+    return bank, int(lineage_mask(bank, query.lineage).sum()) if bank.size else 0
+
+
+def _rank(
+    query: RetrievalQuery,
+    model: str,
+    bank: Bank,
+    vectors: list[np.ndarray | None],
+    note: str,
+    sessions: sessionmaker[Session],
+) -> Retrieval:
+    input_terms = terms(query.input_text)
+    with session_scope(sessions) as session:
+        input_vec, context_vec = vectors
+        if any(v is not None and v.shape[0] != bank.vectors.shape[1] for v in vectors):
+            input_vec = context_vec = None
+            note = "the query's vectors do not match the bank's; ranked by words only"
+        mask = lineage_mask(bank, query.lineage)
+        ranking = rank(bank, mask, input_vec, context_vec, input_terms, query.top_k)
+        rows = MemoryRepository(session).texts([s.id for s in ranking.chosen])
+        used = [
+            UsedMemory(
+                id=s.id,
+                text=rows[s.id].text,
+                semantic_score=round(s.semantic, 4),
+                lexical_score=round(s.lexical, 4),
+                final_score=round(s.final, 4),
+                pinned=s.pinned,
+                authority=rows[s.id].authority,
+                source={
+                    "branch_id": rows[s.id].branch_id,
+                    "depth": rows[s.id].depth,
+                    "source_start": rows[s.id].source_start,
+                    "source_end": rows[s.id].source_end,
+                },
+            )
+            for s in ranking.chosen
+            if s.id in rows
+        ]
+    if not used and not note:
+        note = "no memory on this path yet" if not ranking.considered else ""
+    return Retrieval(
+        used=used,
+        considered=ranking.considered,
+        suppressed=[{"id": i, "duplicate_of": d} for i, d in ranking.suppressed],
+        query=_trace(query, ranking, model),
+        note=note,
+    )
+
+
+def _trace(
+    query: RetrievalQuery, ranking: Ranking | None = None, model: str | None = None
+) -> dict[str, object]:
+    out: dict[str, object] = {
+        "input": query.input_text,
+        "context": query.context_text,
+        "top_k": query.top_k,
+        "weights": {
+            "input": INPUT_WEIGHT,
+            "context": CONTEXT_WEIGHT,
+            "lexical": LEXICAL_WEIGHT,
+            "duplicate_cosine": DUPLICATE_COSINE,
+        },
+    }
+    if ranking is not None:
+        out["input_terms"] = ranking.input_terms
+        out["term_weights"] = {t: round(w, 4) for t, w in ranking.term_weights.items()}
+    if model is not None:
+        out["embedding_model"] = model
+    return out

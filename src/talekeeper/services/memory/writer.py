@@ -1,0 +1,228 @@
+"""Writing memories (memory.md §2): blocks of 6 actions, from 12, settle slack 1.
+
+Invariants:
+
+- The cursor is not a count: it is the coverage of the path's automatic
+  memories (their source ranges). A block is formed from actions no memory
+  covers, so a pass never double-covers an action and never skips one; when
+  undo, delete or retry withdraw a memory, its actions become uncovered and
+  the next run writes them again ("rewinding" the cursor to just before the
+  withdrawn memory's ``source_start``).
+- No memory until the path has ``FIRST_AT`` actions; a block is written only
+  once ``SETTLE_SLACK`` more actions sit past its end, so a memory never covers
+  the newest action (the one a retry could still replace). A run of uncovered
+  actions that ends against a covered one (a gap left by a withdrawn memory)
+  may end in a shorter block; the newest run only ever yields full blocks.
+- At most ``MAX_PER_RUN`` memories per run; each is committed on its own, so a
+  failure keeps the memories written before it.
+- A memory is attached to the node its block ends on and records its source
+  range; its authority comes from its text (``authority.classify``), never
+  from the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from talekeeper.core.errors import ProviderError
+from talekeeper.core.lineage import lineage_of
+from talekeeper.services.memory import extractive
+from talekeeper.services.memory.authority import classify
+from talekeeper.services.memory.bank import set_status, set_text
+from talekeeper.services.memory.excerpt import excerpt
+from talekeeper.services.memory.prompts import clean_memory, memory_request
+from talekeeper.services.memory.terms import term_set
+from talekeeper.services.memory.work import (
+    Material,
+    Work,
+    block_text,
+    material,
+    source_rows,
+    still_there,
+    upto,
+)
+from talekeeper.storage.db import session_scope
+from talekeeper.storage.models import Adventure, Memory
+from talekeeper.storage.repositories.memory import (
+    ACTIVE,
+    AUTO,
+    COVERING,
+    WITHDRAWN,
+    MemoryRepository,
+    PathRow,
+)
+
+BLOCK_ACTIONS = 6  # a scene's worth of play: enough to say something, short enough to be one fact
+FIRST_AT = 12  # before this the whole story fits in the history window anyway
+SETTLE_SLACK = 1  # the newest action can still be retried: never summarize it
+MAX_PER_RUN = 5  # an imported long story fills in over several turns, not in one stall
+STALE_PER_RUN = 5  # re-derivations of edited memories per run
+
+
+def plan_blocks(
+    depths: Sequence[int], covered: Sequence[tuple[int, int]], *, limit: int = MAX_PER_RUN
+) -> list[list[int]]:
+    """The blocks (lists of depths, oldest first) the next run should summarize.
+
+    ``depths``: the active actions of the path, ascending; ``covered``: source ranges
+    of the memories that keep their actions covered.
+    """
+    if len(depths) < FIRST_AT:
+        return []
+    starts = sorted(covered)
+    ends_before = [s for s, _ in starts]
+
+    def is_covered(depth: int) -> bool:
+        i = bisect.bisect_right(ends_before, depth)
+        return any(s <= depth <= e for s, e in starts[max(0, i - 8) : i])
+
+    usable = depths[: len(depths) - SETTLE_SLACK]
+    blocks: list[list[int]] = []
+    run: list[int] = []
+    for depth in usable:
+        if is_covered(depth):
+            blocks.extend(_chunks(run, closed=True))
+            run = []
+        else:
+            run.append(depth)
+        if len(blocks) >= limit:
+            break
+    blocks.extend(_chunks(run, closed=False))
+    return blocks[:limit]
+
+
+def _chunks(run: list[int], *, closed: bool) -> list[list[int]]:
+    out = [run[i : i + BLOCK_ACTIONS] for i in range(0, len(run), BLOCK_ACTIONS)]
+    if out and len(out[-1]) < BLOCK_ACTIONS and not closed:
+        out.pop()
+    return out
+
+
+@dataclass
+class _Plan:
+    material: Material
+    blocks: list[list[PathRow]]
+
+
+async def memory_pass(work: Work) -> bool:
+    """Write the memories the path is due; returns whether any was written."""
+    plan = await asyncio.to_thread(_read_plan, work)
+    if plan is None:
+        return False
+    written = False
+    for rows in plan.blocks:
+        text = await write(work, plan.material, block_text(rows))
+        written = await asyncio.to_thread(_save, work, rows, text) or written
+    return written
+
+
+async def write(work: Work, facts: Material, block: str) -> str:
+    """One memory of ``block``: by the summary model, or extractive when there is none."""
+    model = work.models.summary
+    if model is None:
+        return extractive.write_memory(block, facts.protagonist, facts.salient())
+    counter = work.counter()
+    request = memory_request(
+        excerpt(block, counter),
+        facts.cast(block, counter),
+        model=model.model,
+        mode=work.models.mode,
+    )
+    result = await model.complete(request, kind="memory", adventure_id=work.adventure_id)
+    text = clean_memory(result.text)
+    if not text:
+        raise ProviderError(f"The summary model ({model.model}) wrote an empty memory.")
+    return text
+
+
+def _read_plan(work: Work) -> _Plan | None:
+    with session_scope(work.sessions) as session:
+        adventure = session.get(Adventure, work.adventure_id)
+        if adventure is None or not adventure.auto_summarize:
+            return None
+        facts = material(session, adventure)
+        repo = MemoryRepository(session)
+        path = repo.path_rows(facts.lineage)
+        covered = repo.coverage(adventure.id, facts.lineage)
+        by_depth = {r.depth: r for r in path}
+        blocks = plan_blocks([r.depth for r in path], covered)
+        return _Plan(facts, [[by_depth[d] for d in block] for block in blocks])
+
+
+def _save(work: Work, rows: list[PathRow], text: str) -> bool:
+    with session_scope(work.sessions) as session:
+        if not still_there(session, rows):
+            return False  # the story moved during the call: the next run sees the new story
+        end = rows[-1]
+        adventure = session.get(Adventure, work.adventure_id)
+        if adventure is None:
+            return False
+        facts = material(session, adventure)
+        repo = MemoryRepository(session)
+        lineage = upto(lineage_of(facts.links, end.branch_id), end.depth)
+        covered = repo.coverage(adventure.id, lineage)
+        first = rows[0].depth
+        if any(s <= end.depth and first <= e for s, e in covered):
+            return False  # another run covered it first
+        memory = Memory(
+            adventure_id=adventure.id,
+            branch_id=end.branch_id,
+            depth=end.depth,
+            action_id=end.id,
+            source_start=first,
+            source_end=end.depth,
+            text=text,
+            authority=classify(text),
+            origin=AUTO,
+            writer=work.writer,
+            status=ACTIVE,
+            terms=" ".join(sorted(term_set(text))),
+            revision=repo.next_revision(adventure.id),
+        )
+        session.add(memory)
+        session.flush()
+        return True
+
+
+async def refresh_stale(work: Work) -> bool:
+    """Re-derive memories whose source text was edited; withdraw those whose source is gone."""
+    todo = await asyncio.to_thread(_read_stale, work)
+    done = False
+    for memory_id, rows, facts in todo:
+        if not rows:
+            await asyncio.to_thread(_withdraw_one, work, memory_id)
+            done = True
+            continue
+        text = await write(work, facts, block_text(rows))
+        done = await asyncio.to_thread(_save_refresh, work, memory_id, rows, text) or done
+    return done
+
+
+def _read_stale(work: Work) -> list[tuple[int, list[PathRow], Material]]:
+    with session_scope(work.sessions) as session:
+        adventure = session.get(Adventure, work.adventure_id)
+        if adventure is None:
+            return []
+        facts = material(session, adventure)
+        stale = MemoryRepository(session).stale_memories(adventure.id, STALE_PER_RUN)
+        return [(m.id, source_rows(session, m), facts) for m in stale if m.origin == AUTO]
+
+
+def _withdraw_one(work: Work, memory_id: int) -> None:
+    with session_scope(work.sessions) as session:
+        memory = MemoryRepository(session).memory(memory_id)
+        if memory is not None and memory.status in COVERING:
+            set_status(session, [memory], WITHDRAWN, work.cache)
+
+
+def _save_refresh(work: Work, memory_id: int, rows: list[PathRow], text: str) -> bool:
+    with session_scope(work.sessions) as session:
+        memory = MemoryRepository(session).memory(memory_id)
+        if memory is None or not memory.stale or not still_there(session, rows):
+            return False
+        memory.writer = work.writer
+        set_text(session, memory, text, work.cache)
+        return True

@@ -1,0 +1,283 @@
+"""Memories, Story Summary versions and background-work rows. Never commits.
+
+Invariants:
+
+- "On the path" for a memory or a summary version is the lineage clause over its
+  node (branch, depth), like an action's; a summary version with an anchor
+  action also needs that action to be active (an undone or replaced node takes
+  its versions out of force without deleting them).
+- The bank's hot read (``bank_rows``) never loads memory text: ids, node,
+  flags, vector and terms only, and only rows whose revision moved.
+- ``next_revision`` is the only source of revisions: one per adventure, growing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from talekeeper.core.clock import utcnow
+from talekeeper.core.lineage import Lineage
+from talekeeper.storage.models import (
+    Action,
+    DerivedJob,
+    DerivedState,
+    Memory,
+    MemoryUse,
+    SummaryVersion,
+)
+
+ACTIVE = "active"
+FORGOTTEN = "forgotten"
+WITHDRAWN = "withdrawn"
+DELETED = "deleted"
+AUTO = "auto"
+USER = "user"
+# Statuses whose source stays covered: the memory pass never writes their block again.
+COVERING = (ACTIVE, FORGOTTEN, DELETED)
+LISTED = (ACTIVE, FORGOTTEN)  # what the Memory Bank shows
+
+
+class PathRow(NamedTuple):
+    id: int
+    branch_id: int
+    depth: int
+    type: str
+    text: str
+
+
+class BankRow(NamedTuple):
+    id: int
+    branch_id: int
+    depth: int
+    status: str
+    pinned: bool
+    authority: str
+    vector: bytes | None
+    vector_model: str | None
+    terms: str
+    revision: int
+
+
+def on_path(branch: Any, depth: Any, lineage: Lineage) -> ColumnElement[bool]:
+    """Rows whose node (``branch``, ``depth``) lies on the path ``lineage`` describes."""
+    return or_(*(branch == b if m is None else and_(branch == b, depth <= m) for b, m in lineage))
+
+
+class MemoryRepository:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    # -- the path ---------------------------------------------------------------------
+
+    def path_rows(self, lineage: Lineage, *, after_depth: int = -1) -> list[PathRow]:
+        """Active actions of the path deeper than ``after_depth``, oldest first."""
+        query = (
+            select(Action.id, Action.branch_id, Action.depth, Action.type, Action.text)
+            .where(Action.state == ACTIVE, on_path(Action.branch_id, Action.depth, lineage))
+            .where(Action.depth > after_depth)
+            .order_by(Action.depth)
+        )
+        return [PathRow(*row) for row in self.session.execute(query).all()]
+
+    def count_path(self, lineage: Lineage, *, after_depth: int = -1) -> int:
+        query = select(func.count()).where(
+            Action.state == ACTIVE,
+            on_path(Action.branch_id, Action.depth, lineage),
+            Action.depth > after_depth,
+        )
+        return int(self.session.scalar(query) or 0)
+
+    def rows_by_id(self, ids: Sequence[int]) -> dict[int, Action]:
+        rows = self.session.scalars(select(Action).where(Action.id.in_(ids))).all()
+        return {row.id: row for row in rows}
+
+    # -- memories ---------------------------------------------------------------------
+
+    def memory(self, memory_id: int) -> Memory | None:
+        return self.session.get(Memory, memory_id)
+
+    def memories(
+        self,
+        adventure_id: int,
+        lineage: Lineage | None,
+        statuses: Sequence[str] = LISTED,
+        *,
+        origin: str | None = None,
+    ) -> list[Memory]:
+        query = select(Memory).where(Memory.adventure_id == adventure_id)
+        query = query.where(Memory.status.in_(statuses))
+        if lineage is not None:
+            query = query.where(on_path(Memory.branch_id, Memory.depth, lineage))
+        if origin is not None:
+            query = query.where(Memory.origin == origin)
+        order = (func.coalesce(Memory.source_start, Memory.depth), Memory.id)
+        return list(self.session.scalars(query.order_by(*order)).all())
+
+    def coverage(self, adventure_id: int, lineage: Lineage) -> list[tuple[int, int]]:
+        """Source ranges of the path's automatic memories that keep their block covered."""
+        query = select(Memory.source_start, Memory.source_end).where(
+            Memory.adventure_id == adventure_id,
+            Memory.origin == AUTO,
+            Memory.status.in_(COVERING),
+            Memory.source_start.is_not(None),
+            on_path(Memory.branch_id, Memory.depth, lineage),
+        )
+        return sorted((int(s or 0), int(e or 0)) for s, e in self.session.execute(query).all())
+
+    def next_revision(self, adventure_id: int) -> int:
+        query = select(func.max(Memory.revision)).where(Memory.adventure_id == adventure_id)
+        return int(self.session.scalar(query) or 0) + 1
+
+    def bank_state(self, adventure_id: int) -> tuple[int, int]:
+        """(highest revision, number of rows) of an adventure's memories: one index read."""
+        query = select(func.max(Memory.revision), func.count()).where(
+            Memory.adventure_id == adventure_id
+        )
+        top, count = self.session.execute(query).one()
+        return int(top or 0), int(count or 0)
+
+    def bank_rows(
+        self, adventure_id: int, *, after_revision: int = 0, ids: Sequence[int] = ()
+    ) -> list[BankRow]:
+        query = select(
+            Memory.id,
+            Memory.branch_id,
+            Memory.depth,
+            Memory.status,
+            Memory.pinned,
+            Memory.authority,
+            Memory.vector,
+            Memory.vector_model,
+            Memory.terms,
+            Memory.revision,
+        ).where(Memory.adventure_id == adventure_id)
+        if ids:
+            query = query.where(Memory.id.in_(ids))
+        else:
+            query = query.where(Memory.revision > after_revision)
+        return [BankRow._make(row) for row in self.session.execute(query).all()]
+
+    def texts(self, ids: Sequence[int]) -> dict[int, Memory]:
+        if not ids:
+            return {}
+        rows = self.session.scalars(select(Memory).where(Memory.id.in_(ids))).all()
+        return {row.id: row for row in rows}
+
+    def record_use(self, ids: Sequence[int], reply_id: int, when: datetime) -> None:
+        if not ids:
+            return
+        self.session.execute(
+            update(Memory)
+            .where(Memory.id.in_(ids))
+            .values(use_count=Memory.use_count + 1, last_used_at=when)
+        )
+        self.session.add_all(MemoryUse(memory_id=i, action_id=reply_id) for i in ids)
+        self.session.flush()
+
+    def uses(self, memory_ids: Sequence[int]) -> dict[int, list[int]]:
+        """The replies that used each memory, oldest first."""
+        if not memory_ids:
+            return {}
+        query = (
+            select(MemoryUse.memory_id, MemoryUse.action_id)
+            .where(MemoryUse.memory_id.in_(memory_ids))
+            .order_by(MemoryUse.action_id)
+        )
+        out: dict[int, list[int]] = {}
+        for memory_id, action_id in self.session.execute(query).all():
+            out.setdefault(memory_id, []).append(action_id)
+        return out
+
+    def unembedded(self, adventure_id: int, limit: int) -> list[Memory]:
+        query = select(Memory).where(
+            Memory.adventure_id == adventure_id,
+            Memory.status.in_(LISTED),
+            Memory.vector.is_(None),
+        )
+        return list(self.session.scalars(query.order_by(Memory.id).limit(limit)).all())
+
+    def other_model_vectors(self, adventure_id: int, model: str) -> list[Memory]:
+        query = select(Memory).where(
+            Memory.adventure_id == adventure_id,
+            Memory.vector.is_not(None),
+            or_(Memory.vector_model.is_(None), Memory.vector_model != model),
+        )
+        return list(self.session.scalars(query).all())
+
+    def stale_memories(self, adventure_id: int, limit: int) -> list[Memory]:
+        query = select(Memory).where(
+            Memory.adventure_id == adventure_id,
+            Memory.stale.is_(True),
+            Memory.status.in_(LISTED),
+        )
+        return list(self.session.scalars(query.order_by(Memory.id).limit(limit)).all())
+
+    # -- summary versions -------------------------------------------------------------
+
+    def summary_in_force(self, adventure_id: int, lineage: Lineage) -> SummaryVersion | None:
+        query = (
+            select(SummaryVersion)
+            .outerjoin(Action, Action.id == SummaryVersion.action_id)
+            .where(
+                SummaryVersion.adventure_id == adventure_id,
+                on_path(SummaryVersion.branch_id, SummaryVersion.depth, lineage),
+                or_(SummaryVersion.action_id.is_(None), Action.state == ACTIVE),
+            )
+            .order_by(SummaryVersion.id.desc())
+            .limit(1)
+        )
+        return self.session.scalar(query)
+
+    def summary_versions(self, adventure_id: int) -> list[SummaryVersion]:
+        query = select(SummaryVersion).where(SummaryVersion.adventure_id == adventure_id)
+        return list(self.session.scalars(query.order_by(SummaryVersion.id)).all())
+
+    def summary_version(self, version_id: int) -> SummaryVersion | None:
+        return self.session.get(SummaryVersion, version_id)
+
+    # -- background work --------------------------------------------------------------
+
+    def request_work(self, adventure_id: int) -> None:
+        """Record (or refresh) the adventure's pending background run."""
+        job = self.session.get(DerivedJob, adventure_id)
+        if job is None:
+            self.session.add(DerivedJob(adventure_id=adventure_id, requested_at=utcnow()))
+        else:
+            job.requested_at = utcnow()
+        self.session.flush()
+
+    def jobs(self) -> list[DerivedJob]:
+        return list(self.session.scalars(select(DerivedJob)).all())
+
+    def job(self, adventure_id: int) -> DerivedJob | None:
+        return self.session.get(DerivedJob, adventure_id)
+
+    def finish_job(self, adventure_id: int, requested_at: datetime) -> bool:
+        """Drop the job if nothing new was requested since ``requested_at``; else release it.
+        Returns whether more work is waiting."""
+        job = self.session.get(DerivedJob, adventure_id)
+        if job is None:
+            return False
+        if job.requested_at <= requested_at:
+            self.session.execute(delete(DerivedJob).where(DerivedJob.adventure_id == adventure_id))
+            return False
+        job.claimed_at = None
+        return True
+
+    def states(self, adventure_id: int) -> dict[str, DerivedState]:
+        query = select(DerivedState).where(DerivedState.adventure_id == adventure_id)
+        return {row.kind: row for row in self.session.scalars(query).all()}
+
+    def state(self, adventure_id: int, kind: str) -> DerivedState:
+        row = self.session.get(DerivedState, (adventure_id, kind))
+        if row is None:
+            row = DerivedState(
+                adventure_id=adventure_id, kind=kind, state="idle", did_work=False, failures=0
+            )
+            self.session.add(row)
+        return row
