@@ -37,6 +37,7 @@ format: install
 bench: install
 	$(BIN)/talekeeper bench provider --write docs/benchmarks.md
 	$(BIN)/python benchmarks/overhead.py --write docs/benchmarks.md
+	$(BIN)/python benchmarks/ranking.py --write docs/benchmarks.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -23,9 +23,25 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import make_settings
 from tests.double.server import ModelDouble
 
+from talekeeper.core.clock import utcnow
+from talekeeper.services.memory.authority import classify
+from talekeeper.services.memory.bank import set_pinned, set_status, set_vector
+from talekeeper.services.memory.scene import set_scene
+from talekeeper.services.memory.terms import term_set
+from talekeeper.storage.db import session_scope
+from talekeeper.storage.models import (
+    Action,
+    Adventure,
+    DerivedJob,
+    Memory,
+    SummaryVersion,
+)
+from talekeeper.storage.repositories.memory import MemoryRepository
+from talekeeper.storage.repositories.story import StoryRepository
 from talekeeper.web.app import create_app
 
 TIMEOUT = 30  # seconds for any one command: a hang fails the test instead of the suite
@@ -108,7 +124,16 @@ class Cli:
     def counts(self) -> dict[str, int]:
         """Rows per table: what an import that fails must leave exactly as it was."""
         with sqlite3.connect(self.data / "talekeeper.db") as db:
-            tables = ("adventures", "branches", "actions", "story_cards", "insights")
+            tables = (
+                "adventures",
+                "branches",
+                "actions",
+                "story_cards",
+                "insights",
+                "memories",
+                "memory_uses",
+                "summary_versions",
+            )
             return {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
 
 
@@ -450,7 +475,8 @@ def api(cli: Cli) -> TestClient:
 
 def build_rich_adventure(cli: Cli) -> int:
     """Every state and every kind of row, built through the JSON API: takes, an edit, a
-    deletion, a fork with its own takes, a redo stack, cards added, edited and deleted."""
+    deletion, a fork with its own takes, a redo stack, cards added, edited and deleted; then
+    the memory system's rows (``add_memory_state``) and the player's Story Summary."""
     with api(cli) as client:
 
         def ok(response: Any, status: int = 200) -> Any:
@@ -496,7 +522,101 @@ def build_rich_adventure(cli: Cli) -> int:
         ok(client.delete(f"/api/cards/{cards[1]['id']}"))
         patch = {"authors_note": "Keep it short.", "memory_bank": False}
         ok(client.patch(f"/api/adventures/{aid}", json=patch | {"persona": {"name": "Tam"}}))
+        runtime = client.app.state.runtime  # type: ignore[attr-defined]
+        client.portal.call(runtime.memory.idle)  # no background run may change it after this
+        add_memory_state(runtime.sessions, aid)
+        ok(client.patch(f"/api/adventures/{aid}", json={"story_summary": PLAYERS_SUMMARY}))
+        client.portal.call(runtime.memory.idle)
+        with session_scope(runtime.sessions) as session:
+            assert session.get(DerivedJob, aid) is None  # nothing left for a later process
         return int(aid)
+
+
+PLAYERS_SUMMARY = "Tamsin is looking for Keeper Vane; the bell answers her."
+
+
+def add_memory_state(sessions: sessionmaker[Session], aid: int) -> None:
+    """Memories in every status (pinned, stale, used by two replies, one with a vector, one
+    the player wrote), automatic Story Summary versions linked by base and refresh, and the
+    player's Scene. Rows that need many turns to arise are written directly; every change
+    after that goes through the services that make it in play."""
+    with session_scope(sessions) as session:
+        adventure = session.get(Adventure, aid)
+        assert adventure is not None
+        repo = StoryRepository(session)
+        main, sea = repo.branches(aid)
+        actions = list(repo.all_actions(aid))
+        path = [a for a in actions if a.branch_id == main.id and a.state == "active"]
+        path = [a for a in path if a.depth < sea.fork_depth]  # also the fork's path
+        replies = [a for a in actions if a.type == "narration" and a.state == "active"]
+        undone = next(a for a in actions if a.state == "undone")
+        assert len(path) >= 3 and len(replies) >= 2
+
+        def memory(node: Action, text: str, start: int, **extra: Any) -> Memory:
+            fields: dict[str, Any] = {
+                "adventure_id": aid,
+                "branch_id": node.branch_id,
+                "depth": node.depth,
+                "action_id": node.id,
+                "source_start": start,
+                "source_end": node.depth,
+                "text": text,
+                "authority": classify(text),
+                "origin": "auto",
+                "writer": "double-summary",
+                "terms": " ".join(sorted(term_set(text))),
+                "revision": MemoryRepository(session).next_revision(aid),
+            }
+            row = Memory(**(fields | extra))
+            session.add(row)
+            session.flush()
+            return row
+
+        pinned = memory(path[2], "Tamsin Reed asked where Keeper Vane was.", 0)
+        forgotten = memory(path[1], "The bell perhaps rang for the drowned.", 0, stale=True)
+        withdrawn = memory(undone, "Tamsin rang the bell and waited.", undone.depth - 1)
+        deleted = memory(path[2], "The fog thinned over the harbour.", 1, writer="extractive")
+        set_pinned(session, pinned, True, None)
+        set_vector(session, pinned, [0.6, 0.8], "double-embed", None)  # never exported
+        set_status(session, [forgotten], "forgotten", None)
+        set_status(session, [withdrawn], "withdrawn", None)
+        set_status(session, [deleted], "deleted", None)
+        uses = MemoryRepository(session)
+        uses.record_use([pinned.id, forgotten.id], replies[0].id, utcnow())
+        uses.record_use([pinned.id], replies[1].id, utcnow())
+        player = Memory(
+            adventure_id=aid,
+            branch_id=sea.id,
+            depth=sea.fork_depth - 1,
+            text="Maren never lies about the sea.",
+            authority="accepted_story",
+            origin="user",
+            writer="player",
+            terms=" ".join(sorted(term_set("Maren never lies about the sea."))),
+            revision=uses.next_revision(aid),
+        )
+        session.add(player)
+
+        def version(node: Action, text: str, **extra: Any) -> SummaryVersion:
+            row = SummaryVersion(
+                adventure_id=aid,
+                branch_id=node.branch_id,
+                depth=node.depth,
+                action_id=node.id,
+                covers_to=node.depth,
+                text=text,
+                trigger="interval",
+                writer="double-summary",
+                **extra,
+            )
+            session.add(row)
+            session.flush()
+            return row
+
+        first = version(path[1], "Tamsin came to the harbour.")
+        stale = version(path[2], "Tamsin asked for the keeper.", base_id=first.id, stale=True)
+        version(path[2], "Tamsin asked for Keeper Vane.", base_id=first.id, refreshes_id=stale.id)
+        set_scene(adventure, {"location": "The Great Lantern", "present": ["Old Maren"]})
 
 
 class Library:
@@ -530,6 +650,38 @@ def test_export_then_import_keeps_everything_and_the_copy_plays_on(library: Libr
     assert any(a["edited_at"] for a in exported["actions"])
     assert any(c["name"] == "The Bell" for c in exported["cards"]) and exported["insights"]
     assert exported["adventure"]["memory_bank"] is False
+    assert exported["version"] == 2 and "story_summary" not in exported["adventure"]
+    assert exported["adventure"]["scene"] == {
+        "location": "The Great Lantern",
+        "present": ["Old Maren"],
+        "summary": "",
+        "by_player": True,
+    }
+    memories = exported["memories"]
+    assert [m["status"] for m in memories] == ["active", "forgotten", "withdrawn", "deleted"] + [
+        "active"
+    ]
+    assert [m["key"] for m in memories] == [1, 2, 3, 4, 5]
+    assert [(m["pinned"], m["stale"], m["origin"]) for m in memories] == [
+        (True, False, "auto"),
+        (False, True, "auto"),
+        (False, False, "auto"),
+        (False, False, "auto"),
+        (False, False, "user"),
+    ]
+    replies = [a["key"] for a in exported["actions"] if a["type"] == "narration"]
+    assert len(memories[0]["used_by"]) == 2 and set(memories[0]["used_by"]) <= set(replies)
+    assert memories[0]["use_count"] == 2 and memories[0]["last_used_at"]
+    assert memories[1]["authority"] == "heuristic" and memories[4]["action"] is None
+    assert all("vector" not in m and "terms" not in m for m in memories)
+    summaries = exported["summaries"]
+    assert [(v["key"], v["trigger"], v["base"], v["refreshes"], v["stale"]) for v in summaries] == [
+        (1, "interval", None, None, False),
+        (2, "interval", 1, None, True),
+        (3, "interval", 1, 2, False),
+        (4, "user", 3, None, False),
+    ]
+    assert summaries[3]["text"] == PLAYERS_SUMMARY and summaries[3]["action"] is None
 
     imported = cli.run("import", str(library.write("adventure.json", library.text.encode())))
     assert imported.returncode == 0 and imported.stderr == "", imported.stderr
@@ -562,6 +714,8 @@ def test_export_then_import_keeps_everything_and_the_copy_plays_on(library: Libr
     assert after["adventure"]["updated_at"] > exported["adventure"]["updated_at"]
     assert untouched == exported  # the original did not move
     assert state["head"]["text"] == "The Choir falls silent at last."
+    assert state["story_summary"] == PLAYERS_SUMMARY  # the copy's versions are in force
+    assert after["memories"] == exported["memories"] and after["summaries"] == exported["summaries"]
     current = next(b for b in tree["branches"] if b["current"])
     assert current["name"] == "Sea road" and current["head_action_id"] == state["head"]["id"]
     assert state["head"]["branch_id"] == current["id"] != 2  # a new id, the same branch
@@ -607,6 +761,11 @@ DAMAGE: dict[str, Callable[[dict[str, Any]], None]] = {
         {**next(a for a in f["actions"] if a["state"] == "take"), "key": 10_000}
     ),
     "a-card-name-that-is-not-text": lambda f: f["cards"][0].update(name={"a": 1}),
+    "one-reply-using-a-memory-twice": lambda f: f["memories"][0]["used_by"].append(
+        f["memories"][0]["used_by"][0]
+    ),
+    "a-summary-refreshing-itself": lambda f: f["summaries"][2].update(refreshes=3),
+    "a-memory-key-twice": lambda f: f["memories"][1].update(key=1),
 }
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -61,12 +62,14 @@ class World:
     reply: int  # a generated narration (it has Insights)
     card: int
     export: dict[str, Any]
+    memory: int  # a memory the player wrote
 
 
 PATH_VALUES: dict[str, Callable[[World], str]] = {
     "adventure_id": lambda w: str(w.adventure),
     "action_id": lambda w: str(w.reply),
     "card_id": lambda w: str(w.card),
+    "memory_id": lambda w: str(w.memory),
     "scenario_id": lambda w: "lantern-coast",
 }
 
@@ -87,6 +90,14 @@ VALID_BODIES: dict[Key, Callable[[World], Any]] = {
     ("POST", "/api/adventures/{adventure_id}/switch-branch"): lambda w: {"branch_id": w.branch},
     ("PATCH", "/api/settings"): lambda w: {"reply_tokens": 120},
     ("POST", "/api/settings/test-connection"): lambda w: {"reply_tokens": 120},
+    ("POST", "/api/adventures/{adventure_id}/memories"): lambda w: {"text": "Maren lost an eye."},
+    ("PATCH", "/api/memories/{memory_id}"): lambda w: {"text": "Maren lost her left eye."},
+    ("PUT", "/api/adventures/{adventure_id}/summary"): lambda w: {"text": "Tamsin came home."},
+    ("PUT", "/api/adventures/{adventure_id}/scene"): lambda w: {
+        "location": "The Great Lantern",
+        "present": ["Old Maren"],
+        "summary": "Night falls.",
+    },
 }
 
 REQUIRED_TEXT: dict[Key, tuple[str, ...]] = {
@@ -96,6 +107,8 @@ REQUIRED_TEXT: dict[Key, tuple[str, ...]] = {
     ("PATCH", "/api/cards/{card_id}"): ("name",),
     ("POST", "/api/adventures/{adventure_id}/actions"): ("text",),
     ("PATCH", "/api/actions/{action_id}"): ("text",),
+    ("POST", "/api/adventures/{adventure_id}/memories"): ("text",),
+    ("PATCH", "/api/memories/{memory_id}"): ("text",),
 }
 
 
@@ -121,7 +134,8 @@ FREE_FORM_CASES: dict[Key, list[Case]] = {
     ("POST", "/api/adventures/import"): [
         Case(lambda w: {"format": "x"}, ("not a Talekeeper adventure export",)),
         Case(lambda w: {"bogus_field": 1}, ("not a Talekeeper adventure export",)),
-        Case(_export_with(lambda e: e.update(version=2)), ("version 1",)),
+        Case(_export_with(lambda e: e.update(version=3)), ("version 1 or 2",)),
+        Case(_export_with(lambda e: e.update(version=True)), ("version 1 or 2",)),
         Case(_export_with(lambda e: e.update(adventure=[])), ("file.adventure",)),
         Case(_export_with(lambda e: e["adventure"].update(title=5)), ("file.adventure.title",)),
         Case(_export_with(lambda e: e["adventure"].update(title="")), ("file.adventure.title",)),
@@ -291,7 +305,22 @@ def state(client: TestClient, world: World) -> dict[str, Any]:
         "export": client.get(f"/api/adventures/{world.adventure}/export").json(),
         "settings": client.get("/api/settings").json()["values"],
         "calls": client.get("/api/ai-calls", params={"limit": 500}).json(),
+        "memories": client.get(f"/api/adventures/{world.adventure}/memories?include=all").json(),
+        "summary": client.get(f"/api/adventures/{world.adventure}/summary").json(),
+        "scene": client.get(f"/api/adventures/{world.adventure}/scene").json(),
     }
+
+
+def settled(client: TestClient, adventure: int, timeout: float = 30.0) -> None:
+    """Wait until the adventure's background work is done (it would change the state)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        derived = client.get(f"/api/adventures/{adventure}/derived").json()
+        kinds = [v for v in derived.values() if isinstance(v, dict)]
+        if not derived["pending"] and all(k["state"] != "running" for k in kinds):
+            return
+        assert time.monotonic() < deadline, f"background work did not finish: {derived}"
+        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -304,12 +333,16 @@ def world(client: TestClient, double: ModelDouble) -> World:
     assert turn.status_code == 200, turn.text
     card = client.post(f"/api/adventures/{aid}/cards", json={"name": "Brass Key"})
     assert card.status_code == 201, card.text
+    memory = client.post(f"/api/adventures/{aid}/memories", json={"text": "Maren is wary."})
+    assert memory.status_code == 201, memory.text
+    settled(client, aid)  # the memory is embedded in the background: let that land first
     return World(
         adventure=aid,
         branch=adventure.json()["current_branch_id"],
         reply=turn.json()["reply"]["id"],
         card=card.json()["id"],
         export=client.get(f"/api/adventures/{aid}/export").json(),
+        memory=memory.json()["id"],
     )
 
 

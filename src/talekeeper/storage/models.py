@@ -241,8 +241,9 @@ class InsightSnapshot(Base):
 class Memory(Base):
     """A memory: 1-2 sentences about one block of actions, attached to the node the block
     ends on (``branch_id``, ``depth``, ``action_id``), covering ``source_start``..
-    ``source_end`` (depths). A hand-written memory has no source range and is attached to
-    the first depth of the branch it was written on.
+    ``source_end`` (depths). A hand-written memory has no source range and is attached just
+    before the branch's own depths (``fork_depth - 1``): it is on that branch's path and on
+    every branch forked from it, and no undo can withdraw it.
 
     ``status``: ``active`` (in the bank), ``forgotten`` (pushed out by capacity: kept and
     listed, never retrieved), ``withdrawn`` (its source left the story: undo, delete,

@@ -15,7 +15,7 @@ from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
 from talekeeper.settings import Settings, load_settings
 from talekeeper.web import errors
-from talekeeper.web.routes import adventures, ai_calls, health, pages, story, user_settings
+from talekeeper.web.routes import adventures, ai_calls, health, memory, pages, story, user_settings
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -40,6 +40,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         dependencies=[Depends(errors.unicode_body)],
     )
     errors.install(app)
-    for module in (health, user_settings, ai_calls, adventures, story, pages):
+    for module in (health, user_settings, ai_calls, adventures, story, memory, pages):
         app.include_router(module.router)
     return app

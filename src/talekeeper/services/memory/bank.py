@@ -28,7 +28,6 @@ from sqlalchemy.orm import Session
 
 from talekeeper.services.memory.authority import classify
 from talekeeper.services.memory.ranking import Bank
-from talekeeper.services.memory.ranking import BankRow as RankRow
 from talekeeper.services.memory.terms import term_set
 from talekeeper.storage.models import Memory
 from talekeeper.storage.repositories.memory import ACTIVE, BankRow, MemoryRepository
@@ -50,7 +49,7 @@ class _Entry:
     model: str
     revision: int
     count: int
-    rows: dict[int, RankRow] = field(default_factory=dict)
+    rows: dict[int, BankRow] = field(default_factory=dict)  # as read: blob and terms text
     bank: Bank | None = None
     reread: set[int] = field(default_factory=set)  # invalidated rows: read again by id
 
@@ -98,7 +97,7 @@ class BankCache:
             for row in changed:
                 self._apply(entry, row)
             entry.revision, entry.count = revision, count
-            entry.bank = Bank.build(list(entry.rows.values()), _dims(entry.rows))
+            entry.bank = build(list(entry.rows.values()))
         with self._lock:
             self._entries[adventure_id] = entry
             self._entries.move_to_end(adventure_id)
@@ -109,25 +108,48 @@ class BankCache:
     @staticmethod
     def _apply(entry: _Entry, row: BankRow) -> None:
         usable = row.status == ACTIVE and row.vector is not None and row.vector_model == entry.model
-        if not usable:
+        if usable:
+            entry.rows[row.id] = row
+        else:
             entry.rows.pop(row.id, None)
-            return
-        assert row.vector is not None
-        entry.rows[row.id] = RankRow(
-            id=row.id,
-            branch_id=row.branch_id,
-            depth=row.depth,
-            vector=unpack(row.vector),
-            pinned=row.pinned,
-            heuristic=row.authority == "heuristic",
-            terms=frozenset(row.terms.split()),
-        )
 
 
-def _dims(rows: dict[int, RankRow]) -> int:
-    for row in rows.values():
-        return int(row.vector.shape[0])
-    return 0
+def build(rows: Sequence[BankRow]) -> Bank:
+    """The ranking arrays of ``rows`` straight from their stored columns: the vectors are
+    joined and copied once, as one matrix (a cold read builds no per-row objects)."""
+    vectors = [r.vector for r in rows if r.vector is not None]
+    sizes = {len(v) for v in vectors}
+    if len(sizes) > 1:
+        # Two vector sizes under one model name: keep the most common (the others are
+        # re-embedded when their text changes); ranking needs one matrix.
+        common = max(sizes, key=lambda n: sum(len(v) == n for v in vectors))
+        rows = [r for r in rows if r.vector is not None and len(r.vector) == common]
+        vectors = [r.vector for r in rows if r.vector is not None]
+    width = sizes.pop() // VECTOR_DTYPE().itemsize if len(sizes) == 1 else 0
+    if not rows or not width:
+        return Bank.build([], 0)
+    matrix = np.frombuffer(b"".join(vectors), dtype=VECTOR_DTYPE).reshape(len(rows), width)
+    matrix = matrix.copy()  # writable, and detached from the bytes
+    finite = np.isfinite(matrix).all(axis=1)
+    if not finite.all():
+        matrix[~finite] = 0.0  # a corrupt vector ranks nowhere rather than breaking a turn
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    index: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        for term in row.terms.split():
+            index.setdefault(term, []).append(i)
+    return Bank(
+        ids=np.fromiter((r.id for r in rows), dtype=np.int64, count=len(rows)),
+        branch_ids=np.fromiter((r.branch_id for r in rows), dtype=np.int64, count=len(rows)),
+        depths=np.fromiter((r.depth for r in rows), dtype=np.int64, count=len(rows)),
+        vectors=matrix,
+        pinned=np.fromiter((bool(r.pinned) for r in rows), dtype=np.bool_, count=len(rows)),
+        heuristic=np.fromiter(
+            (r.authority == "heuristic" for r in rows), dtype=np.bool_, count=len(rows)
+        ),
+        postings={t: np.array(ix, dtype=np.int64) for t, ix in index.items()},
+    )
 
 
 # -- the one place memories change ----------------------------------------------------

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -51,9 +52,9 @@ FloatArray = npt.NDArray[np.float32]
 BoolArray = npt.NDArray[np.bool_]
 
 
-@dataclass(frozen=True)
-class BankRow:
-    """One retrievable memory as the bank needs it (no text: the hot path never reads it)."""
+class BankRow(NamedTuple):
+    """One retrievable memory as the bank needs it (no text: the hot path never reads it).
+    A named tuple: a cold bank builds hundreds of them per read."""
 
     id: int
     branch_id: int
@@ -90,18 +91,25 @@ class Bank:
 
         Raises ValueError on a vector of another size or with a non-finite value.
         """
-        vectors = np.zeros((len(rows), dims), dtype=np.float32)
-        index: dict[str, list[int]] = {}
-        for i, row in enumerate(rows):
-            vector = np.asarray(row.vector, dtype=np.float32).reshape(-1)
-            if vector.shape[0] != dims:
+        # One pass of Python over the rows (ids, flags, terms); the vectors are checked,
+        # stacked and normalised as one matrix, never row by row.
+        for row in rows:
+            size = int(np.size(row.vector))
+            if size != dims:
                 raise ValueError(
-                    f"memory {row.id} has a vector of {vector.shape[0]} dimensions, "
+                    f"memory {row.id} has a vector of {size} dimensions, "
                     f"the bank expects {dims}: re-embed it with the current model"
                 )
-            if not np.all(np.isfinite(vector)):
-                raise ValueError(f"memory {row.id} has a vector with NaN or infinity: re-embed it")
-            vectors[i] = vector
+        if rows:
+            vectors = np.stack([np.asarray(r.vector, dtype=np.float32).reshape(-1) for r in rows])
+        else:
+            vectors = np.zeros((0, dims), dtype=np.float32)
+        finite = np.isfinite(vectors).all(axis=1)
+        if not finite.all():
+            bad = rows[int(np.argmin(finite))].id
+            raise ValueError(f"memory {bad} has a vector with NaN or infinity: re-embed it")
+        index: dict[str, list[int]] = {}
+        for i, row in enumerate(rows):
             for term in row.terms:
                 index.setdefault(term, []).append(i)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -65,6 +65,7 @@ class _Plan:
     behind: bool
     anchor: PathRow
     refreshes: SummaryVersion | None = None
+    sources: list[tuple[int, str]] = field(default_factory=list)  # (memory id, text) read
 
 
 def in_force(session: Session, adventure_id: int, lineage: Any) -> SummaryVersion | None:
@@ -103,7 +104,7 @@ def _plan(
     base: SummaryVersion | None,
     past: list[PathRow],
     refreshes: SummaryVersion | None = None,
-) -> _Plan:
+) -> _Plan | None:
     anchor = past[-1]
     repo = MemoryRepository(session)
     cursor = past[0].depth - 1
@@ -115,6 +116,8 @@ def _plan(
         and m.source_start > cursor
         and m.source_end <= anchor.depth
     ]
+    if any(m.stale for m in memories):
+        return None  # a memory awaits its rewrite: summarizing it now would keep old text
     covered_to = max((m.source_end or cursor for m in memories), default=cursor)
     tail = [r for r in past if r.depth > covered_to]
     behind = not memories or len(tail) > BLOCK_ACTIONS + SETTLE_SLACK
@@ -128,21 +131,24 @@ def _plan(
         behind=behind,
         anchor=anchor,
         refreshes=refreshes,
+        sources=[] if behind else [(m.id, m.text) for m in memories],
     )
 
 
 def _refresh_plan(session: Session, facts: Material, stale: SummaryVersion) -> _Plan | None:
-    """Rewrite a stale version from its own base, over the same stretch of story."""
+    """Rewrite a stale version over the same stretch of story, from its nearest base that is
+    not stale itself (a stale base still holds the edited-away text)."""
     repo = MemoryRepository(session)
     base = repo.summary_version(stale.base_id) if stale.base_id else None
+    while base is not None and base.stale and base.trigger == INTERVAL:
+        base = repo.summary_version(base.base_id) if base.base_id else None
     cursor = base.covers_to if base else -1
     past = [
         r for r in repo.path_rows(facts.lineage, after_depth=cursor) if r.depth <= stale.covers_to
     ]
     if not past:
         return None
-    plan = _plan(session, facts, base, past, refreshes=stale)
-    return plan
+    return _plan(session, facts, base, past, refreshes=stale)
 
 
 async def _write(work: Work, plan: _Plan) -> str:
@@ -194,8 +200,10 @@ def _last_tokens(rows: Sequence[PathRow]) -> list[PathRow]:
 
 def _save(work: Work, plan: _Plan, text: str) -> bool:
     with session_scope(work.sessions) as session:
-        if not still_there(session, [plan.anchor]):
-            return False
+        if not still_there(session, [plan.anchor, *plan.raw]) or not _same_memories(
+            session, plan.sources
+        ):
+            return False  # an edit, undo or rewrite landed during the call: the next run redoes it
         repo = MemoryRepository(session)
         adventure = session.get(Adventure, work.adventure_id)
         if adventure is None:
@@ -221,6 +229,17 @@ def _save(work: Work, plan: _Plan, text: str) -> bool:
         )
         session.flush()
         return True
+
+
+def _same_memories(session: Session, sources: list[tuple[int, str]]) -> bool:
+    rows = MemoryRepository(session).texts([i for i, _ in sources])
+    return all(
+        i in rows
+        and rows[i].text == text
+        and not rows[i].stale
+        and rows[i].status in (ACTIVE, FORGOTTEN)
+        for i, text in sources
+    )
 
 
 # -- the player's side ----------------------------------------------------------------

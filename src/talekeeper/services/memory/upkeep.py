@@ -75,9 +75,10 @@ def _evict(work: Work) -> bool:
         if adventure is None:
             return False
         facts = material(session, adventure)
-        active = MemoryRepository(session).memories(adventure.id, facts.lineage, (ACTIVE,))
-        if len(active) <= work.models.bank_capacity:
+        repo = MemoryRepository(session)
+        if repo.count_memories(adventure.id, facts.lineage, ACTIVE) <= work.models.bank_capacity:
             return False
+        active = repo.memories(adventure.id, facts.lineage, (ACTIVE,))
         chosen = choose_evictions([_candidate(m) for m in active], work.models.bank_capacity)
         by_id = {m.id: m for m in active}
         set_status(session, [by_id[i] for i in chosen], FORGOTTEN, work.cache)

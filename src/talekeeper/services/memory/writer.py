@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from talekeeper.core.errors import ProviderError
-from talekeeper.core.lineage import lineage_of
+from talekeeper.core.lineage import lineage_of, on_lineage
 from talekeeper.services.memory import extractive
 from talekeeper.services.memory.authority import classify
 from talekeeper.services.memory.bank import set_status, set_text
@@ -60,6 +60,7 @@ FIRST_AT = 12  # before this the whole story fits in the history window anyway
 SETTLE_SLACK = 1  # the newest action can still be retried: never summarize it
 MAX_PER_RUN = 5  # an imported long story fills in over several turns, not in one stall
 STALE_PER_RUN = 5  # re-derivations of edited memories per run
+STALE_SCAN = 200  # stale rows looked at to pick the current path's first
 
 
 def plan_blocks(
@@ -145,10 +146,13 @@ def _read_plan(work: Work) -> _Plan | None:
             return None
         facts = material(session, adventure)
         repo = MemoryRepository(session)
-        path = repo.path_rows(facts.lineage)
-        covered = repo.coverage(adventure.id, facts.lineage)
-        by_depth = {r.depth: r for r in path}
-        blocks = plan_blocks([r.depth for r in path], covered)
+        # Depths only: a long story's every text is never read to find the next blocks.
+        depths = repo.path_depths(facts.lineage)
+        blocks = plan_blocks(depths, repo.coverage(adventure.id, facts.lineage))
+        if not blocks:
+            return None
+        rows = repo.path_rows(facts.lineage, after_depth=blocks[0][0] - 1)
+        by_depth = {r.depth: r for r in rows}
         return _Plan(facts, [[by_depth[d] for d in block] for block in blocks])
 
 
@@ -207,8 +211,11 @@ def _read_stale(work: Work) -> list[tuple[int, list[PathRow], Material]]:
         if adventure is None:
             return []
         facts = material(session, adventure)
-        stale = MemoryRepository(session).stale_memories(adventure.id, STALE_PER_RUN)
-        return [(m.id, source_rows(session, m), facts) for m in stale if m.origin == AUTO]
+        stale = MemoryRepository(session).stale_memories(adventure.id, STALE_SCAN)
+        # The current path's first: the summary waits for them (see ``summary``).
+        stale.sort(key=lambda m: (not on_lineage(facts.lineage, m.branch_id, m.depth), m.id))
+        chosen = [m for m in stale if m.origin == AUTO][:STALE_PER_RUN]
+        return [(m.id, source_rows(session, m), facts) for m in chosen]
 
 
 def _withdraw_one(work: Work, memory_id: int) -> None:

@@ -84,6 +84,23 @@ class MemoryRepository:
         )
         return [PathRow(*row) for row in self.session.execute(query).all()]
 
+    def path_depths(self, lineage: Lineage) -> list[int]:
+        """The depths of the path's active actions, oldest first."""
+        query = (
+            select(Action.depth)
+            .where(Action.state == ACTIVE, on_path(Action.branch_id, Action.depth, lineage))
+            .order_by(Action.depth)
+        )
+        return [int(d) for d in self.session.scalars(query).all()]
+
+    def count_memories(self, adventure_id: int, lineage: Lineage, status: str) -> int:
+        query = select(func.count()).where(
+            Memory.adventure_id == adventure_id,
+            Memory.status == status,
+            on_path(Memory.branch_id, Memory.depth, lineage),
+        )
+        return int(self.session.scalar(query) or 0)
+
     def count_path(self, lineage: Lineage, *, after_depth: int = -1) -> int:
         query = select(func.count()).where(
             Action.state == ACTIVE,
@@ -160,7 +177,8 @@ class MemoryRepository:
             query = query.where(Memory.id.in_(ids))
         else:
             query = query.where(Memory.revision > after_revision)
-        return [BankRow._make(row) for row in self.session.execute(query).all()]
+        # Through the connection: plain rows, without the ORM's per-row machinery.
+        return [BankRow._make(row) for row in self.session.connection().execute(query).all()]
 
     def texts(self, ids: Sequence[int]) -> dict[int, Memory]:
         if not ids:

@@ -1,0 +1,254 @@
+"""The player's side of the Memory Bank: list, write, edit, pin, delete, show the source.
+
+Invariants:
+
+- Every change to a memory goes through ``bank`` (``set_text``, ``set_status``,
+  ``set_pinned``), so the revision moves and no cached vector or term set
+  outlives the row. Nothing here commits.
+- A hand-written memory (``origin`` "user", ``writer`` "player") has no source
+  range and is attached to the current branch at ``fork_depth - 1``: it is on
+  this branch's path and on every branch forked from it, never on its parent's
+  other paths, and no undo, retry or delete withdraws it (only automatic
+  memories are withdrawn, ``changes``).
+- A withdrawn or deleted memory is history: it is listed on request
+  (``include=all``) and its source can be shown, but it cannot be edited or
+  pinned. Deleting keeps the row (status ``deleted``), so its block stays
+  covered and the memory pass never writes it again.
+- When a memory's text changes (written or edited) background work is
+  scheduled in the same transaction, so the embedding pass re-embeds it.
+- A memory belongs to an adventure of the requesting user; anyone else's is
+  "not found", exactly like an unknown id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from talekeeper.core.errors import Conflict, InvalidInput, NotFound
+from talekeeper.core.lineage import on_lineage
+from talekeeper.services import limits
+from talekeeper.services.memory.authority import classify
+from talekeeper.services.memory.bank import BankCache, set_pinned, set_status, set_text
+from talekeeper.services.memory.base import MemoryService
+from talekeeper.services.memory.terms import term_set
+from talekeeper.services.memory.work import source_rows
+from talekeeper.services.rendering import render
+from talekeeper.services.tree import Story
+from talekeeper.storage.models import Memory
+from talekeeper.storage.repositories.memory import (
+    ACTIVE,
+    DELETED,
+    FORGOTTEN,
+    LISTED,
+    USER,
+    WITHDRAWN,
+    MemoryRepository,
+    PathRow,
+)
+from talekeeper.storage.repositories.story import StoryRepository
+
+MEMORY_TEXT_MAX = 2_000  # a memory is a sentence or two; a page of background is a story card
+PLAYER = "player"  # the writer of a hand-written (or hand-edited) memory
+ALL = "all"  # ``include=all``: every status, every branch
+EVERY_STATUS = (ACTIVE, FORGOTTEN, WITHDRAWN, DELETED)
+TEXT_HINT = " A memory is a sentence or two; put longer background in a story card."
+NO_SOURCE = "written by the player; it has no source block"
+SOURCE_GONE = "the actions it was written from are no longer in the story"
+
+
+def cache_of(memory: MemoryService) -> BankCache | None:
+    """The memory service's bank cache, when it has one (``NullMemory`` has none)."""
+    cache = getattr(memory, "cache", None)
+    return cache if isinstance(cache, BankCache) else None
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def memory_view(
+    memory: Memory, used_by: list[int] | None = None, *, on_path: bool | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": memory.id,
+        "text": memory.text,
+        "status": memory.status,
+        "pinned": memory.pinned,
+        "authority": memory.authority,
+        "source_start": memory.source_start,
+        "source_end": memory.source_end,
+        "use_count": memory.use_count,
+        "last_used_at": memory.last_used_at.isoformat() if memory.last_used_at else None,
+        "embedded": memory.vector is not None,
+        "stale": memory.stale,
+        "origin": memory.origin,
+        "writer": memory.writer,
+        "branch_id": memory.branch_id,
+        "depth": memory.depth,
+        "created_at": memory.created_at.isoformat(),
+        "updated_at": memory.updated_at.isoformat(),
+        "used_by": list(used_by or []),
+    }
+    if on_path is not None:
+        out["on_path"] = on_path
+    return out
+
+
+def one_view(session: Session, memory: Memory) -> dict[str, Any]:
+    uses = MemoryRepository(session).uses([memory.id])
+    return memory_view(memory, uses.get(memory.id, []))
+
+
+def include_all(include: str) -> bool:
+    """The ``include`` query parameter: empty (the current path's listed memories) or
+    ``all``."""
+    if include in ("", ALL):
+        return include == ALL
+    raise InvalidInput(
+        f"'include' must be 'all' (every status and branch) or left out; "
+        f"got {limits.quoted(include)}."
+    )
+
+
+def listing(story: Story, everything: bool = False) -> list[dict[str, Any]]:
+    """The memories on the current path (active and forgotten), in story order; with
+    ``everything``, also withdrawn and deleted ones and other branches', each marked
+    ``on_path``."""
+    repo = MemoryRepository(story.session)
+    lineage = story.lineage()
+    if everything:
+        rows = repo.memories(story.adventure.id, None, EVERY_STATUS)
+    else:
+        rows = repo.memories(story.adventure.id, lineage, LISTED)
+    uses = repo.uses([m.id for m in rows])
+    return [
+        memory_view(
+            m,
+            uses.get(m.id, []),
+            on_path=on_lineage(lineage, m.branch_id, m.depth) if everything else None,
+        )
+        for m in rows
+    ]
+
+
+def memory_row(session: Session, memory_id: int, user_id: int) -> Memory:
+    """A memory of one of ``user_id``'s adventures; anyone else's is not found."""
+    row = MemoryRepository(session).memory(memory_id)
+    if row is None or StoryRepository(session).adventure(row.adventure_id, user_id) is None:
+        raise NotFound(f"There is no memory {memory_id}.")
+    return row
+
+
+def source_view(session: Session, memory: Memory) -> dict[str, Any]:
+    """The actions a memory was written from, read along the branch it was written on."""
+    out: dict[str, Any] = {
+        "memory": one_view(session, memory),
+        "branch_id": memory.branch_id,
+        "actions": [],
+    }
+    if memory.source_start is None:
+        out["note"] = NO_SOURCE
+        return out
+    out["actions"] = [_row_view(r) for r in source_rows(session, memory)]
+    if not out["actions"]:
+        out["note"] = SOURCE_GONE
+    return out
+
+
+def _row_view(row: PathRow) -> dict[str, Any]:
+    """An action as ``services.tree.action_view`` shows it, from the fields a path row has."""
+    return {
+        "id": row.id,
+        "type": row.type,
+        "text": row.text,
+        "rendered": render(row.type, row.text),
+        "depth": row.depth,
+        "branch_id": row.branch_id,
+    }
+
+
+# -- changing -----------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    return limits.text_field(value, "text", MEMORY_TEXT_MAX, required=True, hint=TEXT_HINT)
+
+
+def create(story: Story, text: Any, pinned: bool, memory: MemoryService, user_id: int) -> Memory:
+    """A hand-written memory on the current branch (see the module's invariants)."""
+    clean = _text(text)
+    session = story.session
+    repo = MemoryRepository(session)
+    branch = story.branch
+    row = Memory(
+        adventure_id=story.adventure.id,
+        branch_id=branch.id,
+        depth=branch.fork_depth - 1,
+        action_id=None,
+        source_start=None,
+        source_end=None,
+        text=clean,
+        authority=classify(clean),
+        origin=USER,
+        writer=PLAYER,
+        status=ACTIVE,
+        pinned=bool(pinned),
+        stale=False,
+        use_count=0,
+        terms=" ".join(sorted(term_set(clean))),
+        revision=repo.next_revision(story.adventure.id),
+    )
+    session.add(row)
+    session.flush()
+    memory.schedule(session, story.adventure.id, user_id)
+    return row
+
+
+def _editable(row: Memory, verb: str) -> None:
+    if row.status == WITHDRAWN:
+        raise Conflict(
+            f"Memory {row.id} was withdrawn: the actions it was written from left the story "
+            f"(undo, retry or delete), so you cannot {verb} it. Write a new memory instead."
+        )
+    if row.status == DELETED:
+        raise Conflict(
+            f"Memory {row.id} was deleted, so you cannot {verb} it. Write a new memory instead."
+        )
+
+
+def edit(
+    session: Session,
+    row: Memory,
+    fields: dict[str, Any],
+    memory: MemoryService,
+    user_id: int,
+) -> None:
+    """New text and/or pin. Everything is checked before anything changes."""
+    fields = {k: v for k, v in fields.items() if v is not None}
+    if not fields:
+        raise InvalidInput(
+            "Send 'text' (the new wording) or 'pinned' (true or false), e.g. {\"pinned\": true}."
+        )
+    text = _text(fields["text"]) if "text" in fields else None
+    _editable(row, "edit" if text is not None else "pin or unpin")
+    cache = cache_of(memory)
+    if text is not None and (text != row.text or row.stale):  # same text: the player confirms it
+        row.writer = PLAYER  # the wording is the player's now
+        set_text(session, row, text, cache)
+        memory.schedule(session, row.adventure_id, user_id)
+    pinned = fields.get("pinned")
+    if pinned is not None and (bool(pinned) != row.pinned or (pinned and row.status != ACTIVE)):
+        set_pinned(session, row, bool(pinned), cache)
+
+
+def delete(session: Session, row: Memory, memory: MemoryService) -> None:
+    """Hide a memory for good; its source stays covered. Deleting twice changes nothing."""
+    if row.status == DELETED:
+        return
+    if row.status == WITHDRAWN:
+        raise Conflict(
+            f"Memory {row.id} was withdrawn when the actions it was written from left the "
+            "story; it is already out of the bank and is never retrieved."
+        )
+    set_status(session, [row], DELETED, cache_of(memory))

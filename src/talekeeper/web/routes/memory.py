@@ -1,0 +1,172 @@
+"""The memory system over JSON: the Memory Bank, the Story Summary, the Scene and the
+state of background work.
+
+Like every route, a request is one unit of work (``web.deps.db``): it commits when the
+handler returns and rolls back if it raised. Bodies are ``Strict`` models and ids are
+``RowId``s; lengths and emptiness are checked by the services. A memory of someone
+else's adventure is "not found", like an unknown id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query, Response
+from sqlalchemy.orm import Session
+
+from talekeeper.bootstrap import Runtime
+from talekeeper.core.errors import InvalidInput
+from talekeeper.services.memory import manage, summary
+from talekeeper.services.memory.scene import current_scene, set_scene
+from talekeeper.services.memory.service import derived_view
+from talekeeper.services.tree import Story, load_adventure
+from talekeeper.web.deps import RowId, Strict, db, runtime, user_id
+
+router = APIRouter(tags=["memory"])
+
+
+class MemoryIn(Strict):
+    text: str
+    pinned: bool = False
+
+
+class MemoryPatch(Strict):
+    text: str | None = None
+    pinned: bool | None = None
+
+
+class SummaryIn(Strict):
+    text: str
+
+
+class SceneIn(Strict):
+    location: str | None = None
+    present: list[str] | None = None
+    summary: str | None = None
+    clear: bool | None = None
+
+
+def adventure_story(
+    adventure_id: RowId,
+    session: Session = Depends(db),
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> Story:
+    """The adventure's tree, in the request's unit of work."""
+    return Story.load(session, adventure_id, uid, rt.memory)
+
+
+# -- memories -----------------------------------------------------------------------------
+
+
+@router.get("/api/adventures/{adventure_id}/memories")
+def list_memories(
+    include: str = Query(
+        "", description="'all': also withdrawn and deleted memories, and other branches'"
+    ),
+    story: Story = Depends(adventure_story),
+) -> list[dict[str, Any]]:
+    return manage.listing(story, manage.include_all(include))
+
+
+@router.post("/api/adventures/{adventure_id}/memories", status_code=201)
+def create_memory(
+    body: MemoryIn,
+    story: Story = Depends(adventure_story),
+    uid: int = Depends(user_id),
+) -> dict[str, Any]:
+    row = manage.create(story, body.text, body.pinned, story.memory, uid)
+    return manage.one_view(story.session, row)
+
+
+@router.patch("/api/memories/{memory_id}")
+def edit_memory(
+    memory_id: RowId,
+    body: MemoryPatch,
+    session: Session = Depends(db),
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> dict[str, Any]:
+    row = manage.memory_row(session, memory_id, uid)
+    manage.edit(session, row, body.model_dump(exclude_unset=True), rt.memory, uid)
+    return manage.one_view(session, row)
+
+
+@router.delete("/api/memories/{memory_id}", status_code=204)
+def delete_memory(
+    memory_id: RowId,
+    session: Session = Depends(db),
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> Response:
+    manage.delete(session, manage.memory_row(session, memory_id, uid), rt.memory)
+    return Response(status_code=204)
+
+
+@router.get("/api/memories/{memory_id}/source")
+def memory_source(
+    memory_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
+) -> dict[str, Any]:
+    return manage.source_view(session, manage.memory_row(session, memory_id, uid))
+
+
+# -- the Story Summary ----------------------------------------------------------------------
+
+
+@router.get("/api/adventures/{adventure_id}/summary")
+def read_summary(
+    adventure_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
+) -> dict[str, Any]:
+    return summary.summary_view(session, load_adventure(session, adventure_id, uid))
+
+
+@router.put("/api/adventures/{adventure_id}/summary")
+def edit_summary(
+    adventure_id: RowId,
+    body: SummaryIn,
+    session: Session = Depends(db),
+    uid: int = Depends(user_id),
+) -> dict[str, Any]:
+    adventure = load_adventure(session, adventure_id, uid)
+    summary.edit_summary(session, adventure, body.text)
+    return summary.summary_view(session, adventure)
+
+
+# -- background work ----------------------------------------------------------------------
+
+
+@router.get("/api/adventures/{adventure_id}/derived")
+def read_derived(
+    adventure_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
+) -> dict[str, Any]:
+    load_adventure(session, adventure_id, uid)
+    return derived_view(session, adventure_id)
+
+
+# -- the Scene ------------------------------------------------------------------------------
+
+
+@router.get("/api/adventures/{adventure_id}/scene")
+def read_scene(story: Story = Depends(adventure_story)) -> dict[str, Any]:
+    return current_scene(story).view()
+
+
+@router.put("/api/adventures/{adventure_id}/scene")
+def put_scene(body: SceneIn, story: Story = Depends(adventure_story)) -> dict[str, Any]:
+    """The player's scene (fields left out are empty), or ``{"clear": true}`` to hand the
+    scene back to the story cards."""
+    fields = body.model_dump(exclude_none=True)
+    clear = fields.pop("clear", False)
+    if clear and fields:
+        raise InvalidInput(
+            "'clear' hands the scene back to the story cards; send it alone, "
+            f"without {', '.join(repr(k) for k in sorted(fields))}."
+        )
+    if not clear and not fields:
+        raise InvalidInput(
+            "Send the scene ('location', 'present' as a list of names, 'summary'), "
+            'or {"clear": true} to let the story cards describe it again.'
+        )
+    set_scene(story.adventure, {"clear": True} if clear else fields)
+    story.touch()
+    return current_scene(story).view()

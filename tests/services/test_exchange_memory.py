@@ -1,0 +1,344 @@
+"""The memory system in the export format (version 2), through the import and export routes.
+
+A hand-written version 2 file comes back byte for byte; a version 1 file's Story Summary
+becomes the player's version; a bad memory or summary entry is refused with its JSON path
+and nothing is written.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+
+from talekeeper.storage.db import session_scope
+
+T0 = "2026-03-01T09:00:00+00:00"
+T1 = "2026-03-01T09:05:30.250000+00:00"
+TABLES = (
+    "adventures",
+    "branches",
+    "actions",
+    "story_cards",
+    "insights",
+    "memories",
+    "memory_uses",
+    "summary_versions",
+)
+
+
+def action(key: int, branch: int, depth: int, type_: str, words: str) -> dict[str, Any]:
+    return {
+        "key": key,
+        "branch": branch,
+        "depth": depth,
+        "type": type_,
+        "text": words,
+        "state": "active",
+        "take": 1,
+        "created_at": T0,
+        "edited_at": None,
+    }
+
+
+def memory(
+    key: int, branch: int, depth: int, action_key: int | None, **extra: Any
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "key": key,
+        "branch": branch,
+        "depth": depth,
+        "action": action_key,
+        "source_start": 0,
+        "source_end": depth,
+        "text": "Mara found the brass key under the pier.",
+        "authority": "accepted_story",
+        "origin": "auto",
+        "writer": "extractive",
+        "status": "active",
+        "pinned": False,
+        "stale": False,
+        "use_count": 0,
+        "last_used_at": None,
+        "created_at": T0,
+        "updated_at": T1,
+        "used_by": [],
+    }
+    row.update(extra)
+    return row
+
+
+def summary(
+    key: int, branch: int, depth: int, action_key: int | None, **extra: Any
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "key": key,
+        "branch": branch,
+        "depth": depth,
+        "action": action_key,
+        "covers_to": depth,
+        "text": "Mara came to the harbour and found a key.",
+        "trigger": "interval",
+        "writer": "extractive",
+        "base": None,
+        "refreshes": None,
+        "stale": False,
+        "created_at": T1,
+    }
+    row.update(extra)
+    return row
+
+
+def version_2_file() -> dict[str, Any]:
+    """Two branches, memories in every status, linked summary versions, the player's scene;
+    in the order and form our export writes, so it must come back byte for byte."""
+    return {
+        "format": "talekeeper-adventure",
+        "version": 2,
+        "adventure": {
+            "title": "The Quiet Harbour",
+            "scenario": None,
+            "persona": {"name": "Mara", "pronouns": "she/her", "description": "A diver."},
+            "ai_instructions": "",
+            "plot_essentials": "Mara dives for lost things.",
+            "authors_note": "",
+            "auto_summarize": True,
+            "memory_bank": True,
+            "scene": {
+                "location": "The Pier",
+                "present": ["Old Maren", "Pip"],
+                "summary": "The tide is turning.",
+                "by_player": True,
+            },
+            "current_branch": 2,
+            "created_at": T0,
+            "updated_at": T1,
+        },
+        "branches": [
+            {
+                "key": 1,
+                "parent": None,
+                "fork_depth": 0,
+                "forked_from_action": None,
+                "name": "Main",
+                "created_at": T0,
+            },
+            {
+                "key": 2,
+                "parent": 1,
+                "fork_depth": 3,
+                "forked_from_action": 3,
+                "name": "Deep water",
+                "created_at": T1,
+            },
+        ],
+        "actions": [
+            action(1, 1, 0, "narration", "You stand on the pier."),
+            action(2, 1, 1, "do", "dive under the pier"),
+            action(3, 1, 2, "narration", "You find a brass key in the silt."),
+            action(4, 1, 3, "do", "swim home"),
+            action(5, 2, 3, "do", "swim deeper"),
+            action(6, 2, 4, "narration", "The water turns cold and green."),
+        ],
+        "cards": [],
+        "insights": [],
+        "memories": [
+            memory(1, 1, 2, 3, pinned=True, use_count=2, last_used_at=T1, used_by=[3, 6]),
+            memory(
+                2,
+                1,
+                2,
+                3,
+                text="The key perhaps opens the lighthouse.",
+                authority="heuristic",
+                status="forgotten",
+                stale=True,
+                use_count=1,
+                last_used_at=T0,
+                used_by=[6],
+            ),
+            memory(3, 1, 3, 4, source_start=3, status="withdrawn"),
+            memory(4, 1, 2, 3, status="deleted", writer="double-summary"),
+            memory(
+                5,
+                2,
+                2,
+                None,
+                source_start=None,
+                source_end=None,
+                text="Pip is afraid of deep water.",
+                origin="user",
+                writer="player",
+            ),
+        ],
+        "summaries": [
+            summary(1, 1, 2, 3),
+            summary(2, 1, 3, 4, base=1, stale=True, text="Mara found a key and swam."),
+            summary(3, 1, 3, 4, base=1, refreshes=2, text="Mara found a key, swam home."),
+            summary(4, 2, 4, None, covers_to=3, trigger="user", writer="", base=3, text="Mine."),
+        ],
+    }
+
+
+def version_1_file() -> dict[str, Any]:
+    """What a version 1 export held: the Story Summary in the adventure, no memory rows."""
+    old = version_2_file()
+    del old["memories"], old["summaries"], old["adventure"]["scene"]
+    old["version"] = 1
+    old["adventure"]["story_summary"] = "Mara lost her brother to the sea."
+    return old
+
+
+def counts(client: TestClient) -> dict[str, int]:
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    with session_scope(runtime.sessions) as session:
+        return {t: int(session.scalar(text(f"SELECT count(*) FROM {t}")) or 0) for t in TABLES}
+
+
+def imported(client: TestClient, data: dict[str, Any]) -> int:
+    response = client.post("/api/adventures/import", json=data)
+    assert response.status_code == 201, response.text
+    adventure: int = response.json()["id"]
+    return adventure
+
+
+def exported(client: TestClient, adventure: int) -> dict[str, Any]:
+    response = client.get(f"/api/adventures/{adventure}/export")
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()
+    return data
+
+
+def as_text(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=1)  # what ``talekeeper export`` writes
+
+
+def test_a_version_2_file_comes_back_byte_for_byte(client: TestClient) -> None:
+    written = version_2_file()
+    adventure = imported(client, written)
+    assert as_text(exported(client, adventure)) == as_text(written)
+    view = client.get(f"/api/adventures/{adventure}").json()
+    assert view["story_summary"] == "Mine."  # the player's version on the current branch
+    assert view["scene"] == {
+        "location": "The Pier",
+        "present": ["Old Maren", "Pip"],
+        "summary": "The tide is turning.",
+        "source": "player",
+    }
+    again = imported(client, exported(client, adventure))  # and again: nothing drifts
+    assert as_text(exported(client, again)) == as_text(written)
+
+
+def test_imported_memories_wait_to_be_embedded_with_fresh_terms(client: TestClient) -> None:
+    adventure = imported(client, version_2_file())
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    with session_scope(runtime.sessions) as session:
+        rows = session.execute(
+            text(
+                "SELECT vector, vector_model, terms, revision FROM memories "
+                "WHERE adventure_id = :a ORDER BY id"
+            ),
+            {"a": adventure},
+        ).all()
+    assert [r.revision for r in rows] == [1, 2, 3, 4, 5]
+    assert all(r.vector is None and r.vector_model is None for r in rows)
+    assert rows[0].terms == "brass found key mara pier"
+    assert rows[4].terms == "afraid deep pip water"
+
+
+def test_a_version_1_story_summary_becomes_the_players_version(client: TestClient) -> None:
+    adventure = imported(client, version_1_file())
+    view = client.get(f"/api/adventures/{adventure}").json()
+    assert view["story_summary"] == "Mara lost her brother to the sea."
+    new = exported(client, adventure)
+    assert new["version"] == 2 and "story_summary" not in new["adventure"]
+    assert new["memories"] == []
+    assert new["summaries"] == [
+        {
+            "key": 1,
+            "branch": 1,
+            "depth": -1,
+            "action": None,
+            "covers_to": -1,
+            "text": "Mara lost her brother to the sea.",
+            "trigger": "user",
+            "writer": "",
+            "base": None,
+            "refreshes": None,
+            "stale": False,
+            "created_at": T1,
+        }
+    ]
+    assert new["adventure"]["scene"]["by_player"] is False
+
+
+def test_a_version_1_file_without_a_summary_has_no_version(client: TestClient) -> None:
+    old = version_1_file()
+    old["adventure"]["story_summary"] = ""
+    adventure = imported(client, old)
+    assert exported(client, adventure)["summaries"] == []
+    assert client.get(f"/api/adventures/{adventure}").json()["story_summary"] == ""
+
+
+Damage = Callable[[dict[str, Any]], Any]
+
+# Each damages one entry of the version 2 file; the refusal must name this path.
+BAD_ENTRIES: dict[str, tuple[Damage, str]] = {
+    "status": (lambda f: f["memories"][1].update(status="lost"), "file.memories[1].status"),
+    "authority": (lambda f: f["memories"][0].update(authority="gossip"), "memories[0].authority"),
+    "origin": (lambda f: f["memories"][4].update(origin="ai"), "file.memories[4].origin"),
+    "memory text": (lambda f: f["memories"][2].update(text="x" * 2001), "memories[2].text"),
+    "memory branch": (lambda f: f["memories"][3].update(branch=9), "memories[3].branch"),
+    "memory action": (lambda f: f["memories"][0].update(action=99), "memories[0].action"),
+    "memory depth": (lambda f: f["memories"][0].update(depth=-2), "memories[0].depth"),
+    "half a source": (lambda f: f["memories"][0].update(source_end=None), "source_start"),
+    "source backwards": (lambda f: f["memories"][2].update(source_start=4), "source_start"),
+    "pinned": (lambda f: f["memories"][0].update(pinned="yes"), "memories[0].pinned"),
+    "use count": (lambda f: f["memories"][0].update(use_count=-1), "memories[0].use_count"),
+    "used by": (lambda f: f["memories"][1]["used_by"].append(42), "memories[1].used_by[1]"),
+    "used twice": (lambda f: f["memories"][0]["used_by"].append(3), "memories[0].used_by[2]"),
+    "used_by shape": (lambda f: f["memories"][0].update(used_by=3), "memories[0].used_by"),
+    "memory time": (lambda f: f["memories"][0].update(created_at="soon"), "created_at"),
+    "memory key": (lambda f: f["memories"][1].update(key=1), "file.memories[1].key"),
+    "memories shape": (lambda f: f.update(memories={}), "file.memories"),
+    "trigger": (lambda f: f["summaries"][0].update(trigger="cron"), "summaries[0].trigger"),
+    "summary text": (lambda f: f["summaries"][3].update(text="x" * 20001), "summaries[3].text"),
+    "summary base": (lambda f: f["summaries"][1].update(base=7), "summaries[1].base"),
+    "self refresh": (lambda f: f["summaries"][2].update(refreshes=3), "summaries[2].refreshes"),
+    "summary action": (lambda f: f["summaries"][0].update(action=0), "summaries[0].action"),
+    "covers_to": (lambda f: f["summaries"][0].update(covers_to=2**31), "summaries[0].covers_to"),
+    "summary branch": (lambda f: f["summaries"][0].update(branch=None), "summaries[0].branch"),
+    "summary stale": (lambda f: f["summaries"][0].update(stale=1), "summaries[0].stale"),
+    "scene present": (
+        lambda f: f["adventure"]["scene"].update(present=["Pip"] * 9),
+        "file.adventure.scene.present",
+    ),
+    "scene location": (
+        lambda f: f["adventure"]["scene"].update(location=5),
+        "file.adventure.scene.location",
+    ),
+    "memories in version 1": (
+        lambda f: f.update(version=1),
+        "unknown section 'memories'",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_ENTRIES))
+def test_a_bad_memory_or_summary_entry_is_refused_and_nothing_is_written(
+    client: TestClient, name: str
+) -> None:
+    damage, path = BAD_ENTRIES[name]
+    data = copy.deepcopy(version_2_file())
+    damage(data)
+    before = counts(client)
+    response = client.post("/api/adventures/import", json=data)
+    assert response.status_code == 400, response.text
+    message = response.json()["error"]["message"]
+    assert "Not a valid Talekeeper export" in message and path in message, message
+    assert counts(client) == before
