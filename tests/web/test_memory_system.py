@@ -317,20 +317,23 @@ def test_use_counts_are_written_with_the_turn_and_never_for_a_dry_run(
 
 
 def test_changing_the_embedding_model_re_embeds_the_bank(tmp_path: Path) -> None:
-    with ModelDouble(models=("double-narrator", "embed-a", "embed-b")) as double:
-        with settings_client(
+    double = ModelDouble(models=("double-narrator", "embed-a", "embed-b"))
+    with (
+        double,
+        settings_client(
             tmp_path, double, summary_model="extractive", embedding_model="embed-a"
-        ) as client:
-            adventure = new_game(client)
-            play(client, adventure, 7)
-            assert all(m["embedded"] for m in memories(client, adventure))
-            client.patch("/api/settings", json={"embedding_model": "embed-b"})
-            play(client, adventure, 1)
-            embeds = [r for r in double.requests if r.path == "/v1/embeddings"]
-            assert (embeds[-1].body or {}).get("model") == "embed-b"
-            assert all(m["embedded"] for m in memories(client, adventure))
-            asked = [len((r.body or {}).get("input", [])) for r in embeds[-2:]]
-            assert sum(asked) >= len(memories(client, adventure))
+        ) as client,
+    ):
+        adventure = new_game(client)
+        play(client, adventure, 7)
+        assert all(m["embedded"] for m in memories(client, adventure))
+        client.patch("/api/settings", json={"embedding_model": "embed-b"})
+        play(client, adventure, 1)
+        embeds = [r for r in double.requests if r.path == "/v1/embeddings"]
+        assert (embeds[-1].body or {}).get("model") == "embed-b"
+        assert all(m["embedded"] for m in memories(client, adventure))
+        asked = [len((r.body or {}).get("input", [])) for r in embeds[-2:]]
+        assert sum(asked) >= len(memories(client, adventure))
 
 
 def test_a_heuristic_memory_is_marked_as_an_inference(
