@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Path, Request
+from fastapi import Depends, Path, Request
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.services.limits import MAX_ID
+from talekeeper.services.tree import Story
 from talekeeper.storage.db import session_scope
 
 RowId = Annotated[int, Path(ge=1, le=MAX_ID)]
@@ -41,3 +42,13 @@ def user_id(request: Request) -> int:
     """The acting user. Until login exists, everyone is the local user."""
     uid: int = request.app.state.local_user_id
     return uid
+
+
+def adventure_story(
+    adventure_id: RowId,
+    session: Session = Depends(db),
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> Story:
+    """The adventure's tree, in the request's unit of work."""
+    return Story.load(session, adventure_id, uid, rt.memory)

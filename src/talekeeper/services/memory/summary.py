@@ -30,11 +30,17 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from talekeeper.core.errors import ProviderError
 from talekeeper.services import limits
 from talekeeper.services.memory import extractive
 from talekeeper.services.memory.prompts import clean_summary, summary_request
-from talekeeper.services.memory.work import Material, Work, block_text, material, still_there
+from talekeeper.services.memory.work import (
+    Material,
+    Work,
+    ask,
+    block_text,
+    material,
+    still_there,
+)
 from talekeeper.services.memory.writer import BLOCK_ACTIONS, SETTLE_SLACK
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Adventure, SummaryVersion
@@ -178,11 +184,7 @@ async def _write(work: Work, plan: _Plan) -> str:
         model=model.model,
         mode=work.models.mode,
     )
-    result = await model.complete(request, kind="summary", adventure_id=work.adventure_id)
-    text = clean_summary(result.text)
-    if not text:
-        raise ProviderError(f"The summary model ({model.model}) wrote an empty Story Summary.")
-    return text
+    return await ask(work, request, "summary", clean_summary, "Story Summary")
 
 
 def _last_tokens(rows: Sequence[PathRow]) -> list[PathRow]:

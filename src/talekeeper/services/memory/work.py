@@ -13,14 +13,16 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from talekeeper.core.errors import NotFound
+from talekeeper.core.errors import NotFound, ProviderError
 from talekeeper.core.lineage import BranchLink, Lineage, lineage_of
 from talekeeper.core.tokens import CharCounter, TokenCounter
+from talekeeper.providers.base import CompletionRequest
+from talekeeper.services.ai_calls import CallKind
 from talekeeper.services.cards import CardView
 from talekeeper.services.memory.bank import BankCache
 from talekeeper.services.memory.cast import Persona, cast_brief
@@ -100,6 +102,24 @@ def material(session: Session, adventure: Adventure) -> Material:
         cards=tuple(CardView.of(c) for c in story.cards(adventure.id)),
         plot_essentials=adventure.plot_essentials,
     )
+
+
+async def ask(
+    work: Work,
+    request: CompletionRequest,
+    kind: CallKind,
+    clean: Callable[[str], str],
+    what: str,
+) -> str:
+    """One call to the summary model, its answer cleaned; an empty answer is a failure of
+    the pass (recorded, retried), never an empty memory or summary."""
+    model = work.models.summary
+    assert model is not None
+    result = await model.complete(request, kind=kind, adventure_id=work.adventure_id)
+    text = clean(result.text)
+    if not text:
+        raise ProviderError(f"The summary model ({model.model}) wrote an empty {what}.")
+    return text
 
 
 def upto(lineage: Lineage, depth: int) -> Lineage:

@@ -27,7 +27,6 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from talekeeper.core.errors import ProviderError
 from talekeeper.core.lineage import lineage_of, on_lineage
 from talekeeper.services.memory import extractive
 from talekeeper.services.memory.authority import classify
@@ -38,6 +37,7 @@ from talekeeper.services.memory.terms import term_set
 from talekeeper.services.memory.work import (
     Material,
     Work,
+    ask,
     block_text,
     material,
     source_rows,
@@ -132,11 +132,7 @@ async def write(work: Work, facts: Material, block: str) -> str:
         model=model.model,
         mode=work.models.mode,
     )
-    result = await model.complete(request, kind="memory", adventure_id=work.adventure_id)
-    text = clean_memory(result.text)
-    if not text:
-        raise ProviderError(f"The summary model ({model.model}) wrote an empty memory.")
-    return text
+    return await ask(work, request, "memory", clean_memory, "memory")
 
 
 def _read_plan(work: Work) -> _Plan | None:

@@ -20,7 +20,7 @@ from talekeeper.services.memory import manage, summary
 from talekeeper.services.memory.scene import current_scene, set_scene
 from talekeeper.services.memory.service import derived_view
 from talekeeper.services.tree import Story, load_adventure
-from talekeeper.web.deps import RowId, Strict, db, runtime, user_id
+from talekeeper.web.deps import RowId, Strict, adventure_story, db, runtime, user_id
 
 router = APIRouter(tags=["memory"])
 
@@ -44,16 +44,6 @@ class SceneIn(Strict):
     present: list[str] | None = None
     summary: str | None = None
     clear: bool | None = None
-
-
-def adventure_story(
-    adventure_id: RowId,
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
-) -> Story:
-    """The adventure's tree, in the request's unit of work."""
-    return Story.load(session, adventure_id, uid, rt.memory)
 
 
 # -- memories -----------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from talekeeper.services.models import ModelSet
 from talekeeper.services.tree import Story, action_view
 from talekeeper.services.turns import Pending, TurnEvent
 from talekeeper.storage.repositories.story import StoryRepository
-from talekeeper.web.deps import RowId, Strict, db, runtime, user_id
+from talekeeper.web.deps import RowId, Strict, adventure_story, db, runtime, user_id
 from talekeeper.web.errors import error_response
 
 router = APIRouter(tags=["story"])
@@ -92,16 +92,6 @@ async def _respond(request: Request, rt: Runtime, pending: Pending, models: Mode
             error = event.data["error"]
             return error_response(event.error.status, error["code"], error["message"], details)
     raise AssertionError("a turn always ends with a reply or an error")  # pragma: no cover
-
-
-def adventure_story(
-    adventure_id: RowId,
-    session: Session = Depends(db),
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
-) -> Story:
-    """The adventure's tree, in the request's unit of work."""
-    return Story.load(session, adventure_id, uid, rt.memory)
 
 
 def action_story(
