@@ -715,7 +715,12 @@ def test_export_then_import_keeps_everything_and_the_copy_plays_on(library: Libr
     assert untouched == exported  # the original did not move
     assert state["head"]["text"] == "The Choir falls silent at last."
     assert state["story_summary"] == PLAYERS_SUMMARY  # the copy's versions are in force
-    assert after["memories"] == exported["memories"] and after["summaries"] == exported["summaries"]
+    # Playing on ran the background work the import queued: the stale memory was written
+    # again from its source block; everything else came through unchanged.
+    refreshed = [(a, b) for a, b in zip(after["memories"], exported["memories"]) if a != b]
+    assert [(b["stale"], a["stale"]) for a, b in refreshed] == [(True, False)]
+    assert refreshed[0][0]["text"] != refreshed[0][1]["text"]
+    assert after["summaries"] == exported["summaries"]
     current = next(b for b in tree["branches"] if b["current"])
     assert current["name"] == "Sea road" and current["head_action_id"] == state["head"]["id"]
     assert state["head"]["branch_id"] == current["id"] != 2  # a new id, the same branch
@@ -793,3 +798,30 @@ def test_import_refuses_what_the_database_cannot_hold(
     assert "Traceback" not in done.stderr
     message = one_line_error(done)
     assert "Not a valid Talekeeper export" in message or "'name' must be text" in message
+
+
+# -- the memory in the terminal ---------------------------------------------------------------
+
+
+def test_the_terminal_shows_the_memories_and_the_summary(cli: Cli) -> None:
+    adventure = cli.new("lantern-coast")
+    cli.double.script(*[f"Old Maren hands you lamp-key number {n}." for n in range(8)])
+    turns = [f"walk to pier {n}" for n in range(7)]  # 15 actions: two memories and a summary
+    lines = [
+        "/memories",
+        *turns,
+        "/memories",
+        "/remember Pip owes Tamsin a favour.",
+        "/summary",
+        "/summary Tamsin holds the keys of Gullreach.",
+        "/quit",
+    ]
+    played = cli.run("play", str(adventure), stdin="".join(line + "\n" for line in lines))
+    assert played.returncode == 0 and played.stderr == "", played.stderr
+    out = played.stdout
+    assert "(no memories yet: the first is written after 12 actions)" in out
+    memories = re.findall(r"  #(\d+) \((\d+)-(\d+), used \d+x\)[^:]*: (.+)", out)
+    assert [(int(s), int(e)) for _, s, e, _ in memories] == [(0, 5), (6, 11)]
+    assert re.search(r"\(remembered as #\d+\)", out)
+    assert "Story Summary, 1 versions:" in out and "Story Summary, 2 versions:" in out
+    assert "  Tamsin holds the keys of Gullreach." in out

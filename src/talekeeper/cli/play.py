@@ -13,6 +13,7 @@ A number typed as an argument (an id, a take, a count) is ASCII digits no larger
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO, TypeVar
@@ -21,6 +22,8 @@ from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.services import adventures
 from talekeeper.services.limits import MAX_ID
+from talekeeper.services.memory import manage
+from talekeeper.services.memory import summary as story_summary
 from talekeeper.services.models import ModelSet
 from talekeeper.services.rendering import render
 from talekeeper.services.tree import Story
@@ -41,10 +44,13 @@ HELP = """\
   /insights [ID]   what the narrator was shown for reply ID (default: the newest)
   /dry [TEXT]      what the narrator would be shown next, generating nothing
   /show [N]        reprint the last N actions (default 6)
+  /memories        the memories of this path; /remember TEXT adds one by hand
+  /summary [TEXT]  the Story Summary in force; with TEXT, replace it with yours
   /help  /quit"""
 
 T = TypeVar("T")
 RECENT = 6  # actions shown when the game starts and by /show
+SETTLE_SECONDS = 30.0  # /memories and /summary wait this long at most for background work
 
 
 class Terminal:
@@ -76,6 +82,9 @@ class Terminal:
             "insights": self.insights,
             "dry": self.dry,
             "show": self.show,
+            "memories": self.memories,
+            "remember": self.remember,
+            "summary": self.summary,
             "help": self.help,
             "quit": self.quit,
         }
@@ -240,6 +249,54 @@ class Terminal:
 
         for line in await self.on_story(run):
             self.say(line + "\n")
+
+    async def settle(self) -> None:
+        """Let the background run of the last turn finish, so what is shown is current."""
+        idle = getattr(self.rt.memory, "idle", None)
+        if idle is not None:
+            with contextlib.suppress(TimeoutError):
+                await idle(SETTLE_SECONDS)
+
+    async def memories(self, _arg: str) -> None:
+        await self.settle()
+        rows = await self.on_story(manage.listing)
+        if not rows:
+            self.say("(no memories yet: the first is written after 12 actions)")
+        for m in rows:
+            where = (
+                f"{m['source_start']}-{m['source_end']}" if m["source_start"] is not None else "you"
+            )
+            flags = "".join(
+                f" [{flag}]"
+                for flag, on in (
+                    ("pinned", m["pinned"]),
+                    (m["status"], m["status"] != "active"),
+                    ("inference", m["authority"] == "heuristic"),
+                    ("stale", m["stale"]),
+                )
+                if on
+            )
+            self.say(f"  #{m['id']} ({where}, used {m['use_count']}x){flags}: {m['text']}")
+
+    async def remember(self, arg: str) -> None:
+        def run(story: Story) -> int:
+            return manage.create(story, arg, False, self.rt.memory, self.uid).id
+
+        self.say(f"(remembered as #{await self.on_story(run)})")
+
+    async def summary(self, arg: str) -> None:
+        def run(story: Story) -> dict[str, Any]:
+            if arg:
+                story_summary.edit_summary(story.session, story.adventure, arg)
+            return story_summary.summary_view(story.session, story.adventure)
+
+        await self.settle()
+        view = await self.on_story(run)
+        mark = " (stale: being rewritten)" if view["stale"] else ""
+        self.say(f"Story Summary, {len(view['versions'])} versions{mark}:")
+        self.say(
+            "  " + (view["text"] or f"(none yet: the first after {view['next_at'] + 1} actions)")
+        )
 
     async def help(self, _arg: str) -> None:
         self.say(HELP)

@@ -49,6 +49,7 @@ from talekeeper.storage.models import (
     SummaryVersion,
 )
 from talekeeper.storage.repositories import memory as memories
+from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import ACTIVE, REMOVED, TAKE, UNDONE, StoryRepository
 
 FORMAT = "talekeeper-adventure"
@@ -322,6 +323,9 @@ def import_adventure(session: Session, user_id: int, data: Any) -> Adventure:
         first_branch = branch_ids[min(branch_ids)]
         session.add(_legacy_version(adventure, first_branch, legacy_summary, meta))
     adventure.updated_at = meta.time("updated_at") or adventure.updated_at
+    # Imported memories carry no vectors, and a long story may be due memories: the
+    # background run takes it from here (the worker's poll finds the job).
+    MemoryRepository(session).request_work(adventure.id)
     session.flush()
     return adventure
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy import update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import flag_modified
 
 from talekeeper.services.memory.authority import classify
 from talekeeper.services.memory.ranking import Bank
@@ -169,6 +170,9 @@ def set_vector(
     """Store (or clear) a memory's vector; the cached copy goes with it."""
     memory.vector = pack(vector) if vector is not None else None
     memory.vector_model = model if vector is not None else None
+    # Embedding is not an edit: ``updated_at`` says when the player or a pass changed what
+    # the memory says (written as it is, so the column's on-update default stays out).
+    flag_modified(memory, "updated_at")
     _bump(session, memory)
     session.flush()
     if cache is not None:
