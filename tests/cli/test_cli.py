@@ -717,7 +717,9 @@ def test_export_then_import_keeps_everything_and_the_copy_plays_on(library: Libr
     assert state["story_summary"] == PLAYERS_SUMMARY  # the copy's versions are in force
     # Playing on ran the background work the import queued: the stale memory was written
     # again from its source block; everything else came through unchanged.
-    refreshed = [(a, b) for a, b in zip(after["memories"], exported["memories"]) if a != b]
+    refreshed = [
+        (a, b) for a, b in zip(after["memories"], exported["memories"], strict=True) if a != b
+    ]
     assert [(b["stale"], a["stale"]) for a, b in refreshed] == [(True, False)]
     assert refreshed[0][0]["text"] != refreshed[0][1]["text"]
     assert after["summaries"] == exported["summaries"]

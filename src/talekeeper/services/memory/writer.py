@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from talekeeper.core.lineage import lineage_of, on_lineage
+from talekeeper.core.lineage import BranchLink, Lineage, lineage_of, on_lineage
 from talekeeper.services.memory import extractive
 from talekeeper.services.memory.authority import classify
 from talekeeper.services.memory.bank import set_status, set_text
@@ -40,6 +40,7 @@ from talekeeper.services.memory.work import (
     ask,
     block_text,
     material,
+    memory_lineage,
     source_rows,
     still_there,
     upto,
@@ -64,12 +65,19 @@ STALE_SCAN = 200  # stale rows looked at to pick the current path's first
 
 
 def plan_blocks(
-    depths: Sequence[int], covered: Sequence[tuple[int, int]], *, limit: int = MAX_PER_RUN
+    depths: Sequence[int],
+    covered: Sequence[tuple[int, int]],
+    *,
+    limit: int = MAX_PER_RUN,
+    no_end: Collection[int] = frozenset(),
 ) -> list[list[int]]:
     """The blocks (lists of depths, oldest first) the next run should summarize.
 
     ``depths``: the active actions of the path, ascending; ``covered``: source ranges
-    of the memories that keep their actions covered.
+    of the memories that keep their actions covered; ``no_end``: depths a block must not
+    end on (a memory there would also be on another branch's path, where a memory
+    already covers part of its block: see ``shared_nodes``). A block reaching one grows
+    past it, so it ends on a node of this path alone.
     """
     if len(depths) < FIRST_AT:
         return []
@@ -78,28 +86,61 @@ def plan_blocks(
 
     def is_covered(depth: int) -> bool:
         i = bisect.bisect_right(ends_before, depth)
-        return any(s <= depth <= e for s, e in starts[max(0, i - 8) : i])
+        return any(s <= depth <= e for s, e in starts[:i])
 
     usable = depths[: len(depths) - SETTLE_SLACK]
     blocks: list[list[int]] = []
     run: list[int] = []
     for depth in usable:
         if is_covered(depth):
-            blocks.extend(_chunks(run, closed=True))
+            blocks.extend(_chunks(run, no_end, closed=True))
             run = []
         else:
             run.append(depth)
         if len(blocks) >= limit:
             break
-    blocks.extend(_chunks(run, closed=False))
+    blocks.extend(_chunks(run, no_end, closed=False))
     return blocks[:limit]
 
 
-def _chunks(run: list[int], *, closed: bool) -> list[list[int]]:
-    out = [run[i : i + BLOCK_ACTIONS] for i in range(0, len(run), BLOCK_ACTIONS)]
-    if out and len(out[-1]) < BLOCK_ACTIONS and not closed:
-        out.pop()
+def _chunks(run: list[int], no_end: Collection[int], *, closed: bool) -> list[list[int]]:
+    out: list[list[int]] = []
+    chunk: list[int] = []
+    for depth in run:
+        chunk.append(depth)
+        if len(chunk) >= BLOCK_ACTIONS and depth not in no_end:
+            out.append(chunk)
+            chunk = []
+    if chunk and closed and chunk[-1] not in no_end:
+        out.append(chunk)  # a gap before a covered action: a shorter block
     return out
+
+
+def shared_nodes(path: Lineage, others: Sequence[Memory], links: dict[int, BranchLink]) -> set[int]:
+    """Depths of ``path`` a new memory must not end on: those that also lie on the path of
+    a memory written off this path (a fork's, or the parent's beyond the fork point) whose
+    source starts at or before them. A memory ending there would be on that memory's path
+    too, and the two would cover the same actions there."""
+    out: set[int] = set()
+    for memory in others:
+        if memory.source_start is None:
+            continue
+        shared = _shared_depth(path, memory_lineage(links, memory))
+        out.update(range(memory.source_start, shared + 1))
+    return out
+
+
+def _shared_depth(path: Lineage, other: Lineage) -> int:
+    """The deepest depth the two paths have in common (-1 if none)."""
+    inf = 2**62
+    best = -1
+    for branch, top in path:
+        for other_branch, other_top in other:
+            if branch == other_branch:
+                best = max(
+                    best, min(inf if top is None else top, inf if other_top is None else other_top)
+                )
+    return best
 
 
 @dataclass
@@ -144,7 +185,12 @@ def _read_plan(work: Work) -> _Plan | None:
         repo = MemoryRepository(session)
         # Depths only: a long story's every text is never read to find the next blocks.
         depths = repo.path_depths(facts.lineage)
-        blocks = plan_blocks(depths, repo.coverage(adventure.id, facts.lineage))
+        others = repo.off_path(adventure.id, facts.lineage)
+        blocks = plan_blocks(
+            depths,
+            repo.coverage(adventure.id, facts.lineage),
+            no_end=shared_nodes(facts.lineage, others, facts.links),
+        )
         if not blocks:
             return None
         rows = repo.path_rows(facts.lineage, after_depth=blocks[0][0] - 1)
@@ -167,6 +213,8 @@ def _save(work: Work, rows: list[PathRow], text: str) -> bool:
         first = rows[0].depth
         if any(s <= end.depth and first <= e for s, e in covered):
             return False  # another run covered it first
+        if end.depth in shared_nodes(lineage, repo.off_path(adventure.id, lineage), facts.links):
+            return False  # another branch's memory covers part of it on a path through here
         memory = Memory(
             adventure_id=adventure.id,
             branch_id=end.branch_id,

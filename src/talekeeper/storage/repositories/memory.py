@@ -146,6 +146,17 @@ class MemoryRepository:
         )
         return sorted((int(s or 0), int(e or 0)) for s, e in self.session.execute(query).all())
 
+    def off_path(self, adventure_id: int, lineage: Lineage) -> list[Memory]:
+        """Automatic memories that keep their block covered but are not on this path."""
+        query = select(Memory).where(
+            Memory.adventure_id == adventure_id,
+            Memory.origin == AUTO,
+            Memory.status.in_(COVERING),
+            Memory.source_start.is_not(None),
+            ~on_path(Memory.branch_id, Memory.depth, lineage),
+        )
+        return list(self.session.scalars(query).all())
+
     def next_revision(self, adventure_id: int) -> int:
         query = select(func.max(Memory.revision)).where(Memory.adventure_id == adventure_id)
         return int(self.session.scalar(query) or 0) + 1
