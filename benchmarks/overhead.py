@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from sqlalchemy import insert, select
 
 from talekeeper.bootstrap import Runtime
@@ -47,10 +48,13 @@ from talekeeper.providers.base import (
 )
 from talekeeper.services import adventures
 from talekeeper.services.ai_calls import LoggedModel
+from talekeeper.services.memory.authority import classify
+from talekeeper.services.memory.bank import pack
+from talekeeper.services.memory.terms import term_set
 from talekeeper.services.models import ModelSet
 from talekeeper.settings import DEFAULT_CONTEXT_TOKENS, load_settings
 from talekeeper.storage.db import session_scope
-from talekeeper.storage.models import Action, Branch
+from talekeeper.storage.models import Action, Branch, Memory
 
 SIZES = (100, 1_000, 10_000)
 FORK_SIZE = 10_000  # the story that carries a fork
@@ -62,6 +66,7 @@ TARGET_SIZE = 1_000
 SCENARIO = "lantern-coast"
 TIMINGS = ("read_ms", "retrieve_ms", "build_ms", "generate_ms", "save_ms")
 EMBED_DIM = 384
+BANK_CAPACITY = 200  # the default capacity: the active memories a turn ranks
 
 # A fixed reply as long as a typical narration (~130 tokens), so the story the turns extend
 # stays like the one inserted and every timed turn reads the same amount of history.
@@ -215,7 +220,45 @@ def populate(rt: Runtime, uid: int, size: int, rng: random.Random) -> tuple[int,
             fork_rows = _rows(rng, adventure.id, branch.id, range(fork_at + 1, size + 1))
             session.execute(insert(Action), fork_rows)
             entries = 2
+        _bank(session, rng, adventure.id, root, size)
         return adventure.id, entries
+
+
+def _bank(session: Any, rng: random.Random, adventure_id: int, branch_id: int, size: int) -> None:
+    """A Memory Bank as the memory pass would have left it: one memory per block of 6
+    actions on the main branch, the newest ``BANK_CAPACITY`` active, each with a vector."""
+    blocks = [(start, start + 5) for start in range(1, size - 6, 6)]
+    forgotten = max(0, len(blocks) - BANK_CAPACITY)
+    vrng = np.random.default_rng(rng.randrange(2**32))
+    rows = []
+    for i, (start, end) in enumerate(blocks):
+        text = f"{rng.choice(_NAMES)} " + " ".join(rng.choice(_WORDS) for _ in range(14)) + "."
+        vector = vrng.standard_normal(EMBED_DIM).astype(np.float32)
+        rows.append(
+            {
+                "adventure_id": adventure_id,
+                "branch_id": branch_id,
+                "depth": end,
+                "source_start": start,
+                "source_end": end,
+                "text": text,
+                "authority": classify(text),
+                "origin": "auto",
+                "writer": "extractive",
+                "status": "forgotten" if i < forgotten else "active",
+                "pinned": False,
+                "stale": False,
+                "use_count": 0,
+                "vector": pack((vector / np.linalg.norm(vector)).tolist()),
+                "vector_model": "zero-embed",
+                "terms": " ".join(sorted(term_set(text))),
+                "revision": i + 1,
+                "created_at": utcnow(),
+                "updated_at": utcnow(),
+            }
+        )
+    if rows:
+        session.execute(insert(Memory), rows)
 
 
 # -- timing ------------------------------------------------------------------------------------
@@ -347,8 +390,11 @@ def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
         f"~600-character narrations); the {FORK_SIZE:,}-action story ends on a fork, so its "
         f"path has two lineage entries. {run['turns']} timed turns per size after "
         f"{run['warmup']} warm-up turns, the sizes taking turns round-robin; "
-        f"{run['context_tokens']}-token context, cl100k token counting, memory system "
-        f"`NullMemory`. On {run['machine']}, load average {run['load'][0]:.1f} before and "
+        f"{run['context_tokens']}-token context, cl100k token counting; the memory system "
+        f"with a bank of one memory per 6 actions (at most {BANK_CAPACITY} active, the "
+        "default capacity, the rest forgotten), so each turn embeds its query (at zero "
+        "latency) and ranks the bank; its background worker is not running (the turn only "
+        "records the job). On {run['machine']}, load average {run['load'][0]:.1f} before and "
         f"{run['load'][1]:.1f} after the run "
         "(`.venv/bin/python benchmarks/overhead.py --write docs/benchmarks.md`).",
         "",
@@ -380,6 +426,21 @@ def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
             f"Target (median ≤ {TARGET_MS:g} ms at {TARGET_SIZE:,} actions): **{met}** "
             f"({target.median:.2f} ms)."
         )
+        if target.median > TARGET_MS:
+            lines.append(
+                "",
+            )
+            lines.append(
+                f"Missed by {target.median - TARGET_MS:.1f} ms. The cost is fixed, not the "
+                "story's length: the engine's ~14 SQL statements through the ORM "
+                "(0.3–0.5 ms each on this 2-core VM) and, since the memory system, "
+                f"retrieval ({target.part('retrieve_ms'):.1f} ms: the query's embedding call "
+                "and its AI-call record, the bank's revision check, ranking, reading the "
+                "chosen memories) and a heavier save (the use counts, the memory_uses rows "
+                "and the background job row). Next: one session for the bank check and "
+                "the chosen texts, Core statements for the job row, and the embedding "
+                "call's record written with the turn's save."
+            )
     big = by_size.get(10_000)
     if target is not None and big is not None:
         lines.append(

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.core.clock import utcnow
@@ -200,13 +200,16 @@ class MemoryRepository:
     def record_use(self, ids: Sequence[int], reply_id: int, when: datetime) -> None:
         if not ids:
             return
-        self.session.execute(
+        # Core statements on the session's connection: this runs in every turn's commit.
+        connection = self.session.connection()
+        connection.execute(
             update(Memory)
             .where(Memory.id.in_(ids))
             .values(use_count=Memory.use_count + 1, last_used_at=when)
         )
-        self.session.add_all(MemoryUse(memory_id=i, action_id=reply_id) for i in ids)
-        self.session.flush()
+        connection.execute(
+            insert(MemoryUse), [{"memory_id": i, "action_id": reply_id} for i in ids]
+        )
 
     def uses(self, memory_ids: Sequence[int]) -> dict[int, list[int]]:
         """The replies that used each memory, oldest first."""
