@@ -158,15 +158,24 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("adventure_id", "kind", name=op.f("pk_derived_states")),
     )
-    with op.batch_alter_table("adventures") as batch:
-        batch.add_column(
-            sa.Column("scene_location", sa.String(length=200), nullable=False, server_default="")
-        )
-        batch.add_column(sa.Column("scene_present", sa.Text(), nullable=False, server_default="[]"))
-        batch.add_column(sa.Column("scene_summary", sa.Text(), nullable=False, server_default=""))
-        batch.add_column(
-            sa.Column("scene_by_player", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
+    # Native ALTER TABLE only (SQLite >= 3.35): a batch "move and copy" would drop and
+    # recreate ``adventures``, and with foreign keys on that drop cascades to every branch,
+    # action and memory of every adventure.
+    _require_native_alter()
+    op.add_column(
+        "adventures",
+        sa.Column("scene_location", sa.String(length=200), nullable=False, server_default=""),
+    )
+    op.add_column(
+        "adventures", sa.Column("scene_present", sa.Text(), nullable=False, server_default="[]")
+    )
+    op.add_column(
+        "adventures", sa.Column("scene_summary", sa.Text(), nullable=False, server_default="")
+    )
+    op.add_column(
+        "adventures",
+        sa.Column("scene_by_player", sa.Boolean(), nullable=False, server_default=sa.false()),
+    )
     # An existing Story Summary becomes the player's version, before the first action.
     op.execute(
         """
@@ -180,13 +189,28 @@ def upgrade() -> None:
           AND EXISTS (SELECT 1 FROM branches b WHERE b.adventure_id = a.id)
         """
     )
-    with op.batch_alter_table("adventures") as batch:
-        batch.drop_column("story_summary")
+    op.drop_column("adventures", "story_summary")
+
+
+def _require_native_alter() -> None:
+    bind = op.get_bind()
+    if bind.dialect.name != "sqlite":
+        return
+    version = tuple(
+        int(p) for p in bind.exec_driver_sql("select sqlite_version()").scalar().split(".")
+    )
+    if version < (3, 35, 0):
+        raise RuntimeError(
+            f"Talekeeper needs SQLite 3.35 or newer to upgrade this database (this Python has "
+            f"{'.'.join(map(str, version))}): use a Python built with a newer SQLite."
+        )
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("adventures") as batch:
-        batch.add_column(sa.Column("story_summary", sa.Text(), nullable=False, server_default=""))
+    _require_native_alter()
+    op.add_column(
+        "adventures", sa.Column("story_summary", sa.Text(), nullable=False, server_default="")
+    )
     op.execute(
         """
         UPDATE adventures SET story_summary = COALESCE((
@@ -194,9 +218,8 @@ def downgrade() -> None:
             ORDER BY s.id DESC LIMIT 1), '')
         """
     )
-    with op.batch_alter_table("adventures") as batch:
-        for column in ("scene_by_player", "scene_summary", "scene_present", "scene_location"):
-            batch.drop_column(column)
+    for column in ("scene_by_player", "scene_summary", "scene_present", "scene_location"):
+        op.drop_column("adventures", column)
     op.drop_table("derived_states")
     op.drop_table("derived_jobs")
     op.drop_index(op.f("ix_summary_versions_adventure_id"), table_name="summary_versions")
