@@ -196,9 +196,8 @@ def _require_native_alter() -> None:
     bind = op.get_bind()
     if bind.dialect.name != "sqlite":
         return
-    version = tuple(
-        int(p) for p in bind.exec_driver_sql("select sqlite_version()").scalar().split(".")
-    )
+    found = str(bind.exec_driver_sql("select sqlite_version()").scalar() or "0")
+    version = tuple(int(p) for p in found.split("."))
     if version < (3, 35, 0):
         raise RuntimeError(
             f"Talekeeper needs SQLite 3.35 or newer to upgrade this database (this Python has "
