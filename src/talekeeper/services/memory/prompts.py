@@ -31,11 +31,13 @@ from pathlib import Path
 
 from talekeeper.providers.base import CompletionRequest, Message, Mode
 from talekeeper.services.memory.excerpt import strip_marker
+from talekeeper.services.memory.extractive import MEMORY_WORDS, SUMMARY_WORDS
 
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
 
-MEMORY_WORDS_LIMIT = 50  # memory.md §2: one or two sentences a narrator can take in at a glance
-SUMMARY_WORDS_LIMIT = 250  # memory.md §1: the Story Summary is at most 250 words
+# The limits are the extractive writer's: one number each, whoever writes.
+MEMORY_WORDS_LIMIT = MEMORY_WORDS
+SUMMARY_WORDS_LIMIT = SUMMARY_WORDS
 MEMORY_REPLY_TOKENS = 120  # 50 English words are about 70 tokens; the rest absorbs a preamble
 SUMMARY_REPLY_TOKENS = 450  # 250 words are about 330 tokens; the rest absorbs a preamble
 MEMORY_TEMPERATURE = 0.2  # facts, not style: near-greedy, with a little spread against loops
