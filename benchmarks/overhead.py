@@ -435,11 +435,11 @@ def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
                 "story's length: the engine's ~14 SQL statements through the ORM "
                 "(0.3–0.5 ms each on this 2-core VM) and, since the memory system, "
                 f"retrieval ({target.part('retrieve_ms'):.1f} ms: the query's embedding call "
-                "and its AI-call record, the bank's revision check, ranking, reading the "
-                "chosen memories) and a heavier save (the use counts, the memory_uses rows "
-                "and the background job row). Next: one session for the bank check and "
-                "the chosen texts, Core statements for the job row, and the embedding "
-                "call's record written with the turn's save."
+                "and its AI-call record, the bank's revision check, ranking; the chosen "
+                "memories' texts come from the cache) and a heavier save (the use counts, "
+                "the memory_uses rows and the background job row). Next: Core statements "
+                "for the job row, and the embedding call's record written with the turn's "
+                "save instead of in a transaction of its own."
             )
     big = by_size.get(10_000)
     if target is not None and big is not None:

@@ -416,3 +416,26 @@ def test_a_derived_scene_follows_the_cards_of_the_newest_actions(
     assert scene["source"] == "story cards"
     assert scene["location"] == "Gullreach"
     assert set(scene["present"]) == {"Old Maren", "Pip Haddow"}
+
+
+def test_an_edited_memory_is_retrieved_with_its_new_text(
+    extractive: TestClient, double: ModelDouble
+) -> None:
+    client = extractive
+    adventure = new_game(client)
+    play(client, adventure, 7)
+
+    def used() -> dict[int, str]:
+        body = client.post(
+            f"/api/adventures/{adventure}/insights/dry-run", json={"type": "do", "text": "look"}
+        ).json()
+        return {u["id"]: u["text"] for u in body["memories"]["used"]}
+
+    first = used()
+    assert first  # read once: the texts are now cached with the bank
+    memory_id = next(iter(first))
+    client.patch(
+        f"/api/memories/{memory_id}", json={"text": "Pip hid the lamp-key.", "pinned": True}
+    )
+    idle(client)  # re-embedded
+    assert used()[memory_id] == "Pip hid the lamp-key."

@@ -21,6 +21,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from sqlalchemy import update
@@ -53,6 +54,18 @@ class _Entry:
     rows: dict[int, BankRow] = field(default_factory=dict)  # as read: blob and terms text
     bank: Bank | None = None
     reread: set[int] = field(default_factory=set)  # invalidated rows: read again by id
+    # What Insights shows of the memories retrieval chose: read once per memory (never the
+    # whole bank's text), dropped with the row whenever it changes.
+    details: dict[int, Detail] = field(default_factory=dict)
+
+
+class Detail(NamedTuple):
+    text: str
+    authority: str
+    branch_id: int
+    depth: int
+    source_start: int | None
+    source_end: int | None
 
 
 class BankCache:
@@ -74,6 +87,7 @@ class BankCache:
                 # Read it again by id next time, whatever its revision: the change may not
                 # be committed yet, or may be rolled back.
                 entry.rows.pop(memory_id, None)
+                entry.details.pop(memory_id, None)
                 entry.reread.add(memory_id)
                 entry.bank = None
 
@@ -106,8 +120,29 @@ class BankCache:
                 self._entries.popitem(last=False)
         return entry.bank
 
+    def details(self, adventure_id: int, ids: Sequence[int]) -> dict[int, Detail]:
+        """The cached details of ``ids`` (those not cached are missing from the result)."""
+        with self._lock:
+            entry = self._entries.get(adventure_id)
+            if entry is None:
+                return {}
+            return {i: entry.details[i] for i in ids if i in entry.details}
+
+    def keep_details(self, adventure_id: int, revision: int, found: dict[int, Detail]) -> None:
+        """Remember details read at bank ``revision`` (ignored if the bank moved since)."""
+        with self._lock:
+            entry = self._entries.get(adventure_id)
+            if entry is not None and entry.revision == revision:
+                entry.details.update((i, d) for i, d in found.items() if i in entry.rows)
+
+    def revision(self, adventure_id: int) -> int:
+        with self._lock:
+            entry = self._entries.get(adventure_id)
+            return entry.revision if entry is not None else -1
+
     @staticmethod
     def _apply(entry: _Entry, row: BankRow) -> None:
+        entry.details.pop(row.id, None)
         usable = row.status == ACTIVE and row.vector is not None and row.vector_model == entry.model
         if usable:
             entry.rows[row.id] = row

@@ -22,7 +22,7 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import TalekeeperError
-from talekeeper.services.memory.bank import BankCache
+from talekeeper.services.memory.bank import BankCache, Detail
 from talekeeper.services.memory.base import Retrieval, RetrievalQuery, UsedMemory
 from talekeeper.services.memory.ranking import (
     CONTEXT_WEIGHT,
@@ -65,7 +65,16 @@ async def retrieve(
                 vectors[i] = np.asarray(vector, dtype=np.float32)
         except TalekeeperError as exc:
             note = f"the query could not be embedded ({exc.message}); ranked by words only"
-    return await asyncio.to_thread(_rank, query, model, bank, vectors, note, sessions)
+    revision = cache.revision(query.adventure_id)
+    ranking, note = _rank(query, bank, vectors, note)  # NumPy only: well under a millisecond
+    ids = [s.id for s in ranking.chosen]
+    details = cache.details(query.adventure_id, ids)
+    if len(details) < len(ids):
+        missing = [i for i in ids if i not in details]
+        found = await asyncio.to_thread(_read_details, sessions, missing)
+        cache.keep_details(query.adventure_id, revision, found)
+        details.update(found)
+    return _result(query, model, ranking, details, note)
 
 
 def _bank(
@@ -77,41 +86,52 @@ def _bank(
 
 
 def _rank(
+    query: RetrievalQuery, bank: Bank, vectors: list[np.ndarray | None], note: str
+) -> tuple[Ranking, str]:
+    input_vec, context_vec = vectors
+    if any(v is not None and v.shape[0] != bank.vectors.shape[1] for v in vectors):
+        input_vec = context_vec = None
+        note = "the query's vectors do not match the bank's; ranked by words only"
+    mask = lineage_mask(bank, query.lineage)
+    input_terms = terms(query.input_text)
+    return rank(bank, mask, input_vec, context_vec, input_terms, query.top_k), note
+
+
+def _read_details(sessions: sessionmaker[Session], ids: list[int]) -> dict[int, Detail]:
+    with session_scope(sessions) as session:
+        rows = MemoryRepository(session).texts(ids)
+        return {
+            i: Detail(r.text, r.authority, r.branch_id, r.depth, r.source_start, r.source_end)
+            for i, r in rows.items()
+        }
+
+
+def _result(
     query: RetrievalQuery,
     model: str,
-    bank: Bank,
-    vectors: list[np.ndarray | None],
+    ranking: Ranking,
+    details: dict[int, Detail],
     note: str,
-    sessions: sessionmaker[Session],
 ) -> Retrieval:
-    input_terms = terms(query.input_text)
-    with session_scope(sessions) as session:
-        input_vec, context_vec = vectors
-        if any(v is not None and v.shape[0] != bank.vectors.shape[1] for v in vectors):
-            input_vec = context_vec = None
-            note = "the query's vectors do not match the bank's; ranked by words only"
-        mask = lineage_mask(bank, query.lineage)
-        ranking = rank(bank, mask, input_vec, context_vec, input_terms, query.top_k)
-        rows = MemoryRepository(session).texts([s.id for s in ranking.chosen])
-        used = [
-            UsedMemory(
-                id=s.id,
-                text=rows[s.id].text,
-                semantic_score=round(s.semantic, 4),
-                lexical_score=round(s.lexical, 4),
-                final_score=round(s.final, 4),
-                pinned=s.pinned,
-                authority=rows[s.id].authority,
-                source={
-                    "branch_id": rows[s.id].branch_id,
-                    "depth": rows[s.id].depth,
-                    "source_start": rows[s.id].source_start,
-                    "source_end": rows[s.id].source_end,
-                },
-            )
-            for s in ranking.chosen
-            if s.id in rows
-        ]
+    used = [
+        UsedMemory(
+            id=s.id,
+            text=details[s.id].text,
+            semantic_score=round(s.semantic, 4),
+            lexical_score=round(s.lexical, 4),
+            final_score=round(s.final, 4),
+            pinned=s.pinned,
+            authority=details[s.id].authority,
+            source={
+                "branch_id": details[s.id].branch_id,
+                "depth": details[s.id].depth,
+                "source_start": details[s.id].source_start,
+                "source_end": details[s.id].source_end,
+            },
+        )
+        for s in ranking.chosen
+        if s.id in details
+    ]
     if not used and not note:
         note = "no memory on this path yet" if not ranking.considered else ""
     return Retrieval(
