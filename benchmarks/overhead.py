@@ -427,9 +427,7 @@ def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
             f"({target.median:.2f} ms)."
         )
         if target.median > TARGET_MS:
-            lines.append(
-                "",
-            )
+            lines.append("")
             lines.append(
                 f"Missed by {target.median - TARGET_MS:.1f} ms. The cost is fixed, not the "
                 "story's length: the engine's ~14 SQL statements through the ORM "
@@ -441,6 +439,7 @@ def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
                 "for the job row, and the embedding call's record written with the turn's "
                 "save instead of in a transaction of its own."
             )
+            lines.append("")
     big = by_size.get(10_000)
     if target is not None and big is not None:
         lines.append(
