@@ -86,7 +86,7 @@ def adventure_view(story: Story) -> dict[str, Any]:
             "description": adventure.persona_description,
         },
         **{key: getattr(adventure, key) for key in COMPONENTS},
-        SUMMARY: summary_text(story.session, adventure),
+        SUMMARY: story_summary.text_in_force(story.session, adventure),
         **{key: getattr(adventure, key) for key in TOGGLES},
         "scene": current_scene(story).view(),
         "current_branch_id": adventure.current_branch_id,
@@ -160,13 +160,9 @@ def create(
 def update(session: Session, adventure: Adventure, data: dict[str, Any]) -> None:
     for key, value in clean_fields(data).items():
         setattr(adventure, key, value)
-    if SUMMARY in data and data[SUMMARY] != summary_text(session, adventure):
+    if SUMMARY in data and data[SUMMARY] != story_summary.text_in_force(session, adventure):
         story_summary.edit_summary(session, adventure, data[SUMMARY])
     session.flush()
-
-
-def summary_text(session: Session, adventure: Adventure) -> str:
-    return str(story_summary.summary_view(session, adventure)["text"])
 
 
 def delete(session: Session, adventure_id: int, user_id: int) -> None:

@@ -34,8 +34,8 @@ from talekeeper.services.cards import clean_card
 from talekeeper.services.memory import scene as scenes
 from talekeeper.services.memory import summary as summaries
 from talekeeper.services.memory.authority import ACCEPTED, HEURISTIC
+from talekeeper.services.memory.bank import terms_of
 from talekeeper.services.memory.manage import EVERY_STATUS, MEMORY_TEXT_MAX
-from talekeeper.services.memory.terms import term_set
 from talekeeper.services.rendering import ACTION_TYPES
 from talekeeper.services.tree import load_adventure
 from talekeeper.storage.models import (
@@ -551,7 +551,7 @@ def _import_memories(
             last_used_at=reader.time("last_used_at", optional=True),
             vector=None,
             vector_model=None,
-            terms=" ".join(sorted(term_set(text))),
+            terms=terms_of(text),
             revision=revision,
             created_at=reader.time("created_at"),
             updated_at=reader.time("updated_at"),

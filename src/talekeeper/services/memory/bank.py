@@ -21,7 +21,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from sqlalchemy import update
@@ -214,10 +214,32 @@ def set_vector(
         cache.invalidate(memory.adventure_id, memory.id)
 
 
+def terms_of(text: str) -> str:
+    """A memory's lexical terms as stored: distinct, sorted, space-separated."""
+    return " ".join(sorted(term_set(text)))
+
+
+def new_memory(session: Session, adventure_id: int, text: str, **fields: Any) -> Memory:
+    """A new active memory (flushed), its authority and terms taken from its text and its
+    revision the adventure's next."""
+    memory = Memory(
+        adventure_id=adventure_id,
+        text=text,
+        authority=classify(text),
+        status=ACTIVE,
+        terms=terms_of(text),
+        revision=MemoryRepository(session).next_revision(adventure_id),
+        **fields,
+    )
+    session.add(memory)
+    session.flush()
+    return memory
+
+
 def set_text(session: Session, memory: Memory, text: str, cache: BankCache | None) -> None:
     """New text: new terms and authority, not stale, and a cleared vector (re-embedded)."""
     memory.text = text
-    memory.terms = " ".join(sorted(term_set(text)))
+    memory.terms = terms_of(text)
     memory.authority = classify(text)
     memory.stale = False
     set_vector(session, memory, None, None, cache)

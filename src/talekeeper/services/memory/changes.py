@@ -24,7 +24,7 @@ from __future__ import annotations
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from talekeeper.core.lineage import BranchLink, lineage_of, on_lineage
+from talekeeper.core.lineage import lineage_of, on_lineage
 from talekeeper.services.memory.bank import BankCache, set_status
 from talekeeper.services.memory.base import StoryChange
 from talekeeper.services.memory.work import memory_lineage, upto
@@ -76,17 +76,10 @@ def _withdraw(
         set_status(session, rows, WITHDRAWN, cache)
 
 
-def _links(session: Session, adventure_id: int) -> dict[int, BranchLink]:
-    return {
-        b.id: BranchLink(b.id, b.parent_id, b.fork_depth)
-        for b in StoryRepository(session).branches(adventure_id)
-    }
-
-
 def _mark_stale(session: Session, change: StoryChange, cache: BankCache | None) -> bool:
     assert change.depth is not None
     depth = change.depth
-    links = _links(session, change.adventure_id)
+    links = StoryRepository(session).links(change.adventure_id)
     query = select(Memory).where(
         Memory.adventure_id == change.adventure_id,
         Memory.origin == AUTO,

@@ -29,10 +29,14 @@ from sqlalchemy.orm import Session
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.lineage import on_lineage
 from talekeeper.services import limits
-from talekeeper.services.memory.authority import classify
-from talekeeper.services.memory.bank import BankCache, set_pinned, set_status, set_text
+from talekeeper.services.memory.bank import (
+    BankCache,
+    new_memory,
+    set_pinned,
+    set_status,
+    set_text,
+)
 from talekeeper.services.memory.base import MemoryService
-from talekeeper.services.memory.terms import term_set
 from talekeeper.services.memory.work import source_rows
 from talekeeper.services.rendering import render
 from talekeeper.services.tree import Story
@@ -177,31 +181,17 @@ def _text(value: Any) -> str:
 
 def create(story: Story, text: Any, pinned: bool, memory: MemoryService, user_id: int) -> Memory:
     """A hand-written memory on the current branch (see the module's invariants)."""
-    clean = _text(text)
-    session = story.session
-    repo = MemoryRepository(session)
-    branch = story.branch
-    row = Memory(
-        adventure_id=story.adventure.id,
-        branch_id=branch.id,
-        depth=branch.fork_depth - 1,
-        action_id=None,
-        source_start=None,
-        source_end=None,
-        text=clean,
-        authority=classify(clean),
+    row = new_memory(
+        story.session,
+        story.adventure.id,
+        _text(text),
+        branch_id=story.branch.id,
+        depth=story.branch.fork_depth - 1,
         origin=USER,
         writer=PLAYER,
-        status=ACTIVE,
         pinned=bool(pinned),
-        stale=False,
-        use_count=0,
-        terms=" ".join(sorted(term_set(clean))),
-        revision=repo.next_revision(story.adventure.id),
     )
-    session.add(row)
-    session.flush()
-    memory.schedule(session, story.adventure.id, user_id)
+    memory.schedule(story.session, story.adventure.id, user_id)
     return row
 
 

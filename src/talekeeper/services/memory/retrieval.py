@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
+import numpy.typing as npt
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import TalekeeperError
@@ -48,8 +49,8 @@ async def retrieve(
     if models.embedding is None:
         return Retrieval(note="the Memory Bank is off (no embedding model)", query=_trace(query))
     model = models.embedding.model
-    bank, considered = await asyncio.to_thread(_bank, query, model, sessions, cache)
-    if not considered:
+    bank, mask = await asyncio.to_thread(_bank, query, model, sessions, cache)
+    if not mask.any():
         # Nothing to rank on this path: no call to the embedder at all.
         return Retrieval(note="no memory in the bank on this path yet", query=_trace(query))
     note = ""
@@ -66,7 +67,7 @@ async def retrieve(
         except TalekeeperError as exc:
             note = f"the query could not be embedded ({exc.message}); ranked by words only"
     revision = cache.revision(query.adventure_id)
-    ranking, note = _rank(query, bank, vectors, note)  # NumPy only: well under a millisecond
+    ranking, note = _rank(query, bank, mask, vectors, note)  # NumPy only: well under a millisecond
     ids = [s.id for s in ranking.chosen]
     details = cache.details(query.adventure_id, ids)
     if len(details) < len(ids):
@@ -79,20 +80,23 @@ async def retrieve(
 
 def _bank(
     query: RetrievalQuery, model: str, sessions: sessionmaker[Session], cache: BankCache
-) -> tuple[Bank, int]:
+) -> tuple[Bank, npt.NDArray[np.bool_]]:
     with session_scope(sessions) as session:
         bank = cache.bank(session, query.adventure_id, model)
-    return bank, int(lineage_mask(bank, query.lineage).sum()) if bank.size else 0
+    return bank, lineage_mask(bank, query.lineage)
 
 
 def _rank(
-    query: RetrievalQuery, bank: Bank, vectors: list[np.ndarray | None], note: str
+    query: RetrievalQuery,
+    bank: Bank,
+    mask: npt.NDArray[np.bool_],
+    vectors: list[np.ndarray | None],
+    note: str,
 ) -> tuple[Ranking, str]:
     input_vec, context_vec = vectors
     if any(v is not None and v.shape[0] != bank.vectors.shape[1] for v in vectors):
         input_vec = context_vec = None
         note = "the query's vectors do not match the bank's; ranked by words only"
-    mask = lineage_mask(bank, query.lineage)
     input_terms = terms(query.input_text)
     return rank(bank, mask, input_vec, context_vec, input_terms, query.top_k), note
 

@@ -108,8 +108,21 @@ def query_texts(
 
 
 def set_scene(adventure: Adventure, body: dict[str, Any]) -> None:
-    """The player sets the scene; ``{"clear": true}`` hands it back to the story cards."""
-    if body.get("clear"):
+    """The player sets the scene (fields left out are empty); ``{"clear": true}``, alone,
+    hands it back to the story cards."""
+    fields = {k: v for k, v in body.items() if k != "clear"}
+    clear = bool(body.get("clear"))
+    if clear and fields:
+        raise InvalidInput(
+            "'clear' hands the scene back to the story cards; send it alone, "
+            f"without {', '.join(repr(k) for k in sorted(fields))}."
+        )
+    if not clear and not fields:
+        raise InvalidInput(
+            "Send the scene ('location', 'present' as a list of names, 'summary'), "
+            'or {"clear": true} to let the story cards describe it again.'
+        )
+    if clear:
         adventure.scene_by_player = False
         adventure.scene_location = ""
         adventure.scene_present = "[]"

@@ -35,10 +35,12 @@ from talekeeper.services.memory import extractive
 from talekeeper.services.memory.prompts import clean_summary, summary_request
 from talekeeper.services.memory.work import (
     Material,
+    PathInfo,
     Work,
     ask,
     block_text,
     material,
+    path_of,
     still_there,
 )
 from talekeeper.services.memory.writer import BLOCK_ACTIONS, SETTLE_SLACK
@@ -74,8 +76,12 @@ class _Plan:
     sources: list[tuple[int, str]] = field(default_factory=list)  # (memory id, text) read
 
 
-def in_force(session: Session, adventure_id: int, lineage: Any) -> SummaryVersion | None:
-    return MemoryRepository(session).summary_in_force(adventure_id, lineage)
+def text_in_force(session: Session, adventure: Adventure) -> str:
+    """The text of the version in force on the current path ("" before the first)."""
+    current = MemoryRepository(session).summary_in_force(
+        adventure.id, path_of(session, adventure).lineage
+    )
+    return current.text if current else ""
 
 
 async def summary_pass(work: Work) -> bool:
@@ -210,8 +216,7 @@ def _save(work: Work, plan: _Plan, text: str) -> bool:
         adventure = session.get(Adventure, work.adventure_id)
         if adventure is None:
             return False
-        facts = material(session, adventure)
-        current = repo.summary_in_force(adventure.id, facts.lineage)
+        current = repo.summary_in_force(adventure.id, path_of(session, adventure).lineage)
         expected = plan.refreshes or plan.base
         if (current.id if current else None) != (expected.id if expected else None):
             return False  # the player edited it, or the story moved: the next run decides
@@ -265,9 +270,8 @@ def version_view(row: SummaryVersion) -> dict[str, Any]:
 
 
 def summary_view(session: Session, adventure: Adventure) -> dict[str, Any]:
-    facts = material(session, adventure)
     repo = MemoryRepository(session)
-    current = repo.summary_in_force(adventure.id, facts.lineage)
+    current = repo.summary_in_force(adventure.id, path_of(session, adventure).lineage)
     versions = repo.summary_versions(adventure.id)
     return {
         "adventure_id": adventure.id,
@@ -284,14 +288,13 @@ def edit_summary(session: Session, adventure: Adventure, text: str) -> SummaryVe
     """The player's version: in force on this branch from now on (through undo and redo),
     covering what the version it replaces covered, and the base of the next rewrite."""
     clean = limits.text_field(text, "text", SUMMARY_MAX)
-    facts = material(session, adventure)
-    repo = MemoryRepository(session)
-    current = repo.summary_in_force(adventure.id, facts.lineage)
-    head = StoryRepository(session).head(facts.lineage)
+    path = path_of(session, adventure)
+    current = MemoryRepository(session).summary_in_force(adventure.id, path.lineage)
+    head = StoryRepository(session).head(path.lineage)
     row = SummaryVersion(
         adventure_id=adventure.id,
-        branch_id=facts.branch_id,
-        depth=head.depth if head and head.branch_id == facts.branch_id else _own_floor(facts),
+        branch_id=path.branch_id,
+        depth=head.depth if head and head.branch_id == path.branch_id else _own_floor(path),
         action_id=None,
         covers_to=current.covers_to if current else -1,
         text=clean,
@@ -304,7 +307,7 @@ def edit_summary(session: Session, adventure: Adventure, text: str) -> SummaryVe
     return row
 
 
-def _own_floor(facts: Material) -> int:
+def _own_floor(path: PathInfo) -> int:
     """The depth just before the current branch's own actions: a version anchored there is
     on this branch and on branches forked from it, not on its parent's other paths."""
-    return facts.links[facts.branch_id].fork_depth - 1
+    return path.links[path.branch_id].fork_depth - 1

@@ -18,7 +18,7 @@ import asyncio
 
 from talekeeper.services.memory.bank import clear_other_models, set_status, set_vector
 from talekeeper.services.memory.eviction import EvictionCandidate, choose_evictions
-from talekeeper.services.memory.work import Work, material
+from talekeeper.services.memory.work import Work, path_of
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Adventure, Memory
 from talekeeper.storage.repositories.memory import ACTIVE, FORGOTTEN, MemoryRepository
@@ -74,11 +74,11 @@ def _evict(work: Work) -> bool:
         adventure = session.get(Adventure, work.adventure_id)
         if adventure is None:
             return False
-        facts = material(session, adventure)
+        lineage = path_of(session, adventure).lineage
         repo = MemoryRepository(session)
-        if repo.count_memories(adventure.id, facts.lineage, ACTIVE) <= work.models.bank_capacity:
+        if repo.count_memories(adventure.id, lineage, ACTIVE) <= work.models.bank_capacity:
             return False
-        active = repo.memories(adventure.id, facts.lineage, (ACTIVE,))
+        active = repo.memories(adventure.id, lineage, (ACTIVE,))
         chosen = choose_evictions([_candidate(m) for m in active], work.models.bank_capacity)
         by_id = {m.id: m for m in active}
         set_status(session, [by_id[i] for i in chosen], FORGOTTEN, work.cache)

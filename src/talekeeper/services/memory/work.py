@@ -54,15 +54,27 @@ class Work:
 
 
 @dataclass(frozen=True)
-class Material:
-    """The fixed description of an adventure a memory or summary is written against."""
+class PathInfo:
+    """Where the player is: the current branch, its lineage, and every branch's links."""
 
     adventure_id: int
-    auto_summarize: bool
-    memory_bank: bool
     branch_id: int
     lineage: Lineage
     links: dict[int, BranchLink]
+
+
+def path_of(session: Session, adventure: Adventure) -> PathInfo:
+    links = StoryRepository(session).links(adventure.id)
+    if adventure.current_branch_id not in links:
+        raise NotFound(f"Adventure {adventure.id} has no current branch.")
+    branch = adventure.current_branch_id
+    return PathInfo(adventure.id, branch, lineage_of(links, branch), links)
+
+
+@dataclass(frozen=True)
+class Material(PathInfo):
+    """The fixed description of an adventure a memory or summary is written against."""
+
     persona: Persona
     cards: tuple[CardView, ...]
     plot_essentials: str
@@ -83,23 +95,16 @@ class Material:
 
 
 def material(session: Session, adventure: Adventure) -> Material:
-    story = StoryRepository(session)
-    links = {
-        b.id: BranchLink(b.id, b.parent_id, b.fork_depth) for b in story.branches(adventure.id)
-    }
-    if adventure.current_branch_id not in links:
-        raise NotFound(f"Adventure {adventure.id} has no current branch.")
+    path = path_of(session, adventure)
     return Material(
-        adventure_id=adventure.id,
-        auto_summarize=adventure.auto_summarize,
-        memory_bank=adventure.memory_bank,
-        branch_id=adventure.current_branch_id,
-        lineage=lineage_of(links, adventure.current_branch_id),
-        links=links,
+        adventure_id=path.adventure_id,
+        branch_id=path.branch_id,
+        lineage=path.lineage,
+        links=path.links,
         persona=Persona(
             adventure.persona_name, adventure.persona_pronouns, adventure.persona_description
         ),
-        cards=tuple(CardView.of(c) for c in story.cards(adventure.id)),
+        cards=tuple(CardView.of(c) for c in StoryRepository(session).cards(adventure.id)),
         plot_essentials=adventure.plot_essentials,
     )
 
@@ -141,11 +146,7 @@ def source_rows(session: Session, memory: Memory) -> list[PathRow]:
     """The actions a memory was written from, read along its own branch."""
     if memory.source_start is None or memory.source_end is None:
         return []
-    story = StoryRepository(session)
-    links = {
-        b.id: BranchLink(b.id, b.parent_id, b.fork_depth)
-        for b in story.branches(memory.adventure_id)
-    }
+    links = StoryRepository(session).links(memory.adventure_id)
     rows = MemoryRepository(session).path_rows(
         memory_lineage(links, memory), after_depth=memory.source_start - 1
     )

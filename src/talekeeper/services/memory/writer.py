@@ -29,11 +29,9 @@ from dataclasses import dataclass
 
 from talekeeper.core.lineage import BranchLink, Lineage, lineage_of, on_lineage
 from talekeeper.services.memory import extractive
-from talekeeper.services.memory.authority import classify
-from talekeeper.services.memory.bank import set_status, set_text
+from talekeeper.services.memory.bank import new_memory, set_status, set_text
 from talekeeper.services.memory.excerpt import excerpt
 from talekeeper.services.memory.prompts import clean_memory, memory_request
-from talekeeper.services.memory.terms import term_set
 from talekeeper.services.memory.work import (
     Material,
     Work,
@@ -41,6 +39,7 @@ from talekeeper.services.memory.work import (
     block_text,
     material,
     memory_lineage,
+    path_of,
     source_rows,
     still_there,
     upto,
@@ -48,7 +47,6 @@ from talekeeper.services.memory.work import (
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Adventure, Memory
 from talekeeper.storage.repositories.memory import (
-    ACTIVE,
     AUTO,
     COVERING,
     WITHDRAWN,
@@ -206,32 +204,27 @@ def _save(work: Work, rows: list[PathRow], text: str) -> bool:
         adventure = session.get(Adventure, work.adventure_id)
         if adventure is None:
             return False
-        facts = material(session, adventure)
+        links = path_of(session, adventure).links
         repo = MemoryRepository(session)
-        lineage = upto(lineage_of(facts.links, end.branch_id), end.depth)
+        lineage = upto(lineage_of(links, end.branch_id), end.depth)
         covered = repo.coverage(adventure.id, lineage)
         first = rows[0].depth
         if any(s <= end.depth and first <= e for s, e in covered):
             return False  # another run covered it first
-        if end.depth in shared_nodes(lineage, repo.off_path(adventure.id, lineage), facts.links):
+        if end.depth in shared_nodes(lineage, repo.off_path(adventure.id, lineage), links):
             return False  # another branch's memory covers part of it on a path through here
-        memory = Memory(
-            adventure_id=adventure.id,
+        new_memory(
+            session,
+            adventure.id,
+            text,
             branch_id=end.branch_id,
             depth=end.depth,
             action_id=end.id,
             source_start=first,
             source_end=end.depth,
-            text=text,
-            authority=classify(text),
             origin=AUTO,
             writer=work.writer,
-            status=ACTIVE,
-            terms=" ".join(sorted(term_set(text))),
-            revision=repo.next_revision(adventure.id),
         )
-        session.add(memory)
-        session.flush()
         return True
 
 

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from talekeeper.core.lineage import Lineage
+from talekeeper.core.lineage import BranchLink, Lineage
 from talekeeper.storage.models import Action, Adventure, Branch, InsightSnapshot, StoryCard
 
 ACTIVE = "active"
@@ -61,6 +61,13 @@ class StoryRepository:
     def branches(self, adventure_id: int) -> Sequence[Branch]:
         query = select(Branch).where(Branch.adventure_id == adventure_id).order_by(Branch.id)
         return self.session.scalars(query).all()
+
+    def links(self, adventure_id: int) -> dict[int, BranchLink]:
+        """The adventure's branches as lineage needs them: id, parent, fork depth."""
+        query = select(Branch.id, Branch.parent_id, Branch.fork_depth).where(
+            Branch.adventure_id == adventure_id
+        )
+        return {b: BranchLink(b, p, f) for b, p, f in self.session.execute(query).all()}
 
     def add(self, row: object) -> None:
         self.session.add(row)

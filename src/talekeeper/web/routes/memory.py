@@ -15,7 +15,6 @@ from fastapi import APIRouter, Depends, Query, Response
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
-from talekeeper.core.errors import InvalidInput
 from talekeeper.services.memory import manage, summary
 from talekeeper.services.memory.scene import current_scene, set_scene
 from talekeeper.services.memory.service import derived_view
@@ -146,17 +145,8 @@ def put_scene(body: SceneIn, story: Story = Depends(adventure_story)) -> dict[st
     """The player's scene (fields left out are empty), or ``{"clear": true}`` to hand the
     scene back to the story cards."""
     fields = body.model_dump(exclude_none=True)
-    clear = fields.pop("clear", False)
-    if clear and fields:
-        raise InvalidInput(
-            "'clear' hands the scene back to the story cards; send it alone, "
-            f"without {', '.join(repr(k) for k in sorted(fields))}."
-        )
-    if not clear and not fields:
-        raise InvalidInput(
-            "Send the scene ('location', 'present' as a list of names, 'summary'), "
-            'or {"clear": true} to let the story cards describe it again.'
-        )
-    set_scene(story.adventure, {"clear": True} if clear else fields)
+    if fields.get("clear") is False:
+        del fields["clear"]  # "clear": false asks for nothing
+    set_scene(story.adventure, fields)
     story.touch()
     return current_scene(story).view()
