@@ -120,14 +120,13 @@ def _plan(
     anchor = past[-1]
     repo = MemoryRepository(session)
     cursor = past[0].depth - 1
-    memories = [
-        m
-        for m in repo.memories(facts.adventure_id, facts.lineage, (ACTIVE, FORGOTTEN), origin=AUTO)
-        if m.source_start is not None
-        and m.source_end is not None
-        and m.source_start > cursor
-        and m.source_end <= anchor.depth
-    ]
+    memories = repo.memories(
+        facts.adventure_id,
+        facts.lineage,
+        (ACTIVE, FORGOTTEN),
+        origin=AUTO,
+        within=(cursor + 1, anchor.depth),
+    )
     if any(m.stale for m in memories):
         return None  # a memory awaits its rewrite: summarizing it now would keep old text
     covered_to = max((m.source_end or cursor for m in memories), default=cursor)

@@ -125,8 +125,12 @@ class MemoryRepository:
         statuses: Sequence[str] = LISTED,
         *,
         origin: str | None = None,
+        within: tuple[int, int] | None = None,
     ) -> list[Memory]:
+        """``within`` (first, last): only memories whose source range lies inside it."""
         query = select(Memory).where(Memory.adventure_id == adventure_id)
+        if within is not None:
+            query = query.where(Memory.source_start >= within[0], Memory.source_end <= within[1])
         query = query.where(Memory.status.in_(statuses))
         if lineage is not None:
             query = query.where(on_path(Memory.branch_id, Memory.depth, lineage))
