@@ -107,6 +107,25 @@ def test_bad_requests_get_4xx_json_errors_never_500(client: TestClient) -> None:
         assert error["code"] and len(error["message"]) > 10
 
 
-def test_the_home_page_renders_and_names_the_models(client: TestClient) -> None:
-    page = client.get("/")
-    assert page.status_code == 200 and "double-narrator" in page.text
+def test_the_pages_render_name_the_models_and_forbid_inline_script(client: TestClient) -> None:
+    created = client.post("/api/adventures", json={"title": "<b>Bold</b> & brave"}).json()
+    for path in ("/", "/settings", "/debug", f"/adventures/{created['id']}"):
+        page = client.get(path)
+        assert page.status_code == 200 and "double-narrator" in page.text, path
+        policy = page.headers["content-security-policy"]
+        assert "script-src 'self'" in policy and "unsafe-inline" not in policy, path
+    play = client.get(f"/adventures/{created['id']}").text
+    assert "&lt;b&gt;Bold&lt;/b&gt; &amp; brave" in play and "<b>Bold</b>" not in play
+
+
+def test_an_unknown_adventure_page_is_a_readable_404(client: TestClient) -> None:
+    page = client.get("/adventures/424242")
+    assert page.status_code == 404
+    assert "text/html" in page.headers["content-type"]
+    assert "There is no adventure 424242." in page.text
+
+
+def test_the_static_assets_ship_in_the_package(client: TestClient) -> None:
+    for asset in ("/static/js/ui.js", "/static/css/app.css", "/static/js/play.js"):
+        response = client.get(asset)
+        assert response.status_code == 200 and response.text.strip(), asset

@@ -45,7 +45,9 @@ UNKNOWN_ID = "999999"
 LIMIT_WORDS = ("the limit", "at most", "one of", "the scenarios are", "cannot change")
 
 EXEMPT: dict[Key, str] = {
-    ("GET", "/"): "the HTML home page, not the JSON API; it takes no input",
+    ("GET", "/"): "the HTML adventures page, not the JSON API; it takes no input",
+    ("GET", "/settings"): "the HTML settings page; it takes no input",
+    ("GET", "/debug"): "the HTML debug page; it takes no input",
     ("GET", "/api/health"): "takes no input: no path id, query parameter or body",
     ("GET", "/api/settings"): "takes no input: no path id, query parameter or body",
     ("GET", "/api/scenarios"): "takes no input: no path id, query parameter or body",
@@ -262,6 +264,12 @@ def assert_refused(
     assert 400 <= response.status_code < 500, where
     if status is not None:
         assert response.status_code == status, where
+    if response.headers["content-type"].startswith("text/html"):
+        # A page (not the JSON API) answers a person: a readable HTML page naming the problem.
+        assert " /api/" not in label and "Traceback" not in response.text, where
+        for word in words:
+            assert word.casefold() in response.text.casefold(), f"{where}\n(expected {word!r})"
+        return str(response.text)
     assert response.headers["content-type"].startswith("application/json"), where
     error = response.json()["error"]
     assert isinstance(error["code"], str) and error["code"], where

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from fastapi import Depends, FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
@@ -42,4 +44,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     for module in (health, user_settings, ai_calls, adventures, story, memory, pages):
         app.include_router(module.router)
+    # The pages' scripts and styles ship inside the package: nothing to build.
+    static = Path(__file__).parent / "static"
+    app.mount("/static", StaticFiles(directory=static), name="static")
     return app

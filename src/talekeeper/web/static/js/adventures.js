@@ -1,0 +1,2 @@
+// adventures page: filled in below.
+import "./ui.js";

@@ -1,0 +1,2 @@
+// debug page: filled in below.
+import "./ui.js";

@@ -1,0 +1,2 @@
+// insights page: filled in below.
+import "./ui.js";

@@ -1,0 +1,2 @@
+// panels page: filled in below.
+import "./ui.js";

@@ -1,0 +1,2 @@
+// play page: filled in below.
+import "./ui.js";

@@ -1,0 +1,2 @@
+// settings page: filled in below.
+import "./ui.js";
