@@ -76,8 +76,14 @@ class _Server(uvicorn.Server):
 
 
 @pytest.fixture
-def live(endpoint_settings: Settings, double: ModelDouble) -> Iterator[Live]:
-    app = create_app(endpoint_settings)
+def live_settings(endpoint_settings: Settings) -> Settings:
+    """The settings the live server runs with; a test module may override this fixture."""
+    return endpoint_settings
+
+
+@pytest.fixture
+def live(live_settings: Settings, double: ModelDouble) -> Iterator[Live]:
+    app = create_app(live_settings)
     server = _Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_until_complete, args=(server.serve(),), daemon=True)
@@ -96,8 +102,11 @@ def live(endpoint_settings: Settings, double: ModelDouble) -> Iterator[Live]:
     loop.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium per test module. Not per session: Playwright's sync API keeps an event
+    loop running in this thread while it is open, and later tests that call asyncio.run
+    would find it."""
     executable = shutil.which("chromium")
     if executable is None:
         pytest.skip("Chromium is not installed: apt-get install -y chromium (.ci/run does).")

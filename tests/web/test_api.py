@@ -129,3 +129,26 @@ def test_the_static_assets_ship_in_the_package(client: TestClient) -> None:
     for asset in ("/static/js/ui.js", "/static/css/app.css", "/static/js/play.js"):
         response = client.get(asset)
         assert response.status_code == 200 and response.text.strip(), asset
+
+
+def test_every_request_commits_before_its_response_is_sent(client: TestClient) -> None:
+    """A client that reads right after a change must see it: the session dependency's exit
+    (the commit) runs when the handler returns, not after the response has gone out, which is
+    FastAPI's default ("request" scope) for dependencies with yield."""
+    from fastapi.dependencies.models import Dependant
+    from tests.web.test_bad_input import endpoints
+
+    from talekeeper.web.deps import db
+
+    def sessions(dependant: Dependant) -> list[Dependant]:
+        found = [dependant] if dependant.call is db else []
+        for sub in dependant.dependencies:
+            found += sessions(sub)
+        return found
+
+    checked = 0
+    for endpoint in endpoints(client.app):  # type: ignore[arg-type]
+        for dependant in sessions(endpoint.route.dependant):
+            assert dependant.scope == "function", f"{endpoint.key} commits after responding"
+            checked += 1
+    assert checked > 20, "found too few routes with a database session: has the check broken?"

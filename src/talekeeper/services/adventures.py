@@ -7,6 +7,7 @@ Invariants:
   cast becomes character cards, de-duplicated by name (``scenarios``).
 - Client values are checked against ``limits`` before anything is written.
 - Deleting an adventure deletes its tree, cards and snapshots with it.
+- The listing's ``length`` counts the same actions as the adventure's own view.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import InvalidInput, NotFound
+from talekeeper.core.lineage import lineage_of
 from talekeeper.services import limits
 from talekeeper.services.cards import CardView, clean_card, matches_search
 from talekeeper.services.memory import summary as story_summary
@@ -171,6 +173,22 @@ def delete(session: Session, adventure_id: int, user_id: int) -> None:
 
 def listing(session: Session, user_id: int) -> list[dict[str, Any]]:
     return [summary_view(a) for a in StoryRepository(session).adventures(user_id)]
+
+
+def listing_with_lengths(session: Session, user_id: int) -> list[dict[str, Any]]:
+    """``listing`` with each adventure's ``length``: the actions on its current branch's
+    path (the opening included), as ``adventure_view`` counts them. One count per adventure,
+    so only the adventures list asks for it."""
+    repo = StoryRepository(session)
+    out = []
+    for adventure in repo.adventures(user_id):
+        links = repo.links(adventure.id)
+        current = adventure.current_branch_id
+        length = None  # an adventure without a usable current branch has no length to show
+        if current is not None and current in links:
+            length = repo.path_length(lineage_of(links, current))
+        out.append({**summary_view(adventure), "length": length})
+    return out
 
 
 # -- story cards ----------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""Health and the connection test: what works, what does not, and how fast.
+"""Health, the connection test and the endpoint's model list: what works, what does not,
+and how fast.
 
-Neither raises for a misbehaving model: each check reports ``ok`` with its
-latency, or the provider's own actionable message. Only the database check
-decides whether the app is up at all.
+None of them raises for a misbehaving model server: each check reports ``ok`` (or the
+list) with its latency, or the provider's own actionable message. Only the database
+check decides whether the app is up at all.
 """
 
 from __future__ import annotations
@@ -11,13 +12,18 @@ import time
 from typing import Any
 
 from talekeeper.core.errors import TalekeeperError
-from talekeeper.providers.base import CompletionRequest, Message
+from talekeeper.providers.base import CompletionRequest, Message, Provider
 from talekeeper.services.ai_calls import LoggedModel
 from talekeeper.services.models import ModelSet
 
 TEST_PROMPT = "Reply with one short sentence that begins a fantasy story."
 TEST_REPLY_TOKENS = 24  # enough for a few words of real text, short enough to answer fast
 TEST_EMBED_TEXT = "The lighthouse keeper hid the brass key under the third step."
+NO_ENDPOINT = (
+    "No endpoint URL is set, so only the in-process models can be used. Enter the base URL "
+    "of an OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1 for Ollama) to pick "
+    "from its models."
+)
 
 
 def _elapsed_ms(started: float) -> float:
@@ -40,6 +46,20 @@ async def check_reachable(model: LoggedModel) -> dict[str, Any]:
             + (", ".join(offered) or "(none)"),
         }
     return report
+
+
+async def endpoint_models(provider: Provider | None) -> dict[str, Any]:
+    """The names an endpoint offers, sorted and without repeats, or why they could not be
+    read: ``{"models": [...], "error": None | message, "latency_ms": ...}``."""
+    if provider is None:
+        return {"models": [], "error": NO_ENDPOINT, "latency_ms": None}
+    started = time.perf_counter()
+    try:
+        offered = await provider.list_models()
+    except TalekeeperError as exc:
+        return {"models": [], "error": exc.message, "latency_ms": _elapsed_ms(started)}
+    names = sorted(set(offered), key=str.casefold)
+    return {"models": names, "error": None, "latency_ms": _elapsed_ms(started)}
 
 
 async def test_connection(models: ModelSet) -> dict[str, Any]:

@@ -16,6 +16,8 @@ Invariants:
   covered and the memory pass never writes it again.
 - When a memory's text changes (written or edited) background work is
   scheduled in the same transaction, so the embedding pass re-embeds it.
+- The turns that used a memory are the replies ``memory_uses`` records (one row
+  per reply that put it in its context), whatever became of those replies since.
 - A memory belongs to an adventure of the requesting user; anyone else's is
   "not found", exactly like an unknown id.
 """
@@ -51,6 +53,7 @@ from talekeeper.storage.repositories.memory import (
     MemoryRepository,
     PathRow,
 )
+from talekeeper.storage.repositories.story import ACTIVE as ACTION_ACTIVE
 from talekeeper.storage.repositories.story import StoryRepository
 
 MEMORY_TEXT_MAX = 2_000  # a memory is a sentence or two; a page of background is a story card
@@ -158,6 +161,27 @@ def source_view(session: Session, memory: Memory) -> dict[str, Any]:
     if not out["actions"]:
         out["note"] = SOURCE_GONE
     return out
+
+
+def uses_view(story: Story, memory: Memory) -> dict[str, Any]:
+    """The replies that used a memory (the Memory Bank's "turns that used it"), in story
+    order. Each is marked ``on_path`` when it is an active action of the current path: a
+    use by a reply that was since retried, undone, deleted or left on another branch stays
+    in the record (and in ``use_count``), but is no turn of the story the player sees."""
+    lineage = story.lineage()
+    uses = [
+        {
+            "id": row.id,
+            "depth": row.depth,
+            "branch_id": row.branch_id,
+            "take": row.take,
+            "state": row.state,
+            "created_at": row.created_at.isoformat(),
+            "on_path": row.state == ACTION_ACTIVE and on_lineage(lineage, row.branch_id, row.depth),
+        }
+        for row in MemoryRepository(story.session).use_actions(memory.id)
+    ]
+    return {"memory_id": memory.id, "use_count": memory.use_count, "uses": uses}
 
 
 def _row_view(row: PathRow) -> dict[str, Any]:

@@ -26,6 +26,7 @@ class AiCallRepository:
         limit: int = 100,
         before_id: int | None = None,
         kind: str | None = None,
+        status: str | None = None,
         adventure_id: int | None = None,
     ) -> Sequence[AiCall]:
         query = select(AiCall).where(AiCall.user_id == user_id)
@@ -33,6 +34,8 @@ class AiCallRepository:
             query = query.where(AiCall.id < before_id)
         if kind is not None:
             query = query.where(AiCall.kind == kind)
+        if status is not None:
+            query = query.where(AiCall.status == status)
         if adventure_id is not None:
             query = query.where(AiCall.adventure_id == adventure_id)
         return self.session.scalars(query.order_by(AiCall.id.desc()).limit(limit)).all()

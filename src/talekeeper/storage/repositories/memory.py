@@ -229,6 +229,16 @@ class MemoryRepository:
             out.setdefault(memory_id, []).append(action_id)
         return out
 
+    def use_actions(self, memory_id: int) -> list[Action]:
+        """The replies that used a memory, whatever their state now, in story order."""
+        query = (
+            select(Action)
+            .join(MemoryUse, MemoryUse.action_id == Action.id)
+            .where(MemoryUse.memory_id == memory_id)
+            .order_by(Action.depth, Action.id)
+        )
+        return list(self.session.scalars(query).all())
+
     def unembedded(self, adventure_id: int, limit: int) -> list[Memory]:
         query = select(Memory).where(
             Memory.adventure_id == adventure_id,

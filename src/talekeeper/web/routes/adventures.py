@@ -93,7 +93,7 @@ def read_scenario(scenario_id: str, rt: Runtime = Depends(runtime)) -> dict[str,
 @router.post("/api/adventures", status_code=201)
 def create_adventure(
     body: AdventureIn,
-    session: Session = Depends(db),
+    session: Session = Depends(db, scope="function"),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -103,14 +103,16 @@ def create_adventure(
 
 
 @router.get("/api/adventures")
-def list_adventures(session: Session = Depends(db), uid: int = Depends(user_id)) -> Any:
-    return adventures.listing(session, uid)
+def list_adventures(
+    session: Session = Depends(db, scope="function"), uid: int = Depends(user_id)
+) -> Any:
+    return adventures.listing_with_lengths(session, uid)
 
 
 @router.get("/api/adventures/{adventure_id}")
 def read_adventure(
     adventure_id: RowId,
-    session: Session = Depends(db),
+    session: Session = Depends(db, scope="function"),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -121,7 +123,7 @@ def read_adventure(
 def update_adventure(
     adventure_id: RowId,
     body: AdventureIn,
-    session: Session = Depends(db),
+    session: Session = Depends(db, scope="function"),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -136,7 +138,9 @@ def update_adventure(
 
 @router.delete("/api/adventures/{adventure_id}")
 def delete_adventure(
-    adventure_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
+    adventure_id: RowId,
+    session: Session = Depends(db, scope="function"),
+    uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     adventures.delete(session, adventure_id, uid)
     return {"deleted": adventure_id}
@@ -144,7 +148,9 @@ def delete_adventure(
 
 @router.get("/api/adventures/{adventure_id}/export")
 def export_adventure(
-    adventure_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
+    adventure_id: RowId,
+    session: Session = Depends(db, scope="function"),
+    uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     return exchange.export(session, adventure_id, uid)
 
@@ -152,7 +158,7 @@ def export_adventure(
 @router.post("/api/adventures/import", status_code=201)
 def import_adventure(
     body: Any = Body(...),
-    session: Session = Depends(db),
+    session: Session = Depends(db, scope="function"),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -169,7 +175,7 @@ def import_adventure(
 def list_cards(
     adventure_id: RowId,
     q: str = Query("", description="search name, keywords, entry and notes"),
-    session: Session = Depends(db),
+    session: Session = Depends(db, scope="function"),
     uid: int = Depends(user_id),
 ) -> list[dict[str, Any]]:
     adventure = load_adventure(session, adventure_id, uid)
@@ -178,7 +184,10 @@ def list_cards(
 
 @router.post("/api/adventures/{adventure_id}/cards", status_code=201)
 def create_card(
-    adventure_id: RowId, body: CardIn, session: Session = Depends(db), uid: int = Depends(user_id)
+    adventure_id: RowId,
+    body: CardIn,
+    session: Session = Depends(db, scope="function"),
+    uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     adventure = load_adventure(session, adventure_id, uid)
     return adventures.add_card(session, adventure, given(body)).public()
@@ -186,7 +195,10 @@ def create_card(
 
 @router.patch("/api/cards/{card_id}")
 def update_card(
-    card_id: RowId, body: CardIn, session: Session = Depends(db), uid: int = Depends(user_id)
+    card_id: RowId,
+    body: CardIn,
+    session: Session = Depends(db, scope="function"),
+    uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     row = adventures.card_row(session, card_id, uid)
     return adventures.update_card(session, row, given(body)).public()
@@ -194,7 +206,7 @@ def update_card(
 
 @router.delete("/api/cards/{card_id}")
 def delete_card(
-    card_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
+    card_id: RowId, session: Session = Depends(db, scope="function"), uid: int = Depends(user_id)
 ) -> dict[str, Any]:
     adventures.delete_card(session, adventures.card_row(session, card_id, uid))
     return {"deleted": card_id}

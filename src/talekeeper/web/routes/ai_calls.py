@@ -1,7 +1,11 @@
-"""``GET /api/ai-calls``: the AI call log, newest first, paged by id.
+"""What the debug page reads: the AI call log and the background work of every adventure.
 
-Every filter is checked before the query: ids are bounded like path ids (``MAX_ID``)
-and ``kind`` is one of ``CALL_KINDS``.
+``GET /api/ai-calls`` lists the log newest first, paged by id. Every filter is checked
+before the query: ids are bounded like path ids (``MAX_ID``), ``kind`` is one of
+``CALL_KINDS`` and ``status`` one of ``CALL_STATUSES``.
+
+``GET /api/derived`` is ``GET /api/adventures/{id}/derived`` for each of the user's
+adventures at once (newest first), so one request shows where background work failed.
 """
 
 from __future__ import annotations
@@ -12,14 +16,17 @@ from fastapi import APIRouter, Depends, Query
 from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import InvalidInput
+from talekeeper.services.adventures import listing
 from talekeeper.services.ai_calls import CALL_KINDS
-from talekeeper.services.limits import MAX_ID
+from talekeeper.services.limits import MAX_ID, quoted
+from talekeeper.services.memory.service import KINDS, derived_view
 from talekeeper.storage.repositories.ai_calls import AiCallRepository
 from talekeeper.web.deps import db, user_id
 
 router = APIRouter(tags=["ai-calls"])
 
 MAX_PAGE = 500  # rows per page: a debug page, not an export
+CALL_STATUSES = ("ok", "error", "cancelled")  # CallRecord.status
 
 
 @router.get("/api/ai-calls")
@@ -27,14 +34,19 @@ def list_calls(
     limit: int = Query(100, ge=1, le=MAX_PAGE),
     before: int | None = Query(None, ge=1, le=MAX_ID, description="only calls with a smaller id"),
     kind: str | None = Query(None),
+    status: str | None = Query(None),
     adventure_id: int | None = Query(None, ge=1, le=MAX_ID),
-    session: Session = Depends(db),
+    session: Session = Depends(db, scope="function"),
     uid: int = Depends(user_id),
 ) -> list[dict[str, Any]]:
     if kind is not None and kind not in CALL_KINDS:
-        raise InvalidInput(f"kind must be one of {', '.join(CALL_KINDS)}; got {kind!r}.")
+        raise InvalidInput(f"kind must be one of {', '.join(CALL_KINDS)}; got {quoted(kind)}.")
+    if status is not None and status not in CALL_STATUSES:
+        raise InvalidInput(
+            f"status must be one of {', '.join(CALL_STATUSES)}; got {quoted(status)}."
+        )
     rows = AiCallRepository(session).newest(
-        uid, limit=limit, before_id=before, kind=kind, adventure_id=adventure_id
+        uid, limit=limit, before_id=before, kind=kind, status=status, adventure_id=adventure_id
     )
     return [
         {
@@ -52,3 +64,18 @@ def list_calls(
         }
         for r in rows
     ]
+
+
+@router.get("/api/derived")
+def list_derived(
+    session: Session = Depends(db, scope="function"), uid: int = Depends(user_id)
+) -> dict[str, Any]:
+    """Every adventure's background work: per kind its state, last success, last failure
+    with its error, and failures in a row; and whether work waits."""
+    return {
+        "kinds": list(KINDS),
+        "adventures": [
+            {"id": a["id"], "title": a["title"], "derived": derived_view(session, a["id"])}
+            for a in listing(session, uid)
+        ],
+    }

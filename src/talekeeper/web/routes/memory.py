@@ -72,7 +72,7 @@ def create_memory(
 def edit_memory(
     memory_id: RowId,
     body: MemoryPatch,
-    session: Session = Depends(db),
+    session: Session = Depends(db, scope="function"),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -84,7 +84,7 @@ def edit_memory(
 @router.delete("/api/memories/{memory_id}", status_code=204)
 def delete_memory(
     memory_id: RowId,
-    session: Session = Depends(db),
+    session: Session = Depends(db, scope="function"),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> Response:
@@ -94,9 +94,21 @@ def delete_memory(
 
 @router.get("/api/memories/{memory_id}/source")
 def memory_source(
-    memory_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
+    memory_id: RowId, session: Session = Depends(db, scope="function"), uid: int = Depends(user_id)
 ) -> dict[str, Any]:
     return manage.source_view(session, manage.memory_row(session, memory_id, uid))
+
+
+@router.get("/api/memories/{memory_id}/uses")
+def memory_uses(
+    memory_id: RowId,
+    session: Session = Depends(db, scope="function"),
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> dict[str, Any]:
+    """The replies that used the memory, each marked on the current path or not."""
+    row = manage.memory_row(session, memory_id, uid)
+    return manage.uses_view(Story.load(session, row.adventure_id, uid, rt.memory), row)
 
 
 # -- the Story Summary ----------------------------------------------------------------------
@@ -104,7 +116,9 @@ def memory_source(
 
 @router.get("/api/adventures/{adventure_id}/summary")
 def read_summary(
-    adventure_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
+    adventure_id: RowId,
+    session: Session = Depends(db, scope="function"),
+    uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     return summary.summary_view(session, load_adventure(session, adventure_id, uid))
 
@@ -113,7 +127,7 @@ def read_summary(
 def edit_summary(
     adventure_id: RowId,
     body: SummaryIn,
-    session: Session = Depends(db),
+    session: Session = Depends(db, scope="function"),
     uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     adventure = load_adventure(session, adventure_id, uid)
@@ -126,7 +140,9 @@ def edit_summary(
 
 @router.get("/api/adventures/{adventure_id}/derived")
 def read_derived(
-    adventure_id: RowId, session: Session = Depends(db), uid: int = Depends(user_id)
+    adventure_id: RowId,
+    session: Session = Depends(db, scope="function"),
+    uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     load_adventure(session, adventure_id, uid)
     return derived_view(session, adventure_id)

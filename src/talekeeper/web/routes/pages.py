@@ -71,7 +71,7 @@ def adventures_page(rt: Runtime = Depends(runtime), uid: int = Depends(user_id))
 @router.get("/adventures/{adventure_id}", response_class=HTMLResponse)
 def play_page(
     adventure_id: RowId,
-    session: Session = Depends(db),
+    session: Session = Depends(db, scope="function"),
     rt: Runtime = Depends(runtime),
     uid: int = Depends(user_id),
 ) -> HTMLResponse:

@@ -96,7 +96,7 @@ async def _respond(request: Request, rt: Runtime, pending: Pending, models: Mode
 
 def action_story(
     action_id: RowId,
-    session: Session = Depends(db),
+    session: Session = Depends(db, scope="function"),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> Story:

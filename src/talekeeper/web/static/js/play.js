@@ -1,2 +1,119 @@
-// play page: filled in below.
-import "./ui.js";
+// The play page's story column: the toolbar (#story-toolbar), the story (#story), the action box
+// (#action-box) and the branch tree (#tree-dialog). Invariants:
+// - The server is the truth: after every change (turn, retry, take, undo, redo, edit, delete,
+//   fork, branch switch) the story and the state (head, awaiting_reply, can_redo) are read
+//   again, then "story-changed" {reason} is emitted for the other parts of the page.
+// - One change at a time: while a reply is being written or a change is on its way, the page
+//   is busy and further changes wait (their buttons are disabled).
+// - Every failure reaches the player as a readable message: a narrator failure as a notice in
+//   the story with Retry, anything else in the page's error banner.
+import { h, fill, api, adventureId, attempt, emit, notify, showError } from "./ui.js";
+import { StoryView } from "./story-view.js";
+import { ActionBox } from "./story-box.js";
+import { Turns } from "./story-turns.js";
+import { TreeDialog } from "./story-tree.js";
+
+class Play {
+  constructor() {
+    this.id = adventureId();
+    this.base = `/api/adventures/${this.id}`;
+    this.state = null; // {head, awaiting_reply, can_redo, branch_id, ...}
+    this.busy = false;
+    this.failure = null; // {message, again} after a failed turn, until the next change
+    this.turns = new Turns(this);
+    this.view = new StoryView(document.getElementById("story"), this);
+    this.box = new ActionBox(document.getElementById("action-box"), this);
+    this.tree = new TreeDialog(document.getElementById("tree-dialog"), this);
+    this.toolbar = this.buildToolbar(document.getElementById("story-toolbar"));
+    this.updateToolbar();
+  }
+
+  buildToolbar(root) {
+    const button = (text, title, onClick, extra = {}) =>
+      h("button", { type: "button", text, title, on: { click: onClick }, ...extra });
+    const bar = {
+      retry: button("Retry", "Write the newest reply again, as a new take",
+        () => this.turns.retry()),
+      undo: button("Undo", "Take back the newest action",
+        () => this.change("undo", () => api("POST", `${this.base}/undo`))),
+      redo: button("Redo", "Bring back what Undo took away",
+        () => this.change("redo", () => api("POST", `${this.base}/redo`))),
+      branches: button("Branches", "See the branches of this story and switch between them",
+        () => attempt(() => this.tree.open())),
+      dryRun: button("Preview next context",
+        "Dry run: see what the narrator would be given for the action in the box, without sending it",
+        () => emit("open-insights", { dryRun: this.box.draft() })),
+    };
+    fill(root, h("div", { class: "row", attrs: { role: "toolbar", "aria-label": "Story tools" } },
+      bar.retry, bar.undo, bar.redo, h("span", { class: "sep" }), bar.branches, bar.dryRun));
+    return bar;
+  }
+
+  updateToolbar() {
+    if (!this.toolbar) return;
+    const state = this.state || {};
+    this.toolbar.retry.disabled = this.busy || !state.head;
+    this.toolbar.undo.disabled = this.busy || !state.head;
+    this.toolbar.redo.disabled = this.busy || !state.can_redo;
+    this.toolbar.branches.disabled = this.busy;
+    this.toolbar.dryRun.disabled = this.busy;
+  }
+
+  setBusy(busy) {
+    this.busy = busy;
+    this.box.setBusy(busy);
+    this.view.setBusy(busy);
+    this.updateToolbar();
+  }
+
+  /** Read the shown part of the story and the state again and draw them. */
+  async reload(scroll = "keep") {
+    const [page, state] = await Promise.all([this.view.fetchLatest(), api("GET", this.base)]);
+    this.state = state;
+    this.view.render(page, state, this.failure, scroll);
+    this.updateToolbar();
+  }
+
+  async reloadAfterTurn() {
+    await attempt(() => this.reload("bottom"));
+  }
+
+  /** Run one change of the story: `request` is the API call. Resolves to its answer (or true),
+   * or undefined when it was refused (the message is shown). */
+  async change(reason, request, { scroll = "bottom" } = {}) {
+    if (this.busy) {
+      notify("Wait until the reply is written.");
+      return undefined;
+    }
+    this.setBusy(true);
+    let result;
+    try {
+      result = (await request()) ?? true;
+    } catch (error) {
+      showError(error);
+      this.setBusy(false);
+      return undefined;
+    }
+    this.failure = null;
+    await attempt(() => this.reload(scroll));
+    this.setBusy(false);
+    emit("story-changed", { reason });
+    return result;
+  }
+
+  /** The Retry of the failure notice: the same continue again, or a retry of the reply. */
+  retryFailed() {
+    const again = this.failure && this.failure.again;
+    return again ? again() : this.turns.retry();
+  }
+
+  say(message) {
+    notify(message);
+  }
+}
+
+const root = document.getElementById("play");
+if (root) {
+  const play = new Play();
+  attempt(() => play.reload("bottom"));
+}

@@ -1,0 +1,155 @@
+// Small building blocks the side panels share. Invariants:
+// - Everything is built with `h` (text only, never HTML).
+// - An open editor marks itself with `data-editing`; a panel that is asked to refresh while
+//   one is open waits (`refresher`), so a background update never throws away what the
+//   player is typing. Closing an editor fires "tk:panel-idle" so the waiting refresh runs.
+// - A destructive button asks first, in the page (`confirmButton`), never with a browser
+//   dialog that a stray Enter would accept.
+import { h, fill, attempt } from "./ui.js";
+
+/** A refresh for one panel: calls never overlap (a call during a run asks for one more run
+ * after it), and while an editor is open inside `root` the run waits until it closes. */
+export function refresher(root, run) {
+  let running = false;
+  let again = false;
+  let waiting = false;
+  async function refresh() {
+    if (root.querySelector("[data-editing]")) {
+      waiting = true;
+      return;
+    }
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      await attempt(run);
+    } finally {
+      running = false;
+      if (again) {
+        again = false;
+        refresh();
+      }
+    }
+  }
+  document.addEventListener("tk:panel-idle", () => {
+    if (waiting && !root.querySelector("[data-editing]")) {
+      waiting = false;
+      refresh();
+    }
+  });
+  return refresh;
+}
+
+function closed(el) {
+  delete el.dataset.editing;
+  // Bubbles to the document from a connected element; a detached one tells the document.
+  (el.isConnected ? el : document).dispatchEvent(new Event("tk:panel-idle", { bubbles: true }));
+}
+
+/** Text shown as a paragraph; "Edit" turns it into a textarea with Save and Cancel.
+ * `onSave(text)` returns a promise of the stored text (shown afterwards); a failure keeps the
+ * editor open with its text and shows the error. */
+export function editable({ label, text, placeholder, rows = 4, maxLength, onSave, editLabel }) {
+  const box = h("div", { class: "editable" });
+  let current = text || "";
+
+  function show() {
+    fill(box,
+      h("div", { class: "editable-head row" },
+        h("span", { class: "editable-label", text: label }),
+        h("span", { class: "spacer" }),
+        h("button", {
+          type: "button", class: "link", text: "Edit",
+          attrs: { "aria-label": editLabel || `Edit ${label}` },
+          on: { click: edit },
+        })),
+      current
+        ? h("p", { class: "editable-text", text: current })
+        : h("p", { class: "editable-text muted", text: placeholder || "Empty." }));
+  }
+
+  function edit() {
+    box.dataset.editing = "1";
+    const area = h("textarea", {
+      value: current, rows, attrs: { "aria-label": label, maxlength: maxLength || null },
+    });
+    const save = h("button", { type: "submit", class: "primary", text: "Save" });
+    const form = h("form", { class: "editor", on: { submit: submit } },
+      h("label", { class: "editable-label", text: label }),
+      area,
+      h("div", { class: "row" }, save,
+        h("button", { type: "button", text: "Cancel", on: { click: cancel } })));
+    async function submit(event) {
+      event.preventDefault();
+      save.disabled = true;
+      const stored = await attempt(() => onSave(area.value));
+      save.disabled = false;
+      if (stored === undefined) return;
+      current = stored ?? area.value;
+      show();
+      closed(box);
+    }
+    function cancel() {
+      show();
+      closed(box);
+    }
+    area.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") cancel();
+    });
+    fill(box, form);
+    area.focus();
+  }
+
+  show();
+  return box;
+}
+
+/** A button that asks before it acts: "Delete" → "Delete this card? [Yes, delete] [Cancel]". */
+export function confirmButton({ label, question, confirmLabel, ariaLabel, onConfirm }) {
+  const box = h("span", { class: "confirm" });
+  function ask() {
+    box.dataset.editing = "1";
+    const yes = h("button", {
+      type: "button", class: "danger", text: confirmLabel || `Yes, ${label.toLowerCase()}`,
+      on: {
+        click: async () => {
+          yes.disabled = true;
+          await attempt(onConfirm);
+          yes.disabled = false;
+          rest();
+        },
+      },
+    });
+    fill(box,
+      h("span", { class: "confirm-question", text: question }),
+      yes,
+      h("button", { type: "button", text: "Cancel", on: { click: rest } }));
+    yes.focus();
+  }
+  function rest() {
+    fill(box, h("button", {
+      type: "button", class: "danger", text: label,
+      attrs: { "aria-label": ariaLabel || label }, on: { click: ask },
+    }));
+    if (box.dataset.editing) closed(box);
+  }
+  rest();
+  return box;
+}
+
+/** A titled block inside a panel. */
+export function block(title, ...children) {
+  return h("section", { class: "panel-block" }, h("h3", { text: title }), ...children);
+}
+
+/** "a, b ,c" -> ["a", "b", "c"] (empty parts dropped). */
+export function splitList(text) {
+  return String(text || "").split(",").map((part) => part.trim()).filter(Boolean);
+}
+
+/** "3 memories", "1 memory". */
+export function plural(count, one, many) {
+  return `${count} ${count === 1 ? one : many || one + "s"}`;
+}

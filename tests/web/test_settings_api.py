@@ -1,0 +1,116 @@
+"""The settings page's API: the described settings, the endpoint's model list (saved or
+unsaved values), and the debug page's view of every adventure's background work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+from tests.conftest import make_settings
+from tests.double.server import ModelDouble, closed_port_url
+
+from talekeeper.web.app import create_app
+
+
+def test_settings_are_described_with_defaults_and_model_choices(client: TestClient) -> None:
+    body = client.get("/api/settings").json()
+    described = {s["key"]: s for s in body["settings"]}
+    assert described["temperature"]["default"] == 0.8
+    assert described["temperature"]["minimum"] == 0 and described["temperature"]["maximum"] == 2
+    assert described["api_key"]["secret"] is True and described["api_key"]["default"] is None
+    assert described["model"]["names_model"] is True
+    assert described["reply_tokens"]["names_model"] is False
+    specials = {s["value"] for s in described["embedding_model"]["special"]}
+    assert specials == {"embedded", "none"}
+    assert {s["value"] for s in described["summary_model"]["special"]} == {
+        "",
+        "embedded",
+        "extractive",
+    }
+    assert body["overridden"] == []
+    client.patch("/api/settings", json={"top_p": 0.5, "api_key": "sk-secret"})
+    again = client.get("/api/settings")
+    assert again.json()["overridden"] == ["api_key", "top_p"]
+    assert "sk-secret" not in again.text
+
+
+def test_a_patch_answers_which_values_are_the_players_own(client: TestClient) -> None:
+    saved = client.patch("/api/settings", json={"reply_tokens": 64, "temperature": 1.1}).json()
+    assert saved["overridden"] == ["reply_tokens", "temperature"]
+    reset = client.patch("/api/settings", json={"reply_tokens": None}).json()
+    assert reset["overridden"] == ["temperature"]
+    assert reset["values"]["reply_tokens"] == 200
+
+
+def test_the_model_list_comes_from_the_saved_endpoint(
+    client: TestClient, double: ModelDouble
+) -> None:
+    body = client.get("/api/settings/models").json()
+    assert body["error"] is None
+    assert body["models"] == ["double-embed", "double-narrator", "double-summary"]
+    assert body["endpoint"] == double.url
+    assert any(r.path == "/v1/models" for r in double.requests)
+    assert client.get("/api/ai-calls").json() == []  # a list is not a model call
+
+
+def test_the_model_list_can_use_unsaved_values(client: TestClient, double: ModelDouble) -> None:
+    closed = closed_port_url()
+    body = client.post("/api/settings/models", json={"endpoint_url": closed}).json()
+    assert body["models"] == [] and body["endpoint"] == closed
+    assert f"Is the server running at {closed}?" in body["error"]
+    # Model names that only an endpoint could serve do not stop the list of a blank one.
+    blank = client.post("/api/settings/models", json={"endpoint_url": "", "model": "x"}).json()
+    assert blank["models"] == [] and "No endpoint URL is set" in blank["error"]
+    assert client.get("/api/settings").json()["values"]["endpoint_url"] == double.url
+
+
+def test_null_in_unsaved_values_means_the_server_default(client: TestClient) -> None:
+    client.patch("/api/settings", json={"model": "double-summary"})
+    report = client.post("/api/settings/test-connection", json={"model": None}).json()
+    assert report["narrator"]["model"] == "double-narrator" and report["narrator"]["ok"]
+    refused = client.post("/api/settings/test-connection", json={"port": None})
+    assert refused.status_code == 400 and "not a per-user setting" in refused.text
+    assert client.get("/api/settings").json()["values"]["model"] == "double-summary"
+
+
+def test_the_model_list_reports_a_rejected_key(tmp_path: Path) -> None:
+    with ModelDouble(api_key="sk-right") as guarded:
+        settings = make_settings(tmp_path, endpoint_url=guarded.url, model="double-narrator")
+        with TestClient(create_app(settings)) as client:
+            refused = client.get("/api/settings/models").json()
+            assert refused["models"] == [] and "rejected the API key" in refused["error"]
+            right = client.post("/api/settings/models", json={"api_key": "sk-right"}).json()
+            assert right["error"] is None and "double-narrator" in right["models"]
+            assert client.get("/api/settings").json()["values"]["api_key_set"] is False
+
+
+def test_without_an_endpoint_the_list_says_what_to_do(tmp_path: Path) -> None:
+    with TestClient(create_app(make_settings(tmp_path))) as client:
+        body = client.get("/api/settings/models").json()
+    assert body["models"] == [] and body["endpoint"] == ""
+    assert "Enter the base URL" in body["error"]
+
+
+def test_ai_calls_filter_by_status(client: TestClient, double: ModelDouble) -> None:
+    double.fail_next("500", model="double-narrator")
+    client.post("/api/settings/test-connection")
+    failed = client.get("/api/ai-calls", params={"status": "error"}).json()
+    assert [(c["model"], c["status"]) for c in failed] == [("double-narrator", "error")]
+    assert "injected server error" in failed[0]["error"]
+    ok = client.get("/api/ai-calls", params={"status": "ok"}).json()
+    assert [c["model"] for c in ok] == ["double-embed"]
+
+
+def test_every_adventures_background_work_in_one_answer(
+    client: TestClient, double: ModelDouble
+) -> None:
+    first = client.post("/api/adventures", json={"title": "First"}).json()
+    second = client.post("/api/adventures", json={"title": "Second"}).json()
+    body = client.get("/api/derived").json()
+    assert body["kinds"] == ["memory", "summary", "embedding", "eviction"]
+    titles = {a["id"]: a["title"] for a in body["adventures"]}
+    assert titles == {first["id"]: "First", second["id"]: "Second"}
+    for adventure in body["adventures"]:
+        derived = adventure["derived"]
+        assert derived == client.get(f"/api/adventures/{adventure['id']}/derived").json()
+        assert derived["memory"]["state"] in ("idle", "running")
