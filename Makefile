@@ -38,6 +38,8 @@ bench: install
 	$(BIN)/talekeeper bench provider --write docs/benchmarks.md
 	$(BIN)/python benchmarks/overhead.py --write docs/benchmarks.md
 	$(BIN)/python benchmarks/ranking.py --write docs/benchmarks.md
+	$(BIN)/python -m benchmarks.recall.run --write docs/benchmarks.md
+	$(BIN)/python benchmarks/concurrency.py --write docs/benchmarks.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -149,6 +149,20 @@ def test_the_key_fact_wins_even_without_card_names() -> None:
     assert write_memory(LIGHTHOUSE, "Mara", []).startswith("Captain Hale gives Mara the key")
 
 
+def test_a_name_no_card_knows_beats_a_sentence_about_a_known_companion() -> None:
+    # The card already tells the narrator who Maren is; a person the story just introduced
+    # is news only a memory can carry.
+    block = (
+        "Maren walks beside you along the wet quay under the grey gulls, humming the old "
+        "lamplighters' song about storms and lanterns while the tide slaps the stones below. "
+        "At the gate a tall stranger in a salt-stained coat tells you that his name is Corvin "
+        "and that he has come a very long way over the hills to find the keepers. "
+        "Maren shrugs."
+    )
+    memory = write_memory(block, "Tamsin", ["Maren"])
+    assert "Corvin" in memory
+
+
 @pytest.mark.parametrize(
     "fact",
     [

@@ -37,8 +37,8 @@ SUMMARY_WORDS = 250  # memory.md §3: the Story Summary is at most 250 words
 
 SALIENT_WEIGHT = 3.0  # a person, place or item from the cast or the cards is the best signal
 SIGNAL_WEIGHT = 2.0  # a number, a promise or an injury is a concrete fact worth keeping
-NAME_WEIGHT = 1.0  # a capitalised word mid-sentence is likely a name no card knows yet
-NAME_CAP = 2  # so a list of unknown names cannot outweigh a card's name
+NAME_WEIGHT = 4.0  # a name no card knows outweighs a card's name (the card says its part)
+NAME_CAP = 2  # a list of unknown names counts as two
 DETAIL_WEIGHT = 0.25  # each distinct uncommon word adds a little detail...
 DETAIL_CAP = 4  # ...one point at most, so detail breaks ties but never beats a signal
 SHORT_SENTENCE_WORDS = 4  # fewer words than this is filler ("It is cold.")

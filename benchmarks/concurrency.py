@@ -1,0 +1,473 @@
+"""Concurrency: 8 players on one server and one SQLite database, background work included.
+
+The real app (``talekeeper.web.app.create_app``) is served by uvicorn on loopback in this
+process, on a fresh migrated SQLite file (WAL), with the loopback model double
+(``tests/double/server.py``, a real OpenAI-compatible HTTP server) as narrator
+(``double-narrator``, a fixed ~110-word reply at once), embedder (``double-embed``) and
+summary model (``double-summary``, which writes memories and summaries deterministically), as
+the test suite configures it. Each player is a thread with its own httpx client and its own
+adventure, created from a shipped scenario through ``POST /api/adventures``; the players
+start together (a barrier) and each plays ``--turns`` turns through
+``POST /api/adventures/{id}/actions`` (JSON) back to back, so the in-process memory worker
+(memories, summary, embeddings, eviction) runs on the same database meanwhile. After the
+last turn the run waits until ``GET /api/adventures/{id}/derived`` shows every kind idle and
+nothing pending, and that wait is counted in the wall time "with background work".
+
+Counted as failures: every non-2xx answer (its body kept); every background pass that
+failed (a monitor polls ``GET /api/derived`` every ``MONITOR_SECONDS`` and counts distinct
+``last_failure_at`` stamps, so two failures of one kind between two polls count once);
+every AI call logged with status "error" (``GET /api/ai-calls``); and every WARNING or
+worse the server logs in this process. "database is locked" failures are those of these
+whose text contains "locked" (the error texts only, never the story, whose scenarios
+mention locked doors); one incident can show in several of these (a 500 and its log
+record), so these are counts of evidence, not of incidents. The detector was checked by
+holding an outside write lock for 7 s (past the 5 s busy timeout) during a round: it
+reported the 500s, the failed embedding pass and the logged tracebacks. A single player
+playing the same number of turns on its own fresh server is the baseline.
+
+    .venv/bin/python benchmarks/concurrency.py [--turns N] [--players 8]
+        [--write docs/benchmarks.md]
+
+Target: 0 "database is locked" failures (and no other failure).
+
+The model double is imported from ``tests/`` (the repository root is put on ``sys.path``
+when the script is run by path), as ``benchmarks/recall`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from talekeeper.core.reports import machine_description, write_section
+from talekeeper.settings import Settings, load_settings
+from talekeeper.web.app import create_app
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAYERS = 8
+TURNS = 150  # 300 actions per adventure: about 1.5 minutes in all on 2 cores
+MONITOR_SECONDS = 0.25
+DRAIN_TIMEOUT = 300.0
+HTTP_TIMEOUT = 120.0
+PLOT = "concurrency.png"
+REPLY = (
+    "The tide pulls at the pilings as the lantern gutters, and for a moment the whole harbor "
+    "holds its breath. Somewhere below the pier a bell answers yours, slow and patient. Old "
+    "Maren sets down her net without a word and points toward the breakwater, where the fog "
+    "thickens until the cliff lamps are only smudges of gold. When the bell sounds again it is "
+    "closer, and under it you hear oars: careful, unhurried strokes, the rhythm of someone who "
+    "knows exactly where the rocks lie."
+)
+ACTIONS = (
+    "I ask Maren who rows at this hour",
+    "I light the second lantern and hold it high",
+    "I walk to the end of the pier and listen",
+    "I search the ledger-house for the harbor log",
+    "I call out to the boat in the fog",
+    "I follow the rope down to the water",
+    "I show Maren the brass key from my pocket",
+)
+
+
+def model_double_class() -> Any:
+    """``tests.double.server.ModelDouble``, importable when the script runs by path too."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.double.server import ModelDouble
+
+    return ModelDouble
+
+
+# -- the server ----------------------------------------------------------------------------
+
+
+class LogTap(logging.Handler):
+    """Every WARNING or worse the server logs in this process, with its traceback text."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+        self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(self.format(record))
+
+
+class _Server(uvicorn.Server):
+    def install_signal_handlers(self) -> None:  # the benchmark keeps its own handlers
+        pass
+
+
+def server_settings(data_dir: Path, endpoint_url: str) -> Settings:
+    """As the test suite's ``endpoint_settings``, with a timeout that load cannot trip."""
+    return load_settings(
+        {
+            "TALEKEEPER_DATA_DIR": str(data_dir),
+            "TALEKEEPER_ENDPOINT_URL": endpoint_url,
+            "TALEKEEPER_MODEL": "double-narrator",
+            "TALEKEEPER_EMBEDDING_MODEL": "double-embed",
+            "TALEKEEPER_SUMMARY_MODEL": "double-summary",
+            "TALEKEEPER_TIMEOUT": "30",
+        }
+    )
+
+
+@contextmanager
+def live_server(data_dir: Path) -> Iterator[tuple[str, LogTap]]:
+    """The real app on 127.0.0.1 (its own database and model double); yields (url, log tap)."""
+    with model_double_class()(default_reply=REPLY) as double:
+        app = create_app(server_settings(data_dir, double.url))
+        # uvicorn configures its loggers here (they do not propagate): tap them afterwards
+        server = _Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+        tap = LogTap()
+        loggers = [logging.getLogger(), logging.getLogger("uvicorn")]
+        for logger in loggers:
+            logger.addHandler(tap)
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_until_complete, args=(server.serve(),))
+        thread.start()
+        try:
+            deadline = time.monotonic() + 30
+            while not server.started:
+                if not thread.is_alive() or time.monotonic() > deadline:
+                    raise RuntimeError("the server did not start")
+                time.sleep(0.02)
+            port = server.servers[0].sockets[0].getsockname()[1]
+            yield f"http://127.0.0.1:{port}", tap
+        finally:
+            server.should_exit = True
+            thread.join(30)
+            loop.close()
+            for logger in loggers:
+                logger.removeHandler(tap)
+
+
+# -- the players ---------------------------------------------------------------------------
+
+
+@dataclass
+class Turn:
+    started: float  # perf_counter
+    latency_ms: float
+    status: int  # 0: no answer (a transport error)
+    error: str | None
+
+
+def play(url: str, adventure_id: int, turns: int, start: threading.Barrier) -> list[Turn]:
+    """One player: ``turns`` turns back to back on its own adventure and connection."""
+    out: list[Turn] = []
+    with httpx.Client(base_url=url, timeout=HTTP_TIMEOUT) as client:
+        start.wait()
+        for i in range(turns):
+            body = {"type": "do", "text": f"{ACTIONS[i % len(ACTIONS)]} (turn {i + 1})"}
+            began = time.perf_counter()
+            try:
+                answer = client.post(f"/api/adventures/{adventure_id}/actions", json=body)
+                status, error = answer.status_code, None
+                if not answer.is_success:
+                    error = answer.text
+            except httpx.HTTPError as exc:
+                status, error = 0, f"{type(exc).__name__}: {exc}"
+            out.append(Turn(began, (time.perf_counter() - began) * 1000, status, error))
+    return out
+
+
+class Monitor(threading.Thread):
+    """Polls ``GET /api/derived``: every failed background pass seen, with its error."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(daemon=True)
+        self.url = url
+        self.stop = threading.Event()
+        self.failures: dict[tuple[int, str, str], str] = {}  # (adventure, kind, when) -> error
+        self.poll_errors: list[str] = []
+
+    def run(self) -> None:
+        with httpx.Client(base_url=self.url, timeout=HTTP_TIMEOUT) as client:
+            while not self.stop.is_set():
+                self.safe_look(client)
+                self.stop.wait(MONITOR_SECONDS)
+            self.safe_look(client)
+
+    def safe_look(self, client: httpx.Client) -> None:
+        try:
+            self.look(client)
+        except Exception as exc:  # noqa: BLE001 -- a thread boundary: a failed poll is counted, not lost
+            self.poll_errors.append(f"monitor: {type(exc).__name__}: {exc}")
+
+    def look(self, client: httpx.Client) -> None:
+        answer = client.get("/api/derived")
+        if not answer.is_success:
+            self.poll_errors.append(f"{answer.status_code}: {answer.text}")
+            return
+        for adventure in answer.json()["adventures"]:
+            derived = adventure["derived"]
+            for kind, view in derived.items():
+                if not isinstance(view, dict) or view["last_failure_at"] is None:
+                    continue
+                error = view["last_error"] or view["previous_error"] or ""
+                self.failures[(adventure["id"], kind, view["last_failure_at"])] = error
+
+
+def idle(client: httpx.Client, adventure_ids: list[int]) -> bool:
+    """Every kind idle (or failed) and no work pending, for every adventure."""
+    for adventure_id in adventure_ids:
+        derived = client.get(f"/api/adventures/{adventure_id}/derived").json()
+        if derived["pending"]:
+            return False
+        if any(isinstance(v, dict) and v["state"] == "running" for v in derived.values()):
+            return False
+    return True
+
+
+def wait_idle(client: httpx.Client, adventure_ids: list[int]) -> None:
+    deadline = time.monotonic() + DRAIN_TIMEOUT
+    while not idle(client, adventure_ids):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"background work still running after {DRAIN_TIMEOUT:.0f} s")
+        time.sleep(0.05)
+
+
+# -- one round -----------------------------------------------------------------------------
+
+
+@dataclass
+class Round:
+    players: int
+    turns: list[Turn] = field(default_factory=list)
+    play_s: float = 0.0  # first turn sent to last answer
+    drain_s: float = 0.0  # last answer to background work idle
+    failed_passes: dict[tuple[int, str, str], str] = field(default_factory=dict)
+    call_errors: list[str] = field(default_factory=list)
+    calls: int = 0
+    logged: list[str] = field(default_factory=list)
+    memories: int = 0
+    embedded: int = 0
+    summaries: int = 0  # summary versions written
+
+    @property
+    def bad(self) -> list[Turn]:
+        return [t for t in self.turns if not 200 <= t.status < 300]
+
+    def latency(self, q: float) -> float:
+        ordered = sorted(t.latency_ms for t in self.turns)
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+    def locked(self) -> int:
+        texts = [t.error or "" for t in self.bad]
+        texts += list(self.failed_passes.values()) + self.call_errors + self.logged
+        return sum("locked" in text.lower() for text in texts)
+
+    def failures(self) -> int:
+        return len(self.bad) + len(self.failed_passes) + len(self.call_errors) + len(self.logged)
+
+
+def create_adventures(client: httpx.Client, players: int) -> list[int]:
+    scenario = client.get("/api/scenarios").json()[0]["id"]
+    ids = []
+    for _ in range(players):
+        answer = client.post("/api/adventures", json={"scenario": scenario})
+        answer.raise_for_status()
+        ids.append(int(answer.json()["id"]))
+    return ids
+
+
+def run_round(players: int, turns: int, data_dir: Path) -> Round:
+    """A fresh server and database; ``players`` players at once; then the background drain."""
+    result = Round(players)
+    with live_server(data_dir) as (url, tap), httpx.Client(base_url=url, timeout=60) as client:
+        ids = create_adventures(client, players)
+        wait_idle(client, ids)
+        monitor = Monitor(url)
+        monitor.start()
+        start = threading.Barrier(players + 1)
+        outcomes: list[list[Turn]] = [[] for _ in ids]
+
+        def player(i: int) -> None:
+            outcomes[i] = play(url, ids[i], turns, start)
+
+        threads = [threading.Thread(target=player, args=(i,)) for i in range(players)]
+        for thread in threads:
+            thread.start()
+        start.wait()
+        began = time.perf_counter()
+        for thread in threads:
+            thread.join()
+        played = time.perf_counter()
+        wait_idle(client, ids)
+        result.drain_s = time.perf_counter() - played
+        result.play_s = played - began
+        monitor.stop.set()
+        monitor.join()
+        result.turns = [t for turns_of in outcomes for t in turns_of]
+        result.failed_passes = dict(monitor.failures)
+        result.logged = list(tap.messages) + monitor.poll_errors
+        count_products(client, ids, result)
+    return result
+
+
+def count_products(client: httpx.Client, ids: list[int], result: Round) -> None:
+    """Memories written, summaries present, and the AI call log's errors."""
+    for adventure_id in ids:
+        memories = client.get(f"/api/adventures/{adventure_id}/memories?include=all").json()
+        result.memories += len(memories)
+        result.embedded += sum(1 for m in memories if m["embedded"])
+        summary = client.get(f"/api/adventures/{adventure_id}/summary").json()
+        result.summaries += len(summary["versions"])
+    before: int | None = None
+    while True:
+        params: dict[str, Any] = {"limit": 500}
+        if before is not None:
+            params["before"] = before
+        page = client.get("/api/ai-calls", params=params).json()
+        if not page:
+            return
+        result.calls += len(page)
+        result.call_errors += [f"{c['kind']}: {c['error']}" for c in page if c["status"] != "ok"]
+        before = min(c["id"] for c in page)
+
+
+# -- the report ----------------------------------------------------------------------------
+
+
+def table(rounds: list[Round]) -> list[str]:
+    lines = [
+        "| players | turns | turns/s | turns/s with background | p50 | p95 | max "
+        "| non-2xx | locked | failed passes | AI call errors | warnings logged "
+        "| memories (embedded) | summaries | drain |",
+        "|---:|" + "---:|" * 14,
+    ]
+    for r in rounds:
+        n = len(r.turns)
+        lines.append(
+            f"| {r.players} | {n} | {n / r.play_s:.1f} | {n / (r.play_s + r.drain_s):.1f} "
+            f"| {r.latency(0.5):.0f} ms | {r.latency(0.95):.0f} ms | {r.latency(1.0):.0f} ms "
+            f"| {len(r.bad)} | {r.locked()} | {len(r.failed_passes)} | {len(r.call_errors)} "
+            f"| {len(r.logged)} | {r.memories} ({r.embedded}) | {r.summaries} "
+            f"| {r.drain_s:.1f} s |"
+        )
+    return lines
+
+
+def evidence(rounds: list[Round]) -> list[str]:
+    """The first few failure texts of each round, so a failure can be traced."""
+    lines: list[str] = []
+    for r in rounds:
+        texts = [f"HTTP {t.status}: {t.error}" for t in r.bad]
+        texts += [
+            f"{kind} pass (adventure {a}): {e}" for (a, kind, _), e in r.failed_passes.items()
+        ]
+        texts += [f"AI call {e}" for e in r.call_errors] + [f"log: {m}" for m in r.logged]
+        for text in texts[:5]:
+            lines.append(f"- {r.players} player(s): `{text[:300].replace('`', chr(39))}`")
+        if len(texts) > 5:
+            lines.append(f"- {r.players} player(s): … and {len(texts) - 5} more")
+    return lines
+
+
+def markdown(rounds: list[Round], run: dict[str, Any]) -> str:
+    many = rounds[-1]
+    lines = [
+        f"{many.players} players on one server and one SQLite database (WAL), each with its "
+        f"own adventure from a shipped scenario, each playing {run['turns']} turns back to "
+        "back through `POST /api/adventures/{id}/actions` (JSON) on its own connection, all "
+        "starting together; the real app served by uvicorn on loopback, the loopback model "
+        "double (a real OpenAI-compatible HTTP server answering at once) as narrator, "
+        "embedder and summary model, so the in-process memory worker writes memories (from "
+        "the 12th action), summaries (every 15) and embeddings on the same database while the "
+        "turns run. The run waits for the background work to finish (every kind idle, nothing "
+        'pending) and counts that wait in "turns/s with background" and "drain". '
+        "Failures counted: non-2xx answers, failed background passes (`/api/derived`, polled "
+        f"every {MONITOR_SECONDS:g} s), AI calls logged as errors, warnings the server "
+        'logged; "locked" counts those whose error text says "database is locked". '
+        "The first row is one player alone on a fresh server, the same number of turns. "
+        f"Latency is the client's, per turn. On {run['machine']}, load average "
+        f"{run['load'][0]:.1f} before and {run['load'][1]:.1f} after "
+        "(`.venv/bin/python benchmarks/concurrency.py --write docs/benchmarks.md`).",
+        "",
+        *table(rounds),
+        "",
+    ]
+    if run.get("plot"):
+        lines += [f"![Turn latency, 1 vs {many.players} players]({run['plot']})", ""]
+    locked = sum(r.locked() for r in rounds)
+    failures = sum(r.failures() for r in rounds)
+    verdict = "met" if locked == 0 else "missed"
+    lines.append(
+        f'Target (0 "database is locked" failures): **{verdict}** ({locked} locked, '
+        f"{failures} failures of any kind)."
+    )
+    if failures:
+        lines += ["", "Failures seen:", "", *evidence(rounds)]
+    return "\n".join(lines)
+
+
+def plot(rounds: list[Round], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on a server
+    import matplotlib.pyplot as plt
+
+    labels = ("p50", "p95", "max")
+    quantiles = (0.5, 0.95, 1.0)
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    width = 0.8 / len(rounds)
+    for i, r in enumerate(rounds):
+        xs = [x + (i - (len(rounds) - 1) / 2) * width for x in range(len(labels))]
+        bars = ax.bar(xs, [r.latency(q) for q in quantiles], width, label=f"{r.players}")
+        ax.bar_label(bars, fmt="%.0f", fontsize=8)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_ylabel("turn latency (ms)")
+    ax.set_title("Turn latency over HTTP, zero-latency model")
+    ax.legend(title="players", fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", type=Path, help="store the section in this Markdown file")
+    parser.add_argument("--turns", type=int, default=TURNS, help="turns per player")
+    parser.add_argument("--players", type=int, default=PLAYERS)
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()[0]
+    rounds: list[Round] = []
+    with tempfile.TemporaryDirectory(prefix="talekeeper-concurrency-") as root:
+        for players in sorted({1, args.players}):
+            print(f"{players} player(s), {args.turns} turns each …", file=sys.stderr)
+            rounds.append(run_round(players, args.turns, Path(root) / str(players)))
+    run: dict[str, Any] = {
+        "turns": args.turns,
+        "machine": machine_description(),
+        "load": (load_before, os.getloadavg()[0]),
+    }
+    if args.write:
+        image = args.write.parent / args.write.stem / PLOT
+        plot(rounds, image)
+        run["plot"] = image.relative_to(args.write.parent).as_posix()
+    body = markdown(rounds, run)
+    print(body)
+    if args.write:
+        write_section(args.write, "concurrency", "Concurrency (one SQLite server)", body)
+        print(f"\nWritten to {args.write}.", file=sys.stderr)
+    return 0 if all(r.locked() == 0 for r in rounds) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,106 @@
+"""The recall benchmark's metrics on hand-made rankings, and its report on made-up results."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from benchmarks.recall.methods import METHODS, Ranked
+from benchmarks.recall.metrics import (
+    Outcome,
+    bucket,
+    bucket_edges,
+    bucket_labels,
+    false_hit_rate,
+    mrr,
+    outcome,
+    recall_at,
+    typical_hit_score,
+)
+from benchmarks.recall.probe import Leaving, ProbeResult
+from benchmarks.recall.report import Run, markdown
+
+
+def test_outcome_reads_the_first_hit_off_the_ranking() -> None:
+    ranked = Ranked(order=[2, 0, 3, 1], scores=[0.9, 0.7, 0.5, 0.1], inject=2)
+    hits = [False, False, False, True]
+    got = outcome(ranked, hits, [True, False, False, False], [10, 20, 30, 40])
+    assert got.rank == 3 and not got.injected  # item 3 is third in the order
+    assert got.top_score == 0.9 and got.hit_score == 0.5
+    assert got.injected_states  # item 0 is injected (second) and states the fact
+    assert got.injected_chars == 30 + 10
+    first = outcome(ranked, [False, False, True, False], [False] * 4)
+    assert first.rank == 1 and first.injected and first.hit_score == 0.9
+
+
+def test_outcome_with_no_hit_or_nothing_ranked() -> None:
+    none = outcome(Ranked([0, 1], [0.5, 0.4], 5), [False, False], [False, False])
+    assert none.rank is None and not none.injected and none.hit_score is None
+    empty = outcome(Ranked([], [], 3), [True], [True])
+    assert empty.rank is None and empty.top_score is None and not empty.injected_states
+
+
+def test_recall_at_k_and_mrr_by_hand() -> None:
+    ranks = [1, 3, None, 6]
+    assert recall_at(ranks, 1) == 0.25
+    assert recall_at(ranks, 5) == 0.5
+    assert recall_at(ranks, 6) == 0.75
+    assert mrr(ranks) == pytest.approx((1 + 1 / 3 + 0 + 1 / 6) / 4)
+    assert math.isnan(recall_at([], 5)) and math.isnan(mrr([]))
+
+
+def _o(rank: int | None, top: float | None, hit: float | None = None) -> Outcome:
+    return Outcome(rank, rank is not None and rank <= 5, top, hit, False)
+
+
+def test_false_hits_compare_the_top_score_with_the_typical_first_ranked_hit() -> None:
+    hits = [_o(1, 0.8, 0.8), _o(1, 0.6, 0.6), _o(2, 0.9, 0.5), _o(None, 0.4)]
+    assert typical_hit_score(hits) == pytest.approx(0.7)  # median of 0.8 and 0.6 only
+    never = [_o(None, 0.75), _o(None, 0.69), _o(None, None), _o(None, 0.7)]
+    assert false_hit_rate(never, 0.7) == 0.5
+    assert math.isnan(false_hit_rate(never, None)) and typical_hit_score([_o(None, 1.0)]) is None
+
+
+def test_distance_buckets() -> None:
+    edges = bucket_edges(40)
+    assert edges[:4] == (41, 80, 120, 180)
+    assert bucket(41, edges) == "41–79" and bucket(179, edges) == "120–179"
+    assert bucket(400, edges) == "180+"
+    assert bucket_labels(edges) == ["41–79", "80–119", "120–179", "180+"]
+    assert bucket_edges(100)[:2] == (101, 120)  # edges below the window are dropped
+    with pytest.raises(ValueError):
+        bucket(40, edges)
+
+
+def _result(fact: str, role: str, rank: int | None, distance: int | None) -> ProbeResult:
+    r = ProbeResult("embedded", "a1", fact, "name", role, 90, distance, cast=rank == 1)
+    r.outcomes = {m: _o(rank, 0.5, 0.5 if rank else None) for m in METHODS}
+    r.covered, r.covering_states = role == "planted", rank == 1
+    return r
+
+
+def test_the_report_words_a_missed_target_and_zero_honesty_failures(tmp_path: Path) -> None:
+    results = [_result("f1", "planted", 1, 50), _result("f2", "planted", None, 130)]
+    results += [_result("n1", "never", None, None), _result("undone", "undone", None, 60)]
+    run = Run(
+        results=results,
+        leavings=[Leaving("embedded", "a1", "undone", 1)],
+        embedders=["embedded"],
+        window=40,
+        adventures=[{"key": "a1", "actions": 150, "facts": 2, "probes": 4}],
+        seconds={"embedded": 12.0},
+        machine="test machine",
+        load=(0.1, 0.2),
+        seed=1,
+    )
+    text = markdown(run, ["benchmarks/recall-by-method.png"])
+    assert "**missed** by 0.45 (0.50)" in text and "Why:" in text
+    assert "| embedded | undo | 1 | 1 of 1 adventures | 0 | 0 | 0 |" in text
+    assert "| 41–79 | 1 |" in text and "| 120–179 | 1 |" in text
+    assert "![benchmarks/recall-by-method.png](benchmarks/recall-by-method.png)" in text
+    pytest.importorskip("matplotlib")
+    from benchmarks.recall import plots
+
+    paths = plots.draw(run, tmp_path)
+    assert all(p.read_bytes().startswith(b"\x89PNG") for p in paths)
