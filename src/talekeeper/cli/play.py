@@ -302,6 +302,9 @@ class Terminal:
         self.say(HELP)
 
     async def quit(self, _arg: str) -> bool:
+        # The last turn's memories are written before leaving (a job left waiting would
+        # also run at the next start, but the player expects to find them at once).
+        await self.settle()
         return False
 
 
