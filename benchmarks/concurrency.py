@@ -37,7 +37,6 @@ when the script is run by path), as ``benchmarks/recall`` does.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
@@ -51,7 +50,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 
 from talekeeper.core.reports import machine_description, write_section
 from talekeeper.settings import Settings, load_settings
@@ -92,6 +90,15 @@ def model_double_class() -> Any:
     return ModelDouble
 
 
+def serving(app: Any) -> Any:
+    """``tests.live_server.serving``: the app on loopback in a thread, yielding (url, loop)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.live_server import serving as serve
+
+    return serve(app)
+
+
 # -- the server ----------------------------------------------------------------------------
 
 
@@ -105,11 +112,6 @@ class LogTap(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(self.format(record))
-
-
-class _Server(uvicorn.Server):
-    def install_signal_handlers(self) -> None:  # the benchmark keeps its own handlers
-        pass
 
 
 def server_settings(data_dir: Path, endpoint_url: str) -> Settings:
@@ -131,29 +133,17 @@ def live_server(data_dir: Path) -> Iterator[tuple[str, LogTap]]:
     """The real app on 127.0.0.1 (its own database and model double); yields (url, log tap)."""
     with model_double_class()(default_reply=REPLY) as double:
         app = create_app(server_settings(data_dir, double.url))
-        # uvicorn configures its loggers here (they do not propagate): tap them afterwards
-        server = _Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-        tap = LogTap()
-        loggers = [logging.getLogger(), logging.getLogger("uvicorn")]
-        for logger in loggers:
-            logger.addHandler(tap)
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=loop.run_until_complete, args=(server.serve(),))
-        thread.start()
-        try:
-            deadline = time.monotonic() + 30
-            while not server.started:
-                if not thread.is_alive() or time.monotonic() > deadline:
-                    raise RuntimeError("the server did not start")
-                time.sleep(0.02)
-            port = server.servers[0].sockets[0].getsockname()[1]
-            yield f"http://127.0.0.1:{port}", tap
-        finally:
-            server.should_exit = True
-            thread.join(30)
-            loop.close()
+        with serving(app) as (url, _loop):
+            # uvicorn set up its loggers (they do not propagate) with its config: tap them now
+            tap = LogTap()
+            loggers = [logging.getLogger(), logging.getLogger("uvicorn")]
             for logger in loggers:
-                logger.removeHandler(tap)
+                logger.addHandler(tap)
+            try:
+                yield url, tap
+            finally:
+                for logger in loggers:
+                    logger.removeHandler(tap)
 
 
 # -- the players ---------------------------------------------------------------------------

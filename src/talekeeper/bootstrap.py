@@ -125,6 +125,10 @@ class Runtime:
     def provider_for(self, settings: Settings, model: str) -> Provider:
         if model == EMBEDDED:
             return self.embedded
+        return self.endpoint_provider(settings)
+
+    def endpoint_provider(self, settings: Settings) -> Provider:
+        """The shared client of the settings' endpoint (one per URL, key and timeout)."""
         key = (settings.endpoint_url, settings.api_key, settings.timeout)
         provider = self._endpoints.get(key)
         if provider is None:

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,9 +22,9 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from tests.double.server import ModelDouble
+from tests.live_server import serving
 
 from talekeeper.settings import Settings
 from talekeeper.web.app import create_app
@@ -70,11 +68,6 @@ class Live:
         return reply
 
 
-class _Server(uvicorn.Server):
-    def install_signal_handlers(self) -> None:  # the test process keeps its own handlers
-        pass
-
-
 @pytest.fixture
 def live_settings(endpoint_settings: Settings) -> Settings:
     """The settings the live server runs with; a test module may override this fixture."""
@@ -84,22 +77,8 @@ def live_settings(endpoint_settings: Settings) -> Settings:
 @pytest.fixture
 def live(live_settings: Settings, double: ModelDouble) -> Iterator[Live]:
     app = create_app(live_settings)
-    server = _Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_until_complete, args=(server.serve(),), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive(), "the server stopped while starting"
-        assert time.monotonic() < deadline, "the server did not start in 20 s"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
-    with httpx.Client(base_url=url, timeout=30) as api:
+    with serving(app) as (url, loop), httpx.Client(base_url=url, timeout=30) as api:
         yield Live(url=url, double=double, app=app, loop=loop, api=api)
-    server.should_exit = True
-    thread.join(20)
-    loop.close()
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,10 @@
 """Request-scoped dependencies and the types every route shares.
 
 A request that uses ``db`` commits when the handler returns and rolls back if
-it raised: only this entry point owns the transaction. Routes ask for it with
-``Depends(db, scope="function")`` so the commit happens before the response is
-sent (FastAPI's default scope would commit after it, and a page that reloads at
-once could read the story as it was before the change). Ids in paths are
+it raised: only this entry point owns the transaction. Routes take it as
+``session: Session = DB``, whose "function" scope commits before the response
+is sent (FastAPI's default scope for a dependency with yield would commit after
+it, and a page that reloads at once could read the story from before the change). Ids in paths are
 ``RowId``s, whole numbers the database can hold, so an absurd id is a 400,
 never a driver overflow; request bodies are ``Strict`` models that refuse
 unknown fields (a typo such as ``"titel"`` is a 400 that names it).
@@ -41,6 +41,10 @@ def db(request: Request) -> Iterator[Session]:
         yield session
 
 
+# The one way routes ask for the request's session (see the module docstring).
+DB = Depends(db, scope="function")
+
+
 def user_id(request: Request) -> int:
     """The acting user. Until login exists, everyone is the local user."""
     uid: int = request.app.state.local_user_id
@@ -49,7 +53,7 @@ def user_id(request: Request) -> int:
 
 def adventure_story(
     adventure_id: RowId,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> Story:

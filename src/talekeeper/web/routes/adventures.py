@@ -17,7 +17,7 @@ from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import adventures, exchange
 from talekeeper.services.tree import Story, load_adventure
-from talekeeper.web.deps import RowId, Strict, db, runtime, user_id
+from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
 from talekeeper.web.errors import NOT_JSON
 
 router = APIRouter(tags=["adventures"])
@@ -93,7 +93,7 @@ def read_scenario(scenario_id: str, rt: Runtime = Depends(runtime)) -> dict[str,
 @router.post("/api/adventures", status_code=201)
 def create_adventure(
     body: AdventureIn,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -103,16 +103,14 @@ def create_adventure(
 
 
 @router.get("/api/adventures")
-def list_adventures(
-    session: Session = Depends(db, scope="function"), uid: int = Depends(user_id)
-) -> Any:
+def list_adventures(session: Session = DB, uid: int = Depends(user_id)) -> Any:
     return adventures.listing_with_lengths(session, uid)
 
 
 @router.get("/api/adventures/{adventure_id}")
 def read_adventure(
     adventure_id: RowId,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -123,7 +121,7 @@ def read_adventure(
 def update_adventure(
     adventure_id: RowId,
     body: AdventureIn,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -139,7 +137,7 @@ def update_adventure(
 @router.delete("/api/adventures/{adventure_id}")
 def delete_adventure(
     adventure_id: RowId,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     adventures.delete(session, adventure_id, uid)
@@ -149,7 +147,7 @@ def delete_adventure(
 @router.get("/api/adventures/{adventure_id}/export")
 def export_adventure(
     adventure_id: RowId,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     return exchange.export(session, adventure_id, uid)
@@ -158,7 +156,7 @@ def export_adventure(
 @router.post("/api/adventures/import", status_code=201)
 def import_adventure(
     body: Any = Body(...),
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -175,7 +173,7 @@ def import_adventure(
 def list_cards(
     adventure_id: RowId,
     q: str = Query("", description="search name, keywords, entry and notes"),
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
 ) -> list[dict[str, Any]]:
     adventure = load_adventure(session, adventure_id, uid)
@@ -186,7 +184,7 @@ def list_cards(
 def create_card(
     adventure_id: RowId,
     body: CardIn,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     adventure = load_adventure(session, adventure_id, uid)
@@ -197,7 +195,7 @@ def create_card(
 def update_card(
     card_id: RowId,
     body: CardIn,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     row = adventures.card_row(session, card_id, uid)
@@ -206,7 +204,7 @@ def update_card(
 
 @router.delete("/api/cards/{card_id}")
 def delete_card(
-    card_id: RowId, session: Session = Depends(db, scope="function"), uid: int = Depends(user_id)
+    card_id: RowId, session: Session = DB, uid: int = Depends(user_id)
 ) -> dict[str, Any]:
     adventures.delete_card(session, adventures.card_row(session, card_id, uid))
     return {"deleted": card_id}

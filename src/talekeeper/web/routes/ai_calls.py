@@ -21,7 +21,7 @@ from talekeeper.services.ai_calls import CALL_KINDS
 from talekeeper.services.limits import MAX_ID, quoted
 from talekeeper.services.memory.service import KINDS, derived_view
 from talekeeper.storage.repositories.ai_calls import AiCallRepository
-from talekeeper.web.deps import db, user_id
+from talekeeper.web.deps import DB, user_id
 
 router = APIRouter(tags=["ai-calls"])
 
@@ -36,7 +36,7 @@ def list_calls(
     kind: str | None = Query(None),
     status: str | None = Query(None),
     adventure_id: int | None = Query(None, ge=1, le=MAX_ID),
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
 ) -> list[dict[str, Any]]:
     if kind is not None and kind not in CALL_KINDS:
@@ -67,9 +67,7 @@ def list_calls(
 
 
 @router.get("/api/derived")
-def list_derived(
-    session: Session = Depends(db, scope="function"), uid: int = Depends(user_id)
-) -> dict[str, Any]:
+def list_derived(session: Session = DB, uid: int = Depends(user_id)) -> dict[str, Any]:
     """Every adventure's background work: per kind its state, last success, last failure
     with its error, and failures in a row; and whether work waits."""
     return {

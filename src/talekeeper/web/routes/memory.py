@@ -19,7 +19,7 @@ from talekeeper.services.memory import manage, summary
 from talekeeper.services.memory.scene import current_scene, set_scene
 from talekeeper.services.memory.service import derived_view
 from talekeeper.services.tree import Story, load_adventure
-from talekeeper.web.deps import RowId, Strict, adventure_story, db, runtime, user_id
+from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 
 router = APIRouter(tags=["memory"])
 
@@ -72,7 +72,7 @@ def create_memory(
 def edit_memory(
     memory_id: RowId,
     body: MemoryPatch,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -84,7 +84,7 @@ def edit_memory(
 @router.delete("/api/memories/{memory_id}", status_code=204)
 def delete_memory(
     memory_id: RowId,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> Response:
@@ -94,7 +94,7 @@ def delete_memory(
 
 @router.get("/api/memories/{memory_id}/source")
 def memory_source(
-    memory_id: RowId, session: Session = Depends(db, scope="function"), uid: int = Depends(user_id)
+    memory_id: RowId, session: Session = DB, uid: int = Depends(user_id)
 ) -> dict[str, Any]:
     return manage.source_view(session, manage.memory_row(session, memory_id, uid))
 
@@ -102,7 +102,7 @@ def memory_source(
 @router.get("/api/memories/{memory_id}/uses")
 def memory_uses(
     memory_id: RowId,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -117,7 +117,7 @@ def memory_uses(
 @router.get("/api/adventures/{adventure_id}/summary")
 def read_summary(
     adventure_id: RowId,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     return summary.summary_view(session, load_adventure(session, adventure_id, uid))
@@ -127,7 +127,7 @@ def read_summary(
 def edit_summary(
     adventure_id: RowId,
     body: SummaryIn,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     adventure = load_adventure(session, adventure_id, uid)
@@ -141,7 +141,7 @@ def edit_summary(
 @router.get("/api/adventures/{adventure_id}/derived")
 def read_derived(
     adventure_id: RowId,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
 ) -> dict[str, Any]:
     load_adventure(session, adventure_id, uid)

@@ -28,7 +28,7 @@ from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import NotFound
 from talekeeper.services.tree import load_adventure
-from talekeeper.web.deps import RowId, db, runtime, user_id
+from talekeeper.web.deps import DB, RowId, runtime, user_id
 
 router = APIRouter(include_in_schema=False)
 
@@ -71,7 +71,7 @@ def adventures_page(rt: Runtime = Depends(runtime), uid: int = Depends(user_id))
 @router.get("/adventures/{adventure_id}", response_class=HTMLResponse)
 def play_page(
     adventure_id: RowId,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     rt: Runtime = Depends(runtime),
     uid: int = Depends(user_id),
 ) -> HTMLResponse:

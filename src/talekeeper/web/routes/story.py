@@ -32,7 +32,7 @@ from talekeeper.services.models import ModelSet
 from talekeeper.services.tree import Story, action_view
 from talekeeper.services.turns import Pending, TurnEvent
 from talekeeper.storage.repositories.story import StoryRepository
-from talekeeper.web.deps import RowId, Strict, adventure_story, db, runtime, user_id
+from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 from talekeeper.web.errors import error_response
 
 router = APIRouter(tags=["story"])
@@ -96,7 +96,7 @@ async def _respond(request: Request, rt: Runtime, pending: Pending, models: Mode
 
 def action_story(
     action_id: RowId,
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> Story:

@@ -34,7 +34,7 @@ from talekeeper.settings import (
     per_user_setting,
 )
 from talekeeper.storage.repositories.users import UserRepository
-from talekeeper.web.deps import db, runtime, user_id
+from talekeeper.web.deps import DB, runtime, user_id
 from talekeeper.web.errors import NOT_JSON
 
 router = APIRouter(prefix="/api/settings", tags=["settings"])
@@ -71,9 +71,11 @@ def _unsaved(body: Any, defaults: Settings) -> dict[str, Any]:
     """A body of unsaved values, ``null`` standing for the server default (as in a PATCH)."""
     values = dict(_overrides(body))
     for key, raw in values.items():
-        per_user_setting(key)  # refuses a key that is not a per-user setting
+        setting = per_user_setting(key)  # refuses a key that is not a per-user setting
         if raw is None:
             values[key] = getattr(defaults, key)
+        else:
+            setting.parse(raw)  # each value checked as a save would check it
     return values
 
 
@@ -98,7 +100,7 @@ def _describe(setting: Setting, defaults: Settings) -> dict[str, Any]:
 
 @router.get("")
 def read_settings(
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -113,7 +115,7 @@ def read_settings(
 @router.patch("")
 def update_settings(
     body: Any = Body(...),
-    session: Session = Depends(db, scope="function"),
+    session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
@@ -145,8 +147,6 @@ async def endpoint_models_unsaved(
 ) -> Any:
     """The same, for unsaved values in the body (the endpoint URL, the key, the timeout)."""
     changes = _unsaved(body, rt.settings)
-    for key, raw in changes.items():
-        per_user_setting(key).parse(raw)  # every value checked as a save would check it
     endpoint = {k: changes[k] for k in ENDPOINT_KEYS if k in changes}
     base = await asyncio.to_thread(rt.settings_for, uid)
     # The list is the endpoint's whatever the form's model fields say, so the rule that a
@@ -158,8 +158,7 @@ async def endpoint_models_unsaved(
 
 
 async def _models(rt: Runtime, settings: Settings) -> dict[str, Any]:
-    # Any model name but 'embedded' selects the endpoint's provider.
-    provider = rt.provider_for(settings, "") if settings.endpoint_url else None
+    provider = rt.endpoint_provider(settings) if settings.endpoint_url else None
     return {"endpoint": settings.endpoint_url} | await diagnostics.endpoint_models(provider)
 
 

@@ -5,7 +5,7 @@
 //   with Confirm and Cancel; Escape or Cancel puts them back and nothing is sent.
 // - Export saves exactly what GET /api/adventures/{id}/export answered, as a JSON file named
 //   after the title, through a blob: link (no navigation, nothing left open afterwards).
-import { h, fill, api, showError, notify, when } from "./ui.js";
+import { h, fill, api, showError, notify, when, confirmGroup } from "./ui.js";
 
 /** Show `adventures` in `root`. ctx: fresh (the id to highlight), scenarioTitle(id), changed(). */
 export function renderList(root, adventures, ctx) {
@@ -76,22 +76,15 @@ function showButtons(actions, adventure, ctx) {
   return remove;
 }
 
-let serial = 0;
-
 function askDelete(actions, adventure, ctx) {
-  const id = `adv-delete-${++serial}`;
   const back = () => showButtons(actions, adventure, ctx).focus();
-  const confirm = h("button", { type: "button", class: "danger", text: "Confirm" });
-  const cancel = h("button", { type: "button", text: "Cancel", on: { click: back } });
-  confirm.addEventListener("click", () => deleteAdventure(adventure, ctx, [confirm, cancel], back));
-  fill(actions, h("div", {
-    class: "adv-confirm row",
-    attrs: { role: "group", "aria-labelledby": id },
-    on: { keydown: (event) => { if (event.key === "Escape" && !confirm.disabled) back(); } },
-  },
-  h("p", { class: "adv-question", id, text: `Delete “${adventure.title}” for good?` }),
-  confirm, cancel));
-  cancel.focus(); // the safe choice has the focus: Enter right away keeps the adventure
+  fill(actions, confirmGroup({
+    question: `Delete “${adventure.title}” for good?`,
+    yes: "Confirm",
+    className: "adv-confirm row",
+    onYes: (confirm, cancel) => deleteAdventure(adventure, ctx, [confirm, cancel], back),
+    onNo: back,
+  }));
 }
 
 async function deleteAdventure(adventure, ctx, buttons, back) {

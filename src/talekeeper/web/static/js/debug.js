@@ -5,7 +5,7 @@
 // - The filters are the API's own (kind, status, adventure), the log is newest first, and
 //   "Show older calls" pages by id, so what is shown is what the server stored.
 // - "Refresh" reloads both parts.
-import { h, fill, api, when } from "./ui.js";
+import { h, fill, api, when, plural, duration } from "./ui.js";
 
 const PAGE = 100;
 const CALL_KINDS = ["narration", "memory", "summary", "embedding", "test"];  // the log's kinds
@@ -38,11 +38,6 @@ function clock(iso) {
   return date.toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" });
 }
 
-function duration(ms) {
-  if (ms === null || ms === undefined) return "—";
-  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
-}
-
 /** An error as wrapped text; a long one shows its start, the rest on demand. */
 function errorText(text, label = "Show the full error") {
   if (!text) return null;
@@ -59,10 +54,6 @@ function adventureLink(id) {
 }
 
 // -- background work ----------------------------------------------------------------------
-
-function plural(n, one, many) {
-  return `${n} ${n === 1 ? one : many}`;
-}
 
 function workKind(kind, row) {
   const failed = row.state === "failed";
@@ -124,7 +115,7 @@ function callRow(call) {
     h("td", { text: call.kind }),
     h("td", {}, adventureLink(call.adventure_id)),
     h("td", { class: "model", title: call.provider, text: call.model }),
-    h("td", { class: "num", text: duration(call.duration_ms) }),
+    h("td", { class: "num", text: duration(call.duration_ms) ?? "—" }),
     h("td", { class: "num", text: tokens(call) }),
     h("td", {}, h("span", { class: `badge status-badge status-${call.status}`, text: call.status })),
     h("td", { class: "error-cell" }, errorText(call.error)));

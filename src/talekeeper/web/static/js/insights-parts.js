@@ -2,7 +2,7 @@
 // for budget, and the model with its timings. Pure rendering from a snapshot: no requests.
 // Bars are elements whose width is set through CSSOM (allowed by the page's CSP); each is a
 // role="meter" with its number, so the figure is readable without the picture.
-import { h } from "./ui.js";
+import { h, duration } from "./ui.js";
 
 const TIMINGS = {
   read_ms: "Reading the story",
@@ -140,11 +140,6 @@ export function droppedPart(snapshot) {
     h("ul", { class: "ins-dropped" }, lines.map((line) => h("li", { text: line }))));
 }
 
-function ms(value) {
-  if (typeof value !== "number") return "—";
-  return value >= 1000 ? (value / 1000).toFixed(2) + " s" : value.toFixed(1) + " ms";
-}
-
 /** The model, the mode, the tokens in and out, and how long each step took. */
 export function modelPart(snapshot) {
   const tokens = snapshot.tokens || {};
@@ -160,7 +155,7 @@ export function modelPart(snapshot) {
   if (snapshot.retry_of) rows.push(["Retry", `a new take of reply #${snapshot.retry_of}`]);
   if (snapshot.branch_id) rows.push(["Branch", "#" + snapshot.branch_id]);
   for (const [key, value] of Object.entries(snapshot.timings || {})) {
-    rows.push([TIMINGS[key] || key.replace(/_ms$/, "").replace(/_/g, " "), ms(value)]);
+    rows.push([TIMINGS[key] || key.replace(/_ms$/, "").replace(/_/g, " "), duration(value) ?? "—"]);
   }
   return part("model", "Model, timings and tokens",
     h("table", { class: "ins-table small" }, h("tbody", {}, rows.map(([label, value]) =>

@@ -3,8 +3,8 @@
 // searches name, keywords, entry and notes); a card is deleted only after the player
 // confirms in the page; the form's limits are the server's (services/limits.py), and the
 // server's refusal is shown as it is.
-import { h, fill, api, notify, attempt } from "./ui.js";
-import { confirmButton, refresher, splitList, plural } from "./panel-kit.js";
+import { h, fill, api, notify, attempt, plural } from "./ui.js";
+import { confirmButton, refresher, splitList } from "./panel-kit.js";
 
 const TYPES = ["character", "location", "item", "faction", "lore", "other"];
 const LIMITS = { name: 120, entry: 8000, notes: 8000, search: 200 };

@@ -5,7 +5,7 @@
 //   player is typing. Closing an editor fires "tk:panel-idle" so the waiting refresh runs.
 // - A destructive button asks first, in the page (`confirmButton`), never with a browser
 //   dialog that a stray Enter would accept.
-import { h, fill, attempt } from "./ui.js";
+import { h, fill, attempt, confirmGroup } from "./ui.js";
 
 /** A refresh for one panel: calls never overlap (a call during a run asks for one more run
  * after it), and while an editor is open inside `root` the run waits until it closes. */
@@ -111,22 +111,17 @@ export function confirmButton({ label, question, confirmLabel, ariaLabel, onConf
   const box = h("span", { class: "confirm" });
   function ask() {
     box.dataset.editing = "1";
-    const yes = h("button", {
-      type: "button", class: "danger", text: confirmLabel || `Yes, ${label.toLowerCase()}`,
-      on: {
-        click: async () => {
-          yes.disabled = true;
-          await attempt(onConfirm);
-          yes.disabled = false;
-          rest();
-        },
+    fill(box, confirmGroup({
+      question,
+      yes: confirmLabel || `Yes, ${label.toLowerCase()}`,
+      onYes: async (yes) => {
+        yes.disabled = true;
+        await attempt(onConfirm);
+        yes.disabled = false;
+        rest();
       },
-    });
-    fill(box,
-      h("span", { class: "confirm-question", text: question }),
-      yes,
-      h("button", { type: "button", text: "Cancel", on: { click: rest } }));
-    yes.focus();
+      onNo: rest,
+    }));
   }
   function rest() {
     fill(box, h("button", {
@@ -147,9 +142,4 @@ export function block(title, ...children) {
 /** "a, b ,c" -> ["a", "b", "c"] (empty parts dropped). */
 export function splitList(text) {
   return String(text || "").split(",").map((part) => part.trim()).filter(Boolean);
-}
-
-/** "3 memories", "1 memory". */
-export function plural(count, one, many) {
-  return `${count} ${count === 1 ? one : many || one + "s"}`;
 }

@@ -85,7 +85,7 @@ async function usesDetail(memory, headReplyId) {
     h("button", {
       type: "button", class: "link", text: "Insights",
       attrs: { "aria-label": `Open Insights for reply #${use.depth}` },
-      on: { click: () => emit("open-insights", { actionId: use.id }) },
+      on: { click: () => emit("open-insights", { actionId: use.id, depth: use.depth }) },
     })))));
   return out;
 }

@@ -8,8 +8,8 @@
 //   never retrieved). With "show all", withdrawn and deleted memories and other branches'
 //   ones are listed too, as history.
 // - Newest first in each group, so a memory written in the background appears at the top.
-import { h, fill, api, notify, attempt } from "./ui.js";
-import { refresher, plural } from "./panel-kit.js";
+import { h, fill, api, notify, attempt, plural } from "./ui.js";
+import { refresher } from "./panel-kit.js";
 import { memoryItem } from "./panel-memory-item.js";
 
 const MEMORY_MAX = 2000;

@@ -3,8 +3,8 @@
 // player's. Invariants: editing never rewrites a version — PUT .../summary adds the
 // player's version, which is in force on this branch from then on; the list is what the
 // server answers after the change.
-import { h, fill, api, notify, when } from "./ui.js";
-import { block, editable, refresher, plural } from "./panel-kit.js";
+import { h, fill, api, notify, when, plural } from "./ui.js";
+import { block, editable, refresher } from "./panel-kit.js";
 
 const SUMMARY_MAX = 20000;
 

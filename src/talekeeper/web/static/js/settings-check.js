@@ -5,7 +5,7 @@
 // - The API key is only ever sent when typed; it is never read back or shown.
 // - Test results are shown as sentences (works / does not work, the time, the error), never
 //   as raw JSON; model text is set as text.
-import { h, fill, api } from "./ui.js";
+import { h, fill, api, duration } from "./ui.js";
 
 export const ENDPOINT_KEYS = ["endpoint_url", "api_key", "timeout"];
 
@@ -84,11 +84,6 @@ export function fillPicker(select, setting, list) {
 
 // -- the connection test ----------------------------------------------------------------
 
-function ms(value) {
-  if (value === null || value === undefined) return "";
-  return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${Math.round(value)} ms`;
-}
-
 function check(title, part, details) {
   const ok = Boolean(part && part.ok);
   const model = part && part.model ? part.model : "no model";
@@ -102,7 +97,7 @@ function check(title, part, details) {
 }
 
 function narratorCheck(part) {
-  const took = ms(part.latency_ms);
+  const took = duration(part.latency_ms) ?? "";
   if (part.ok) {
     return check("Narrator", part, [
       `Answered in ${took}${part.tokens_out ? `, ${part.tokens_out} tokens` : ""}:`,
@@ -114,7 +109,7 @@ function narratorCheck(part) {
 
 function embeddingCheck(part) {
   if (part.note) return check("Embeddings", part, [part.note]);
-  const took = ms(part.latency_ms);
+  const took = duration(part.latency_ms) ?? "";
   if (part.ok) return check("Embeddings", part, [`${part.dimensions} dimensions in ${took}.`]);
   return check("Embeddings", part, [part.error || "No embedding came back.", took && `(after ${took})`]);
 }

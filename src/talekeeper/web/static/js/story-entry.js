@@ -7,7 +7,7 @@
 //   being written, reloads the story on success, emits "story-changed" and shows failures.
 // - Inline editors (edit, fork, delete) are one at a time per entry; Escape closes them and
 //   leaves the story untouched.
-import { h, api, emit, showError } from "./ui.js";
+import { h, api, emit, showError, confirmGroup } from "./ui.js";
 
 const KIND_NAMES = {
   do: "Player action", say: "Player speech", story: "Player prose", narration: "Narration",
@@ -172,21 +172,15 @@ function startDelete(el, action, play, done) {
   const question = action.type === "narration" && action.takes > 1
     ? "Delete this reply and its other takes from the story?"
     : "Delete this action from the story?";
-  const keep = h("button", { type: "button", text: "Keep it", on: { click: () => close() } });
-  const panel = h("div", {
-    class: "entry-panel entry-confirm", attrs: { role: "group", "aria-label": "Confirm delete" },
-  },
-    h("span", { text: question }),
-    h("button", {
-      type: "button",
-      class: "danger",
-      text: "Yes, delete",
-      on: { click: () => play.change("delete", () => api("DELETE", `/api/actions/${action.id}`),
-        { scroll: "keep" }) },
-    }),
-    keep);
+  const panel = confirmGroup({
+    question,
+    yes: "Yes, delete",
+    no: "Keep it",
+    className: "entry-panel entry-confirm",
+    onYes: () => play.change("delete", () => api("DELETE", `/api/actions/${action.id}`),
+      { scroll: "keep" }),
+    onNo: () => close(),
+  });
   const close = mount(el, panel, done, false);
-  panel.addEventListener("keydown", onEscape(close));
-  keep.focus();
   return close;
 }

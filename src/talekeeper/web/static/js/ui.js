@@ -183,6 +183,46 @@ export function when(iso) {
   return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
+let confirmSerial = 0;
+
+/** An in-page confirmation (never a native dialog): the question, a danger button `yes` and
+ * a safe button `no`. Escape or `no` calls onNo; `yes` calls onYes(yesButton, noButton).
+ * The safe button takes the focus once the group is in the page, so Enter right away keeps
+ * things as they are. */
+export function confirmGroup({ question, yes, no = "Cancel", onYes, onNo, className = "" }) {
+  const id = `confirm-${++confirmSerial}`;
+  const yesButton = h("button", { type: "button", class: "danger", text: yes });
+  const noButton = h("button", { type: "button", text: no, on: { click: () => onNo() } });
+  yesButton.addEventListener("click", () => onYes(yesButton, noButton));
+  const group = h("div", {
+    class: `confirm ${className}`.trim(),
+    attrs: { role: "group", "aria-labelledby": id },
+    on: {
+      keydown: (event) => {
+        if (event.key !== "Escape" || yesButton.disabled) return;
+        event.preventDefault();
+        event.stopPropagation();
+        onNo();
+      },
+    },
+  }, h("span", { class: "confirm-question", id, text: question }), yesButton, noButton);
+  queueMicrotask(() => { if (noButton.isConnected) noButton.focus(); });
+  return group;
+}
+
+/** "3 cards", "1 memory"; `many` defaults to `one` + "s". */
+export function plural(count, one, many) {
+  return `${count} ${count === 1 ? one : many || one + "s"}`;
+}
+
+/** A duration in milliseconds as people read it ("0.4 ms", "42 ms", "1.25 s"); null when
+ * there is none, so a caller chooses what a missing one shows. */
+export function duration(ms) {
+  if (typeof ms !== "number" || !Number.isFinite(ms)) return null;
+  if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`;
+  return ms < 1 ? `${ms.toFixed(1)} ms` : `${Math.round(ms)} ms`;
+}
+
 /** The adventure the play page shows (from the server-rendered page), or null. */
 export function adventureId() {
   const root = document.getElementById("play");
