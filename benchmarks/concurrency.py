@@ -51,7 +51,7 @@ from typing import Any
 
 import httpx
 
-from talekeeper.core.reports import machine_description, write_section
+from talekeeper.core.reports import machine_description, pyplot, write_section
 from talekeeper.settings import Settings, load_settings
 from talekeeper.web.app import create_app
 
@@ -407,11 +407,7 @@ def markdown(rounds: list[Round], run: dict[str, Any]) -> str:
 
 
 def plot(rounds: list[Round], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: no display on a server
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     labels = ("p50", "p95", "max")
     quantiles = (0.5, 0.95, 1.0)
     fig, ax = plt.subplots(figsize=(7, 3.8))

@@ -1,4 +1,4 @@
-"""Turn overhead: everything a turn costs except the model, at 100, 1,000 and 10,000 actions.
+"""Turn overhead: everything a turn costs except the model, by story length and bank size.
 
 A real ``Runtime`` (SQLite file in a temporary data dir, migrations run) drives
 turns through the real ``TurnRunner`` exactly as the web app does
@@ -10,7 +10,14 @@ untimed ones, the sizes taking turns round-robin so that a busy moment on the
 machine falls on all of them alike. The 10,000-action story ends on a fork, so
 its path has two lineage entries.
 
+Two series: story length (100 -> 10,000 actions, a bank of one memory per 6
+actions, at most ``BANK_CAPACITY`` active) and bank size (25 -> 5,000 active
+memories over a 1,000-action story: more than one per block, as a raised
+capacity, an imported bank or hand-written memories give).
+
     .venv/bin/python benchmarks/overhead.py [--write docs/benchmarks.md]
+
+``--write`` also draws ``benchmarks/overhead.png`` next to the Markdown file.
 
 Target: a median of at most 10 ms at 1,000 actions, and growth well below
 linear from 1,000 to 10,000 actions (nothing reads the whole story).
@@ -37,7 +44,7 @@ from sqlalchemy import insert, select
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.clock import utcnow
-from talekeeper.core.reports import machine_description, write_section
+from talekeeper.core.reports import machine_description, pyplot, write_section
 from talekeeper.core.tokens import BpeCounter, TokenCounter
 from talekeeper.providers.base import (
     Chunk,
@@ -56,7 +63,9 @@ from talekeeper.settings import DEFAULT_CONTEXT_TOKENS, load_settings
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action, Branch, Memory
 
-SIZES = (100, 1_000, 10_000)
+SIZES = (100, 300, 1_000, 3_000, 10_000)
+BANKS = (25, 200, 1_000, 5_000)  # active memories, over a story of BANK_STORY actions
+BANK_STORY = 1_000
 FORK_SIZE = 10_000  # the story that carries a fork
 FORK_TAIL = 100  # the fork's own actions: the last FORK_TAIL depths of the path
 TURNS = 200
@@ -65,6 +74,7 @@ TARGET_MS = 10.0
 TARGET_SIZE = 1_000
 SCENARIO = "lantern-coast"
 TIMINGS = ("read_ms", "retrieve_ms", "build_ms", "generate_ms", "save_ms")
+PLOT = "overhead.png"
 EMBED_DIM = 384
 BANK_CAPACITY = 200  # the default capacity: the active memories a turn ranks
 
@@ -194,8 +204,11 @@ def _rows(
     ]
 
 
-def populate(rt: Runtime, uid: int, size: int, rng: random.Random) -> tuple[int, int]:
-    """An adventure from the scenario with ``size`` actions after its opening, in one
+def populate(
+    rt: Runtime, uid: int, size: int, rng: random.Random, bank: int | None = None
+) -> tuple[int, int]:
+    """An adventure from the scenario with ``size`` actions after its opening and its
+    bank (``bank`` active memories, or one per block of 6 up to the capacity), in one
     transaction; returns (adventure id, lineage entries)."""
     with session_scope(rt.sessions) as session:
         story = adventures.create(session, uid, {}, rt.memory, rt.scenario(SCENARIO))
@@ -220,15 +233,31 @@ def populate(rt: Runtime, uid: int, size: int, rng: random.Random) -> tuple[int,
             fork_rows = _rows(rng, adventure.id, branch.id, range(fork_at + 1, size + 1))
             session.execute(insert(Action), fork_rows)
             entries = 2
-        _bank(session, rng, adventure.id, root, size)
+        _bank(session, rng, adventure.id, root, _blocks(size, bank))
         return adventure.id, entries
 
 
-def _bank(session: Any, rng: random.Random, adventure_id: int, branch_id: int, size: int) -> None:
-    """A Memory Bank as the memory pass would have left it: one memory per block of 6
-    actions on the main branch, the newest ``BANK_CAPACITY`` active, each with a vector."""
-    blocks = [(start, start + 5) for start in range(1, size - 6, 6)]
-    forgotten = max(0, len(blocks) - BANK_CAPACITY)
+def _blocks(size: int, bank: int | None) -> tuple[list[tuple[int, int]], int]:
+    """Source ranges on the main branch and how many of the oldest are forgotten: one
+    block of 6 per 6 actions, the newest ``BANK_CAPACITY`` active; or ``bank`` active
+    ranges of 6 spread evenly over the story (overlapping when there are more than blocks)."""
+    if bank is None:
+        blocks = [(start, start + 5) for start in range(1, size - 6, 6)]
+        return blocks, max(0, len(blocks) - BANK_CAPACITY)
+    span = size - 7
+    return [(1 + i * span // bank, 6 + i * span // bank) for i in range(bank)], 0
+
+
+def _bank(
+    session: Any,
+    rng: random.Random,
+    adventure_id: int,
+    branch_id: int,
+    plan: tuple[list[tuple[int, int]], int],
+) -> None:
+    """A Memory Bank as the memory pass would have left it: a memory per source range of
+    ``plan`` on the main branch, all but its forgotten ones active, each with a vector."""
+    blocks, forgotten = plan
     vrng = np.random.default_rng(rng.randrange(2**32))
     rows = []
     for i, (start, end) in enumerate(blocks):
@@ -272,10 +301,20 @@ class TurnTiming:
     reply: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Case:
+    """One story to time: its length and its bank (None: one memory per 6 actions, at most
+    ``BANK_CAPACITY`` active)."""
+
+    size: int
+    bank: int | None = None
+
+
 @dataclass
 class SizeResult:
     size: int
     lineage_entries: int
+    bank: int | None = None
     totals: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     begins: list[float] = field(default_factory=list)
@@ -346,22 +385,22 @@ class Bench:
 
 
 async def bench(
-    sizes: list[int], turns: int, warmup: int, context_tokens: int, seed: int
+    cases: list[Case], turns: int, warmup: int, context_tokens: int, seed: int
 ) -> list[SizeResult]:
-    """Every size is built first; then the turns go round-robin over the sizes, so a
+    """Every case is built first; then the turns go round-robin over the cases, so a
     busy moment on the machine falls on all of them alike."""
     benches: list[Bench] = []
     with tempfile.TemporaryDirectory(prefix="talekeeper-overhead-") as root:
         try:
-            for size in sizes:
-                rng = random.Random(seed + size)
-                data_dir = Path(root) / str(size)
+            for n, case in enumerate(cases):
+                rng = random.Random(seed + case.size)
+                data_dir = Path(root) / str(n)
                 rt = Runtime.build(load_settings({"TALEKEEPER_DATA_DIR": str(data_dir)}))
                 uid = rt.local_user_id()
                 models = zero_models(rt, ZeroProvider(), uid, context_tokens)
-                adventure_id, entries = populate(rt, uid, size, rng)
+                adventure_id, entries = populate(rt, uid, case.size, rng, case.bank)
                 texts = [player_text(rng) for _ in range(warmup + turns)]
-                result = SizeResult(size, entries)
+                result = SizeResult(case.size, entries, case.bank)
                 benches.append(Bench(rt, models, uid, adventure_id, texts, result))
             gc.collect()
             for index in range(warmup + turns):
@@ -378,8 +417,41 @@ async def bench(
 # -- the report --------------------------------------------------------------------------------
 
 
-def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
-    by_size = {r.size: r for r in results}
+def _row(label: str, r: SizeResult) -> str:
+    return (
+        f"| {label} | {r.median:.2f} ms | {r.p95:.2f} ms | {r.mean:.2f} ms "
+        f"| {r.cpu_median:.2f} ms | {statistics.median(r.history_read):.0f} |"
+    )
+
+
+def _parts(label: str, r: SizeResult) -> str:
+    return f"| {label} | " + " | ".join(f"{r.part(p):.2f}" for p in ("begin_ms", *TIMINGS)) + " |"
+
+
+def _tables(title: str, rows: list[tuple[str, SizeResult]]) -> list[str]:
+    parts = ("begin_ms", *TIMINGS)
+    return [
+        f"| {title} | median | p95 | mean | CPU (median) | history rows read |",
+        "|---:|---:|---:|---:|---:|---:|",
+        *(_row(label, r) for label, r in rows),
+        "",
+        "Where the time goes (medians in ms):",
+        "",
+        f"| {title} | " + " | ".join(p.removesuffix("_ms") for p in parts) + " |",
+        "|---:|" + "---:|" * len(parts),
+        *(_parts(label, r) for label, r in rows),
+        "",
+    ]
+
+
+def series(results: list[SizeResult]) -> tuple[list[SizeResult], list[SizeResult]]:
+    """(the story-length series, the bank-size series)."""
+    return [r for r in results if r.bank is None], [r for r in results if r.bank is not None]
+
+
+def markdown(results: list[SizeResult], run: dict[str, Any], plot: str | None = None) -> str:
+    stories, banks = series(results)
+    by_size = {r.size: r for r in stories}
     lines = [
         "Wall time per turn of everything but the model: `begin` (the player's action "
         "saved) then `run` (read, retrieval, context build, a zero-latency provider "
@@ -388,37 +460,39 @@ def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
         f"app drives it, on a migrated SQLite file. Each story is the `{SCENARIO}` scenario "
         "plus N bulk-inserted actions (~60-character player actions alternating with "
         f"~600-character narrations); the {FORK_SIZE:,}-action story ends on a fork, so its "
-        f"path has two lineage entries. {run['turns']} timed turns per size after "
-        f"{run['warmup']} warm-up turns, the sizes taking turns round-robin; "
-        f"{run['context_tokens']}-token context, cl100k token counting; the memory system "
-        f"with a bank of one memory per 6 actions (at most {BANK_CAPACITY} active, the "
-        "default capacity, the rest forgotten), so each turn embeds its query (at zero "
-        "latency) and ranks the bank; its background worker is not running (the turn only "
-        "records the job). On {run['machine']}, load average {run['load'][0]:.1f} before and "
-        f"{run['load'][1]:.1f} after the run "
+        f"path has two lineage entries. {run['turns']} timed turns per story after "
+        f"{run['warmup']} warm-up turns, the stories taking turns round-robin; "
+        f"{run['context_tokens']}-token context, cl100k token counting. Each turn embeds "
+        "its query (at zero latency) and ranks the bank; the background worker is not "
+        "running (the turn only records the job). `begin` is measured around "
+        "`TurnRunner.begin`; the other parts are the timings each turn's Insights snapshot "
+        "records; `generate` is the AI call record's write, the model taking no time. "
+        f"On {run['machine']}, load average {run['load'][0]:.1f} before and "
+        f"{run['load'][1]:.1f} after the run, {run['seconds']:.0f} s in all "
         "(`.venv/bin/python benchmarks/overhead.py --write docs/benchmarks.md`).",
         "",
-        "| story (actions) | median | p95 | mean | CPU (median) | history rows read |",
-        "|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in results:
-        lines.append(
-            f"| {r.size:,} | {r.median:.2f} ms | {r.p95:.2f} ms | {r.mean:.2f} ms "
-            f"| {r.cpu_median:.2f} ms | {statistics.median(r.history_read):.0f} |"
-        )
-    parts = ("begin_ms", *TIMINGS)
-    lines += [
-        "",
-        "Where the time goes (medians in ms; `begin` is measured around `TurnRunner.begin`, "
-        "the others are the timings each turn's Insights snapshot records; `generate` is "
-        "the AI call record's write, the model taking no time):",
-        "",
-        "| story (actions) | " + " | ".join(p.removesuffix("_ms") for p in parts) + " |",
-        "|---:|" + "---:|" * len(parts),
-    ]
-    for r in results:
-        lines.append(f"| {r.size:,} | " + " | ".join(f"{r.part(p):.2f}" for p in parts) + " |")
-    lines.append("")
+    if stories:
+        lines += [
+            "### By story length",
+            "",
+            f"A bank of one memory per 6 actions, at most {BANK_CAPACITY} active (the "
+            "default capacity; the older ones forgotten, as eviction leaves them).",
+            "",
+            *_tables("story (actions)", [(f"{r.size:,}", r) for r in stories]),
+        ]
+    if banks:
+        lines += [
+            "### By bank size",
+            "",
+            f"A {banks[0].size:,}-action story whose bank holds N active memories, spread "
+            "evenly over it (above one per block of 6 their sources overlap, as a raised "
+            "capacity, an imported bank or hand-written memories give).",
+            "",
+            *_tables("active memories", [(f"{r.bank:,}", r) for r in banks]),
+        ]
+    if plot:
+        lines += [f"![Turn overhead by story length and bank size]({plot})", ""]
     target = by_size.get(TARGET_SIZE)
     if target is not None:
         met = "met" if target.median <= TARGET_MS else "missed"
@@ -427,8 +501,8 @@ def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
             f"({target.median:.2f} ms)."
         )
         if target.median > TARGET_MS:
-            lines.append("")
-            lines.append(
+            lines += [
+                "",
                 f"Missed by {target.median - TARGET_MS:.1f} ms. The cost is fixed, not the "
                 "story's length: the engine's ~14 SQL statements through the ORM "
                 "(0.3–0.5 ms each on this 2-core VM) and, since the memory system, "
@@ -437,39 +511,80 @@ def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
                 "memories' texts come from the cache) and a heavier save (the use counts, "
                 "the memory_uses rows and the background job row). Next: Core statements "
                 "for the job row, and the embedding call's record written with the turn's "
-                "save instead of in a transaction of its own."
-            )
-            lines.append("")
+                "save instead of in a transaction of its own.",
+            ]
+        lines.append("")
     big = by_size.get(10_000)
     if target is not None and big is not None:
         lines.append(
             f"Growth from 1,000 to 10,000 actions: ×{big.median / target.median:.2f} in the "
             "median (a cost linear in the story would be ×10)."
         )
+    if len(banks) > 1:
+        low, high = banks[0], banks[-1]
+        lines.append(
+            f"From {low.bank:,} to {high.bank:,} active memories: ×"
+            f"{high.median / low.median:.2f} in the median (retrieval "
+            f"{low.part('retrieve_ms'):.2f} → {high.part('retrieve_ms'):.2f} ms)."
+        )
     return "\n".join(lines)
+
+
+def draw(results: list[SizeResult], path: Path) -> None:
+    """Median and p95 per turn against story length and against bank size, log scales."""
+    plt = pyplot()
+    stories, banks = series(results)
+    panels = [(p, s) for p, s in (("story", stories), ("bank", banks)) if s]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False)
+    for ax, (kind, rs) in zip(axes[0], panels, strict=True):
+        xs = [r.size if kind == "story" else r.bank for r in rs]
+        ax.plot(xs, [r.median for r in rs], marker="o", label="median")
+        ax.plot(xs, [r.p95 for r in rs], marker="s", linestyle=":", label="p95")
+        ax.plot(xs, [r.part("retrieve_ms") for r in rs], marker="^", label="retrieval (median)")
+        ax.axhline(TARGET_MS, color="grey", linestyle="--", linewidth=0.8, label="target")
+        ax.set_xscale("log")
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("ms per turn, model excluded")
+        if kind == "story":
+            ax.set_xlabel("story length (actions)")
+            ax.set_title(f"By story length (bank ≤ {BANK_CAPACITY} active)")
+        else:
+            ax.set_xlabel("active memories in the bank")
+            ax.set_title(f"By bank size ({rs[0].size:,}-action story)")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", type=Path, help="store the table in this Markdown file")
+    parser.add_argument("--write", type=Path, help="store the section in this Markdown file")
     parser.add_argument("--turns", type=int, default=TURNS)
     parser.add_argument("--warmup", type=int, default=WARMUP)
-    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
+    parser.add_argument("--banks", type=int, nargs="*", default=list(BANKS))
     parser.add_argument("--context-tokens", type=int, default=DEFAULT_CONTEXT_TOKENS)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
+    cases = [Case(size) for size in args.sizes] + [Case(BANK_STORY, b) for b in args.banks]
     load_before = os.getloadavg()[0]
-    results = asyncio.run(
-        bench(args.sizes, args.turns, args.warmup, args.context_tokens, args.seed)
-    )
+    started = time.perf_counter()
+    results = asyncio.run(bench(cases, args.turns, args.warmup, args.context_tokens, args.seed))
     run = {
         "turns": args.turns,
         "warmup": args.warmup,
         "context_tokens": args.context_tokens,
         "machine": machine_description(),
         "load": (load_before, os.getloadavg()[0]),
+        "seconds": time.perf_counter() - started,
     }
-    body = markdown(results, run)
+    plot = None
+    if args.write:
+        draw(results, args.write.parent / "benchmarks" / PLOT)
+        plot = f"benchmarks/{PLOT}"
+    body = markdown(results, run, plot)
     print(body)
     if args.write:
         write_section(args.write, "overhead", "Turn overhead (zero-latency model)", body)

@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from tests.conftest import make_settings
 from tests.double.server import ModelDouble
 
+from talekeeper.services.memory.ranking import LEXICAL_WEIGHT
 from talekeeper.services.memory.summary import SUMMARY_EVERY
 from talekeeper.services.memory.writer import BLOCK_ACTIONS, FIRST_AT, SETTLE_SLACK
 from talekeeper.web.app import create_app
@@ -113,7 +114,7 @@ def test_the_exit_scenario(game: Any, double: ModelDouble) -> None:
             memory
         )
         assert memory["final_score"] == pytest.approx(
-            memory["semantic_score"] + 0.15 * memory["lexical_score"], abs=2e-4
+            memory["semantic_score"] + LEXICAL_WEIGHT * memory["lexical_score"], abs=2e-4
         )
         assert memory["source"]["source_start"] <= memory["source"]["source_end"]
     assert hit[0]["lexical_score"] > 0

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from talekeeper.services.memory.ranking import Bank, rank
+from talekeeper.services.memory.ranking import WEIGHTS, Bank, Weights, rank
 from talekeeper.services.memory.terms import terms
 
 BM25_K1 = 1.2  # the usual defaults (Robertson/Lucene)
@@ -49,6 +49,25 @@ TEXTDB_CHUNK = 800  # characters per chunk (KoboldAI Lite's documentdb_chunksize
 TEXTDB_TOP_K = 3  # its documentdb_numresults
 TEXTDB_QUERY_CHARS = 300  # its documentdb_searchrange: the end of the context is the query
 WORD_BOUNDARY_SLACK = 100  # a chunk may end up to this many characters early, on a space
+
+# Other weights for the product's score (memory.md §5: keep the reference's until the
+# benchmark shows a rule that does better across its sets): the input's share of the
+# semantic part, and the lexical weight.
+INPUT_SHARES = (0.6, 0.7, 0.8, 1.0)
+LEXICAL_WEIGHTS = (0.15, 0.3, 0.5, 0.75, 1.0)
+WEIGHT_GRID = tuple(
+    Weights(share, round(1.0 - share, 2), lexical)
+    for share in INPUT_SHARES
+    for lexical in LEXICAL_WEIGHTS
+)
+
+
+REFERENCE = Weights(0.6, 0.4, 0.15)  # memory.md §5's reference weights, the product's before
+
+
+def weights_name(w: Weights) -> str:
+    return f"{w.input:g}/{w.context:g} + {w.lexical:g}"
+
 
 MEMORY_METHODS = ("talekeeper", "cosine-only", "narration-only", "bm25-memories")
 CHUNK_METHODS = ("sillytavern", "textdb")
@@ -161,6 +180,18 @@ def memory_rankings(q: MemoryQuery, ids: list[int], texts: list[str]) -> dict[st
     scores = bm25(q.input_terms, [terms(t) for t in texts])
     order = best_first(scores, ids, above=0.0)
     out["bm25-memories"] = Ranked(order, [scores[i] for i in order], q.top_k)
+    return out
+
+
+def weight_rankings(q: MemoryQuery, ids: list[int]) -> dict[str, Ranked]:
+    """The product's ranking under each weights of ``WEIGHT_GRID`` (its own included)."""
+    assert WEIGHTS in WEIGHT_GRID and REFERENCE in WEIGHT_GRID
+    out: dict[str, Ranked] = {}
+    for w in WEIGHT_GRID:
+        full = rank(q.bank, q.mask, q.input_vec, q.context_vec, q.input_terms, q.bank.size, w)
+        out[weights_name(w)] = _from_ranking(
+            q, ids, [(s.id, s.final) for s in full.chosen], q.top_k
+        )
     return out
 
 

@@ -9,24 +9,16 @@ Both are drawn from the same ``ProbeResult`` records as the tables.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from benchmarks.recall.methods import METHODS
 from benchmarks.recall.metrics import bucket, bucket_edges, bucket_labels, recall_at
 from benchmarks.recall.probe import ProbeResult
 from benchmarks.recall.report import PRODUCT, TARGET, Run, planted
 
+from talekeeper.core.reports import pyplot
+
 BY_METHOD = "recall-by-method.png"
 BY_DISTANCE = "recall-by-distance.png"
-
-
-def _pyplot() -> Any:  # matplotlib is typed, but loosely enough that Any reads better
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: no display on a server
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _recall5(rs: list[ProbeResult], method: str) -> float:
@@ -34,7 +26,7 @@ def _recall5(rs: list[ProbeResult], method: str) -> float:
 
 
 def by_method(run: Run, path: Path) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.2))
     width = 0.8 / max(len(run.embedders), 1)
     for i, embedder in enumerate(run.embedders):
@@ -59,7 +51,7 @@ def _in(r: ProbeResult, label: str, edges: tuple[int, ...]) -> bool:
 
 
 def by_distance(run: Run, path: Path) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     edges = bucket_edges(run.window)
     labels = bucket_labels(edges)
     fig, axes = plt.subplots(

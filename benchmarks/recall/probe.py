@@ -34,6 +34,7 @@ from benchmarks.recall.methods import (
     overlap,
     tail,
     textdb_ranking,
+    weight_rankings,
 )
 from benchmarks.recall.metrics import Outcome, outcome
 from benchmarks.recall.play import PathAction, Player
@@ -68,6 +69,13 @@ class ProbeResult:
     in_context: bool = False  # any section of the context states it
     dry_run_agrees: bool = True
     history_kept: int = 0
+    # For reading a run's --json: the probe, what the covering memory says, what was injected.
+    question: str = ""
+    sentence: str = ""  # the fact's statement
+    covering_text: str = ""
+    injected_texts: list[str] = field(default_factory=list)
+    # The product's ranking under other weights (``methods.WEIGHT_GRID``): name -> outcome.
+    grid: dict[str, Outcome] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -149,6 +157,8 @@ async def _memory_outcomes(
     rankings = memory_rankings(view.query, view.ids, view.texts)
     for name, ranked in rankings.items():
         result.outcomes[name] = outcome(ranked, hits, stating, [len(t) for t in view.texts])
+    for name, ranked in weight_rankings(view.query, view.ids).items():
+        result.grid[name] = outcome(ranked, hits, stating, [len(t) for t in view.texts])
     used = [u["id"] for u in snapshot["memories"]["used"]]
     product = rankings["talekeeper"]
     result.dry_run_agrees = used == [view.ids[i] for i in product.order[: product.inject]]
@@ -158,6 +168,8 @@ async def _memory_outcomes(
         covering = [i for i, r in enumerate(view.ranges) if _covers(r, planted)]
         result.covered = bool(covering)
         result.covering_states = any(stating[i] for i in covering)
+        result.covering_text = " | ".join(view.texts[i] for i in covering)
+    result.injected_texts = [view.texts[i] for i in product.order[: product.inject]]
 
 
 def _outside_window(adv: Adventure, path: dict[int, PathAction], probe: Probe) -> list[PathAction]:
@@ -248,6 +260,8 @@ async def measure(
         probe.depth,
         probe.distance,
         fact.cast,
+        question=text,
+        sentence=fact.sentence,
     )
     sections = {s["name"]: s["text"] for s in snapshot["sections"]}
     result.in_history = states(sections.get("history", ""), fact)

@@ -7,13 +7,22 @@ from the numbers, so a run that changes them changes the text.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.recall.facts import KINDS
-from benchmarks.recall.methods import METHODS, ST_THRESHOLD, TEXTDB_CHUNK, TEXTDB_QUERY_CHARS
+from benchmarks.recall.methods import (
+    METHODS,
+    REFERENCE,
+    ST_THRESHOLD,
+    TEXTDB_CHUNK,
+    TEXTDB_QUERY_CHARS,
+    WEIGHT_GRID,
+    weights_name,
+)
 from benchmarks.recall.metrics import (
     bucket,
     bucket_edges,
@@ -26,6 +35,9 @@ from benchmarks.recall.metrics import (
 )
 from benchmarks.recall.play import CONTEXT_TOKENS, EMBEDDERS
 from benchmarks.recall.probe import Leaving, ProbeResult
+
+from talekeeper.services.memory.ranking import WEIGHTS
+from talekeeper.services.memory.terms import terms
 
 TARGET = 0.95  # recall@5 on the default set with the embedded embedder
 TARGET_EMBEDDER = "embedded"
@@ -51,6 +63,13 @@ class Run:
     machine: str
     load: tuple[float, float]
     seed: int
+    # Other sets (seed -> planted probes' results, embedded embedder), for the weights only.
+    sweep: dict[int, list[ProbeResult]] = field(default_factory=dict)
+    sweep_seconds: float = 0.0
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def planted(results: Sequence[ProbeResult], embedder: str) -> list[ProbeResult]:
@@ -183,8 +202,8 @@ def verdict(run: Run) -> list[str]:
         if ahead and embedder == "double":
             out.append(
                 "  The double's vectors hash words into 64 dimensions (a test fixture, not a "
-                "model of meaning): the semantic part, 1/1.15 of the score, adds noise that "
-                "the lexical part (0.15) cannot outvote."
+                f"model of meaning): the semantic part, 1/{1 + WEIGHTS.lexical:g} of the score, "
+                f"adds noise that the lexical part ({WEIGHTS.lexical:g}) cannot outvote."
             )
     if TARGET_EMBEDDER in run.embedders:
         got = recall_at(_ranks(planted(run.results, TARGET_EMBEDDER), PRODUCT), 5)
@@ -197,19 +216,46 @@ def verdict(run: Run) -> list[str]:
     return out
 
 
+_ADDRESS = re.compile(r"^[A-Z][\w'-]*, ")  # "Vegurk, how did I hurt my shoulder again?"
+
+
+def miss_kinds(rs: Sequence[ProbeResult]) -> dict[str, list[ProbeResult]]:
+    """The product's misses (no hit in its top 5) by the first reason that fits."""
+    kinds: dict[str, list[ProbeResult]] = {"unstated": [], "addressed": [], "no word": []}
+    kinds["other"] = []
+    for r in rs:
+        got = r.outcomes[PRODUCT].rank
+        if got is not None and got <= 5:
+            continue
+        if not r.covering_states:
+            kinds["unstated"].append(r)
+        elif _ADDRESS.match(r.question):
+            kinds["addressed"].append(r)
+        elif not set(terms(r.question)) & set(terms(r.covering_text)):
+            kinds["no word"].append(r)
+        else:
+            kinds["other"].append(r)
+    return kinds
+
+
 def why(run: Run) -> str:
     rs = planted(run.results, TARGET_EMBEDDER)
     stated = [r for r in rs if r.covering_states]
-    kept = _share(rs, lambda r: r.covering_states)
-    kept_alone = _share([r for r in rs if not r.cast], lambda r: r.covering_states)
+    kinds = miss_kinds(rs)
+    missed = sum(len(v) for v in kinds.values())
     return (
-        f"  Why: the memory covering the fact states it in {kept} probes ({kept_alone} when no "
-        "companion takes part in the fact's sentence). The extractive writer keeps one or two "
-        "sentences of a 6-action block, and a sentence carrying more of its signals (a card's "
-        "name, a number, a promise) can push the fact's sentence out; a memory model writing "
-        "a real summary would not have that limit. Where the memory does state the fact, "
-        "recall@5 is "
-        f"{_f(recall_at(_ranks(stated, PRODUCT), 5))} over those {len(stated)} probes."
+        f"  Why: {missed} of {len(rs)} probes miss. In {len(kinds['unstated'])} the memory "
+        "covering the fact does not state it (the extractive writer keeps one or two "
+        "sentences of a 6-action block; it states the fact in "
+        f"{_share(rs, lambda r: r.covering_states)} probes). In {len(kinds['addressed'])} the "
+        'probe addresses a companion by name ("Vegurk, how did I hurt my shoulder?"): every '
+        "memory of that companion shares the name with the question, in meaning and in words, "
+        f"and scenery about them outranks the fact. In {len(kinds['no word'])} the question "
+        'shares no word with the memory that states the fact (a "grille of the bone-house" '
+        'for an "ossuary grate"), and the small embedder does not bridge the paraphrase '
+        f"strongly enough; {len(kinds['other'])} more for other reasons. Where the memory "
+        f"states the fact, recall@5 is {_f(recall_at(_ranks(stated, PRODUCT), 5))} over those "
+        f"{len(stated)} probes."
     )
 
 
@@ -253,6 +299,75 @@ def intro(run: Run) -> list[str]:
     ]
 
 
+def _grid_ranks(rs: Sequence[ProbeResult], name: str) -> list[int | None]:
+    return [r.grid[name].rank for r in rs]
+
+
+def weight_columns(run: Run) -> list[tuple[str, list[ProbeResult]]]:
+    """(label, planted results) per set the weights were compared on; the embedded sets
+    together last."""
+    columns = [(f"{e}, seed {run.seed}", planted(run.results, e)) for e in run.embedders]
+    embedded = planted(run.results, TARGET_EMBEDDER) if TARGET_EMBEDDER in run.embedders else []
+    for seed, rs in run.sweep.items():
+        columns.append((f"{TARGET_EMBEDDER}, seed {seed}", rs))
+        embedded = embedded + rs
+    if run.sweep and embedded:
+        columns.append((f"{TARGET_EMBEDDER}, all {len(run.sweep) + 1} sets", embedded))
+    return columns
+
+
+def weights_table(run: Run) -> list[str]:
+    """recall@5 and MRR of the product's ranking under each weights of the grid, per set."""
+    columns = weight_columns(run)
+    if not columns or not all(r.grid for _, rs in columns for r in rs):
+        return []
+    in_use = weights_name(WEIGHTS)
+    lines = [
+        "| input/context + lexical | " + " | ".join(label for label, _ in columns) + " |",
+        "|---|" + "---:|" * len(columns),
+    ]
+    for w in WEIGHT_GRID:
+        name = weights_name(w)
+        cells = [
+            f"{_f(recall_at(_grid_ranks(rs, name), 5))} / {_f(mrr(_grid_ranks(rs, name)))}"
+            for _, rs in columns
+        ]
+        label = f"**{name}** (in use)" if name == in_use else name
+        if name == weights_name(REFERENCE) and name != in_use:
+            label += " (the reference's, in use before)"
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def weights_verdict(run: Run) -> list[str]:
+    """Which weights do at least as well as those in use on every embedded set, and best."""
+    sets = [rs for label, rs in weight_columns(run) if label.startswith(f"{TARGET_EMBEDDER}, seed")]
+    if not sets:
+        return []
+    in_use = weights_name(WEIGHTS)
+
+    def score(name: str, rs: Sequence[ProbeResult]) -> tuple[float, float]:
+        return recall_at(_grid_ranks(rs, name), 5), mrr(_grid_ranks(rs, name))
+
+    everywhere = [
+        weights_name(w)
+        for w in WEIGHT_GRID
+        if all(score(weights_name(w), rs) >= score(in_use, rs) for rs in sets)
+        and weights_name(w) != in_use
+    ]
+    together = [r for rs in sets for r in rs]
+    best = max((weights_name(w) for w in WEIGHT_GRID), key=lambda n: score(n, together))
+    r5, m = score(best, together)
+    own5, own_m = score(in_use, together)
+    return [
+        f"In use: {in_use} (recall@5 {own5:.2f}, MRR {own_m:.2f} over the {len(sets)} embedded "
+        f"sets, {len(together)} probes). Best over them: {best} ({r5:.2f}, {m:.2f}). "
+        "At least as good as the weights in use (recall@5, then MRR) on every embedded set: "
+        + (", ".join(everywhere) if everywhere else "none")
+        + "."
+    ]
+
+
 def markdown(run: Run, plots: Sequence[str] = ()) -> str:
     lines = intro(run) + ["", *verdict(run), ""]
     for embedder in run.embedders:
@@ -261,5 +376,23 @@ def markdown(run: Run, plots: Sequence[str] = ()) -> str:
         lines += breakdown(run, embedder, "fact", list(KINDS), lambda r: r.kind) + [""]
         lines += by_distance(run, embedder) + ["", *diagnostics(run, embedder), ""]
     lines += ["### Honesty: facts the story left behind", "", *honesty_table(run), ""]
+    weights = weights_table(run)
+    if weights:
+        lines += [
+            "### The score's weights",
+            "",
+            "The product's ranking (the same banks and queries as above) under other weights: "
+            "the input's share of the semantic part against the context's, and the lexical "
+            "weight; recall@5 / MRR. Besides the set above, "
+            f"{plural(len(run.sweep), 'more set')} of the same size (other seeds) were "
+            "played with the embedded embedder for this table alone "
+            f"({run.sweep_seconds:.0f} s), so that a change of weights is chosen across "
+            "sets, not fitted to one.",
+            "",
+            *weights,
+            "",
+            *weights_verdict(run),
+            "",
+        ]
     lines += [f"![{p}]({p})" for p in plots]
     return "\n".join(lines)

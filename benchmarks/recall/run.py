@@ -8,11 +8,14 @@ side by side in one run: same stories, same probes, same banks.
 
     .venv/bin/python -m benchmarks.recall.run [--write docs/benchmarks.md]
         [--embedders double embedded] [--count 6] [--seed 2024] [--window 40]
-        [--json results.json] [--quick]
+        [--json results.json] [--quick] [--sweep-seeds 7 99]
 
 ``--write`` replaces the ``recall`` section of that Markdown file and saves the
 PNG plots in a ``benchmarks/`` folder next to it. ``--quick``: two short
-adventures, for a smoke run. Progress goes to stderr.
+adventures, for a smoke run (no other sets). ``--sweep-seeds``: more sets of the
+same size, played with the embedded embedder only, on which the score's weights
+are compared (memory.md §5: weights change only on a rule that does better
+across the benchmark's sets). Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ SECTION = "recall"
 TITLE = "Recall of scrolled-out facts"
 PLOT_FOLDER = "benchmarks"  # next to the Markdown file: docs/benchmarks/*.png
 QUICK_ACTIONS = (100, 120)
+SWEEP_SEEDS = (7, 99)
 
 
 def log(message: str) -> None:
@@ -94,7 +98,19 @@ async def collect(args: argparse.Namespace, adventures: list[Adventure]) -> dict
         results += got
         leavings += left
         seconds[key] = took
-    return {"results": results, "leavings": leavings, "seconds": seconds}
+    sweep: dict[int, list[ProbeResult]] = {}
+    started = time.perf_counter()
+    for seed in [] if args.quick else args.sweep_seeds:
+        others = default_set(seed, args.count, args.window)
+        got, _, _ = await run_embedder("embedded", others)
+        sweep[seed] = [r for r in got if r.role == "planted"]
+    return {
+        "results": results,
+        "leavings": leavings,
+        "seconds": seconds,
+        "sweep": sweep,
+        "sweep_seconds": time.perf_counter() - started,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=int, default=WINDOW)
     parser.add_argument("--json", type=Path, help="also store every probe's outcome here")
     parser.add_argument("--quick", action="store_true", help="two short adventures")
+    parser.add_argument(
+        "--sweep-seeds", type=int, nargs="*", default=list(SWEEP_SEEDS), help="other sets"
+    )
     args = parser.parse_args(argv)
     adventures = adventures_for(args)
     log(
@@ -129,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         machine=machine_description(),
         load=(load_before, os.getloadavg()[0]),
         seed=args.seed,
+        sweep=got["sweep"],
+        sweep_seconds=got["sweep_seconds"],
     )
     names: list[str] = []
     if args.write:

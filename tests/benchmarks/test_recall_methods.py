@@ -10,6 +10,7 @@ from benchmarks.recall.methods import (
     ST_THRESHOLD,
     ST_TOP_K,
     TEXTDB_TOP_K,
+    WEIGHT_GRID,
     MemoryQuery,
     best_first,
     bm25,
@@ -19,9 +20,11 @@ from benchmarks.recall.methods import (
     overlap,
     tail,
     textdb_ranking,
+    weight_rankings,
+    weights_name,
 )
 
-from talekeeper.services.memory.ranking import Bank, BankRow, lineage_mask, rank
+from talekeeper.services.memory.ranking import WEIGHTS, Bank, BankRow, Weights, lineage_mask, rank
 
 
 def test_bm25_by_hand() -> None:
@@ -131,3 +134,26 @@ def test_memory_methods_rank_through_the_product_and_see_only_the_lineage() -> N
     assert [ids[i] for i in out["narration-only"].order][0] == 1  # the narration's direction
     assert [ids[i] for i in out["bm25-memories"].order] == [1]  # only memory 1 says "heron"
     assert all(4 not in [ids[i] for i in r.order] for r in out.values())
+
+
+def test_the_weight_grid_holds_the_weights_in_use_and_ranks_with_each() -> None:
+    bank = _bank()
+    mask = lineage_mask(bank, ((1, None),))
+    ids = [int(i) for i in bank.ids[mask]]
+    q = MemoryQuery(
+        bank,
+        mask,
+        input_vec=np.array([0.0, 1.0, 0.0], dtype=np.float32),
+        context_vec=np.array([1.0, 0.0, 0.0], dtype=np.float32),
+        narration_vec=None,
+        input_terms=["heron"],
+        top_k=2,
+    )
+    grid = weight_rankings(q, ids)
+    assert set(grid) == {weights_name(w) for w in WEIGHT_GRID}
+    in_use = memory_rankings(q, ids, ["The heron gate.", "Salt on the pier.", "The bell rang."])
+    assert grid[weights_name(WEIGHTS)].order == in_use["talekeeper"].order
+    # With no lexical weight to speak of, the input's direction (memory 2) wins; with the
+    # most, the one memory that says "heron" does.
+    assert ids[grid[weights_name(Weights(1.0, 0.0, 0.15))].order[0]] == 2
+    assert ids[grid[weights_name(Weights(0.6, 0.4, 1.0))].order[0]] == 1

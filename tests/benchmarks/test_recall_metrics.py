@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
-from benchmarks.recall.methods import METHODS, Ranked
+from benchmarks.recall.methods import METHODS, REFERENCE, WEIGHT_GRID, Ranked, weights_name
 from benchmarks.recall.metrics import (
     Outcome,
     bucket,
@@ -19,7 +19,9 @@ from benchmarks.recall.metrics import (
     typical_hit_score,
 )
 from benchmarks.recall.probe import Leaving, ProbeResult
-from benchmarks.recall.report import Run, markdown
+from benchmarks.recall.report import Run, markdown, miss_kinds
+
+from talekeeper.services.memory.ranking import WEIGHTS
 
 
 def test_outcome_reads_the_first_hit_off_the_ranking() -> None:
@@ -104,3 +106,61 @@ def test_the_report_words_a_missed_target_and_zero_honesty_failures(tmp_path: Pa
 
     paths = plots.draw(run, tmp_path)
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in paths)
+
+
+def _graded(fact: str, in_use: int | None, other: int | None) -> ProbeResult:
+    r = _result(fact, "planted", in_use, 60)
+    r.grid = {weights_name(w): _o(other, 0.5, 0.5 if other else None) for w in WEIGHT_GRID}
+    r.grid[weights_name(WEIGHTS)] = _o(in_use, 0.5, 0.5 if in_use else None)
+    return r
+
+
+def test_the_weights_table_compares_every_weights_on_every_set() -> None:
+    main = [_graded("f1", 1, 1), _graded("f2", None, 2)]
+    other = [_graded("f3", 6, 1)]
+    run = Run(
+        results=main,
+        leavings=[],
+        embedders=["embedded"],
+        window=40,
+        adventures=[{"key": "a1", "actions": 150, "facts": 2, "probes": 2}],
+        seconds={"embedded": 1.0},
+        machine="test machine",
+        load=(0.1, 0.2),
+        seed=1,
+        sweep={7: other},
+    )
+    text = markdown(run)
+    assert (
+        "| input/context + lexical | embedded, seed 1 | embedded, seed 7 | embedded, all 2 sets |"
+        in text
+    )
+    in_use = weights_name(WEIGHTS)
+    assert f"| **{in_use}** (in use) | 0.50 / 0.50 | 0.00 / 0.17 | 0.33 / 0.39 |" in text
+    reference = weights_name(REFERENCE)
+    if reference != in_use:
+        assert f"| {reference} (the reference's, in use before) | 1.00 / 0.75 |" in text
+    # Every other weights beats those in use on both sets here: all are listed.
+    assert "on every embedded set: " + weights_name(WEIGHT_GRID[0]) in text
+
+
+def test_misses_are_sorted_by_their_first_reason() -> None:
+    unstated = _result("f1", "planted", None, 60)
+    unstated.covering_states = False
+    addressed = _result("f2", "planted", 9, 60)
+    addressed.covering_states, addressed.question = True, "Vegurk, how did I hurt my shoulder?"
+    addressed.covering_text = "A lynx rakes Rorao's left shoulder."
+    no_word = _result("f3", "planted", None, 60)
+    no_word.covering_states, no_word.question = True, "What do we say at the grille?"
+    no_word.covering_text = "The password for the ossuary grate is heron."
+    other = _result("f4", "planted", 7, 60)
+    other.covering_states, other.question = True, "Where is the heron?"
+    other.covering_text = "The heron sleeps in the reeds."
+    hit = _result("f5", "planted", 2, 60)
+    kinds = miss_kinds([unstated, addressed, no_word, other, hit])
+    assert {k: [r.fact for r in v] for k, v in kinds.items()} == {
+        "unstated": ["f1"],
+        "addressed": ["f2"],
+        "no word": ["f3"],
+        "other": ["f4"],
+    }

@@ -15,6 +15,8 @@ import pytest
 from playwright.sync_api import expect
 from tests.browser.conftest import Live, shoot
 
+from talekeeper.services.memory.ranking import LEXICAL_WEIGHT
+
 FACT = "The vault password is heron-7."
 QUESTION = "What was the vault password?"
 CARD = {"name": "The Vault", "type": "location", "keywords": ["vault"], "entry": "Steel, cold."}
@@ -123,7 +125,8 @@ def test_a_reply_shows_its_memories_with_score_bars_sections_and_cards(
         expect(dialog.locator(f'.ins-term[data-term="{term}"]')).to_have_text(
             f"{term} {weight:.2f}"
         )
-    expect(dialog.locator(".ins-weights")).to_contain_text("final = semantic + 0.15 × lexical")
+    final = f"final = semantic + {LEXICAL_WEIGHT:g} × lexical"
+    expect(dialog.locator(".ins-weights")).to_contain_text(final)
 
     # every section, in order, with the tokens the API reports; one opened to its exact text
     names = [s["name"] for s in snapshot["sections"]]

@@ -176,6 +176,60 @@ def test_numbers_promises_and_injuries_beat_filler(fact: str) -> None:
     assert write_memory(block, "Mara", []).startswith(fact)
 
 
+HIDING = (
+    "> You look for a safe place to hide the copper key.\n\n"
+    "Hale watches the gulls over the harbour for a long while. "
+    "You tuck the copper key behind a loose brick in the chapel wall."
+)
+
+
+def test_what_came_of_the_players_action_beats_a_companion_in_the_scenery() -> None:
+    memory = write_memory(HIDING, "Mara", ["Hale"])
+    assert memory == "Mara tuck the copper key behind a loose brick in the chapel wall."
+
+
+def test_a_block_that_opens_on_the_answer_weighs_it_by_the_action_before_it() -> None:
+    block = HIDING.split("\n\n", 1)[1]
+    lead = HIDING.split("\n\n", 1)[0]
+    assert "copper key" in write_memory(block, "Mara", ["Hale"], lead)
+    assert "copper key" not in write_memory(block, "Mara", ["Hale"])  # no answer to weigh
+    assert "look" not in words(write_memory(block, "Mara", ["Hale"], lead))  # weighed, not written
+
+
+def test_the_player_line_itself_is_no_answer() -> None:
+    block = "> You hide the copper key in the chapel.\n\nHale watches the gulls for a while."
+    assert write_memory(block, "Mara", ["Hale"]).startswith("Hale watches")
+
+
+def test_the_protagonists_own_name_is_no_signal() -> None:
+    # Every sentence about "you" is about Mara: her name in a line is no reason to keep it.
+    block = "A gull stares at Mara on the cold quay today. The ferryman charges 40 coins."
+    memory = write_memory(block, "Mara", ["Mara", "Hale"])
+    assert memory == "The ferryman charges 40 coins."
+
+
+def test_a_capital_opening_a_sentence_inside_speech_is_no_name() -> None:
+    # "Let's" would count as a name no card knows and outweigh the number.
+    block = 'You say "I am tired. Let us stop here." The toll is 40 coins at the bridge.'
+    assert write_memory(block, "Mara", []) == "The toll is 40 coins at the bridge."
+
+
+def test_a_sentence_said_twice_is_kept_once() -> None:
+    block = "The toll is 40 coins.\n\n> You wait.\n\nThe toll is 40 coins."
+    assert write_memory(block, "Mara", []) == "The toll is 40 coins."
+
+
+def test_one_companion_merely_present_earns_no_second_place() -> None:
+    block = (
+        "The ferryman charges 40 coins a crossing. Hale walks along the quay in the rain. "
+        "Hale and Brand argue about the lighthouse key."
+    )
+    memory = write_memory(block, "Mara", ["Hale", "Brand"])
+    assert memory == (
+        "The ferryman charges 40 coins a crossing. Hale and Brand argue about the lighthouse key."
+    )
+
+
 def test_second_person_is_rewritten_in_the_memory() -> None:
     block = "You lose your 3 lanterns in the river. You are wounded, and Hale is not."
     memory = write_memory(block, "Mara", SALIENT)

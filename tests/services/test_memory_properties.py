@@ -66,7 +66,7 @@ from talekeeper.services.memory.writer import (
     SETTLE_SLACK,
     plan_blocks,
 )
-from talekeeper.services.rendering import NARRATION
+from talekeeper.services.rendering import NARRATION, is_player, render
 from talekeeper.services.tree import Story
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action, Adventure, DerivedJob, Memory
@@ -437,7 +437,14 @@ class MemoryMachine(RuleBasedStateMachine):
         actions = {
             a.id: a
             for a in session.execute(
-                select(Action.id, Action.branch_id, Action.depth, Action.state, Action.text)
+                select(
+                    Action.id,
+                    Action.branch_id,
+                    Action.depth,
+                    Action.state,
+                    Action.text,
+                    Action.type,
+                )
                 .where(Action.adventure_id == self.adventure_id)
                 .order_by(Action.depth)
             ).all()
@@ -483,7 +490,8 @@ class MemoryMachine(RuleBasedStateMachine):
                 assert [(r.id, r.text) for r in rows] == source
                 if salient is None:
                     salient = tuple(material(session, story.adventure).salient())
-                assert memory.text == extract(block_text(rows), salient), memory.id
+                lead = reference_lead(active, lineage, memory.source_start, actions[source[0][0]])
+                assert memory.text == extract(block_text(rows), salient, lead), memory.id
                 self.written[memory.id] = (memory.text, source)
                 self.was_stale.discard(memory.id)
             text, written_from = self.written[memory.id]
@@ -605,8 +613,17 @@ class MemoryMachine(RuleBasedStateMachine):
 
 
 @functools.lru_cache(maxsize=4096)
-def extract(block: str, salient: tuple[str, ...]) -> str:
-    return extractive.write_memory(block, PROTAGONIST, list(salient))
+def extract(block: str, salient: tuple[str, ...], lead: str) -> str:
+    return extractive.write_memory(block, PROTAGONIST, list(salient), lead)
+
+
+def reference_lead(active: list[Any], lineage: Any, start: int, first: Any) -> str:
+    """The player's action just before a block that opens on a reply, read the slow way."""
+    before = [a for a in active if on_lineage(lineage, a.branch_id, a.depth) and a.depth < start]
+    if not before or is_player(first.type):
+        return ""
+    previous = max(before, key=lambda a: a.depth)
+    return render(previous.type, previous.text) if is_player(previous.type) else ""
 
 
 def test_memories_stay_true_through_random_story_changes(embedded_env: Env) -> None:

@@ -15,9 +15,11 @@ from talekeeper.services.memory.ranking import (
     DUPLICATE_COSINE,
     INPUT_WEIGHT,
     LEXICAL_WEIGHT,
+    WEIGHTS,
     Bank,
     BankRow,
     Ranking,
+    Weights,
     lineage_mask,
     rank,
 )
@@ -101,15 +103,26 @@ def test_semantic_blends_input_and_context_cosines() -> None:
     semantic = {s.id: s.semantic for s in ranking.chosen}
     assert semantic[1] == pytest.approx(INPUT_WEIGHT)
     assert semantic[2] == pytest.approx(CONTEXT_WEIGHT)
-    assert semantic[3] == pytest.approx(0.6 * 0.6 + 0.4 * 0.8)
-    assert ids(ranking) == [3, 1, 2]
+    assert semantic[3] == pytest.approx(INPUT_WEIGHT * 0.6 + CONTEXT_WEIGHT * 0.8)
+    assert ids(ranking) == sorted(semantic, key=lambda i: -semantic[i])
     assert all(s.final == s.semantic and s.lexical == 0.0 for s in ranking.chosen)
+
+
+def test_the_weights_in_use_are_the_default_and_others_can_be_asked_for() -> None:
+    assert Weights(INPUT_WEIGHT, CONTEXT_WEIGHT, LEXICAL_WEIGHT) == WEIGHTS
+    bank = Bank.build([row(1, [1, 0], terms=["oar"]), row(2, [0, 1]), row(3, [0.6, 0.8])], 2)
+    ranking = rank(bank, everything(bank), vec(1, 0), vec(0, 1), ["oar"], 3, Weights(0.2, 0.8, 1))
+    final = {s.id: s.final for s in ranking.chosen}
+    assert final[1] == pytest.approx(0.2 + 1.0 * 1.0)
+    assert final[2] == pytest.approx(0.8)
+    assert final[3] == pytest.approx(0.2 * 0.6 + 0.8 * 0.8)
+    assert ids(ranking) == [1, 2, 3]
 
 
 def test_query_vectors_need_not_be_normalised() -> None:
     bank = Bank.build([row(1, [0.6, 0.8])], 2)
     ranking = rank(bank, everything(bank), vec(10, 0), vec(0, 0.5), [], 1)
-    assert ranking.chosen[0].semantic == pytest.approx(0.6 * 0.6 + 0.4 * 0.8)
+    assert ranking.chosen[0].semantic == pytest.approx(INPUT_WEIGHT * 0.6 + CONTEXT_WEIGHT * 0.8)
 
 
 def test_only_the_input_vector_uses_its_cosine_alone() -> None:

@@ -78,6 +78,34 @@ def test_a_long_block_is_shown_as_its_opening_and_end(
         assert MARKER not in row["text"] and "left out" not in row["text"]
 
 
+def test_a_block_opening_on_a_reply_weighs_it_by_the_action_before_the_block(
+    extractive: TestClient, double: ModelDouble
+) -> None:
+    # Depths: 0 the opening, then a turn per two. The block 6-11 opens on the reply (6) to
+    # the action at 5, which lies in the block before: the writer is told that action.
+    client = extractive
+    adventure = new_game(client)
+    bury = "You bury the brass astrolabe beneath the third piling of the pier."
+    filler = "The wind drops for 2 minutes and rises again."
+    turns = [
+        ("I walk to the pier", "Rain drums on the roof of the net shed."),
+        ("I look at the water", "Rain drums on the roof of the net shed."),
+        ("I bury the brass astrolabe under the pier", bury),
+        ("I wait by the door", filler),
+        ("I wait by the door", filler),
+        ("I wait by the door", "Rain drums on the roof of the net shed."),
+    ]
+    for text, reply in turns:
+        double.script(reply)
+        response = client.post(
+            f"/api/adventures/{adventure}/actions", json={"type": "do", "text": text}
+        )
+        assert response.status_code == 200, response.text
+        idle(client)
+    rows = {(m["source_start"], m["source_end"]): m["text"] for m in memories(client, adventure)}
+    assert rows[(6, 11)].startswith("Tamsin Reed bury the brass astrolabe")
+
+
 def test_catch_up_writes_at_most_five_memories_a_run(
     extractive: TestClient, double: ModelDouble
 ) -> None:

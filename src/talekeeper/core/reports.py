@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import platform
 from pathlib import Path
+from typing import Any
 
 HEADER = (
     "# Benchmarks\n\n"
@@ -34,3 +35,14 @@ def write_section(path: Path, name: str, title: str, body: str) -> None:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot drawing to files only (no display on a server). Imported on
+    first use: matplotlib is a development dependency, needed only to draw the plots."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt

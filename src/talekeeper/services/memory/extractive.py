@@ -14,7 +14,12 @@ Invariants:
   earlier sentence.
 - **Memories.** One sentence of the block, the most informative (named people,
   places and items from ``salient``, numbers, promises and injuries weigh most;
-  filler least), plus a second if it carries a real signal and both fit. Chosen
+  a narration sentence that answers the player's action before it, by sharing
+  its uncommon words, weighs more; filler least), plus a second if it carries
+  news (a signal, a name no card knows, an answer to the player) or two of the
+  cast together, is not the first again, and both fit; one companion merely
+  present is scenery their card already covers. The protagonist's own name is
+  no signal: every sentence about "you" is about them, named or not. Chosen
   sentences keep story order. Second person outside quotation marks becomes the
   protagonist; a verb after "you" agrees ("are" -> "is") only if the agreeing
   form is already a word of the block. A block with a word gives a memory with
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 MEMORY_WORDS = 50  # memory.md §2: a memory is at most 50 words
 SUMMARY_WORDS = 250  # memory.md §3: the Story Summary is at most 250 words
@@ -45,6 +51,8 @@ SHORT_SENTENCE_WORDS = 4  # fewer words than this is filler ("It is cold.")
 FILLER_PENALTY = 1.0  # short sentences, questions and trailing-off ellipses say little
 COMMON_PENALTY = 2.0  # a sentence of only common words says nothing at all
 CARRIES_WEIGHT = 2.0  # a second sentence must carry at least one real signal
+ANSWER_WEIGHT = 2.0  # each uncommon word a narration sentence shares with the player's action...
+ANSWER_CAP = 2  # ...two at most: what came of what the player set out to do
 MIN_KEEP_WORDS = 8  # a summary fragment shorter than this is dropped, not kept mangled
 
 ELLIPSIS = "\u2026"
@@ -110,6 +118,7 @@ _AGREEMENT = {
 }
 _CONTRACTIONS = {"you're": ("is", "are"), "you've": ("has", "have"), "you'll": ("will",)}
 _SUBJECT_GAP = frozenset(',;:.!?()"\u201c\u201d\u2014\u2013-')
+_TERMINATORS = frozenset(".!?\u2026")
 _QUOTE_CHARS = frozenset("\"'\u201c\u201d\u2018\u2019")
 
 
@@ -290,32 +299,73 @@ def _token_pattern(token: str) -> str:
 
 
 def _capitalised(sentence: str) -> set[str]:
-    """Capitalised words that neither open the sentence nor open a quotation."""
+    """Capitalised words that open neither the sentence, nor a quotation, nor a sentence
+    inside a quotation ('"I'm tired. Let's stop."': "Let's" is no name)."""
     found: set[str] = set()
     tokens = list(_WORD_RE.finditer(sentence))
     for prev, token in zip(tokens, tokens[1:], strict=False):
         text = token.group()
-        gap = sentence[prev.end() : token.start()]
-        if not text[0].isupper() or _QUOTE_CHARS & set(gap):
+        gap = set(sentence[prev.end() : token.start()])
+        if not text[0].isupper() or _QUOTE_CHARS & gap or _TERMINATORS & gap:
             continue
         if _norm(text) not in _COMMON:
             found.add(_norm(text))
     return found
 
 
-def _score(sentence: str, patterns: Sequence[re.Pattern[str]], named: set[str]) -> float:
-    """How much a sentence is worth keeping as a memory; higher is better."""
+def _uncommon(text: str) -> frozenset[str]:
+    return frozenset(words(text)) - _COMMON
+
+
+def _with_intents(block: str, lead: str = "") -> list[tuple[str, frozenset[str]]]:
+    """The block's sentences, each with the uncommon words of the player's action it
+    answers: the newest player line ("> ...") before it, or ``lead`` (the action just
+    before the block) for those before the block's first. Player lines answer nothing."""
+    found: list[tuple[str, frozenset[str]]] = []
+    intent = _uncommon(lead)
+    for line in block.splitlines():
+        sentences = [s for s in split_sentences(line) if _count(s)]
+        if line.lstrip().startswith(">"):
+            intent = _uncommon(line)
+            found.extend((s, frozenset()) for s in sentences)
+        else:
+            found.extend((s, intent) for s in sentences)
+    return found
+
+
+@dataclass(frozen=True)
+class _Worth:
+    score: float  # how much the sentence is worth keeping; higher is better
+    news: float  # the part of it the cards cannot already say (see ``carries``)
+    cast: int  # the cast's names it mentions
+
+    @property
+    def carries(self) -> bool:
+        """Worth a second place: news (a signal, a new name, an answer to the player) or
+        the cast together; one companion merely present is scenery the card covers."""
+        return self.news >= CARRIES_WEIGHT or self.cast >= 2
+
+
+def _worth(
+    sentence: str,
+    patterns: Sequence[re.Pattern[str]],
+    named: set[str],
+    intent: frozenset[str] = frozenset(),
+) -> _Worth:
+    """What a sentence is worth as a memory. ``intent``: the uncommon words of the
+    player's action the sentence answers."""
     toks = words(sentence)
     if not toks:
-        return float("-inf")
+        return _Worth(float("-inf"), 0.0, 0)
     distinct = set(toks)
-    score = SALIENT_WEIGHT * sum(1 for p in patterns if p.search(sentence))
+    uncommon = distinct - _COMMON
+    cast = sum(1 for p in patterns if p.search(sentence))
+    news = ANSWER_WEIGHT * min(len(uncommon & intent), ANSWER_CAP)
     has_number = any(c.isdigit() for c in sentence) or bool(distinct & _NUMBER_WORDS)
     for signal in (has_number, distinct & _PROMISE_WORDS, distinct & _INJURY_WORDS):
-        score += SIGNAL_WEIGHT if signal else 0.0
-    score += NAME_WEIGHT * min(len(_capitalised(sentence) - named), NAME_CAP)
-    uncommon = distinct - _COMMON
-    score += DETAIL_WEIGHT * min(len(uncommon), DETAIL_CAP)
+        news += SIGNAL_WEIGHT if signal else 0.0
+    news += NAME_WEIGHT * min(len(_capitalised(sentence) - named), NAME_CAP)
+    score = SALIENT_WEIGHT * cast + news + DETAIL_WEIGHT * min(len(uncommon), DETAIL_CAP)
     if len(toks) < SHORT_SENTENCE_WORDS:
         score -= FILLER_PENALTY
     if sentence.rstrip("\"'\u201d\u2019)] ").endswith("?"):
@@ -324,25 +374,30 @@ def _score(sentence: str, patterns: Sequence[re.Pattern[str]], named: set[str]) 
         score -= FILLER_PENALTY
     if not uncommon:
         score -= COMMON_PENALTY
-    return score
+    return _Worth(score, news, cast)
 
 
 def _terminated(sentence: str) -> str:
     return sentence + "." if sentence and sentence[-1].isalnum() else sentence
 
 
-def write_memory(block: str, protagonist: str, salient: Sequence[str]) -> str:
+def write_memory(block: str, protagonist: str, salient: Sequence[str], lead: str = "") -> str:
     """One or two sentences of ``block`` in third person, at most ``MEMORY_WORDS`` words.
 
     ``block`` is the story text as the player sees it; ``salient`` holds the names of
-    people, places and items (story-card names and keywords, the persona's name)."""
-    sentences = [s for s in split_sentences(block) if _count(s)]
-    if not sentences:
+    people, places and items (story-card names and keywords, the persona's name);
+    ``lead`` the player's action just before the block when the block opens on its
+    answer (only weighed: no word of it is written)."""
+    pairs = _with_intents(block, lead)
+    if not pairs:
         return ""
+    sentences = [s for s, _ in pairs]
     vocab = set(words(block))
-    patterns = _salient_patterns(salient)
     named = {w for item in salient for w in words(item)}
-    scores = [_score(s, patterns, named) for s in sentences]
+    own = words(protagonist)
+    patterns = _salient_patterns([n for n in salient if words(n) != own])
+    worth = [_worth(s, patterns, named, intent) for s, intent in pairs]
+    scores = [w.score for w in worth]
     thirds = [second_to_third(s, protagonist, vocab) for s in sentences]
     ranked = sorted(range(len(sentences)), key=lambda k: (-scores[k], k))
     best = ranked[0]
@@ -350,8 +405,8 @@ def write_memory(block: str, protagonist: str, salient: Sequence[str]) -> str:
         return clip(thirds[best], MEMORY_WORDS)
     chosen = [best]
     for k in ranked[1:]:
-        if scores[k] < CARRIES_WEIGHT:
-            break
+        if not worth[k].carries or thirds[k] == thirds[best]:
+            continue  # scenery, or the same sentence said twice in the block
         if _count(thirds[best]) + _count(thirds[k]) <= MEMORY_WORDS:
             chosen.append(k)
             break

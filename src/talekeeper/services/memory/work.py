@@ -27,7 +27,7 @@ from talekeeper.services.cards import CardView
 from talekeeper.services.memory.bank import BankCache
 from talekeeper.services.memory.cast import Persona, cast_brief
 from talekeeper.services.models import ModelSet
-from talekeeper.services.rendering import render
+from talekeeper.services.rendering import is_player, render
 from talekeeper.storage.models import Adventure, Memory
 from talekeeper.storage.repositories.memory import MemoryRepository, PathRow
 from talekeeper.storage.repositories.story import StoryRepository
@@ -142,15 +142,30 @@ def block_text(rows: Sequence[PathRow]) -> str:
     return "\n\n".join(render(r.type, r.text) for r in rows)
 
 
+def lead_of(session: Session, lineage: Lineage, rows: Sequence[PathRow]) -> str:
+    """The player's action just before a block that opens on the reply to it (as the
+    player read it), else "": the extractive writer weighs what came of that action."""
+    if not rows or is_player(rows[0].type):
+        return ""
+    before = MemoryRepository(session).row_before(lineage, rows[0].depth)
+    return render(before.type, before.text) if before and is_player(before.type) else ""
+
+
+def source_block(session: Session, memory: Memory) -> tuple[list[PathRow], str]:
+    """The actions a memory was written from, read along its own branch, and the lead
+    its block was written with (``lead_of``)."""
+    if memory.source_start is None or memory.source_end is None:
+        return [], ""
+    links = StoryRepository(session).links(memory.adventure_id)
+    lineage = memory_lineage(links, memory)
+    rows = MemoryRepository(session).path_rows(lineage, after_depth=memory.source_start - 1)
+    rows = [r for r in rows if r.depth <= memory.source_end]
+    return rows, lead_of(session, lineage, rows)
+
+
 def source_rows(session: Session, memory: Memory) -> list[PathRow]:
     """The actions a memory was written from, read along its own branch."""
-    if memory.source_start is None or memory.source_end is None:
-        return []
-    links = StoryRepository(session).links(memory.adventure_id)
-    rows = MemoryRepository(session).path_rows(
-        memory_lineage(links, memory), after_depth=memory.source_start - 1
-    )
-    return [r for r in rows if r.depth <= memory.source_end]
+    return source_block(session, memory)[0]
 
 
 def still_there(session: Session, rows: Sequence[PathRow]) -> bool:

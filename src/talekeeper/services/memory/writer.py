@@ -37,10 +37,11 @@ from talekeeper.services.memory.work import (
     Work,
     ask,
     block_text,
+    lead_of,
     material,
     memory_lineage,
     path_of,
-    source_rows,
+    source_block,
     still_there,
     upto,
 )
@@ -145,6 +146,7 @@ def _shared_depth(path: Lineage, other: Lineage) -> int:
 class _Plan:
     material: Material
     blocks: list[list[PathRow]]
+    leads: list[str]  # per block: the player's action it opens by answering, or ""
 
 
 async def memory_pass(work: Work) -> bool:
@@ -153,17 +155,19 @@ async def memory_pass(work: Work) -> bool:
     if plan is None:
         return False
     written = False
-    for rows in plan.blocks:
-        text = await write(work, plan.material, block_text(rows))
+    for rows, lead in zip(plan.blocks, plan.leads, strict=True):
+        text = await write(work, plan.material, block_text(rows), lead)
         written = await asyncio.to_thread(_save, work, rows, text) or written
     return written
 
 
-async def write(work: Work, facts: Material, block: str) -> str:
-    """One memory of ``block``: by the summary model, or extractive when there is none."""
+async def write(work: Work, facts: Material, block: str, lead: str = "") -> str:
+    """One memory of ``block``: by the summary model, or extractive when there is none.
+    ``lead``: the player's action just before a block that opens on its answer (the
+    extractive writer weighs what came of it; the model reads the block alone)."""
     model = work.models.summary
     if model is None:
-        return extractive.write_memory(block, facts.protagonist, facts.salient())
+        return extractive.write_memory(block, facts.protagonist, facts.salient(), lead)
     counter = work.counter()
     request = memory_request(
         excerpt(block, counter),
@@ -193,7 +197,8 @@ def _read_plan(work: Work) -> _Plan | None:
             return None
         rows = repo.path_rows(facts.lineage, after_depth=blocks[0][0] - 1)
         by_depth = {r.depth: r for r in rows}
-        return _Plan(facts, [[by_depth[d] for d in block] for block in blocks])
+        chosen = [[by_depth[d] for d in block] for block in blocks]
+        return _Plan(facts, chosen, [lead_of(session, facts.lineage, b) for b in chosen])
 
 
 def _save(work: Work, rows: list[PathRow], text: str) -> bool:
@@ -232,17 +237,17 @@ async def refresh_stale(work: Work) -> bool:
     """Re-derive memories whose source text was edited; withdraw those whose source is gone."""
     todo = await asyncio.to_thread(_read_stale, work)
     done = False
-    for memory_id, rows, facts in todo:
+    for memory_id, (rows, lead), facts in todo:
         if not rows:
             await asyncio.to_thread(_withdraw_one, work, memory_id)
             done = True
             continue
-        text = await write(work, facts, block_text(rows))
+        text = await write(work, facts, block_text(rows), lead)
         done = await asyncio.to_thread(_save_refresh, work, memory_id, rows, text) or done
     return done
 
 
-def _read_stale(work: Work) -> list[tuple[int, list[PathRow], Material]]:
+def _read_stale(work: Work) -> list[tuple[int, tuple[list[PathRow], str], Material]]:
     with session_scope(work.sessions) as session:
         adventure = session.get(Adventure, work.adventure_id)
         if adventure is None:
@@ -252,7 +257,7 @@ def _read_stale(work: Work) -> list[tuple[int, list[PathRow], Material]]:
         # The current path's first: the summary waits for them (see ``summary``).
         stale.sort(key=lambda m: (not on_lineage(facts.lineage, m.branch_id, m.depth), m.id))
         chosen = [m for m in stale if m.origin == AUTO][:STALE_PER_RUN]
-        return [(m.id, source_rows(session, m), facts) for m in chosen]
+        return [(m.id, source_block(session, m), facts) for m in chosen]
 
 
 def _withdraw_one(work: Work, memory_id: int) -> None:

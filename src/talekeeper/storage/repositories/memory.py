@@ -84,6 +84,18 @@ class MemoryRepository:
         )
         return [PathRow(*row) for row in self.session.execute(query).all()]
 
+    def row_before(self, lineage: Lineage, depth: int) -> PathRow | None:
+        """The path's deepest active action above ``depth``, if any."""
+        query = (
+            select(Action.id, Action.branch_id, Action.depth, Action.type, Action.text)
+            .where(Action.state == ACTIVE, on_path(Action.branch_id, Action.depth, lineage))
+            .where(Action.depth < depth)
+            .order_by(Action.depth.desc())
+            .limit(1)
+        )
+        row = self.session.execute(query).first()
+        return PathRow(*row) if row is not None else None
+
     def path_depths(self, lineage: Lineage) -> list[int]:
         """The depths of the path's active actions, oldest first."""
         query = (
