@@ -64,6 +64,7 @@ from talekeeper.services.memory.bank import BankCache, build, pack  # noqa: E402
 from talekeeper.services.memory.ranking import (  # noqa: E402
     CONTEXT_WEIGHT,
     INPUT_WEIGHT,
+    LEXICAL_WEIGHT,
     Bank,
     lineage_mask,
     rank,
@@ -634,8 +635,9 @@ def target_lines(results: list[SizeResult]) -> list[str]:
 def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
     lines = [
         "Cost of ranking one adventure's bank as retrieval does it each turn: two query "
-        "vectors (the player's input and the scene), the hybrid score (0.6·cos(input) + "
-        "0.4·cos(context) + 0.15·lexical), the lineage mask and the top 5 with duplicate "
+        f"vectors (the player's input and the scene), the hybrid score ({INPUT_WEIGHT:g}·"
+        f"cos(input) + {CONTEXT_WEIGHT:g}·cos(context) + {LEXICAL_WEIGHT:g}·lexical), the "
+        "lineage mask and the top 5 with duplicate "
         "suppression. A migrated SQLite file holds one adventure per size whose path forks "
         f"off the main branch at {FORK_AT:.0%} of the story, {ON_FORK:.0%} of the memories "
         "written on the fork, so the mask leaves out the main branch's memories past the "

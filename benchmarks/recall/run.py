@@ -103,7 +103,7 @@ async def collect(args: argparse.Namespace, adventures: list[Adventure]) -> dict
     for seed in [] if args.quick else args.sweep_seeds:
         others = default_set(seed, args.count, args.window)
         got, _, _ = await run_embedder("embedded", others)
-        sweep[seed] = [r for r in got if r.role == "planted"]
+        sweep[seed] = [r for r in got if r.role in ("planted", "never")]
     return {
         "results": results,
         "leavings": leavings,

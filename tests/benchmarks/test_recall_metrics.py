@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from benchmarks.recall.methods import METHODS, REFERENCE, WEIGHT_GRID, Ranked, weights_name
@@ -82,20 +83,26 @@ def _result(fact: str, role: str, rank: int | None, distance: int | None) -> Pro
     return r
 
 
-def test_the_report_words_a_missed_target_and_zero_honesty_failures(tmp_path: Path) -> None:
-    results = [_result("f1", "planted", 1, 50), _result("f2", "planted", None, 130)]
-    results += [_result("n1", "never", None, None), _result("undone", "undone", None, 60)]
-    run = Run(
+def _run(results: list[ProbeResult], **more: Any) -> Run:
+    probes = len(results)
+    return Run(
         results=results,
-        leavings=[Leaving("embedded", "a1", "undone", 1)],
+        leavings=more.pop("leavings", []),
         embedders=["embedded"],
         window=40,
-        adventures=[{"key": "a1", "actions": 150, "facts": 2, "probes": 4}],
+        adventures=[{"key": "a1", "actions": 150, "facts": 2, "probes": probes}],
         seconds={"embedded": 12.0},
         machine="test machine",
         load=(0.1, 0.2),
         seed=1,
+        **more,
     )
+
+
+def test_the_report_words_a_missed_target_and_zero_honesty_failures(tmp_path: Path) -> None:
+    results = [_result("f1", "planted", 1, 50), _result("f2", "planted", None, 130)]
+    results += [_result("n1", "never", None, None), _result("undone", "undone", None, 60)]
+    run = _run(results, leavings=[Leaving("embedded", "a1", "undone", 1)])
     text = markdown(run, ["benchmarks/recall-by-method.png"])
     assert "**missed** by 0.45 (0.50)" in text and "Why:" in text
     assert "| embedded | undo | 1 | 1 of 1 adventures | 0 | 0 | 0 |" in text
@@ -116,30 +123,24 @@ def _graded(fact: str, in_use: int | None, other: int | None) -> ProbeResult:
 
 
 def test_the_weights_table_compares_every_weights_on_every_set() -> None:
-    main = [_graded("f1", 1, 1), _graded("f2", None, 2)]
+    never = _result("n1", "never", None, None)
+    never.grid = {weights_name(w): _o(None, 0.6) for w in WEIGHT_GRID}  # scores like a hit
+    main = [_graded("f1", 1, 1), _graded("f2", None, 2), never]
     other = [_graded("f3", 6, 1)]
-    run = Run(
-        results=main,
-        leavings=[],
-        embedders=["embedded"],
-        window=40,
-        adventures=[{"key": "a1", "actions": 150, "facts": 2, "probes": 2}],
-        seconds={"embedded": 1.0},
-        machine="test machine",
-        load=(0.1, 0.2),
-        seed=1,
-        sweep={7: other},
-    )
+    run = _run(main, sweep={7: other})
     text = markdown(run)
     assert (
         "| input/context + lexical | embedded, seed 1 | embedded, seed 7 | embedded, all 2 sets |"
         in text
     )
     in_use = weights_name(WEIGHTS)
-    assert f"| **{in_use}** (in use) | 0.50 / 0.50 | 0.00 / 0.17 | 0.33 / 0.39 |" in text
+    assert (
+        f"| **{in_use}** (in use) | 0.50 / 0.50 / 1.00 | 0.00 / 0.17 / – | 0.33 / 0.39 / 1.00 |"
+        in text
+    )
     reference = weights_name(REFERENCE)
     if reference != in_use:
-        assert f"| {reference} (the reference's, in use before) | 1.00 / 0.75 |" in text
+        assert f"| {reference} (the reference's, in use before) | 1.00 / 0.75 / 1.00 |" in text
     # Every other weights beats those in use on both sets here: all are listed.
     assert "on every embedded set: " + weights_name(WEIGHT_GRID[0]) in text
 

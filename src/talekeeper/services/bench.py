@@ -26,6 +26,16 @@ _SENTENCE = (
 )
 
 
+EMBEDDED_NOTES = (
+    "",
+    "The embedded narrator runs the portable llama.cpp build "
+    "(`CMAKE_ARGS=-DGGML_NATIVE=OFF`, no CPU-specific instructions), so prompt speed is "
+    "below what a native build reaches; the chat prompt also carries the embedded "
+    "narrator's worked example turn, which is processed but not counted in the prompt "
+    'size above. "Load + first call" includes loading the 98 MB GGUF.',
+)
+
+
 @dataclass
 class ProviderBench:
     narrator: str
@@ -52,6 +62,7 @@ class ProviderBench:
                 f"| generation | {self.generated_tokens_per_s:.0f} tokens/s "
                 f"({self.generated_tokens} tokens) |",
                 f"| embeddings | {embed} texts/s (batches of {EMBED_TEXTS} sentences) |",
+                *(EMBEDDED_NOTES if self.narrator == "embedded" else ()),
             ]
         )
 
