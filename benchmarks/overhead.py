@@ -74,28 +74,33 @@ TARGET_MS = 10.0
 TARGET_SIZE = 1_000
 SCENARIO = "lantern-coast"
 TIMINGS = ("read_ms", "retrieve_ms", "build_ms", "generate_ms", "save_ms")
+PARTS = ("begin_ms", *TIMINGS)  # the columns of "where the time goes"
 PLOT = "overhead.png"
 NOTES = (
     "Notes: on this machine (a 2-core VM whose speed varies: `timeit sum(range(1000))` "
     "has taken from 12 to 24 µs) the figures move by as much as a half from run to run of "
     "the same code (the median at 1,000 actions has measured from 7.5 to 12 ms), so the "
-    "10 ms target is met in some runs and missed in others. What "
-    "does not move is the shape: the cost does not grow with the story, because every "
-    "read is an index range (a test checks SQLite's query plans) and the history read "
-    "stops once it holds a budget's worth of tokens; and it grows slowly with the bank, "
-    'because ranking is two matrix-vector products over the cached bank (the "Memory '
-    'ranking" section times it alone). The time is a fixed cost: about 14 SQL statements '
-    "in three short transactions (save the action and read the context; the AI call "
-    "record; save the reply and its Insights), 0.3–0.5 ms each through SQLAlchemy's ORM "
-    "here, plus retrieval. Already done to get from 35 ms to this: token counts cached "
-    "across turns, the history read as plain rows and counted once, the action saved and "
-    "the context read in one transaction, the head and the redo stack found in one query, "
-    "card keywords pre-checked as substrings, the bank built from its stored columns in "
-    "one pass, use counts written through Core. The CPU column can exceed the wall time: "
-    "in a process that also ranks the 5,000-memory bank, NumPy's BLAS computes that "
-    "product on two threads, which keep spinning for a while after each call and are "
-    "counted in every story's turns (with `OPENBLAS_NUM_THREADS=1` the CPU time falls back "
-    "to the wall time, and in one measurement the wall time rose by 1.5–2.5 ms)."
+    "10 ms target is met in some runs and missed in others. What does not move is the "
+    "shape: the cost does not grow with the story, because every read is an index range "
+    "(a test checks SQLite's query plans) and the history read stops once it holds a "
+    "budget's worth of tokens; and it grows slowly with the bank, because ranking is two "
+    'matrix-vector products over the cached bank (the "Memory ranking" section times it '
+    "alone). The time is a fixed cost: about 14 SQL statements in three short "
+    "transactions (save the action and read the context; the AI call record; save the "
+    "reply and its Insights), 0.3–0.5 ms each through SQLAlchemy's ORM here, plus "
+    "retrieval (the query's embedding call and its record, the bank's revision check, "
+    "ranking) and the save's use counts, memory_uses rows and job row. Already done to "
+    "get from 35 ms to this: token counts cached across turns, the history read as plain "
+    "rows and counted once, the action saved and the context read in one transaction, the "
+    "head and the redo stack found in one query, card keywords pre-checked as substrings, "
+    "the bank built from its stored columns in one pass, use counts written through Core. "
+    "Next, if it matters: Core statements for the rest of the hot path (the job row "
+    "first), and the query embedding's AI-call record written with the turn's save "
+    "instead of in a transaction of its own. The CPU column can exceed the wall time: in "
+    "a process that also ranks the 5,000-memory bank, NumPy's BLAS computes that product "
+    "on two threads, which keep spinning for a while after each call and are counted in "
+    "every story's turns (with `OPENBLAS_NUM_THREADS=1` the CPU time falls back to the "
+    "wall time, and in one measurement the wall time rose by 1.5–2.5 ms)."
 )
 EMBED_DIM = 384
 BANK_CAPACITY = 200  # the default capacity: the active memories a turn ranks
@@ -447,11 +452,10 @@ def _row(label: str, r: SizeResult) -> str:
 
 
 def _parts(label: str, r: SizeResult) -> str:
-    return f"| {label} | " + " | ".join(f"{r.part(p):.2f}" for p in ("begin_ms", *TIMINGS)) + " |"
+    return f"| {label} | " + " | ".join(f"{r.part(p):.2f}" for p in PARTS) + " |"
 
 
 def _tables(title: str, rows: list[tuple[str, SizeResult]]) -> list[str]:
-    parts = ("begin_ms", *TIMINGS)
     return [
         f"| {title} | median | p95 | mean | CPU (median) | history rows read |",
         "|---:|---:|---:|---:|---:|---:|",
@@ -459,8 +463,8 @@ def _tables(title: str, rows: list[tuple[str, SizeResult]]) -> list[str]:
         "",
         "Where the time goes (medians in ms):",
         "",
-        f"| {title} | " + " | ".join(p.removesuffix("_ms") for p in parts) + " |",
-        "|---:|" + "---:|" * len(parts),
+        f"| {title} | " + " | ".join(p.removesuffix("_ms") for p in PARTS) + " |",
+        "|---:|" + "---:|" * len(PARTS),
         *(_parts(label, r) for label, r in rows),
         "",
     ]
@@ -525,15 +529,8 @@ def markdown(results: list[SizeResult], run: dict[str, Any], plot: str | None = 
         if target.median > TARGET_MS:
             lines += [
                 "",
-                f"Missed by {target.median - TARGET_MS:.1f} ms. The cost is fixed, not the "
-                "story's length: the engine's ~14 SQL statements through the ORM "
-                "(0.3–0.5 ms each on this 2-core VM) and, since the memory system, "
-                f"retrieval ({target.part('retrieve_ms'):.1f} ms: the query's embedding call "
-                "and its AI-call record, the bank's revision check, ranking; the chosen "
-                "memories' texts come from the cache) and a heavier save (the use counts, "
-                "the memory_uses rows and the background job row). Next: Core statements "
-                "for the job row, and the embedding call's record written with the turn's "
-                "save instead of in a transaction of its own.",
+                f"Missed by {target.median - TARGET_MS:.1f} ms; the notes below say where "
+                "the time goes and what is next.",
             ]
         lines.append("")
     big = by_size.get(10_000)

@@ -63,7 +63,7 @@ class Run:
     machine: str
     load: tuple[float, float]
     seed: int
-    # Other sets (seed -> planted and never-planted probes' results, embedded), for the weights.
+    # Other sets (seed -> every probe's result, embedded embedder), for the weights.
     sweep: dict[int, list[ProbeResult]] = field(default_factory=dict)
     sweep_seconds: float = 0.0
 
@@ -216,13 +216,13 @@ def verdict(run: Run) -> list[str]:
     return out
 
 
+MISS_KINDS = ("unstated", "addressed", "no word", "other")
 _ADDRESS = re.compile(r"^[A-Z][\w'-]*, ")  # "Vegurk, how did I hurt my shoulder again?"
 
 
 def miss_kinds(rs: Sequence[ProbeResult]) -> dict[str, list[ProbeResult]]:
     """The product's misses (no hit in its top 5) by the first reason that fits."""
-    kinds: dict[str, list[ProbeResult]] = {"unstated": [], "addressed": [], "no word": []}
-    kinds["other"] = []
+    kinds: dict[str, list[ProbeResult]] = {k: [] for k in MISS_KINDS}
     for r in rs:
         got = r.outcomes[PRODUCT].rank
         if got is not None and got <= 5:
@@ -308,20 +308,30 @@ def _grid_ranks(rs: Sequence[ProbeResult], name: str) -> list[int | None]:
     return [r.grid[name].rank for r in rs]
 
 
+def _compared(rs: Sequence[ProbeResult], embedder: str) -> list[ProbeResult]:
+    return [r for r in rs if r.embedder == embedder and r.role in ("planted", "never")]
+
+
+def _other_sets(run: Run) -> list[tuple[int, list[ProbeResult]]]:
+    return [(seed, _compared(rs, TARGET_EMBEDDER)) for seed, rs in run.sweep.items()]
+
+
+def embedded_sets(run: Run) -> list[list[ProbeResult]]:
+    """The probes compared in every set played with the embedded embedder: the main set
+    (when it was) and the other sets."""
+    main = [_compared(run.results, TARGET_EMBEDDER)] if TARGET_EMBEDDER in run.embedders else []
+    return main + [rs for _, rs in _other_sets(run)]
+
+
 def weight_columns(run: Run) -> list[tuple[str, list[ProbeResult]]]:
-    """(label, planted and never-planted probes' results) per set the weights were
-    compared on; the embedded sets together last."""
-
-    def probes(rs: Sequence[ProbeResult], embedder: str) -> list[ProbeResult]:
-        return [r for r in rs if r.embedder == embedder and r.role in ("planted", "never")]
-
-    columns = [(f"{e}, seed {run.seed}", probes(run.results, e)) for e in run.embedders]
-    embedded = probes(run.results, TARGET_EMBEDDER)
-    for seed, rs in run.sweep.items():
-        columns.append((f"{TARGET_EMBEDDER}, seed {seed}", probes(rs, TARGET_EMBEDDER)))
-        embedded = embedded + probes(rs, TARGET_EMBEDDER)
-    if run.sweep and embedded:
-        columns.append((f"{TARGET_EMBEDDER}, all {len(run.sweep) + 1} sets", embedded))
+    """(label, probes) per set the weights were compared on: every embedder's main set,
+    the other embedded sets, then the embedded sets together."""
+    columns = [(f"{e}, seed {run.seed}", _compared(run.results, e)) for e in run.embedders]
+    columns += [(f"{TARGET_EMBEDDER}, seed {seed}", rs) for seed, rs in _other_sets(run)]
+    sets = embedded_sets(run)
+    if run.sweep and sets:
+        together = [r for rs in sets for r in rs]
+        columns.append((f"{TARGET_EMBEDDER}, all {len(sets)} sets", together))
     return columns
 
 
@@ -357,7 +367,7 @@ def weights_table(run: Run) -> list[str]:
 
 def weights_verdict(run: Run) -> list[str]:
     """Which weights do at least as well as those in use on every embedded set, and best."""
-    sets = [rs for label, rs in weight_columns(run) if label.startswith(f"{TARGET_EMBEDDER}, seed")]
+    sets = embedded_sets(run)
     if not sets:
         return []
     in_use = weights_name(WEIGHTS)

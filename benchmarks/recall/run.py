@@ -102,8 +102,7 @@ async def collect(args: argparse.Namespace, adventures: list[Adventure]) -> dict
     started = time.perf_counter()
     for seed in [] if args.quick else args.sweep_seeds:
         others = default_set(seed, args.count, args.window)
-        got, _, _ = await run_embedder("embedded", others)
-        sweep[seed] = [r for r in got if r.role in ("planted", "never")]
+        sweep[seed], _, _ = await run_embedder("embedded", others)
     return {
         "results": results,
         "leavings": leavings,

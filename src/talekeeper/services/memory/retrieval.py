@@ -26,10 +26,8 @@ from talekeeper.core.errors import TalekeeperError
 from talekeeper.services.memory.bank import BankCache, Detail
 from talekeeper.services.memory.base import Retrieval, RetrievalQuery, UsedMemory
 from talekeeper.services.memory.ranking import (
-    CONTEXT_WEIGHT,
     DUPLICATE_COSINE,
-    INPUT_WEIGHT,
-    LEXICAL_WEIGHT,
+    WEIGHTS,
     Bank,
     Ranking,
     lineage_mask,
@@ -154,12 +152,7 @@ def _trace(
         "input": query.input_text,
         "context": query.context_text,
         "top_k": query.top_k,
-        "weights": {
-            "input": INPUT_WEIGHT,
-            "context": CONTEXT_WEIGHT,
-            "lexical": LEXICAL_WEIGHT,
-            "duplicate_cosine": DUPLICATE_COSINE,
-        },
+        "weights": {**WEIGHTS._asdict(), "duplicate_cosine": DUPLICATE_COSINE},
     }
     if ranking is not None:
         out["input_terms"] = ranking.input_terms

@@ -142,30 +142,35 @@ def block_text(rows: Sequence[PathRow]) -> str:
     return "\n\n".join(render(r.type, r.text) for r in rows)
 
 
-def lead_of(session: Session, lineage: Lineage, rows: Sequence[PathRow]) -> str:
-    """The player's action just before a block that opens on the reply to it (as the
-    player read it), else "": the extractive writer weighs what came of that action."""
-    if not rows or is_player(rows[0].type):
+def block_lead(previous: PathRow | None, first: PathRow) -> str:
+    """The player's action (``previous``, as the player read it) when the block starting
+    at ``first`` opens on the reply to it, else "": the extractive writer weighs what came
+    of that action."""
+    if previous is None or is_player(first.type) or not is_player(previous.type):
         return ""
-    before = MemoryRepository(session).row_before(lineage, rows[0].depth)
-    return render(before.type, before.text) if before and is_player(before.type) else ""
+    return render(previous.type, previous.text)
 
 
-def source_block(session: Session, memory: Memory) -> tuple[list[PathRow], str]:
-    """The actions a memory was written from, read along its own branch, and the lead
-    its block was written with (``lead_of``)."""
+def _source(session: Session, memory: Memory) -> tuple[Lineage, list[PathRow]]:
     if memory.source_start is None or memory.source_end is None:
-        return [], ""
-    links = StoryRepository(session).links(memory.adventure_id)
-    lineage = memory_lineage(links, memory)
+        return (), []
+    lineage = memory_lineage(StoryRepository(session).links(memory.adventure_id), memory)
     rows = MemoryRepository(session).path_rows(lineage, after_depth=memory.source_start - 1)
-    rows = [r for r in rows if r.depth <= memory.source_end]
-    return rows, lead_of(session, lineage, rows)
+    return lineage, [r for r in rows if r.depth <= memory.source_end]
 
 
 def source_rows(session: Session, memory: Memory) -> list[PathRow]:
     """The actions a memory was written from, read along its own branch."""
-    return source_block(session, memory)[0]
+    return _source(session, memory)[1]
+
+
+def source_block(session: Session, memory: Memory) -> tuple[list[PathRow], str]:
+    """``source_rows`` and the lead its block was written with (``block_lead``)."""
+    lineage, rows = _source(session, memory)
+    if not rows or is_player(rows[0].type):
+        return rows, ""
+    previous = MemoryRepository(session).row_before(lineage, rows[0].depth)
+    return rows, block_lead(previous, rows[0])
 
 
 def still_there(session: Session, rows: Sequence[PathRow]) -> bool:

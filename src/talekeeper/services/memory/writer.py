@@ -36,8 +36,8 @@ from talekeeper.services.memory.work import (
     Material,
     Work,
     ask,
+    block_lead,
     block_text,
-    lead_of,
     material,
     memory_lineage,
     path_of,
@@ -195,10 +195,13 @@ def _read_plan(work: Work) -> _Plan | None:
         )
         if not blocks:
             return None
-        rows = repo.path_rows(facts.lineage, after_depth=blocks[0][0] - 1)
+        # From the action before the first block: every block's predecessor is in hand.
+        before = {d: p for p, d in zip(depths, depths[1:], strict=False)}
+        rows = repo.path_rows(facts.lineage, after_depth=before.get(blocks[0][0], 0) - 1)
         by_depth = {r.depth: r for r in rows}
         chosen = [[by_depth[d] for d in block] for block in blocks]
-        return _Plan(facts, chosen, [lead_of(session, facts.lineage, b) for b in chosen])
+        leads = [block_lead(by_depth.get(before.get(b[0].depth, -1)), b[0]) for b in chosen]
+        return _Plan(facts, chosen, leads)
 
 
 def _save(work: Work, rows: list[PathRow], text: str) -> bool:
