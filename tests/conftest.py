@@ -12,6 +12,10 @@ from tests.double.server import ModelDouble
 from talekeeper.settings import Settings, load_settings
 from talekeeper.web.app import create_app
 
+# The Host the test clients send: the app answers only loopback names (and those the
+# host allows), never FastAPI's default "testserver".
+LOCAL = "http://localhost"
+
 
 @pytest.fixture
 def double() -> Iterator[ModelDouble]:
@@ -39,5 +43,5 @@ def endpoint_settings(tmp_path: Path, double: ModelDouble) -> Settings:
 
 @pytest.fixture
 def client(endpoint_settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(endpoint_settings)) as test_client:
+    with TestClient(create_app(endpoint_settings), base_url=LOCAL) as test_client:
         yield test_client

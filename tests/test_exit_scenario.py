@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import make_settings
+from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble
 
 from talekeeper.services.memory.ranking import LEXICAL_WEIGHT
@@ -44,7 +44,7 @@ def game(request: pytest.FixtureRequest, tmp_path: Path, double: ModelDouble) ->
         context_tokens="900",  # a short history window: the planted fact scrolls out early
         reply_tokens="60",
     )
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url=LOCAL) as client:
         yield client, request.param
 
 

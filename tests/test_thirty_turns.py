@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import make_settings
+from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble
 
 from talekeeper.web.app import create_app
@@ -89,7 +89,7 @@ def test_thirty_turns_against_the_embedded_model(tmp_path: Path) -> None:
     settings = make_settings(
         tmp_path, context_tokens="1024", reply_tokens="24", embedding_model="none"
     )
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url=LOCAL) as client:
         result = play_thirty(client, "lantern-coast")
         calls = client.get("/api/ai-calls", params={"kind": "narration", "limit": 100}).json()
     assert result["turns"] == 30

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
-from tests.conftest import make_settings
+from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble
 
 from talekeeper.core.clock import utcnow
@@ -470,7 +470,7 @@ def api(cli: Cli) -> TestClient:
         embedding_model="double-embed",
     )
     assert Path(settings.data_dir) == cli.data
-    return TestClient(create_app(settings))
+    return TestClient(create_app(settings), base_url=LOCAL)
 
 
 def build_rich_adventure(cli: Cli) -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import make_settings
+from tests.conftest import LOCAL, make_settings
 
 from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.providers.embedded import EMBEDDING_DIMS, EmbeddedProvider, with_example
@@ -64,7 +64,7 @@ def test_the_embedded_embedder_gives_normalised_384_vectors_that_mean_something(
 
 
 def test_a_fresh_install_is_green_and_test_connection_generates_text(tmp_path: Path) -> None:
-    with TestClient(create_app(make_settings(tmp_path))) as client:
+    with TestClient(create_app(make_settings(tmp_path), base_url=LOCAL)) as client:
         health = client.get("/api/health").json()
         assert health["status"] == "ok" and health["models"]["narrator"] == "embedded"
         assert health["placeholder_narrator"] is True and health["notes"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi.testclient import TestClient
-from tests.conftest import make_settings
+from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble, closed_port_url
 
 from talekeeper.web.app import create_app
@@ -56,7 +56,7 @@ def test_failures_are_logged_with_their_error_and_never_crash(
 def test_an_unreachable_endpoint_gives_the_clear_message_everywhere(tmp_path: Path) -> None:
     url = closed_port_url()
     settings = make_settings(tmp_path, endpoint_url=url, model="m", embedding_model="none")
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url=LOCAL) as client:
         health = client.get("/api/health").json()
         assert health["status"] == "degraded"
         assert f"Is the server running at {url}?" in health["narrator"]["error"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import make_settings
+from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble, summarize
 
 from talekeeper.services.memory.excerpt import MARKER
@@ -52,7 +52,7 @@ def settings_client(tmp_path: Path, double: ModelDouble, **env: str) -> TestClie
         "timeout": "2",
     }
     values.update(env)
-    return TestClient(create_app(make_settings(tmp_path, **values)))
+    return TestClient(create_app(make_settings(tmp_path, **values), base_url=LOCAL))
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi.testclient import TestClient
-from tests.conftest import make_settings
+from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble, closed_port_url
 
 from talekeeper.web.app import create_app
@@ -76,7 +76,7 @@ def test_null_in_unsaved_values_means_the_server_default(client: TestClient) -> 
 def test_the_model_list_reports_a_rejected_key(tmp_path: Path) -> None:
     with ModelDouble(api_key="sk-right") as guarded:
         settings = make_settings(tmp_path, endpoint_url=guarded.url, model="double-narrator")
-        with TestClient(create_app(settings)) as client:
+        with TestClient(create_app(settings), base_url=LOCAL) as client:
             refused = client.get("/api/settings/models").json()
             assert refused["models"] == [] and "rejected the API key" in refused["error"]
             right = client.post("/api/settings/models", json={"api_key": "sk-right"}).json()
@@ -85,7 +85,7 @@ def test_the_model_list_reports_a_rejected_key(tmp_path: Path) -> None:
 
 
 def test_without_an_endpoint_the_list_says_what_to_do(tmp_path: Path) -> None:
-    with TestClient(create_app(make_settings(tmp_path))) as client:
+    with TestClient(create_app(make_settings(tmp_path), base_url=LOCAL)) as client:
         body = client.get("/api/settings/models").json()
     assert body["models"] == [] and body["endpoint"] == ""
     assert "Enter the base URL" in body["error"]

@@ -27,6 +27,20 @@ BRANCH_NAME_MAX = 120
 SEARCH_MAX = 200
 MAX_ID = 2**63 - 1  # the largest 64-bit integer: the largest id SQLite or PostgreSQL holds
 
+# Work per adventure: counts a request, an import or a turn may bring an adventure to.
+# Generous for play (a 10,000-action story is ~20,000 rows), small enough that no single
+# request can make every later turn slow or exhaust the machine.
+MAX_ACTIONS = 50_000  # action rows of one adventure, every state (takes, undone, removed)
+MAX_BRANCHES = 2_000  # branches of one adventure, nested or not
+MAX_CARDS = 5_000  # story cards of one adventure
+MAX_MEMORIES = 100_000  # memories of one adventure, every status (bank_capacity's maximum)
+
+# Request bodies, in bytes, refused with 413 before they are read whole. An ordinary
+# body holds at most a few text fields of COMPONENT_MAX characters (6 bytes each as a
+# JSON escape); an adventure import holds a whole story with its Insights snapshots.
+BODY_MAX = 2 * 1024 * 1024
+IMPORT_BODY_MAX = 64 * 1024 * 1024
+
 
 def quoted(value: Any, limit: int = 40) -> str:
     """A client's value as a message may repeat it: its repr, cut short."""
