@@ -82,3 +82,16 @@ def test_every_setting_is_in_the_readme_configuration_table() -> None:
     missing = [s.env for s in REGISTRY if s.env not in table_rows]
     assert not missing, f"README configuration table lacks {missing}"
     assert all(s.help for s in REGISTRY)
+
+
+def test_a_password_in_a_url_never_reaches_a_message_or_a_repr() -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        load_settings({"TALEKEEPER_ENDPOINT_URL": "ftp://player:hunter2@example.test/v1"})
+    assert "hunter2" not in refused.value.message and "player" not in refused.value.message
+    settings = load_settings(
+        {
+            "TALEKEEPER_ENDPOINT_URL": "http://player:hunter2@127.0.0.1:11434/v1",
+            "TALEKEEPER_DATABASE_URL": "postgresql+psycopg://tk:s3cret@db.test/tk",
+        }
+    )
+    assert "hunter2" not in repr(settings) and "s3cret" not in repr(settings)

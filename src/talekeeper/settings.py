@@ -15,8 +15,10 @@ Invariants:
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from talekeeper.core.errors import ConfigurationError
+from talekeeper.providers.base import without_userinfo
 
 ENV_PREFIX = "TALEKEEPER_"
 EMBEDDED = "embedded"
@@ -117,6 +120,8 @@ class Setting:
         """The value as an error may quote it: never a secret, never pages of text."""
         if self.secret:
             return "(the value given)"
+        if self.key == "endpoint_url" and isinstance(raw, str):
+            raw = without_userinfo(raw)  # a password in the URL is as secret as the key
         text = repr(raw)
         return text if len(text) <= 80 else text[:77] + "..."
 
@@ -132,6 +137,54 @@ def _check_url(value: str) -> str | None:
         return f"it is not a valid URL ({exc}); it must be {example}"
     if not parts.hostname or any(c.isspace() for c in value):
         return f"it has no host name; it must be {example}"
+    return None
+
+
+_HOST_NAME = re.compile(
+    r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*"
+)
+_HOSTS_EXAMPLE = "names such as talekeeper.lan or 192.168.1.20, separated by commas"
+
+
+def host_name(entry: str) -> str:
+    """One host name as a ``Host`` header spells it, lower case (an IPv6 address in
+    brackets, compressed); ``ValueError`` with a reason when it is not one.
+
+    A name is allowed with any port, so an entry with a port is refused rather than
+    read as a rule about ports.
+    """
+    shown = entry.strip()
+    name = shown.lower()
+    bare = name[1:-1] if name.startswith("[") and name.endswith("]") else name
+    if ":" in bare:
+        try:
+            return f"[{ipaddress.IPv6Address(bare).compressed}]"
+        except ValueError:
+            pass
+        head, _, tail = name.rpartition(":")
+        if tail.isdigit() and head and "/" not in head:
+            raise ValueError(
+                f"{shown!r} has a port; a name is allowed with any port, so list {head!r}"
+            ) from None
+        raise ValueError(
+            f"{shown!r} is not a host name: give {_HOSTS_EXAMPLE}, without a scheme or path"
+        ) from None
+    if name == bare and len(name) <= 253 and _HOST_NAME.fullmatch(name):
+        return name
+    raise ValueError(f"{shown!r} is not a host name: give {_HOSTS_EXAMPLE}")
+
+
+def host_names(value: str) -> tuple[str, ...]:
+    """The names of a comma-separated list (empty entries skipped); ``ValueError`` names
+    the first entry that is not a host name."""
+    return tuple(host_name(entry) for entry in value.split(",") if entry.strip())
+
+
+def _check_hosts(value: str) -> str | None:
+    try:
+        host_names(value)
+    except ValueError as exc:
+        return str(exc)
     return None
 
 
@@ -254,6 +307,14 @@ REGISTRY: tuple[Setting, ...] = (
     Setting("host", str, "127.0.0.1", "Where 'talekeeper serve' listens."),
     Setting("port", int, 8000, "Port for 'talekeeper serve'.", minimum=1, maximum=65535),
     Setting(
+        "allowed_hosts",
+        str,
+        "",
+        "Host names the app answers to besides localhost, 127.0.0.1 and [::1], "
+        "comma-separated; each is allowed with any port. Any other Host is refused.",
+        check=_check_hosts,
+    ),
+    Setting(
         "log_level",
         str,
         "info",
@@ -283,8 +344,8 @@ class Settings:
     """Resolved, validated values. Build with ``load_settings``; never mutate."""
 
     data_dir: str
-    database_url: str = ""
-    endpoint_url: str = ""
+    database_url: str = field(default="", repr=False)  # a PostgreSQL URL carries a password
+    endpoint_url: str = field(default="", repr=False)  # it may carry a password
     api_key: str = field(default="", repr=False)
     model: str = EMBEDDED
     summary_model: str = ""
@@ -299,6 +360,7 @@ class Settings:
     bank_capacity: int = 200
     host: str = "127.0.0.1"
     port: int = 8000
+    allowed_hosts: str = ""
     log_level: str = "info"
 
     def __post_init__(self) -> None:
@@ -309,6 +371,11 @@ class Settings:
         if self.database_url:
             return self.database_url
         return "sqlite:///" + str(Path(self.data_dir) / "talekeeper.db")
+
+    @property
+    def extra_host_names(self) -> tuple[str, ...]:
+        """``allowed_hosts`` as normalized names (validated when the setting was read)."""
+        return host_names(self.allowed_hosts)
 
     @property
     def resolved_summary_model(self) -> str:

@@ -2,6 +2,17 @@
 
 The runtime (engine, migrations, providers) is built in the lifespan, so a
 test can create many apps against many databases in one process.
+
+Invariants: the guard (``web/guard.py``: Host allow-list, cross-origin check, body
+limits, security headers) is the outermost layer, outside even the server-error
+handler, so no request reaches a route, a static file or an error page without it
+and every answer carries its headers. A body is parsed as JSON only when its
+Content-Type says JSON (``strict_content_type``, stated here rather than left to
+FastAPI's default, which older versions did not have). There are no ``/docs`` or
+``/redoc`` pages: they run Swagger UI or ReDoc from a CDN inside the app's own
+origin, where a script has every power of the player; shipping those bundles in
+the package instead is more third-party code to keep current than the pages are
+worth, and ``/openapi.json`` stays for scripts and API tools.
 """
 
 from __future__ import annotations
@@ -9,15 +20,29 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp
 
 from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
 from talekeeper.settings import Settings, load_settings
 from talekeeper.web import errors
+from talekeeper.web.guard import Guard
 from talekeeper.web.routes import adventures, ai_calls, health, memory, pages, story, user_settings
+
+
+class GuardedApp(FastAPI):
+    """FastAPI with the guard wrapped around its whole middleware stack (see above)."""
+
+    def __init__(self, *, allowed_hosts: tuple[str, ...], **options: Any) -> None:
+        self.allowed_hosts = allowed_hosts
+        super().__init__(**options)
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return Guard(super().build_middleware_stack(), self.allowed_hosts)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -35,11 +60,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await runtime.aclose()
 
     # Every JSON body is checked for text no UTF-8 store can hold, whatever the route.
-    app = FastAPI(
+    app = GuardedApp(
+        allowed_hosts=resolved.extra_host_names,
         title="Talekeeper",
         version=__version__,
         lifespan=lifespan,
         dependencies=[Depends(errors.unicode_body)],
+        strict_content_type=True,
+        docs_url=None,
+        redoc_url=None,
     )
     errors.install(app)
     for module in (health, user_settings, ai_calls, adventures, story, memory, pages):

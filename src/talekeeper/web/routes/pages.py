@@ -43,10 +43,10 @@ POLICY = (
     "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'none'"
 )
+# A page's own headers; the guard (web/guard.py) adds nosniff, X-Frame-Options and
+# Referrer-Policy to every response, this one included.
 HEADERS = {
     "Content-Security-Policy": POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 
