@@ -64,6 +64,26 @@ def test_the_api_key_is_write_only(live: Live, page: Any) -> None:
     assert settings(live)["api_key_set"] is False
 
 
+def test_credentials_in_the_endpoint_url_are_never_shown_and_survive_a_save(
+    live: Live, page: Any
+) -> None:
+    with_credentials = live.double.url.replace("http://", f"http://player:{SECRET}@")
+    saved = live.api.patch("/api/settings", json={"endpoint_url": with_credentials})
+    assert saved.status_code == 200, saved.text
+    open_settings(live, page)
+    expect(page.get_by_label("Endpoint URL", exact=True)).to_have_value(live.double.url)
+    expect(page.locator('.setting[data-key="endpoint_url"]')).to_contain_text(
+        "A user name and password are set in this URL"
+    )
+    assert SECRET not in page.content() and "player:" not in page.content()
+    # Saving another field leaves the URL (and its credentials) as they were.
+    page.get_by_label("Temperature", exact=True).fill("1.1")
+    page.get_by_role("button", name="Save settings").click()
+    expect(page.locator(".form-message")).to_contain_text("Saved 1 setting.")
+    values = settings(live)
+    assert values["endpoint_credentials_set"] is True and values["temperature"] == 1.1
+
+
 def test_changed_values_are_saved_and_survive_a_reload(live: Live, page: Any) -> None:
     open_settings(live, page)
     page.get_by_label("Temperature", exact=True).fill("1.3")

@@ -442,7 +442,7 @@ class _Handler(BaseHTTPRequestHandler):
         pieces: list[str] = _PIECE.findall(reply)
         if chat:
             deltas = [{"role": "assistant"}] + [{"content": p} for p in pieces] + [{}]
-            choices = [{"index": 0, "delta": d, "finish_reason": None} for d in deltas]
+            choices: list[Json] = [{"index": 0, "delta": d, "finish_reason": None} for d in deltas]
         else:
             choices = [{"index": 0, "text": p, "finish_reason": None} for p in pieces + [""]]
         choices[-1]["finish_reason"] = finish

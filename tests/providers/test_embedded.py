@@ -64,7 +64,7 @@ def test_the_embedded_embedder_gives_normalised_384_vectors_that_mean_something(
 
 
 def test_a_fresh_install_is_green_and_test_connection_generates_text(tmp_path: Path) -> None:
-    with TestClient(create_app(make_settings(tmp_path), base_url=LOCAL)) as client:
+    with TestClient(create_app(make_settings(tmp_path)), base_url=LOCAL) as client:
         health = client.get("/api/health").json()
         assert health["status"] == "ok" and health["models"]["narrator"] == "embedded"
         assert health["placeholder_narrator"] is True and health["notes"]

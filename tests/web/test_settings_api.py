@@ -85,7 +85,7 @@ def test_the_model_list_reports_a_rejected_key(tmp_path: Path) -> None:
 
 
 def test_without_an_endpoint_the_list_says_what_to_do(tmp_path: Path) -> None:
-    with TestClient(create_app(make_settings(tmp_path), base_url=LOCAL)) as client:
+    with TestClient(create_app(make_settings(tmp_path)), base_url=LOCAL) as client:
         body = client.get("/api/settings/models").json()
     assert body["models"] == [] and body["endpoint"] == ""
     assert "Enter the base URL" in body["error"]
@@ -114,3 +114,73 @@ def test_every_adventures_background_work_in_one_answer(
         derived = adventure["derived"]
         assert derived == client.get(f"/api/adventures/{adventure['id']}/derived").json()
         assert derived["memory"]["state"] in ("idle", "running")
+
+
+def test_the_saved_key_never_reaches_another_endpoint(tmp_path: Path) -> None:
+    with ModelDouble(api_key="sk-saved-for-a") as a, ModelDouble() as b:
+        settings = make_settings(
+            tmp_path, endpoint_url=a.url, model="double-narrator", embedding_model="double-embed"
+        )
+        with TestClient(create_app(settings), base_url=LOCAL) as client:
+            client.patch("/api/settings", json={"api_key": "sk-saved-for-a"})
+            assert client.get("/api/settings/models").json()["error"] is None
+            assert client.post("/api/settings/test-connection").json()["ok"] is True
+            probed = client.post("/api/settings/models", json={"endpoint_url": b.url}).json()
+            assert probed["error"] is None and probed["endpoint"] == b.url
+            for body in ({"endpoint_url": b.url}, {"endpoint_url": b.url, "api_key": None}):
+                assert client.post("/api/settings/test-connection", json=body).json()["ok"]
+            assert len(b.requests) == 5  # the list, then a reply and an embedding, twice
+            assert not any("authorization" in r.headers for r in b.requests)
+            typed = {"endpoint_url": b.url, "api_key": "sk-typed-for-b"}
+            assert client.post("/api/settings/models", json=typed).json()["error"] is None
+            assert b.requests[-1].headers["authorization"] == "Bearer sk-typed-for-b"
+            # The saved endpoint spelt as saved (with a slash) is the saved endpoint.
+            again = client.post("/api/settings/models", json={"endpoint_url": a.url + "/"})
+            assert again.json()["error"] is None
+    assert {r.headers.get("authorization") for r in a.requests} == {"Bearer sk-saved-for-a"}
+
+
+def test_the_servers_key_goes_only_to_the_servers_endpoint(tmp_path: Path) -> None:
+    with ModelDouble(api_key="sk-server") as a, ModelDouble(api_key="sk-user") as b:
+        settings = make_settings(tmp_path, endpoint_url=a.url, api_key="sk-server")
+        with TestClient(create_app(settings), base_url=LOCAL) as client:
+            client.patch("/api/settings", json={"endpoint_url": b.url, "api_key": "sk-user"})
+            assert client.get("/api/settings/models").json()["error"] is None
+            # null asks for the server's key: not for the player's own endpoint...
+            mine = client.post("/api/settings/models", json={"api_key": None}).json()
+            # ...and the player's key does not go to the server's endpoint either.
+            theirs = client.post("/api/settings/models", json={"endpoint_url": None}).json()
+            for refused in (mine, theirs):
+                assert "rejected the API key" in refused["error"]
+            both = {"endpoint_url": None, "api_key": None}
+            server = client.post("/api/settings/models", json=both).json()
+            assert server["error"] is None and server["endpoint"] == a.url
+    assert {r.headers.get("authorization") for r in a.requests} == {None, "Bearer sk-server"}
+    assert {r.headers.get("authorization") for r in b.requests} == {None, "Bearer sk-user"}
+
+
+def test_credentials_in_the_endpoint_url_are_never_sent_back(
+    tmp_path: Path, double: ModelDouble
+) -> None:
+    secret = double.url.replace("http://", "http://alice:pw-9931@")
+    settings = make_settings(tmp_path, endpoint_url=secret, model="double-narrator")
+    with TestClient(create_app(settings), base_url=LOCAL) as client:
+        read = client.get("/api/settings")
+        described = {s["key"]: s for s in read.json()["settings"]}
+        assert described["endpoint_url"]["default"] == double.url
+        assert read.json()["values"]["endpoint_url"] == double.url
+        assert read.json()["values"]["endpoint_credentials_set"] is True
+        listed = client.get("/api/settings/models")
+        assert listed.json()["endpoint"] == double.url and listed.json()["error"] is None
+        assert double.requests[-1].headers["authorization"].startswith("Basic ")
+        health = client.get("/api/health")
+        assert health.json()["narrator"]["provider"] == double.url
+        double.fail_next("500", model="double-narrator")
+        client.post("/api/settings/test-connection")
+        calls = client.get("/api/ai-calls")
+        assert {c["provider"] for c in calls.json()} == {double.url, "embedded"}
+        saved = client.patch("/api/settings", json={"temperature": 0.5})
+        plain = client.patch("/api/settings", json={"endpoint_url": double.url})
+        assert plain.json()["values"]["endpoint_credentials_set"] is False
+        answers = [read, listed, health, calls, saved, plain]
+        assert not any("pw-9931" in a.text or "alice" in a.text for a in answers)

@@ -5,17 +5,41 @@ not), embed a batch of texts, and list its models. Errors are always
 ``talekeeper.core.errors.ProviderError`` subclasses (or ``ModelUnavailable``
 for a packaged model that is missing) whose message names the endpoint and the
 next step; nothing else escapes a provider.
+
+A provider's name, its messages and anything logged about it carry an endpoint URL
+only without its credentials: ``without_userinfo`` takes the ``user:password@`` out.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
+from urllib.parse import unquote
 
 from talekeeper.core.tokens import TokenCounter
 
 Mode = Literal["chat", "completion"]
+
+# The authority of a URL runs to the first "/", "?" or "#"; its userinfo is everything
+# before the last "@" in it (a password may itself hold a percent-encoded "@").
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)@")
+
+
+def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without its ``user:password@``, and that user name and password (decoded),
+    or ``None`` when the URL carries none."""
+    found = _USERINFO.match(url)
+    if found is None:
+        return url, None
+    user, _, password = found.group(2).partition(":")
+    return found.group(1) + url[found.end() :], (unquote(user), unquote(password))
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` as it may be shown or logged: its credentials, if any, taken out."""
+    return split_userinfo(url)[0]
 
 
 @dataclass(frozen=True)
@@ -72,7 +96,7 @@ class Embeddings:
 class ProviderInfo:
     """What a provider is, for logs, health and the UI."""
 
-    name: str  # "embedded" or the endpoint URL
+    name: str  # "embedded" or the endpoint URL, without its credentials
     placeholder: bool = False  # True for the tiny embedded narrator: the UI says so
     reserved_tokens: int = 0  # tokens the provider adds to every prompt (an example turn)
     notes: list[str] = field(default_factory=list)

@@ -16,13 +16,21 @@
 
 Invariants: nothing loads at import or construction; each model loads once,
 on first use, off the event loop, and says so in the log. A llama context is
-not thread-safe, so generation holds a lock; token counting uses a separate
-vocabulary-only instance so it never waits for a reply being generated.
+not thread-safe, so every generation runs on the provider's own single
+thread (its executor, created on first use and shut down by ``aclose``), one
+after another in the order asked. A generation waiting its turn holds no
+thread: it is a job in that executor's queue, awaited on the event loop, so a
+queue of turns never starves the event loop's default executor (which every
+``asyncio.to_thread`` in the app shares). A waiting job whose caller went away
+never starts; a running one stops at its next token. Token counting uses a
+separate vocabulary-only instance so it never waits for a reply being
+generated.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 import logging
@@ -30,6 +38,7 @@ import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -194,7 +203,12 @@ class _MiniLM:
 class EmbeddedProvider:
     """In-process narrator and embedder behind the provider protocol."""
 
-    def __init__(self, *, n_ctx: int = DEFAULT_N_CTX) -> None:
+    def __init__(
+        self, *, n_ctx: int = DEFAULT_N_CTX, load_narrator: Callable[[], Any] | None = None
+    ) -> None:
+        """``load_narrator`` builds the llama instance (by default SmolLM2 from its
+        package); anything with llama-cpp-python's streaming ``create_chat_completion``
+        and ``create_completion`` will do."""
         self.info = ProviderInfo(
             name=NAME,
             placeholder=True,
@@ -206,16 +220,27 @@ class EmbeddedProvider:
             ],
         )
         self.n_ctx = n_ctx
-        self.narrator = _Lazy(f"narrator {NARRATOR_LABEL}", lambda: _load_llama(False, n_ctx))
+        self.narrator = _Lazy(
+            f"narrator {NARRATOR_LABEL}", load_narrator or (lambda: _load_llama(False, n_ctx))
+        )
         self.vocab = _Lazy("narrator tokenizer", lambda: _load_llama(True, n_ctx))
         self.embedder = _Lazy(f"embedder {EMBEDDER_LABEL}", _MiniLM)
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_lock = threading.Lock()
         self._generate_lock = threading.Lock()
         self._counter = LlamaTokenCounter(self.vocab)
 
     # -- protocol -----------------------------------------------------------------------
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        return await asyncio.to_thread(self._complete_sync, request)
+        job = self._generator().submit(self._complete_sync, request)
+        try:
+            return await asyncio.wrap_future(job)  # cancelling it drops a job still waiting
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if job.cancelled() and task is not None and not task.cancelling():
+                raise _dropped() from None  # dropped by ``aclose``, not by our caller
+            raise
 
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
         loop = asyncio.get_running_loop()
@@ -229,10 +254,16 @@ class EmbeddedProvider:
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer, re-raised there
                 loop.call_soon_threadsafe(queue.put_nowait, exc)
 
-        worker = loop.run_in_executor(None, produce)
+        def dropped(job: Future[None]) -> None:
+            if job.cancelled():  # by ``aclose`` (or by us, below, when nobody is reading)
+                with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+                    loop.call_soon_threadsafe(queue.put_nowait, _dropped())
+
+        job = self._generator().submit(produce)
+        job.add_done_callback(dropped)
         try:
             while True:
-                item = await queue.get()
+                item = await queue.get()  # waiting here holds no thread
                 if isinstance(item, BaseException):
                     raise item
                 yield item
@@ -240,7 +271,8 @@ class EmbeddedProvider:
                     break
         finally:
             cancelled.set()  # a client that went away stops generation at the next token
-            await worker
+            if not job.cancel():  # a job still waiting never starts; a running one ends
+                await asyncio.wrap_future(job)
 
     async def embed(self, texts: list[str], model: str) -> Embeddings:
         vectors = await asyncio.to_thread(self._embed_sync, texts)
@@ -259,7 +291,21 @@ class EmbeddedProvider:
         return self._counter
 
     async def aclose(self) -> None:
-        return None
+        """Stop the generation thread: waiting jobs are dropped, a running one finishes
+        its reply in the background. A later generation starts a new thread."""
+        with self._executor_lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    def _generator(self) -> ThreadPoolExecutor:
+        """The one thread every generation runs on, in the order asked."""
+        with self._executor_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="talekeeper-narrator"
+                )
+            return self._executor
 
     # -- work, in a worker thread -------------------------------------------------------
 
@@ -292,6 +338,8 @@ class EmbeddedProvider:
             ) from exc
 
     def _generate(self, request: CompletionRequest, cancelled: threading.Event) -> Iterator[Chunk]:
+        if cancelled.is_set():  # its caller left while it waited: nobody reads the reply
+            return
         llama = self.narrator.get()
         kwargs: dict[str, Any] = {
             "max_tokens": request.max_tokens,
@@ -301,6 +349,8 @@ class EmbeddedProvider:
             "stop": list(request.stop) or None,
             "stream": True,
         }
+        # Uncontended on the one generation thread; it keeps a reply still running after
+        # ``aclose`` from sharing the llama context with one on the next thread.
         with self._generate_lock:
             if request.mode == "chat":
                 messages = [{"role": m.role, "content": m.content} for m in with_example(request)]
@@ -335,6 +385,13 @@ class EmbeddedProvider:
                 tokens_out=self._counter.count(text),
             ),
         )
+
+
+def _dropped() -> ProviderError:
+    return ProviderError(
+        "The embedded narrator was shut down before this reply began: retry when the app is "
+        "running again."
+    )
 
 
 def with_example(request: CompletionRequest) -> list[Message]:

@@ -5,11 +5,21 @@ Ollama, llama.cpp server, vLLM, LM Studio, KoboldCpp and hosted APIs all speak i
 Invariants:
 
 - All providers share one ``httpx.AsyncClient`` (connection pooling); each
-  request carries its own timeout and, if configured, a bearer key.
+  request carries its own timeout and, if configured, a bearer key. Credentials
+  in the URL (``user:password@``) are sent as HTTP basic auth and appear in no
+  name, message or log: the provider knows its URL only without them.
+- Redirects are never followed (a key or a request must not travel to a host
+  nobody configured): a 3xx answer is an error that says where it points.
 - Every failure leaves here as a ``ProviderError`` subclass whose message names
-  the endpoint and says what to try: refused connection, rejected key, unknown
-  model (with the models the endpoint does offer), timeout, a body that is not
-  the protocol, or a stream cut off before its end.
+  the endpoint and says what to try (``endpoint_errors``): refused connection,
+  rejected key, unknown model (with the models the endpoint does offer),
+  timeout, a redirect, a body that is not the protocol (bad JSON, bad encoding,
+  broken framing, too large, too deep), or a stream cut off before its end. No
+  ``httpx`` error, and nothing an endpoint can send, escapes as anything else.
+- The endpoint's own error text is repeated only when ``echo_errors`` is set
+  (the saved endpoint); a URL being probed gets its status and what it means.
+- A body is read no further than ``MAX_RESPONSE_BYTES`` (a streamed line
+  ``MAX_EVENT_CHARS``): beyond that the answer is refused.
 - A stream has ended properly only on ``data: [DONE]`` or a chunk with a
   ``finish_reason``; a connection that closes before either is a cut stream.
 """
@@ -17,19 +27,15 @@ Invariants:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
-from typing import Any, NoReturn
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
-from talekeeper.core.errors import (
-    ProviderAuthError,
-    ProviderError,
-    ProviderModelNotFound,
-    ProviderProtocolError,
-    ProviderTimeout,
-    ProviderUnreachable,
-)
+from talekeeper.core.errors import ProviderError, ProviderModelNotFound
 from talekeeper.core.tokens import BpeCounter, TokenCounter
 from talekeeper.providers.base import (
     Chunk,
@@ -37,19 +43,34 @@ from talekeeper.providers.base import (
     CompletionRequest,
     Embeddings,
     ProviderInfo,
+    split_userinfo,
+)
+from talekeeper.providers.endpoint_errors import (
+    UNUSABLE_REQUEST,
+    Failures,
+    about_model,
+    dump,
 )
 
-MAX_ERROR_DETAIL = 300  # characters of an endpoint's own error text we repeat to the player
+MAX_RESPONSE_BYTES = 32 * 2**20  # a batch of 32 embeddings of 4,096 dimensions is ~3 MiB
+MAX_EVENT_CHARS = 2**20  # one streamed line
+MAX_MODEL_NAME = 200
+
+# Everything sending a request and reading its answer can raise.
+EXCHANGE_ERRORS = (httpx.HTTPError, httpx.StreamError, *UNUSABLE_REQUEST)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def shared_client() -> httpx.AsyncClient:
     """The one HTTP client of the process; per-request timeouts override this default."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(120.0), follow_redirects=True)
+    return httpx.AsyncClient(timeout=httpx.Timeout(120.0), follow_redirects=False)
 
 
-# Requests that cannot even be sent: a malformed URL, a port out of range, a key that no
-# header can carry. Settings refuse these, but an endpoint's answer must never be a crash.
-UNUSABLE_REQUEST = (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError, UnicodeError)
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    location: str  # a redirect's Location header, "" otherwise
+    content: bytes
 
 
 class OpenAICompatProvider:
@@ -60,82 +81,86 @@ class OpenAICompatProvider:
         *,
         api_key: str = "",
         timeout: float = 120.0,
+        echo_errors: bool = True,
     ) -> None:
         self.client = client
-        self.base_url = base_url.rstrip("/")
+        self.base_url, userinfo = split_userinfo(base_url.rstrip("/"))
+        self._auth = httpx.BasicAuth(*userinfo) if userinfo else None
         self.api_key = api_key
         self.timeout = timeout
+        self.echo_errors = echo_errors
         self.info = ProviderInfo(name=self.base_url)
+        self.fail = Failures(self.base_url, timeout, echo_errors)
         self._counter = BpeCounter()
+        try:  # httpx leaves a port out of range to the socket, which fails in a task group
+            urlsplit(self.base_url).port  # noqa: B018 - reading it checks the URL
+            self._bad_url = ""
+        except ValueError as exc:
+            self._bad_url = str(exc)
 
     # -- protocol -----------------------------------------------------------------------
 
     async def complete(self, request: CompletionRequest) -> Completion:
         path, body = self._completion_body(request, stream=False)
         data = await self._post_json(path, body, model=request.model)
+        chat = request.mode == "chat"
         try:
             choice = data["choices"][0]
-            text = choice["message"]["content"] if request.mode == "chat" else choice["text"]
-            if not isinstance(text, str):
-                text = "" if text is None else str(text)
-            usage = data.get("usage") or {}
-            return Completion(
-                text=text,
-                model=str(data.get("model") or request.model),
-                finish_reason=choice.get("finish_reason"),
-                tokens_in=usage.get("prompt_tokens"),
-                tokens_out=usage.get("completion_tokens"),
-            )
-        except (KeyError, IndexError, TypeError, AttributeError):
-            self._protocol_error(path, "the reply has no choices[0] with generated text")
+            text = (choice["message"] if chat else choice)["content" if chat else "text"]
+        except (KeyError, IndexError, TypeError):
+            missing = "the reply has no choices[0] with generated text"
+            raise self.fail.protocol(path, missing) from None
+        if not isinstance(text, str):
+            text = "" if text is None else dump(text)
+        return Completion(
+            text=text,
+            model=_model_name(data.get("model"), request.model),
+            finish_reason=_reason(choice.get("finish_reason")),
+            tokens_in=_count(data.get("usage"), "prompt_tokens"),
+            tokens_out=_count(data.get("usage"), "completion_tokens"),
+        )
 
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
         path, body = self._completion_body(request, stream=True)
         parts: list[str] = []
         finish: str | None = None
-        usage: dict[str, Any] = {}
+        usage: Any = None
         model = request.model
         ended = False
+        refused: _Answer | None = None
+        answered = False  # the head came: a connection that breaks now cuts the reply
         try:
-            async with self.client.stream(
-                "POST", self._url(path), json=body, headers=self._headers(), timeout=self.timeout
-            ) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    await self._raise_for_status(response, path, request.model)
-                async for line in response.aiter_lines():
-                    if not line.startswith("data:"):
-                        continue
-                    payload = line[5:].strip()
-                    if payload == "[DONE]":
-                        ended = True
-                        break
-                    event = self._parse_event(path, payload)
-                    model = str(event.get("model") or model)
-                    usage = event.get("usage") or usage
-                    piece, reason = self._event_piece(request, event)
-                    finish = reason or finish
-                    if piece:
-                        parts.append(piece)
-                        yield Chunk(text=piece)
-        except httpx.TransportError as exc:
-            if isinstance(exc, httpx.TimeoutException):
-                self._timeout_error(path)
-            if isinstance(exc, httpx.ConnectError):
-                self._unreachable_error(exc)
-            self._cut_error(path, parts)
-        except UNUSABLE_REQUEST as exc:
-            self._unusable_error(exc)
+            async with self._open("POST", path, body) as response:
+                answered = True
+                if response.status_code >= 300:
+                    refused = await self._answer(response, path)
+                else:
+                    async for payload in self._data_lines(response, path):
+                        if payload == "[DONE]":
+                            ended = True
+                            break
+                        event = self._parse_event(path, payload)
+                        model = _model_name(event.get("model"), model)
+                        usage = event.get("usage") or usage
+                        piece, reason = _event_piece(request, event)
+                        finish = reason or finish
+                        if piece:
+                            parts.append(piece)
+                            yield Chunk(text=piece)
+        except EXCHANGE_ERRORS as exc:
+            raise self.fail.exchange(exc, path, len(parts) if answered else None) from None
+        if refused is not None:
+            await self._raise_for_status(refused, path, request.model)
         if not ended and finish is None:
-            self._cut_error(path, parts)
+            raise self.fail.cut(path, len(parts))
         yield Chunk(
             text="",
             done=Completion(
                 text="".join(parts),
                 model=model,
                 finish_reason=finish,
-                tokens_in=usage.get("prompt_tokens"),
-                tokens_out=usage.get("completion_tokens"),
+                tokens_in=_count(usage, "prompt_tokens"),
+                tokens_out=_count(usage, "completion_tokens"),
             ),
         )
 
@@ -145,22 +170,26 @@ class OpenAICompatProvider:
         try:
             rows = sorted(data["data"], key=lambda row: row.get("index", 0))
             vectors = [[float(x) for x in row["embedding"]] for row in rows]
-        except (KeyError, TypeError, ValueError, AttributeError):
-            self._protocol_error(path, "the reply has no data[].embedding lists")
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
+            raise self.fail.protocol(path, "the reply has no data[].embedding lists") from None
         if len(vectors) != len(texts):
-            self._protocol_error(path, f"{len(texts)} texts were sent but {len(vectors)} came back")
-        usage = data.get("usage") or {}
-        return Embeddings(vectors=vectors, model=model, tokens_in=usage.get("prompt_tokens"))
+            raise self.fail.protocol(
+                path, f"{len(texts)} texts were sent but {len(vectors)} came back"
+            )
+        return Embeddings(
+            vectors=vectors, model=model, tokens_in=_count(data.get("usage"), "prompt_tokens")
+        )
 
     async def list_models(self) -> list[str]:
         path = "/models"
-        response = await self._send("GET", path, None)
-        await self._raise_for_status(response, path, None)
-        data = self._json(response, path)
-        try:
-            return [str(row["id"]) for row in data["data"]]
-        except (KeyError, TypeError):
-            self._protocol_error(path, "the reply has no data[].id list")
+        answer = await self._fetch("GET", path, None)
+        await self._raise_for_status(answer, path, None)
+        rows = self._json(answer, path).get("data")
+        if not isinstance(rows, list) or not all(
+            isinstance(row, dict) and isinstance(row.get("id"), (str, int)) for row in rows
+        ):
+            raise self.fail.protocol(path, "the reply has no data[].id list")
+        return [str(row["id"]) for row in rows]
 
     def token_counter(self, model: str) -> TokenCounter:
         return self._counter
@@ -188,96 +217,99 @@ class OpenAICompatProvider:
         body["prompt"] = request.prompt
         return "/completions", body
 
-    def _url(self, path: str) -> str:
-        return self.base_url + path
-
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-    def _event_piece(self, request: CompletionRequest, event: dict[str, Any]) -> tuple[str, Any]:
-        choices = event.get("choices") or []
-        if not choices:
-            return "", None
-        choice = choices[0]
-        if request.mode == "chat":
-            piece = (choice.get("delta") or {}).get("content") or ""
-        else:
-            piece = choice.get("text") or ""
-        return str(piece), choice.get("finish_reason")
+    # -- transport ----------------------------------------------------------------------
 
-    # -- transport and errors -----------------------------------------------------------
+    def _open(self, method: str, path: str, body: Any) -> Any:
+        """The exchange as a context manager: the answer's head is read, its body is not."""
+        if self._bad_url:
+            raise httpx.InvalidURL(self._bad_url)
+        return self.client.stream(
+            method,
+            self.base_url + path,
+            json=body,
+            headers=self._headers(),
+            auth=self._auth,
+            timeout=self.timeout,
+            follow_redirects=False,
+        )
 
-    async def _send(self, method: str, path: str, body: Any) -> httpx.Response:
+    async def _fetch(self, method: str, path: str, body: Any) -> _Answer:
         try:
-            return await self.client.request(
-                method, self._url(path), json=body, headers=self._headers(), timeout=self.timeout
-            )
-        except httpx.TimeoutException:
-            self._timeout_error(path)
-        except httpx.ConnectError as exc:
-            self._unreachable_error(exc)
-        except httpx.TransportError as exc:
-            raise ProviderProtocolError(
-                f"The connection to the endpoint at {self.base_url} broke during {path} "
-                f"({type(exc).__name__}): try again; if it keeps happening, check the server's log."
-            ) from None
-        except UNUSABLE_REQUEST as exc:
-            self._unusable_error(exc)
+            async with self._open(method, path, body) as response:
+                return await self._answer(response, path)
+        except EXCHANGE_ERRORS as exc:
+            raise self.fail.exchange(exc, path, None) from None
 
-    def _unusable_error(self, exc: BaseException) -> NoReturn:
-        raise ProviderError(
-            f"A request to the endpoint at {self.base_url} could not be sent "
-            f"({type(exc).__name__}: {exc}): check the endpoint URL and the API key in settings."
-        ) from None
+    async def _answer(self, response: httpx.Response, path: str) -> _Answer:
+        """The status and the body, read no further than ``MAX_RESPONSE_BYTES``."""
+        if 300 <= response.status_code < 400:  # never followed, so its body is not needed
+            return _Answer(response.status_code, response.headers.get("location", ""), b"")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                limit = f"the reply is larger than {MAX_RESPONSE_BYTES // 2**20} MiB"
+                raise self.fail.protocol(path, limit)
+            chunks.append(chunk)
+        return _Answer(response.status_code, "", b"".join(chunks))
+
+    async def _data_lines(self, response: httpx.Response, path: str) -> AsyncIterator[str]:
+        """The payloads of the stream's ``data:`` lines, each line at most MAX_EVENT_CHARS."""
+        buffer = ""
+        seen = False
+        async for text in response.aiter_text():
+            buffer += text
+            *lines, buffer = _LINE_BREAK.split(buffer)
+            for line in lines:
+                if line.startswith("data:"):
+                    seen = True
+                    yield line[5:].strip()
+            if len(buffer) > MAX_EVENT_CHARS:
+                limit = f"a streamed line is over {MAX_EVENT_CHARS:,} characters"
+                raise self.fail.protocol(path, limit)
+        if buffer.startswith("data:"):
+            yield buffer[5:].strip()
+        elif not seen:
+            raise self.fail.protocol(path, "the streamed reply holds no 'data:' events")
 
     async def _post_json(self, path: str, body: Any, *, model: str) -> dict[str, Any]:
-        response = await self._send("POST", path, body)
-        await self._raise_for_status(response, path, model)
-        return self._json(response, path)
+        answer = await self._fetch("POST", path, body)
+        await self._raise_for_status(answer, path, model)
+        return self._json(answer, path)
 
-    def _json(self, response: httpx.Response, path: str) -> dict[str, Any]:
-        try:
-            data = response.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            self._protocol_error(path, "the reply is not valid JSON")
-        if not isinstance(data, dict):
-            self._protocol_error(path, "the reply is not a JSON object")
-        return data
+    def _json(self, answer: _Answer, path: str) -> dict[str, Any]:
+        return self._object(path, answer.content, "the reply")
 
     def _parse_event(self, path: str, payload: str) -> dict[str, Any]:
-        try:
-            event = json.loads(payload)
-        except json.JSONDecodeError:
-            self._protocol_error(path, "a streamed event is not valid JSON")
-        if not isinstance(event, dict):
-            self._protocol_error(path, "a streamed event is not a JSON object")
-        return event
+        return self._object(path, payload, "a streamed event")
 
-    async def _raise_for_status(
-        self, response: httpx.Response, path: str, model: str | None
-    ) -> None:
-        status = response.status_code
-        if status < 400:
+    def _object(self, path: str, text: str | bytes, what: str) -> dict[str, Any]:
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):  # bad JSON, bad UTF-8, nesting past any depth
+            raise self.fail.protocol(path, f"{what} is not valid JSON") from None
+        if not isinstance(data, dict):
+            raise self.fail.protocol(path, f"{what} is not a JSON object")
+        return data
+
+    async def _raise_for_status(self, answer: _Answer, path: str, model: str | None) -> None:
+        status = answer.status
+        if status < 300:
             return
-        detail = _error_detail(response)
-        where = f"The endpoint at {self.base_url}"
-        if status in (401, 403):
-            raise ProviderAuthError(
-                f"{where} rejected the API key (HTTP {status}: {detail}). Check the API key in "
-                "settings or TALEKEEPER_API_KEY."
-            )
-        if model and status in (400, 404) and _about_model(detail, model):
+        if status < 400:
+            raise self.fail.redirect(path, status, answer.location)
+        if model and status in (400, 404) and about_model(answer.content, model):
             offered = await self._offered_models()
             raise ProviderModelNotFound(
-                f"{where} has no model named {model!r}. It offers: {offered}. "
-                "Pick one of those in settings (or pull the model on the server first)."
+                f"The endpoint at {self.base_url} has no model named {model!r}. It offers: "
+                f"{offered}. Pick one of those in settings (or pull the model on the server "
+                "first)."
             )
-        if status == 404:
-            raise ProviderError(
-                f"{where} has no {path} (HTTP 404). Does the URL end in /v1 "
-                "(e.g. http://127.0.0.1:11434/v1)?"
-            )
-        raise ProviderError(f"{where} answered HTTP {status} to {path}: {detail}")
+        raise self.fail.refused(path, status, answer.content)
 
     async def _offered_models(self) -> str:
         try:
@@ -286,46 +318,30 @@ class OpenAICompatProvider:
             return "(the model list could not be read)"
         return ", ".join(names) if names else "(none)"
 
-    def _protocol_error(self, path: str, what: str) -> NoReturn:
-        raise ProviderProtocolError(
-            f"The endpoint at {self.base_url} sent a malformed answer to {path}: {what}. "
-            "Is this an OpenAI-compatible API (the base URL usually ends in /v1)?"
-        )
 
-    def _timeout_error(self, path: str) -> NoReturn:
-        raise ProviderTimeout(
-            f"The endpoint at {self.base_url} did not answer {path} within {self.timeout:g} s. "
-            "The model may still be loading: try again, or raise the timeout in settings."
-        )
-
-    def _unreachable_error(self, exc: Exception) -> NoReturn:
-        raise ProviderUnreachable(
-            f"Could not connect to {self.base_url} ({type(exc).__name__}: the connection was "
-            f"refused or the host is unknown). Is the server running at {self.base_url}?"
-        )
-
-    def _cut_error(self, path: str, parts: list[str]) -> NoReturn:
-        raise ProviderProtocolError(
-            f"The reply stream from {self.base_url}{path} was cut off after "
-            f"{len(parts)} pieces, before it ended. Your action is saved: retry to generate again."
-        )
+def _event_piece(request: CompletionRequest, event: dict[str, Any]) -> tuple[str, str | None]:
+    """The text and finish reason of one streamed event; odd shapes count as neither."""
+    choices = event.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    if not isinstance(choice, dict):
+        return "", None
+    chat = request.mode == "chat"
+    holder = choice.get("delta") if chat else choice
+    piece = holder.get("content" if chat else "text") if isinstance(holder, dict) else None
+    return piece if isinstance(piece, str) else "", _reason(choice.get("finish_reason"))
 
 
-def _error_detail(response: httpx.Response) -> str:
-    """The endpoint's own error text, whatever shape its server gives it."""
-    try:
-        data = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return response.text[:MAX_ERROR_DETAIL].strip() or response.reason_phrase
-    if isinstance(data, dict):
-        error = data.get("error", data.get("detail", data.get("message")))
-        if isinstance(error, dict):
-            error = error.get("message") or json.dumps(error)
-        if error:
-            return str(error)[:MAX_ERROR_DETAIL]
-    return json.dumps(data)[:MAX_ERROR_DETAIL]
+def _count(usage: Any, key: str) -> int | None:
+    """A token count from a usage object, or ``None`` when it is not a count."""
+    value = usage.get(key) if isinstance(usage, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
 
 
-def _about_model(detail: str, model: str) -> bool:
-    text = detail.lower()
-    return model.lower() in text or "model_not_found" in text or "model not found" in text
+def _reason(value: Any) -> str | None:
+    return value[:40] if isinstance(value, str) and value else None
+
+
+def _model_name(value: Any, fallback: str) -> str:
+    return value if isinstance(value, str) and 0 < len(value) <= MAX_MODEL_NAME else fallback

@@ -6,11 +6,21 @@ Invariants:
   the key, and a secret's server default is never described either.
 - A PATCH is validated as a whole (every value, then the combination) before
   anything is saved; ``null`` removes an override (back to the server default).
+- An endpoint URL's credentials (``user:password@``) are a secret like the key:
+  the URL is sent back without them, with ``endpoint_credentials_set``
+  (true/false) beside it. The page shows the URL as sent back and sends only
+  what was changed, so saved credentials stay saved until the URL is retyped.
 - The model list and the connection test may use unsaved values from the body
   (the settings page asks before it saves), with ``null`` meaning the server
   default as in a PATCH; each value is checked like a save would check it, and
   nothing is stored. A model server that fails is a
   readable ``error`` in a 200 answer, never a 5xx: it is the thing being tested.
+- A key goes only to the endpoint it was given for: a key typed in the body to
+  the body's endpoint, the saved key only to the saved endpoint, the server's
+  key (``"api_key": null``) only to the server's endpoint; any other URL is
+  tried with no key. An endpoint other than the saved one is a probe: its
+  answers' text is never repeated (its status and what it means are), so no
+  URL typed here can be made to show what a page behind it says.
 """
 
 from __future__ import annotations
@@ -19,10 +29,12 @@ import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends
+from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
+from talekeeper.providers.base import split_userinfo, without_userinfo
 from talekeeper.services import diagnostics
 from talekeeper.settings import (
     EMBEDDED,
@@ -55,6 +67,25 @@ MODEL_SETTINGS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # What reaching the endpoint depends on; the model list needs nothing else.
 ENDPOINT_KEYS = ("endpoint_url", "api_key", "timeout")
+# The model settings of a model-list probe: the list is the endpoint's whatever the form's
+# model fields say, so the rule that a named model needs an endpoint is left to the save.
+NO_MODELS = {"model": EMBEDDED, "summary_model": "", "embedding_model": EMBEDDED}
+
+
+class SavedSettings(BaseModel):
+    values: dict[str, Any]  # as ``_public`` shows them
+    overridden: list[str]  # the keys the player has set
+
+
+class SettingsView(SavedSettings):
+    settings: list[dict[str, Any]]  # each per-user setting described
+
+
+class EndpointModels(BaseModel):
+    endpoint: str  # the URL asked, without its credentials
+    models: list[str]
+    error: str | None
+    latency_ms: float | None
 
 
 def _overrides(body: Any) -> dict[str, Any]:
@@ -79,8 +110,45 @@ def _unsaved(body: Any, defaults: Settings) -> dict[str, Any]:
     return values
 
 
+def _public(settings: Settings) -> dict[str, Any]:
+    """The values a client may see: no key, and an endpoint URL without credentials."""
+    values = settings.public()
+    values["endpoint_url"] = without_userinfo(settings.endpoint_url)
+    values["endpoint_credentials_set"] = split_userinfo(settings.endpoint_url)[1] is not None
+    return values
+
+
+def _same_endpoint(a: Settings, b: Settings) -> bool:
+    return a.endpoint_url.rstrip("/") == b.endpoint_url.rstrip("/")
+
+
+def _trying(
+    body: Any, saved: Settings, defaults: Settings, extra: dict[str, Any] | None = None
+) -> tuple[Settings, bool]:
+    """The settings to try unsaved values with (``saved`` with the body's values and
+    ``extra`` applied), and whether their endpoint is the saved one.
+
+    A key not typed in the body goes only where it is configured to go: the saved key
+    to the saved endpoint, the server's key to the server's; any other URL is tried
+    with no key.
+    """
+    raw = _overrides(body)
+    values = _unsaved(raw, defaults)
+    settings = saved.with_overrides({**values, **(extra or {})})
+    key = settings.api_key
+    configured = any(
+        key == owner.api_key and _same_endpoint(settings, owner) for owner in (saved, defaults)
+    )
+    if raw.get("api_key") is None and not configured:
+        settings = settings.with_overrides({"api_key": ""})
+    return settings, _same_endpoint(settings, saved)
+
+
 def _describe(setting: Setting, defaults: Settings) -> dict[str, Any]:
     special = MODEL_SETTINGS.get(setting.key)
+    default = getattr(defaults, setting.key)
+    if setting.key == "endpoint_url":
+        default = without_userinfo(default)
     return {
         "key": setting.key,
         "env": setting.env,
@@ -92,7 +160,7 @@ def _describe(setting: Setting, defaults: Settings) -> dict[str, Any]:
         "minimum": setting.minimum,
         "maximum": setting.maximum,
         # The server's value, which a reset goes back to; a secret's stays unsaid.
-        "default": None if setting.secret else getattr(defaults, setting.key),
+        "default": None if setting.secret else default,
         "names_model": special is not None,
         "special": [{"value": v, "means": m} for v, m in special or ()],
     }
@@ -103,13 +171,13 @@ def read_settings(
     session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
-) -> dict[str, Any]:
+) -> SettingsView:
     stored = UserRepository(session).settings(uid)
-    return {
-        "values": rt.user_settings(session, uid).public(),
-        "overridden": sorted(stored),
-        "settings": [_describe(s, rt.settings) for s in REGISTRY if s.per_user],
-    }
+    return SettingsView(
+        values=_public(rt.user_settings(session, uid)),
+        overridden=sorted(stored),
+        settings=[_describe(s, rt.settings) for s in REGISTRY if s.per_user],
+    )
 
 
 @router.patch("")
@@ -118,7 +186,7 @@ def update_settings(
     session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
-) -> dict[str, Any]:
+) -> SavedSettings:
     """Set per-user values; ``null`` removes an override (back to the server's default)."""
     changes = _overrides(body)
     repo = UserRepository(session)
@@ -131,35 +199,34 @@ def update_settings(
     merged = rt.settings.with_overrides({**stored, **kept})  # validates values and combination
     parsed = {key: getattr(merged, key) for key in kept}
     repo.save_settings(uid, {**parsed, **dict.fromkeys(cleared)})
-    return {"values": merged.public(), "overridden": sorted(set(stored) | set(kept))}
+    return SavedSettings(values=_public(merged), overridden=sorted(set(stored) | set(kept)))
 
 
 @router.get("/models")
-async def endpoint_models(uid: int = Depends(user_id), rt: Runtime = Depends(runtime)) -> Any:
-    """The model names the saved endpoint offers: ``{"models", "error", "endpoint", ...}``."""
+async def endpoint_models(
+    uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
+) -> EndpointModels:
+    """The model names the saved endpoint offers."""
     settings = await asyncio.to_thread(rt.settings_for, uid)
-    return await _models(rt, settings)
+    return await _models(rt, settings, saved=True)
 
 
 @router.post("/models")
 async def endpoint_models_unsaved(
     body: Any = Body(None), uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
-) -> Any:
+) -> EndpointModels:
     """The same, for unsaved values in the body (the endpoint URL, the key, the timeout)."""
-    changes = _unsaved(body, rt.settings)
-    endpoint = {k: changes[k] for k in ENDPOINT_KEYS if k in changes}
+    _unsaved(body, rt.settings)  # every value checked as a save would check it
+    endpoint = {k: v for k, v in _overrides(body).items() if k in ENDPOINT_KEYS}
     base = await asyncio.to_thread(rt.settings_for, uid)
-    # The list is the endpoint's whatever the form's model fields say, so the rule that a
-    # named model needs an endpoint is left to the save: the probe names none.
-    probe = base.with_overrides(
-        {**endpoint, "model": EMBEDDED, "summary_model": "", "embedding_model": EMBEDDED}
-    )
-    return await _models(rt, probe)
+    probe, saved = _trying(endpoint, base, rt.settings, NO_MODELS)
+    return await _models(rt, probe, saved=saved)
 
 
-async def _models(rt: Runtime, settings: Settings) -> dict[str, Any]:
-    provider = rt.endpoint_provider(settings) if settings.endpoint_url else None
-    return {"endpoint": settings.endpoint_url} | await diagnostics.endpoint_models(provider)
+async def _models(rt: Runtime, settings: Settings, *, saved: bool) -> EndpointModels:
+    provider = rt.endpoint_provider(settings, saved=saved) if settings.endpoint_url else None
+    found = await diagnostics.endpoint_models(provider)
+    return EndpointModels(endpoint=without_userinfo(settings.endpoint_url), **found)
 
 
 @router.post("/test-connection")
@@ -169,5 +236,5 @@ async def test_connection(
     """A short real generation and an embedding with the saved settings, or with unsaved
     values given in the body (so the settings page can test before saving)."""
     base = await asyncio.to_thread(rt.settings_for, uid)
-    settings = base.with_overrides(_unsaved(body, rt.settings))
-    return await diagnostics.test_connection(rt.models_for(settings, uid))
+    settings, saved = _trying(body, base, rt.settings)
+    return await diagnostics.test_connection(rt.models_for(settings, uid, saved=saved))

@@ -128,7 +128,12 @@ function fieldFor(setting) {
       h("span", { class: "accepts", text: `Accepts ${setting.accepts}.` }),
       setting.secret ? null : ` Server default: ${shown(setting, setting.default)}.`,
       setting.key === "summary_model" && state.values.summary_model_resolved
-        ? ` In use now: ${state.values.summary_model_resolved}.` : null));
+        ? ` In use now: ${state.values.summary_model_resolved}.` : null,
+      setting.key === "endpoint_url" && state.values.endpoint_credentials_set
+        ? h("span", { class: "credentials-status",
+          text: " A user name and password are set in this URL (never shown): they stay "
+            + "while the URL is unchanged; type the whole URL again to change them." })
+        : null));
   markChanged(field);
   return box;
 }
