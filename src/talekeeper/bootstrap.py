@@ -45,7 +45,7 @@ from talekeeper.settings import (
     Settings,
 )
 from talekeeper.storage import migrate
-from talekeeper.storage.db import make_engine, make_session_factory, session_scope
+from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
 from talekeeper.storage.models import AiCall
 from talekeeper.storage.repositories.users import UserRepository
 
@@ -103,6 +103,7 @@ class Runtime:
     async def aclose(self) -> None:
         if isinstance(self.memory, MemorySystem):
             await self.memory.stop()
+        await self.embedded.aclose()  # drops turns still waiting for the embedded narrator
         await self.http.aclose()
         self.engine.dispose()
 
@@ -116,19 +117,33 @@ class Runtime:
         return self.settings.with_overrides(UserRepository(session).settings(user_id))
 
     def settings_for(self, user_id: int) -> Settings:
-        """A user's effective settings, read in a short unit of work of their own."""
-        with session_scope(self.sessions) as session:
+        """A user's effective settings, read in a short read unit of work of their own."""
+        with read_scope(self.sessions) as session:
             return self.user_settings(session, user_id)
 
     # -- models -------------------------------------------------------------------------
 
-    def provider_for(self, settings: Settings, model: str) -> Provider:
+    def provider_for(self, settings: Settings, model: str, *, saved: bool = True) -> Provider:
         if model == EMBEDDED:
             return self.embedded
-        return self.endpoint_provider(settings)
+        return self.endpoint_provider(settings, saved=saved)
 
-    def endpoint_provider(self, settings: Settings) -> Provider:
-        """The shared client of the settings' endpoint (one per URL, key and timeout)."""
+    def endpoint_provider(self, settings: Settings, *, saved: bool = True) -> Provider:
+        """The provider of the settings' endpoint, on the shared client.
+
+        ``saved``: the endpoint is the user's saved one (one provider per URL, key and
+        timeout, kept). A URL being tried before it is saved gets a provider of its own,
+        not kept, that never repeats what the endpoint said (so no URL can be made to show
+        the text of a page it was pointed at).
+        """
+        if not saved:
+            return OpenAICompatProvider(
+                self.http,
+                settings.endpoint_url,
+                api_key=settings.api_key,
+                timeout=settings.timeout,
+                echo_errors=False,
+            )
         key = (settings.endpoint_url, settings.api_key, settings.timeout)
         provider = self._endpoints.get(key)
         if provider is None:
@@ -138,10 +153,18 @@ class Runtime:
             self._endpoints[key] = provider
         return provider
 
-    def models_for(self, settings: Settings, user_id: int | None = None) -> ModelSet:
+    def models_for(
+        self, settings: Settings, user_id: int | None = None, *, saved: bool = True
+    ) -> ModelSet:
+        """The models of ``settings``; ``saved=False`` when its endpoint is one being tried
+        before it is saved (see ``endpoint_provider``)."""
+
         def logged(model: str) -> LoggedModel:
             return LoggedModel(
-                self.provider_for(settings, model), model, self.record_call, user_id=user_id
+                self.provider_for(settings, model, saved=saved),
+                model,
+                self.record_call,
+                user_id=user_id,
             )
 
         summary = settings.resolved_summary_model

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -106,3 +109,37 @@ def test_a_reply_is_not_saved_over_a_story_that_changed_while_it_streamed(
     assert "story changed" in events[-1][1]["error"]["message"]
     texts = [a["text"] for a in api.get(f"/api/adventures/{adventure}/actions").json()["actions"]]
     assert "slow words arrive one at a time here" not in texts and "wait" not in texts
+
+
+def test_an_unexpected_failure_ends_the_stream_with_an_error_event_carrying_the_reply(
+    server: str, double: ModelDouble, endpoint_settings: Settings
+) -> None:
+    """The database refuses the reply with an error of its own (a trigger standing in for
+    a disk or schema fault): not one of ours, still the stream's last event is ``error``."""
+    api = httpx.Client(base_url=server, timeout=10)
+    adventure = api.post("/api/adventures", json={"scenario": "lantern-coast"}).json()["id"]
+    database = Path(endpoint_settings.data_dir) / "talekeeper.db"
+    with closing(sqlite3.connect(database)) as outside:
+        outside.execute(
+            "CREATE TRIGGER refuse_replies BEFORE INSERT ON actions "
+            "WHEN NEW.type = 'narration' BEGIN SELECT RAISE(ABORT, 'replies refused'); END"
+        )
+        outside.commit()
+    double.script("The bell rings twice, then stops.")
+    with api.stream(
+        "POST", f"/api/adventures/{adventure}/actions", json={"text": "ring"}, headers=STREAM
+    ) as response:
+        events = parse_events(response.iter_lines())
+    assert events[0][0] == "action" and events[-1][0] == "error"
+    failure = events[-1][1]
+    assert failure["error"]["code"] == "internal_error"
+    assert "the log has the details" in failure["error"]["message"]
+    assert failure["reply_text"] == "The bell rings twice, then stops."
+    assert failure["action_saved"] is True
+    with closing(sqlite3.connect(database)) as outside:
+        outside.execute("DROP TRIGGER refuse_replies")
+        outside.commit()
+    double.script("The bell rings once.")
+    assert api.post(f"/api/adventures/{adventure}/retry").json()["reply"]["text"] == (
+        "The bell rings once."
+    )

@@ -88,3 +88,13 @@ class ProviderProtocolError(ProviderError):
     """The endpoint answered outside the OpenAI protocol (bad JSON, a cut stream)."""
 
     code = "provider_protocol"
+
+
+class DatabaseBusy(TalekeeperError):
+    """The database stayed locked by other work for longer than we wait; nothing was
+    changed. Mapped to 503 with ``Retry-After`` (seconds): the request can simply be sent
+    again."""
+
+    status = 503
+    code = "database_busy"
+    retry_after = 5

@@ -1,26 +1,37 @@
 """A turn, in the order the spec gives it, and its dry run.
 
-1. ``begin``: the player's action is validated and written, and the path, the
-   cards and the plot components are read, in one short transaction that
-   commits before any model is called (input is never lost).
-2. ``plan``: memories are retrieved (the memory service opens its own
-   session) and the context is built (a pure function).
+1. ``begin``: the player's action is validated and written in one short write
+   transaction that commits before anything else happens (input is never
+   lost). A continue or a retry writes nothing: it only checks, in a read
+   unit of work, that there is something to continue or retry.
+2. ``plan``: the path, the cards and the plot components are read in a read
+   unit of work (never inside the write that saved the action: no CPU work
+   holds the write lock), memories are retrieved (the memory service opens
+   its own session) and the context is built (a pure function).
 3. ``generate``: the reply streams from the narrator with **no transaction
    open**.
 4. ``finish``: the reply, its Insights snapshot and the memory use counts are
-   written, and background work is scheduled, in one short transaction. It
-   checks that the story did not move underneath (another turn, an undo): if
-   it did, nothing is written and the error says so.
+   written, and background work is scheduled, in one short transaction that
+   waits longer than a request would for a busy database (``SAVE_ATTEMPTS``):
+   a finished reply is worth the wait. It checks that the story did not move
+   underneath (another turn, an undo): if it did, nothing is written and the
+   error says so.
 
-A model failure or a client that goes away leaves the player's action saved
-and the head "awaiting a reply": a retry generates it. This module is an
-orchestrator that opens its own units of work, because a turn is three
-transactions by design and both the web app and the terminal drive it.
+``run`` never raises for a failure (only cancellation goes through): every
+error, ours or not, becomes the one ``error`` event, so a stream always ends
+with ``reply`` or ``error``. A model failure, a client that goes away or a
+reply that cannot be saved leaves the player's action saved and the head
+"awaiting a reply": a retry generates it. A complete reply that could not be
+saved travels in the error (``reply_text``), so the player can still read and
+copy it. This module is an orchestrator that opens its own units of work,
+because a turn is several transactions by design and both the web app and the
+terminal drive it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -28,15 +39,25 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from talekeeper.core.errors import Conflict, InvalidInput, ProviderError, TalekeeperError
+from talekeeper.core.errors import (
+    Conflict,
+    DatabaseBusy,
+    InvalidInput,
+    ProviderError,
+    TalekeeperError,
+)
 from talekeeper.services import insights, limits
 from talekeeper.services.context_inputs import ContextInputs, gather
 from talekeeper.services.memory.base import MemoryService, Retrieval, RetrievalQuery
 from talekeeper.services.models import ModelSet
 from talekeeper.services.rendering import NARRATION, TURN_TYPES
 from talekeeper.services.tree import Story, action_view
-from talekeeper.storage.db import session_scope
+from talekeeper.storage.db import LOCK_ATTEMPTS, read_scope, session_scope
 from talekeeper.storage.models import InsightSnapshot
+
+log = logging.getLogger(__name__)
+
+SAVE_ATTEMPTS = 2 * LOCK_ATTEMPTS  # a finished reply waits twice as long as a request
 
 
 @dataclass
@@ -47,7 +68,7 @@ class Pending:
     user_id: int
     action: dict[str, Any] | None = None  # the saved player action; None for continue/retry
     retry: bool = False
-    inputs: ContextInputs | None = None  # read in begin's transaction
+    inputs: ContextInputs | None = None  # read in begin's read unit (continue, retry) or in plan
     read_ms: float = 0.0
 
 
@@ -79,25 +100,24 @@ class TurnRunner:
     def begin(
         self, adventure_id: int, user_id: int, type_: str, text: str, models: ModelSet
     ) -> Pending:
-        """Save the player's action (none for a continue) and read the turn's context."""
+        """Save the player's action and commit; a continue saves nothing and reads the
+        turn's context instead (so an unknown adventure is refused before any stream)."""
         clean = _player_text(type_, text, required=True)
-        started = time.perf_counter()
         pending = Pending(adventure_id, user_id)
+        if not clean:
+            return self._read_ahead(pending, models)
         with session_scope(self.sessions) as session:
             story = Story.load(session, adventure_id, user_id, self.memory)
-            if clean:
-                pending.action = action_view(story.append(type_, clean))
-            pending.inputs = gather(story, models)
-        pending.read_ms = _ms(started)
+            pending.action = action_view(story.append(type_, clean))
         return pending
 
     def begin_retry(self, adventure_id: int, user_id: int, models: ModelSet) -> Pending:
         """Check there is something to retry and read the retry's context (writes nothing)."""
+        return self._read_ahead(Pending(adventure_id, user_id, retry=True), models)
+
+    def _read_ahead(self, pending: Pending, models: ModelSet) -> Pending:
         started = time.perf_counter()
-        pending = Pending(adventure_id, user_id, retry=True)
-        with session_scope(self.sessions) as session:
-            story = Story.load(session, adventure_id, user_id, self.memory)
-            pending.inputs = gather(story, models, retry_of=story.check_retry())
+        pending.inputs = self._gather(pending, models, None, continuing=not pending.retry)
         pending.read_ms = _ms(started)
         return pending
 
@@ -138,10 +158,19 @@ class TurnRunner:
         return Plan(inputs, retrieval, timings)
 
     def _gather(
-        self, pending: Pending, models: ModelSet, hypothetical: tuple[str, str] | None
+        self,
+        pending: Pending,
+        models: ModelSet,
+        hypothetical: tuple[str, str] | None,
+        *,
+        continuing: bool = False,
     ) -> ContextInputs:
-        with session_scope(self.sessions) as session:
+        """The turn's context, read in a read unit. ``continuing``: a continue, whose reply
+        is a new row, so a full adventure is refused before the model is called."""
+        with read_scope(self.sessions) as session:
             story = Story.load(session, pending.adventure_id, pending.user_id, self.memory)
+            if continuing:
+                story.make_room(1)
             retry_of = story.check_retry() if pending.retry else None
             return gather(story, models, retry_of=retry_of, hypothetical=hypothetical)
 
@@ -150,15 +179,17 @@ class TurnRunner:
     async def run(self, pending: Pending, models: ModelSet) -> AsyncIterator[TurnEvent]:
         """Events: "action" (when one was saved), "chunk"..., then "reply" or "error".
 
-        Never raises a ``TalekeeperError``: it becomes the "error" event, which says
-        whether the player's action is saved.
+        Never raises for a failure: any exception becomes the "error" event, which says
+        whether the player's action is saved and carries a complete reply that could not
+        be saved. Only cancellation (a client that left) ends it without one.
         """
         if pending.action is not None:
             yield TurnEvent("action", {"action": pending.action})
+        parts: list[str] = []
+        written = ""  # the complete reply, once generation finished
         try:
             plan = await self.plan(pending, models)
             request = plan.inputs.request(models)
-            parts: list[str] = []
             started = time.perf_counter()
             done = None
             async for chunk in models.narrator.stream(
@@ -171,23 +202,25 @@ class TurnRunner:
                     yield TurnEvent("chunk", {"text": chunk.text})
                 done = chunk.done or done
             plan.timings["generate_ms"] = _ms(started)
-            text = "".join(parts).strip()
-            if not text:
+            written = "".join(parts).strip()
+            if not written:
                 raise ProviderError(
                     f"The narrator ({models.narrator.model}) returned an empty reply; retry."
                 )
             started = time.perf_counter()
-            result = await asyncio.to_thread(self.finish, pending, plan, models, text, done)
+            result = await asyncio.to_thread(self.finish, pending, plan, models, written, done)
             result["insights"]["timings"]["save_ms"] = _ms(started)
-            yield TurnEvent("reply", result)
-        except TalekeeperError as exc:
-            yield TurnEvent("error", _failure(pending, exc), exc)
+        except Exception as exc:  # noqa: BLE001 -- the turn's boundary: every failure is an event
+            error = _as_ours(exc, pending, written)
+            yield TurnEvent("error", _failure(pending, error, written), error)
+            return
+        yield TurnEvent("reply", result)
 
     def finish(
         self, pending: Pending, plan: Plan, models: ModelSet, text: str, done: Any
     ) -> dict[str, Any]:
         inputs = plan.inputs
-        with session_scope(self.sessions) as session:
+        with session_scope(self.sessions, attempts=SAVE_ATTEMPTS) as session:
             story = Story.load(session, pending.adventure_id, pending.user_id, self.memory)
             head, has_redo = story.head_and_redo(inputs.branch_id)
             expected = inputs.retry_of or inputs.base_head_id
@@ -250,18 +283,41 @@ def _player_text(type_: str, text: str, *, required: bool) -> str:
     return limits.text_field(text, "text", limits.ACTION_MAX, required=required)
 
 
-def _failure(pending: Pending, exc: TalekeeperError) -> dict[str, Any]:
+def _as_ours(exc: Exception, pending: Pending, written: str) -> TalekeeperError:
+    """A failure as the error the player meets; an unexpected one is logged with its
+    traceback (the player's message never shows it)."""
+    if isinstance(exc, DatabaseBusy) and written:
+        return DatabaseBusy(
+            "The database stayed busy with other work for too long, so the reply could not "
+            "be saved."
+        )
+    if isinstance(exc, TalekeeperError):
+        return exc
+    log.exception("turn on adventure %s failed", pending.adventure_id)
+    return TalekeeperError(
+        "Something went wrong on the server while the reply was being written; the log "
+        "has the details."
+    )
+
+
+def _failure(pending: Pending, exc: TalekeeperError, written: str = "") -> dict[str, Any]:
     saved = pending.action is not None
     message = exc.message if exc.message.endswith((".", "!", "?")) else exc.message + "."
+    if written:
+        message += " Its text comes with this message: copy it if you want to keep it."
     if saved:
         note = " Your action is saved: retry to generate the reply."
     elif pending.retry:
-        note = " The story is unchanged: retry again when the model is back."
+        later = " when the model is back" if isinstance(exc, ProviderError) else ""
+        note = f" The story is unchanged: retry again{later}."
     else:
         note = " Nothing was changed."
-    return {
+    out: dict[str, Any] = {
         "error": {"code": exc.code, "message": message + note},
         "action": pending.action,
         "action_saved": saved,
-        "retryable": isinstance(exc, ProviderError) or saved,
+        "retryable": isinstance(exc, ProviderError | DatabaseBusy) or saved,
     }
+    if written:
+        out["reply_text"] = written[: limits.NARRATION_MAX]
+    return out

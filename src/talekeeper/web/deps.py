@@ -1,7 +1,11 @@
 """Request-scoped dependencies and the types every route shares.
 
 A request that uses ``db`` commits when the handler returns and rolls back if
-it raised: only this entry point owns the transaction. Routes take it as
+it raised: only this entry point owns the transaction. A safe method (GET,
+HEAD, OPTIONS) gets a read unit of work, which never waits for a writer and
+cannot write; any other method a write unit, which takes the write lock at its
+first statement (``storage.db``), so a busy database is a 503 before anything
+is written, never a half-done change. Routes take it as
 ``session: Session = DB``, whose "function" scope commits before the response
 is sent (FastAPI's default scope for a dependency with yield would commit after
 it, and a page that reloads at once could read the story from before the change). Ids in paths are
@@ -22,9 +26,11 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.tree import Story
-from talekeeper.storage.db import session_scope
+from talekeeper.storage.db import read_scope, session_scope
 
 RowId = Annotated[int, Path(ge=1, le=MAX_ID)]
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class Strict(BaseModel):
@@ -37,7 +43,8 @@ def runtime(request: Request) -> Runtime:
 
 
 def db(request: Request) -> Iterator[Session]:
-    with session_scope(runtime(request).sessions) as session:
+    scope = read_scope if request.method in SAFE_METHODS else session_scope
+    with scope(runtime(request).sessions) as session:
         yield session
 
 

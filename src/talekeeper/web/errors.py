@@ -21,9 +21,11 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from talekeeper.core.errors import InvalidInput, TalekeeperError
+from talekeeper.core.errors import DatabaseBusy, InvalidInput, TalekeeperError
+from talekeeper.storage.db import busy_error
 
 log = logging.getLogger(__name__)
 
@@ -95,15 +97,26 @@ def _surrogate_at(data: Any) -> str | None:
     return None
 
 
+def is_json(content_type: str | None) -> bool:
+    """Whether a Content-Type names JSON (``application/json``, ``application/*+json``),
+    as FastAPI decides whether to parse a body."""
+    media = (content_type or "").partition(";")[0].strip().lower()
+    kind, _, subtype = media.partition("/")
+    return kind == "application" and (subtype == "json" or subtype.endswith("+json"))
+
+
 async def unicode_body(request: Request) -> None:
     """An app-wide dependency: refuse a JSON body whose text is not valid Unicode.
+
+    Only a body sent as JSON is read (the guard has already bounded its size); any
+    other is left unread, so a large text body on a route that takes none costs nothing.
 
     ``json`` accepts the escape ``"\\ud800"`` but no UTF-8 text holds it, so it would
     fail after the handler ran: in the database driver, in the response encoder, or,
     for a saved API key, in every later model call.
     """
-    if not await request.body():
-        return
+    if not is_json(request.headers.get("content-type")) or not await request.body():
+        return  # only a JSON body is read here: any other is refused or ignored by its route
     try:
         data = await request.json()  # cached: the route's own body parsing reads the same
     except (ValueError, RecursionError):
@@ -118,9 +131,22 @@ async def unicode_body(request: Request) -> None:
 
 
 def install(app: FastAPI) -> None:
+    def _answer(exc: TalekeeperError) -> JSONResponse:
+        response = error_response(exc.status, exc.code, exc.message)
+        if isinstance(exc, DatabaseBusy):  # the database stayed busy past our wait
+            response.headers["Retry-After"] = str(exc.retry_after)
+        return response
+
     @app.exception_handler(TalekeeperError)
     async def _ours(_request: Request, exc: TalekeeperError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message)
+        return _answer(exc)
+
+    @app.exception_handler(DBAPIError)
+    async def _database(request: Request, exc: DBAPIError) -> JSONResponse:
+        busy = busy_error(exc)
+        if busy is not None:  # a lock held past our wait: "try again", never a server error
+            return _answer(busy)
+        return await _unexpected(request, exc)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -35,7 +35,7 @@ from talekeeper.services.memory.ranking import (
 )
 from talekeeper.services.memory.terms import terms
 from talekeeper.services.models import ModelSet
-from talekeeper.storage.db import session_scope
+from talekeeper.storage.db import read_scope
 from talekeeper.storage.repositories.memory import MemoryRepository
 
 
@@ -79,7 +79,7 @@ async def retrieve(
 def _bank(
     query: RetrievalQuery, model: str, sessions: sessionmaker[Session], cache: BankCache
 ) -> tuple[Bank, npt.NDArray[np.bool_]]:
-    with session_scope(sessions) as session:
+    with read_scope(sessions) as session:
         bank = cache.bank(session, query.adventure_id, model)
     return bank, lineage_mask(bank, query.lineage)
 
@@ -100,7 +100,7 @@ def _rank(
 
 
 def _read_details(sessions: sessionmaker[Session], ids: list[int]) -> dict[int, Detail]:
-    with session_scope(sessions) as session:
+    with read_scope(sessions) as session:
         rows = MemoryRepository(session).texts(ids)
         return {
             i: Detail(r.text, r.authority, r.branch_id, r.depth, r.source_start, r.source_end)

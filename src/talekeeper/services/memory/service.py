@@ -33,7 +33,7 @@ from talekeeper.services.memory.work import Work
 from talekeeper.services.memory.worker import Worker
 from talekeeper.services.memory.writer import memory_pass, refresh_stale
 from talekeeper.services.models import ModelSet
-from talekeeper.storage.db import session_scope
+from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Adventure
 from talekeeper.storage.repositories.memory import MemoryRepository
 
@@ -122,7 +122,7 @@ class MemorySystem:
                 await asyncio.to_thread(self._record, adventure_id, kind, "idle", None, did)
 
     def _owner(self, adventure_id: int) -> int | None:
-        with session_scope(self.sessions) as session:
+        with read_scope(self.sessions) as session:
             adventure = session.get(Adventure, adventure_id)
             return adventure.user_id if adventure is not None else None
 

@@ -44,7 +44,7 @@ from talekeeper.services.memory.work import (
     still_there,
 )
 from talekeeper.services.memory.writer import BLOCK_ACTIONS, SETTLE_SLACK
-from talekeeper.storage.db import session_scope
+from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Adventure, SummaryVersion
 from talekeeper.storage.repositories.memory import (
     ACTIVE,
@@ -94,7 +94,7 @@ async def summary_pass(work: Work) -> bool:
 
 
 def _read_plan(work: Work) -> _Plan | None:
-    with session_scope(work.sessions) as session:
+    with read_scope(work.sessions) as session:
         adventure = session.get(Adventure, work.adventure_id)
         if adventure is None or not adventure.auto_summarize:
             return None

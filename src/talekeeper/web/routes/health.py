@@ -13,6 +13,7 @@ from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
 from talekeeper.services import diagnostics
 from talekeeper.storage import migrate
+from talekeeper.storage.db import READ_ONLY
 from talekeeper.web.deps import runtime, user_id
 
 router = APIRouter(tags=["health"])
@@ -20,7 +21,7 @@ router = APIRouter(tags=["health"])
 
 def _database(rt: Runtime) -> dict[str, Any]:
     try:
-        with rt.engine.connect() as connection:
+        with rt.engine.execution_options(**{READ_ONLY: True}).connect() as connection:
             connection.execute(text("SELECT 1"))
         revision, head = migrate.current_revision(rt.engine), rt.schema_head
     except Exception as exc:  # noqa: BLE001 - health reports any database failure as data

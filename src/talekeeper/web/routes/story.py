@@ -4,9 +4,13 @@ branches, the tree and Insights.
 A turn answers in one of two shapes, chosen by the ``Accept`` header:
 
 - JSON (default): ``200 {"action", "reply", "insights"}`` once the reply is
-  complete; a model failure is a 502/504 whose error says the action is saved.
+  complete; a model failure is a 502/504 whose error says the action is saved,
+  a reply that could not be saved (the database stayed busy) a 503 with
+  ``Retry-After``, and an error after the reply was written carries its text
+  (``reply_text``) in the error.
 - ``text/event-stream``: events ``action`` (the saved player action), ``chunk``
-  (``{"text"}`` pieces as they are generated), then ``reply`` or ``error``.
+  (``{"text"}`` pieces as they are generated), then always ``reply`` or
+  ``error`` (with the same fields as the JSON error).
 
 Everything that can be refused (bad input, unknown ids, a retry with nothing
 to retry) is refused before the stream starts, as a JSON 4xx. Ids and depths
@@ -26,7 +30,7 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
-from talekeeper.core.errors import NotFound
+from talekeeper.core.errors import DatabaseBusy, NotFound
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.models import ModelSet
 from talekeeper.services.tree import Story, action_view
@@ -90,7 +94,10 @@ async def _respond(request: Request, rt: Runtime, pending: Pending, models: Mode
         if event.kind == "error" and event.error is not None:
             details = {k: v for k, v in event.data.items() if k != "error"}
             error = event.data["error"]
-            return error_response(event.error.status, error["code"], error["message"], details)
+            response = error_response(event.error.status, error["code"], error["message"], details)
+            if isinstance(event.error, DatabaseBusy):
+                response.headers["Retry-After"] = str(event.error.retry_after)
+            return response
     raise AssertionError("a turn always ends with a reply or an error")  # pragma: no cover
 
 

@@ -5,7 +5,9 @@
 // - Chunks are appended to the reply being written, as text, in order.
 // - A narrator failure (an "error" event, a 5xx, a stream that ends without a reply) keeps the
 //   saved action on the page and becomes a readable notice with a Retry button; the story is
-//   reloaded either way, so the page shows what the server kept.
+//   reloaded either way, so the page shows what the server kept. A reply that was written
+//   but could not be saved (the error's reply_text) is shown with the notice, as text, so the
+//   player can still read and copy it.
 // - One turn at a time: the page is busy (action box and changes disabled) until it ends.
 import { streamPost, showError, emit, ApiError } from "./ui.js";
 
@@ -53,7 +55,7 @@ export class Turns {
       // A failed continue saved nothing, so its "again" is another continue; otherwise the
       // saved action (or the old reply) is what a retry answers.
       const again = body.type === "continue" ? () => this.run(url, body, reason) : null;
-      play.failure = { message: outcome.message, again };
+      play.failure = { message: outcome.message, unsaved: outcome.unsaved || "", again };
     }
     await play.reloadAfterTurn();
     emit("story-changed", { reason });
@@ -75,7 +77,10 @@ export class Turns {
         outcome = { ok: true };
       } else if (kind === "error") {
         const error = data.error || {};
-        outcome = { message: error.message || "The narrator failed. Retry to generate the reply." };
+        outcome = {
+          message: error.message || "The narrator failed. Retry to generate the reply.",
+          unsaved: typeof data.reply_text === "string" ? data.reply_text : "",
+        };
       }
     });
     return outcome || { message: CUT_SHORT };

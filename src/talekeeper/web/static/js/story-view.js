@@ -68,8 +68,12 @@ export class StoryView {
     const message = failure
       ? failure.message
       : "The narrator has not answered your last action yet.";
+    const unsaved = failure && failure.unsaved
+      ? h("blockquote", { class: "turn-unsaved", text: failure.unsaved })
+      : null;
     fill(this.notice, h("div", { class: "turn-error", attrs: { role: "alert" } },
       h("span", { class: "turn-error-text", text: message }),
+      unsaved,
       h("button", {
         type: "button", class: "primary", text: "Retry",
         on: { click: () => this.play.retryFailed() },

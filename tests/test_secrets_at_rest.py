@@ -1,0 +1,91 @@
+"""Secrets at rest: the data directory and the database files are the owner's alone, and
+no story text or key reaches a logged database error."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from tests.conftest import LOCAL, make_settings
+from tests.double.server import ModelDouble
+
+from talekeeper.settings import Settings
+from talekeeper.web.app import create_app
+
+SECRET_KEY = "sk-private-0123456789"
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_a_new_data_dir_and_its_database_files_are_private(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, api_key=SECRET_KEY)
+    data = Path(settings.data_dir)
+    assert not data.exists()
+    with TestClient(create_app(settings), base_url=LOCAL) as client:
+        created = client.post("/api/adventures", json={"scenario": "lantern-coast"})
+        assert created.status_code == 201, created.text
+        modes = {p.name: _mode(p) for p in data.iterdir() if p.name.startswith("talekeeper.db")}
+    assert _mode(data) == 0o700
+    assert set(modes) >= {"talekeeper.db", "talekeeper.db-wal", "talekeeper.db-shm"}
+    assert set(modes.values()) == {0o600}
+
+
+def test_an_existing_database_readable_by_others_is_tightened_at_start(tmp_path: Path) -> None:
+    data = tmp_path / "shared"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    database = data / "talekeeper.db"
+    old = sqlite3.connect(database)
+    old.execute("PRAGMA journal_mode=WAL")
+    old.execute("CREATE TABLE leftover (x)")
+    old.commit()
+    for name in ("talekeeper.db", "talekeeper.db-wal", "talekeeper.db-shm"):
+        os.chmod(data / name, 0o644)
+    settings = make_settings(tmp_path, data_dir=str(data))
+    with TestClient(create_app(settings), base_url=LOCAL) as client:
+        assert client.get("/api/health").status_code == 200
+        modes = {p.name: _mode(p) for p in data.iterdir() if p.name.startswith("talekeeper.db")}
+    old.close()
+    assert set(modes) >= {"talekeeper.db", "talekeeper.db-wal", "talekeeper.db-shm"}
+    assert set(modes.values()) == {0o600}
+    assert _mode(data) == 0o755  # a directory we did not create is the owner's business
+
+
+def test_a_logged_database_error_shows_no_sql_parameters(
+    endpoint_settings: Settings, double: ModelDouble, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A reply refused by the database (a trigger standing in for a disk or schema fault):
+    the error is logged with its SQL but without the story text it was saving, and the
+    player still gets the reply's text in the answer."""
+    reply = "Maren whispers the vault's combination: seven, nineteen, forty-two."
+    with TestClient(create_app(endpoint_settings), base_url=LOCAL) as client:
+        adventure = client.post("/api/adventures", json={"scenario": "lantern-coast"}).json()
+        database = Path(endpoint_settings.data_dir) / "talekeeper.db"
+        with sqlite3.connect(database) as outside:
+            outside.execute(
+                "CREATE TRIGGER refuse_replies BEFORE INSERT ON actions "
+                "WHEN NEW.type = 'narration' BEGIN SELECT RAISE(ABORT, 'replies refused'); END"
+            )
+        outside.close()
+        double.script(reply)
+        caplog.clear()
+        with caplog.at_level(logging.ERROR):
+            answer = client.post(
+                f"/api/adventures/{adventure['id']}/actions",
+                json={"text": "ask Maren for the secret combination"},
+            )
+    logged = caplog.text
+    assert "replies refused" in logged and "INSERT INTO actions" in logged  # it was logged
+    assert "SQL parameters hidden" in logged
+    assert "seven, nineteen" not in logged and "secret combination" not in logged
+    assert answer.status_code == 500
+    error = answer.json()["error"]
+    assert error["code"] == "internal_error" and "Traceback" not in answer.text
+    assert error["reply_text"] == reply and error["action_saved"] is True
