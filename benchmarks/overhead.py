@@ -10,10 +10,13 @@ untimed ones, the sizes taking turns round-robin so that a busy moment on the
 machine falls on all of them alike. The 10,000-action story ends on a fork, so
 its path has two lineage entries.
 
-Two series: story length (100 -> 10,000 actions, a bank of one memory per 6
-actions, at most ``BANK_CAPACITY`` active) and bank size (25 -> 5,000 active
+Three series: story length (100 -> 10,000 actions, a bank of one memory per 6
+actions, at most ``BANK_CAPACITY`` active), bank size (25 -> 5,000 active
 memories over a 1,000-action story: more than one per block, as a raised
-capacity, an imported bank or hand-written memories give).
+capacity, an imported bank or hand-written memories give) and story cards (200 ->
+5,000 cards of 30 keywords each over a 1,000-action story, a few of them firing
+each turn; with the time to build the card set's matcher, which the first turn
+after a change to the cards pays).
 
     .venv/bin/python benchmarks/overhead.py [--write docs/benchmarks.md]
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
 import random
 import statistics
@@ -55,17 +59,21 @@ from talekeeper.providers.base import (
 )
 from talekeeper.services import adventures
 from talekeeper.services.ai_calls import LoggedModel
+from talekeeper.services.cards import CardMatcher
 from talekeeper.services.memory.authority import classify
 from talekeeper.services.memory.bank import pack
 from talekeeper.services.memory.terms import term_set
 from talekeeper.services.models import ModelSet
 from talekeeper.settings import DEFAULT_CONTEXT_TOKENS, load_settings
 from talekeeper.storage.db import session_scope
-from talekeeper.storage.models import Action, Branch, Memory
+from talekeeper.storage.models import Action, Branch, Memory, StoryCard
 
 SIZES = (100, 300, 1_000, 3_000, 10_000)
 BANKS = (25, 200, 1_000, 5_000)  # active memories, over a story of BANK_STORY actions
 BANK_STORY = 1_000
+CARDS = (200, 2_000, 5_000)  # story cards of CARD_KEYWORDS keywords, over a BANK_STORY story
+CARD_KEYWORDS = 30
+CARD_FIRES_EVERY = 100  # one card in this many has a keyword the story uses
 FORK_SIZE = 10_000  # the story that carries a fork
 FORK_TAIL = 100  # the fork's own actions: the last FORK_TAIL depths of the path
 TURNS = 200
@@ -232,11 +240,13 @@ def _rows(
 
 
 def populate(
-    rt: Runtime, uid: int, size: int, rng: random.Random, bank: int | None = None
-) -> tuple[int, int]:
-    """An adventure from the scenario with ``size`` actions after its opening and its
-    bank (``bank`` active memories, or one per block of 6 up to the capacity), in one
-    transaction; returns (adventure id, lineage entries)."""
+    rt: Runtime, uid: int, case: Case, rng: random.Random
+) -> tuple[int, int, float | None]:
+    """An adventure from the scenario with ``case.size`` actions after its opening, its
+    bank (``case.bank`` active memories, or one per block of 6 up to the capacity) and
+    ``case.cards`` story cards, in one transaction; returns (adventure id, lineage
+    entries, the card set's matcher build time in ms when it has cards)."""
+    size, bank = case.size, case.bank
     with session_scope(rt.sessions) as session:
         story = adventures.create(session, uid, {}, rt.memory, rt.scenario(SCENARIO))
         adventure, root = story.adventure, story.branch.id
@@ -261,7 +271,47 @@ def populate(
             session.execute(insert(Action), fork_rows)
             entries = 2
         _bank(session, rng, adventure.id, root, _blocks(size, bank))
-        return adventure.id, entries
+        build_ms = None
+        if case.cards:
+            cards = card_rows(adventure.id, case.cards, rng)
+            session.execute(insert(StoryCard), cards)
+            build_ms = matcher_build_ms(cards)
+        return adventure.id, entries, build_ms
+
+
+def card_rows(adventure_id: int, count: int, rng: random.Random) -> list[dict[str, Any]]:
+    """``count`` cards of ``CARD_KEYWORDS`` keywords each: invented names and two-word
+    phrases the story never uses, except that one card in ``CARD_FIRES_EVERY`` also has a
+    word of the story (so a few fire on every turn, as in a real lorebook)."""
+    syllables = ("ka", "ri", "mo", "ta", "le", "su", "ne", "vi", "ro", "da", "po", "lin", "eth")
+
+    def name() -> str:
+        return "".join(rng.choice(syllables) for _ in range(3)) + str(rng.randrange(10_000))
+
+    rows = []
+    for i in range(count):
+        keywords = [name() if k % 2 else f"{name()} {name()}" for k in range(CARD_KEYWORDS)]
+        if i % CARD_FIRES_EVERY == 0:
+            keywords[-1] = rng.choice(_WORDS)
+        rows.append(
+            {
+                "adventure_id": adventure_id,
+                "name": f"Card {i}",
+                "type": "other",
+                "keywords": json.dumps(keywords),
+                "entry": f"Card {i}: " + " ".join(rng.choice(_WORDS) for _ in range(12)),
+                "notes": "",
+            }
+        )
+    return rows
+
+
+def matcher_build_ms(rows: list[dict[str, Any]]) -> float:
+    """The time to build the matcher of a card set, as a turn does after any card changed."""
+    cards = [(i, tuple(json.loads(r["keywords"]))) for i, r in enumerate(rows, 1)]
+    started = time.perf_counter()
+    CardMatcher(cards)
+    return (time.perf_counter() - started) * 1000
 
 
 def _blocks(size: int, bank: int | None) -> tuple[list[tuple[int, int]], int]:
@@ -330,11 +380,12 @@ class TurnTiming:
 
 @dataclass(frozen=True)
 class Case:
-    """One story to time: its length and its bank (None: one memory per 6 actions, at most
-    ``BANK_CAPACITY`` active)."""
+    """One story to time: its length, its bank (None: one memory per 6 actions, at most
+    ``BANK_CAPACITY`` active) and its story cards beyond the scenario's."""
 
     size: int
     bank: int | None = None
+    cards: int = 0
 
 
 @dataclass
@@ -342,6 +393,8 @@ class SizeResult:
     size: int
     lineage_entries: int
     bank: int | None = None
+    cards: int = 0
+    build_ms: float | None = None  # the card set's matcher, built once
     totals: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     begins: list[float] = field(default_factory=list)
@@ -425,9 +478,9 @@ async def bench(
                 rt = Runtime.build(load_settings({"TALEKEEPER_DATA_DIR": str(data_dir)}))
                 uid = rt.local_user_id()
                 models = zero_models(rt, ZeroProvider(), uid, context_tokens)
-                adventure_id, entries = populate(rt, uid, case.size, rng, case.bank)
+                adventure_id, entries, build_ms = populate(rt, uid, case, rng)
                 texts = [player_text(rng) for _ in range(warmup + turns)]
-                result = SizeResult(case.size, entries, case.bank)
+                result = SizeResult(case.size, entries, case.bank, case.cards, build_ms)
                 benches.append(Bench(rt, models, uid, adventure_id, texts, result))
             gc.collect()
             for index in range(warmup + turns):
@@ -470,13 +523,19 @@ def _tables(title: str, rows: list[tuple[str, SizeResult]]) -> list[str]:
     ]
 
 
-def series(results: list[SizeResult]) -> tuple[list[SizeResult], list[SizeResult]]:
-    """(the story-length series, the bank-size series)."""
-    return [r for r in results if r.bank is None], [r for r in results if r.bank is not None]
+def series(
+    results: list[SizeResult],
+) -> tuple[list[SizeResult], list[SizeResult], list[SizeResult]]:
+    """(the story-length series, the bank-size series, the story-cards series)."""
+    return (
+        [r for r in results if r.bank is None and not r.cards],
+        [r for r in results if r.bank is not None],
+        [r for r in results if r.cards],
+    )
 
 
 def markdown(results: list[SizeResult], run: dict[str, Any], plot: str | None = None) -> str:
-    stories, banks = series(results)
+    stories, banks, cards = series(results)
     by_size = {r.size: r for r in stories}
     lines = [
         "Wall time per turn of everything but the model: `begin` (the player's action "
@@ -517,8 +576,27 @@ def markdown(results: list[SizeResult], run: dict[str, Any], plot: str | None = 
             "",
             *_tables("active memories", [(f"{r.bank:,}", r) for r in banks]),
         ]
+    if cards:
+        lines += [
+            "### By story cards",
+            "",
+            f"A {cards[0].size:,}-action story with N story cards of {CARD_KEYWORDS} keywords "
+            "each (invented names, half of them two-word phrases; one card in "
+            f"{CARD_FIRES_EVERY} also has a word of the story, so a few fire every turn). The "
+            "card set's matcher is built by the first turn after any change to the cards, "
+            "then kept: the build time is that turn's extra cost.",
+            "",
+            *_tables("story cards", [(f"{r.cards:,}", r) for r in cards]),
+            "| story cards | keywords | matcher build |",
+            "|---:|---:|---:|",
+            *(
+                f"| {r.cards:,} | {r.cards * CARD_KEYWORDS:,} | {r.build_ms or 0:.0f} ms |"
+                for r in cards
+            ),
+            "",
+        ]
     if plot:
-        lines += [f"![Turn overhead by story length and bank size]({plot})", ""]
+        lines += [f"![Turn overhead by story length, bank size and story cards]({plot})", ""]
     target = by_size.get(TARGET_SIZE)
     if target is not None:
         met = "met" if target.median <= TARGET_MS else "missed"
@@ -553,11 +631,11 @@ def markdown(results: list[SizeResult], run: dict[str, Any], plot: str | None = 
 def draw(results: list[SizeResult], path: Path) -> None:
     """Median and p95 per turn against story length and against bank size, log scales."""
     plt = pyplot()
-    stories, banks = series(results)
-    panels = [(p, s) for p, s in (("story", stories), ("bank", banks)) if s]
+    stories, banks, cards = series(results)
+    panels = [(p, s) for p, s in (("story", stories), ("bank", banks), ("cards", cards)) if s]
     fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False)
     for ax, (kind, rs) in zip(axes[0], panels, strict=True):
-        xs = [r.size if kind == "story" else r.bank for r in rs]
+        xs = [{"story": r.size, "bank": r.bank, "cards": r.cards}[kind] for r in rs]
         ax.plot(xs, [r.median for r in rs], marker="o", label="median")
         ax.plot(xs, [r.p95 for r in rs], marker="s", linestyle=":", label="p95")
         ax.plot(xs, [r.part("retrieve_ms") for r in rs], marker="^", label="retrieval (median)")
@@ -568,6 +646,9 @@ def draw(results: list[SizeResult], path: Path) -> None:
         if kind == "story":
             ax.set_xlabel("story length (actions)")
             ax.set_title(f"By story length (bank ≤ {BANK_CAPACITY} active)")
+        elif kind == "cards":
+            ax.set_xlabel(f"story cards ({CARD_KEYWORDS} keywords each)")
+            ax.set_title(f"By story cards ({rs[0].size:,}-action story)")
         else:
             ax.set_xlabel("active memories in the bank")
             ax.set_title(f"By bank size ({rs[0].size:,}-action story)")
@@ -585,10 +666,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=WARMUP)
     parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
     parser.add_argument("--banks", type=int, nargs="*", default=list(BANKS))
+    parser.add_argument("--cards", type=int, nargs="*", default=list(CARDS))
     parser.add_argument("--context-tokens", type=int, default=DEFAULT_CONTEXT_TOKENS)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     cases = [Case(size) for size in args.sizes] + [Case(BANK_STORY, b) for b in args.banks]
+    cases += [Case(BANK_STORY, cards=n) for n in args.cards]
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     results = asyncio.run(bench(cases, args.turns, args.warmup, args.context_tokens, args.seed))

@@ -6,6 +6,8 @@ Invariants:
   branch; a scenario's opening becomes the first narration (depth 0) and its
   cast becomes character cards, de-duplicated by name (``scenarios``).
 - Client values are checked against ``limits`` before anything is written.
+- An adventure holds at most ``limits.MAX_CARDS`` story cards: one more is refused
+  (one count query) before it is written.
 - Deleting an adventure deletes its tree, cards and snapshots with it.
 - The listing's ``length`` counts the same actions as the adventure's own view.
 """
@@ -15,9 +17,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from talekeeper.core.errors import InvalidInput, NotFound
+from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.lineage import lineage_of
 from talekeeper.services import limits
 from talekeeper.services.cards import CardView, clean_card, matches_search
@@ -196,6 +199,16 @@ def listing_with_lengths(session: Session, user_id: int) -> list[dict[str, Any]]
 
 def add_card(session: Session, adventure: Adventure, data: dict[str, Any]) -> CardView:
     fields = clean_card(data)
+    count = session.scalar(
+        select(func.count()).select_from(StoryCard).where(StoryCard.adventure_id == adventure.id)
+    )
+    if (count or 0) >= limits.MAX_CARDS:
+        raise Conflict(
+            f"Adventure {adventure.id} has {count:,} story cards and one adventure may hold at "
+            f"most {limits.MAX_CARDS:,}: delete or merge cards you no longer need before "
+            "adding another.",
+            code="limit_reached",
+        )
     row = StoryCard(
         adventure_id=adventure.id,
         name=fields["name"],

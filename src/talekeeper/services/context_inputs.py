@@ -23,13 +23,7 @@ from talekeeper.core.errors import ConfigurationError
 from talekeeper.core.lineage import Lineage
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.providers.base import CompletionRequest, Message
-from talekeeper.services.cards import (
-    CARD_SCAN_ACTIONS,
-    CardView,
-    FiredCard,
-    cards_section,
-    fired_cards,
-)
+from talekeeper.services.cards import CARD_SCAN_ACTIONS, FiredCard, cards_section, fired_in
 from talekeeper.services.context import BuiltContext, HistoryEntry, Section, build_context
 from talekeeper.services.memory.base import Retrieval
 from talekeeper.services.memory.scene import Scene, query_texts, scene_for
@@ -190,9 +184,8 @@ def gather(
     rendered_action = render(player_type, player_text) if player_type else ""
     newest_narration = next((r.text for r, _ in reversed(rows) if r.type == NARRATION), "")
     recent = [rendered for _, rendered in rows[-(CARD_SCAN_ACTIONS - 1) :]]
-    cards = [CardView.of(c) for c in story.repo.cards(story.adventure.id)]
     recent_text = "\n".join([*recent, rendered_action])
-    fired = fired_cards(cards, recent_text, player_text)
+    fired = fired_in(story.session, story.adventure.id, recent_text, player_text)
     scene = scene_for(story.adventure, fired, recent_text)
     query_input, query_context = query_texts(player_text, scene, newest_narration, counter)
     lineage = story.lineage()

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from talekeeper.core.tokens import TokenCounter
-from talekeeper.services.cards import CardView, keyword_in
+from talekeeper.services.cards import CardView, fired_cards
 
 CAST_LINES = 8  # memory.md §2: the protagonist and the cards together, enough for a scene
 LINE_CHARS = 240  # memory.md §2: one card's gist; a whole entry would crowd out the passage
@@ -87,8 +87,7 @@ def card_line(card: CardView) -> str:
 
 def cast_cards(cards: Sequence[CardView], block: str, room: int) -> list[CardView]:
     """Up to ``room`` cards: those named in ``block`` first, then other characters."""
-    folded = block.casefold()
-    named = [c for c in cards if any(keyword_in(k, block, folded) for k in c.keywords)]
+    named = [fired.card for fired in fired_cards(cards, block, "")]  # one cached matcher
     filler = [c for c in cards if c.type == FILLER_TYPE and c not in named]
     return (named + filler)[: max(room, 0)]
 

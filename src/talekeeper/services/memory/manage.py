@@ -16,6 +16,8 @@ Invariants:
   covered and the memory pass never writes it again.
 - When a memory's text changes (written or edited) background work is
   scheduled in the same transaction, so the embedding pass re-embeds it.
+- A hand-written memory is refused, before it is written, once the adventure
+  holds ``limits.MAX_MEMORIES`` memories of any status (one index read).
 - The turns that used a memory are the replies ``memory_uses`` records (one row
   per reply that put it in its context), whatever became of those replies since.
 - A memory belongs to an adventure of the requesting user; anyone else's is
@@ -205,10 +207,20 @@ def _text(value: Any) -> str:
 
 def create(story: Story, text: Any, pinned: bool, memory: MemoryService, user_id: int) -> Memory:
     """A hand-written memory on the current branch (see the module's invariants)."""
+    cleaned = _text(text)
+    _, count = MemoryRepository(story.session).bank_state(story.adventure.id)
+    if count >= limits.MAX_MEMORIES:
+        raise Conflict(
+            f"Adventure {story.adventure.id} holds {count:,} memories (forgotten, withdrawn "
+            f"and deleted ones included) and one adventure may hold at most "
+            f"{limits.MAX_MEMORIES:,}: put what you want kept in a story card or the Plot "
+            "Essentials instead.",
+            code="limit_reached",
+        )
     row = new_memory(
         story.session,
         story.adventure.id,
-        _text(text),
+        cleaned,
         branch_id=story.branch.id,
         depth=story.branch.fork_depth - 1,
         origin=USER,

@@ -23,7 +23,7 @@ from typing import Any
 from talekeeper.core.errors import InvalidInput
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services import limits
-from talekeeper.services.cards import CARD_SCAN_ACTIONS, CardView, FiredCard, fired_cards
+from talekeeper.services.cards import CARD_SCAN_ACTIONS, FiredCard, fired_in
 from talekeeper.services.rendering import render
 from talekeeper.services.tree import Story
 from talekeeper.storage.models import Adventure
@@ -93,8 +93,7 @@ def current_scene(story: Story) -> Scene:
         return scene_for(story.adventure, [], "")
     rows = story.repo.newest_texts(story.lineage(), CARD_SCAN_ACTIONS)
     recent = "\n".join(render(r.type, r.text) for r in reversed(rows))
-    cards = [CardView.of(c) for c in story.repo.cards(story.adventure.id)]
-    return derived_scene(fired_cards(cards, recent, ""), recent)
+    return derived_scene(fired_in(story.session, story.adventure.id, recent, ""), recent)
 
 
 def query_texts(

@@ -1,0 +1,48 @@
+"""The export file's format: its name, versions, sections, the values its fields take, and
+the limits an import holds it to."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from talekeeper.services import limits
+from talekeeper.services.memory import summary as summaries
+from talekeeper.services.memory.authority import ACCEPTED, HEURISTIC
+from talekeeper.storage.repositories import memory as memories
+from talekeeper.storage.repositories.story import ACTIVE, REMOVED, TAKE, UNDONE
+
+FORMAT = "talekeeper-adventure"
+VERSION = 2
+STATES = (ACTIVE, TAKE, UNDONE, REMOVED)
+_V1 = frozenset({"format", "version", "adventure", "branches", "actions", "cards", "insights"})
+SECTIONS = {1: _V1, 2: _V1 | {"memories", "summaries"}}  # what each version's file holds
+AUTHORITIES = (ACCEPTED, HEURISTIC)
+ORIGINS = (memories.AUTO, memories.USER)
+TRIGGERS = (summaries.INTERVAL, summaries.USER)
+WRITER_MAX = 255  # a model name, as the column holds it
+SCENARIO_MAX = 64  # a scenario id, as the column holds it
+MAX_INTEGER = 2**31 - 1  # depths, takes and keys fit a 32-bit column on every database
+# How deep any value of a file may nest. An export nests about 8 deep (the memories an
+# Insights snapshot lists); the bound keeps every later reading of a value copied verbatim
+# (the export, the Insights page) far from the recursion limit.
+MAX_NESTING = 32
+
+# The most entries of each list a file may hold: what one adventure may hold. Insights
+# snapshots are one per reply, so no more than actions; Story Summary versions (one per 15
+# actions, plus the player's edits) are held to the same number.
+ENTRY_CAPS = {
+    "branches": (limits.MAX_BRANCHES, "branches"),
+    "actions": (limits.MAX_ACTIONS, "actions (every state: takes, undone and removed ones too)"),
+    "cards": (limits.MAX_CARDS, "story cards"),
+    "memories": (limits.MAX_MEMORIES, "memories (every status)"),
+    "insights": (limits.MAX_ACTIONS, "Insights snapshots (one per action)"),
+    "summaries": (limits.MAX_ACTIONS, "Story Summary versions"),
+}
+
+# Replies' uses of memories (``used_by`` entries) in one file: every reply of the largest
+# adventure (half its rows) using 40 memories, eight times the most a turn retrieves.
+USES_MAX = limits.MAX_ACTIONS * 20
+
+
+def time_text(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
