@@ -1,14 +1,25 @@
 from __future__ import annotations
 
+import logging
+import re
+import sqlite3
+import stat
+import threading
+import time
+from contextlib import closing
 from pathlib import Path
 
+import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect, select, text
+from sqlalchemy import Engine, inspect, select, text
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session, sessionmaker
 
+from talekeeper.core.errors import ConfigurationError
 from talekeeper.storage import migrate
-from talekeeper.storage.db import make_engine, make_session_factory, session_scope
+from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
 from talekeeper.storage.models import Base, User
 from talekeeper.storage.repositories.users import UserRepository
 
@@ -99,3 +110,201 @@ def test_an_existing_story_summary_becomes_the_players_first_version(tmp_path: P
     with engine.connect() as connection:
         back = connection.execute(text("SELECT title, story_summary FROM adventures")).all()
     assert sorted(tuple(r) for r in back) == [("empty", ""), ("kept", "Mara found the key.")]
+
+
+# -- 0004: claims with an owner, the count of action rows; the copy before migrating -----------
+
+
+def _story_at_0003(engine: Engine) -> None:
+    """One adventure with a branch, three actions and a claimed job, written at 0003."""
+    migrate.upgrade(engine, "0003")
+    now = "2026-12-01 10:00:00"
+    with engine.begin() as connection:
+        adventure = connection.execute(
+            text(
+                "INSERT INTO adventures (user_id, title, persona_name, persona_pronouns, "
+                "persona_description, ai_instructions, plot_essentials, authors_note, "
+                "auto_summarize, memory_bank, created_at, updated_at) "
+                "VALUES (1, 'kept', '', '', '', '', '', '', 1, 1, :n, :n)"
+            ),
+            {"n": now},
+        ).lastrowid
+        branch = connection.execute(
+            text(
+                "INSERT INTO branches (adventure_id, fork_depth, name, created_at) "
+                "VALUES (:a, 0, 'Main', :n)"
+            ),
+            {"a": adventure, "n": now},
+        ).lastrowid
+        for depth, state in ((0, "active"), (1, "take"), (1, "active")):
+            connection.execute(
+                text(
+                    "INSERT INTO actions (adventure_id, branch_id, depth, type, text, state, "
+                    "take, created_at) VALUES (:a, :b, :d, 'do', 'x', :s, 1, :n)"
+                ),
+                {"a": adventure, "b": branch, "d": depth, "s": state, "n": now},
+            )
+        connection.execute(
+            text(
+                "INSERT INTO derived_jobs (adventure_id, requested_at, claimed_at) "
+                "VALUES (:a, :n, :n)"
+            ),
+            {"a": adventure, "n": now},
+        )
+
+
+def test_0004_counts_each_adventures_rows_and_downgrades_without_loss(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    _story_at_0003(engine)
+    migrate.upgrade(engine)
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT action_rows FROM adventures")).scalar() == 3
+        job = connection.execute(text("SELECT claimed_at, claimed_by FROM derived_jobs")).one()
+        assert job[0] is not None and job[1] is None  # a claim from before owners had none
+    command.downgrade(migrate.alembic_config(engine), "0003")
+    with engine.connect() as connection:
+        assert "action_rows" not in {
+            c["name"] for c in inspect(connection).get_columns("adventures")
+        }
+        assert "claimed_by" not in {
+            c["name"] for c in inspect(connection).get_columns("derived_jobs")
+        }
+        assert connection.execute(text("SELECT count(*) FROM actions")).scalar() == 3
+        assert connection.execute(text("SELECT count(*) FROM derived_jobs")).scalar() == 1
+
+
+def test_an_older_database_is_copied_before_it_is_migrated(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "tk.db"
+    engine = make_engine(f"sqlite:///{path}")
+    _story_at_0003(engine)
+    reader = sqlite3.connect(path)  # while any connection is open, the WAL is not folded in
+    reader.execute("SELECT count(*) FROM actions").fetchall()
+    assert (tmp_path / "tk.db-wal").stat().st_size > 0  # the latest commits are in the WAL
+    with caplog.at_level(logging.INFO, logger="talekeeper.storage.migrate"):
+        migrate.upgrade(engine)
+    reader.close()
+    copies = sorted(tmp_path.glob("tk.db.backup-*"))
+    assert [c.name.split("-")[1] for c in copies] == ["0003"]
+    copy = copies[0]
+    assert re.fullmatch(r"tk\.db\.backup-0003-\d{8}T\d{6}Z", copy.name)
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+    assert str(copy) in caplog.text
+    with closing(sqlite3.connect(copy)) as backup:  # the data as it was, WAL included
+        assert backup.execute("SELECT version_num FROM alembic_version").fetchone() == ("0003",)
+        assert backup.execute("SELECT count(*) FROM actions").fetchone() == (3,)
+        columns = {row[1] for row in backup.execute("PRAGMA table_info(adventures)")}
+        assert "action_rows" not in columns
+    assert migrate.current_revision(engine) == migrate.head_revision(engine)
+
+
+def test_a_fresh_or_current_database_is_not_copied(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    migrate.upgrade(engine)  # fresh: nothing to keep
+    migrate.upgrade(engine)  # already at head: nothing changes
+    assert migrate.backup_before_upgrade(engine) is None
+    assert list(tmp_path.glob("*.backup-*")) == []
+
+
+def _counter(sessions: sessionmaker[Session]) -> None:
+    with session_scope(sessions) as session:
+        UserRepository(session).save_settings(UserRepository(session).local_user().id, {"n": 0})
+
+
+def test_read_then_write_transactions_racing_each_other_never_fail_as_locked(
+    tmp_path: Path,
+) -> None:
+    """Each unit reads a counter, lets the other thread commit, then writes it back: a
+    deferred transaction would fail at its write (its snapshot is stale, and SQLite answers
+    "database is locked" at once, without waiting); a write unit takes the lock first."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    migrate.upgrade(engine)
+    sessions = make_session_factory(engine)
+    _counter(sessions)
+    errors: list[str] = []
+    rounds = 60
+
+    def bump() -> None:
+        for _ in range(rounds):
+            try:
+                with session_scope(sessions) as session:
+                    repo = UserRepository(session)
+                    uid = repo.local_user().id
+                    n = repo.settings(uid)["n"]
+                    time.sleep(0.001)  # the other thread gets its turn here
+                    repo.save_settings(uid, {"n": n + 1})
+            except Exception as exc:  # noqa: BLE001 -- every failure is the finding
+                errors.append(f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=bump) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with read_scope(sessions) as session:
+        repo = UserRepository(session)
+        assert repo.settings(repo.local_user().id)["n"] == 2 * rounds  # no update was lost
+
+
+def test_a_read_unit_never_waits_for_a_writer_and_cannot_write(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}?timeout=2")
+    migrate.upgrade(engine)
+    sessions = make_session_factory(engine)
+    outside = sqlite3.connect(tmp_path / "tk.db", isolation_level=None)
+    outside.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        began = time.monotonic()
+        with read_scope(sessions) as session:
+            assert session.scalar(select(User.name)) == "local"
+        assert time.monotonic() - began < 0.5
+        with pytest.raises(OperationalError, match="readonly"), read_scope(sessions) as session:
+            session.add(User(name="intruder"))
+            session.flush()
+    finally:
+        outside.execute("ROLLBACK")
+        outside.close()
+    with read_scope(sessions) as session:
+        assert session.scalar(select(User).where(User.name == "intruder")) is None
+
+
+def test_the_busy_timeout_comes_from_the_url_and_a_bad_one_is_refused(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}?timeout=0.25")
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == 250
+    with pytest.raises(ConfigurationError, match="'timeout'"):
+        make_engine(f"sqlite:///{tmp_path / 'tk.db'}?timeout=soon")
+
+
+def test_writers_of_one_process_take_the_lock_in_turn(tmp_path: Path) -> None:
+    """Eight threads writing back to back: a writer is overtaken by about the seven already
+    waiting when it asked (twice that allows for the moments before it joins the queue).
+    In SQLite's own busy handler, which polls with growing sleeps, a waiting writer was
+    overtaken by hundreds."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    migrate.upgrade(engine)
+    sessions = make_session_factory(engine)
+    threads, rounds = 8, 40
+    committed = 0  # units finished, counted while each still holds the lock
+    overtaken: list[int] = []
+
+    def write(k: int) -> None:
+        nonlocal committed
+        for i in range(rounds):
+            asked = committed
+            with session_scope(sessions) as session:
+                session.scalar(select(User.id).limit(1))  # the lock is ours from here
+                overtaken.append(committed - asked)
+                time.sleep(0.001)
+                session.add(User(name=f"writer {k}.{i}"))
+                session.flush()
+                committed += 1
+
+    workers = [threading.Thread(target=write, args=(k,)) for k in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert len(overtaken) == threads * rounds and committed == threads * rounds
+    assert max(overtaken) <= 2 * (threads - 1)

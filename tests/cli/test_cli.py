@@ -735,6 +735,7 @@ def test_a_bad_file_is_refused_in_one_line_and_nothing_is_imported(library: Libr
     broken["actions"][last]["branch"] = 99  # a branch the file does not have
     paths = [
         library.write("not-json.json", b"this is not JSON {"),
+        library.write("deep.json", b"[" * 200_000 + b"]" * 200_000),
         library.write("other.json", {"format": "someone-else", "version": 1}),
         library.write("corrupted.json", broken),
         cli.data.parent / "missing.json",
@@ -747,8 +748,9 @@ def test_a_bad_file_is_refused_in_one_line_and_nothing_is_imported(library: Libr
     too_large = results.pop()
     assert too_large.returncode == 2 and "is not an adventure id" in too_large.stderr
     assert [done.returncode for done in results] == [1] * len(results)
-    not_json, other, corrupt, missing, unknown = map(one_line_error, results)
+    not_json, deep, other, corrupt, missing, unknown = map(one_line_error, results)
     assert "not-json.json is not a JSON file" in not_json
+    assert "deep.json nests its values too deeply" in deep
     assert "not a Talekeeper adventure export" in other
     assert f"file.actions[{last}].branch names no branch" in corrupt
     assert "Cannot read" in missing and "No such file" in missing

@@ -1,6 +1,8 @@
 """Property: random sequences of story operations keep every branch's path exactly as a
 simple reference model says, and refuse exactly the operations that would change another
-branch's past."""
+branch's past. Every way of reading a path agrees with the model: the whole path, its
+newest rows a page at a time (per entry and in depth windows), and each branch's head in
+the tree."""
 
 from __future__ import annotations
 
@@ -136,3 +138,21 @@ def test_paths_follow_the_reference_model(
                 assert actual == expected, (op, branch_id)
                 depths = [a.depth for a in story.repo.path(story.lineage(branch_id))]
                 assert depths == sorted(set(depths))
+                check_pages(story, branch_id, expected, depths, pick)
+            heads = {b["id"]: b["head_action_id"] for b in story.tree()["branches"]}
+            assert heads == {b: (p[-1] if p else None) for b, p in model.paths.items()}
+
+
+def check_pages(
+    story: Story, branch_id: int, expected: list[int], depths: list[int], pick: int
+) -> None:
+    """The newest rows, a page at a time from any depth down, are the path's own."""
+    lineage = story.lineage(branch_id)
+    newest = expected[::-1]
+    size = 1 + pick % max(1, len(expected))  # up to the whole path: across every entry
+    assert [a.id for a in story.repo.newest(lineage, size)] == newest[:size]
+    if depths:
+        cut = depths[pick % len(depths)]
+        below = [i for i, d in zip(expected, depths, strict=True) if d < cut][::-1]
+        page = story.repo.newest_texts(lineage, size, below_depth=cut)
+        assert [a.id for a in page] == below[:size]

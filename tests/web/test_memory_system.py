@@ -52,7 +52,7 @@ def settings_client(tmp_path: Path, double: ModelDouble, **env: str) -> TestClie
         "timeout": "2",
     }
     values.update(env)
-    return TestClient(create_app(make_settings(tmp_path, **values), base_url=LOCAL))
+    return TestClient(create_app(make_settings(tmp_path, **values)), base_url=LOCAL)
 
 
 @pytest.fixture

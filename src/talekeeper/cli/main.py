@@ -44,6 +44,28 @@ def _adventure_id(text: str) -> int:
 
 
 def _serve(settings: Settings, _args: argparse.Namespace) -> int:
+    """Serve on a loopback address only: local mode has no login, so a wider bind is
+    refused (exit status 2) before anything starts."""
+    import ipaddress
+
+    host = settings.host.strip().lower().removeprefix("[").removesuffix("]")
+    try:
+        address = ipaddress.ip_address(host)
+        mapped = getattr(address, "ipv4_mapped", None)
+        loopback = address.is_loopback or bool(mapped and mapped.is_loopback)
+    except ValueError:  # a name: only localhost is sure to stay on this machine
+        loopback = host == "localhost"
+    if not loopback:
+        print(
+            f"talekeeper: TALEKEEPER_HOST is {settings.host!r}, not a loopback address, and "
+            "local mode has no login: anyone who can reach the port could read and change "
+            "every story. Keep TALEKEEPER_HOST=127.0.0.1 and put a reverse proxy with its own "
+            "login in front, adding the name it is reached by to TALEKEEPER_ALLOWED_HOSTS; "
+            "accounts mode, for sharing, is not in this version.",
+            file=sys.stderr,
+        )
+        return 2
+
     import uvicorn
 
     from talekeeper.web.app import create_app
@@ -134,6 +156,10 @@ def _import(settings: Settings, args: argparse.Namespace) -> int:
         raise InvalidInput(f"Cannot read {args.file}: {exc.strerror}.") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{args.file} is not a JSON file ({exc}).") from None
+    except RecursionError:
+        raise InvalidInput(
+            f"{args.file} nests its values too deeply to be an adventure file."
+        ) from None
 
     async def work(rt: Any) -> int:
         with session_scope(rt.sessions) as session:

@@ -9,14 +9,20 @@ with no walk over the actions. ``max_depth`` is ``None`` for the branch itself
 
 Invariant: the entries are ordered deepest first and their depth ranges do not
 overlap, so the first entry holding an active row holds the head.
+
+The heads of every branch at once (``branch_heads``) follow from two facts per
+branch, its own newest row and its parent's newest row below its fork: a branch
+with neither inherits its parent's inherited head, so each branch is resolved
+once, linear in the branches however deep they nest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 Lineage = tuple[tuple[int, int | None], ...]
+Tip = tuple[int, int]  # an action as (id, depth)
 
 
 @dataclass(frozen=True)
@@ -60,3 +66,44 @@ def inherited_limit(branches: Mapping[int, BranchLink], branch_id: int) -> int:
         (b.fork_depth - 1 for b in branches.values() if b.parent_id == branch_id),
         default=-1,
     )
+
+
+def branch_heads(
+    branches: Mapping[int, BranchLink],
+    own: Mapping[int, Tip],
+    base: Mapping[int, Tip],
+    read_inherited: Callable[[int], Tip | None],
+) -> dict[int, Tip | None]:
+    """Every branch's head: its own newest active row (``own``), else the newest one its
+    lineage inherits. ``base``: per branch, its parent's newest active row below its fork
+    depth (absent when none, or when the fork depth is not above the parent's).
+
+    With no base row, a branch inherits what its parent inherits: the lineage bound below
+    the parent is then the parent's own fork depth - 1. Only a fork depth below the
+    parent's (an imported oddity) or a cycle breaks that rule; ``read_inherited`` reads
+    such a branch's inherited head from its lineage instead.
+    """
+    inherited: dict[int, Tip | None] = {}
+    for start in branches:
+        chain: list[int] = []
+        found: Tip | None = None
+        current: int | None = start
+        while current is not None and current not in inherited:
+            chain.append(current)
+            branch = branches[current]
+            parent = branches.get(branch.parent_id) if branch.parent_id is not None else None
+            if parent is None:
+                break
+            if current in base:
+                found = base[current]
+                break
+            if branch.fork_depth < parent.fork_depth or parent.id in chain:
+                found = read_inherited(current)
+                break
+            current = parent.id
+        else:
+            if current is not None:
+                found = inherited[current]
+        for resolved in chain:  # each link of the chain inherits the same row
+            inherited[resolved] = found
+    return {b: own.get(b) or inherited.get(b) for b in branches}

@@ -20,6 +20,13 @@ Invariants:
   shared past of both branches.
 - Every change is reported to the memory service in the same transaction
   (``StoryChange``), so derived work can follow it.
+- Caps (``services.limits``): a fork is refused at ``MAX_BRANCHES`` branches, and
+  every new action row (an action, a reply, a retry's take) at ``MAX_ACTIONS``
+  rows of every state. A player's action needs room for its reply too, and a
+  retry is refused before its model call, so no reply is generated that could
+  not be saved. The count is ``adventures.action_rows``, kept with each row
+  written (counted once from the rows when it is unknown: an imported
+  adventure), so the check costs a turn no query.
 """
 
 from __future__ import annotations
@@ -32,7 +39,14 @@ from sqlalchemy.orm import Session
 
 from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
-from talekeeper.core.lineage import BranchLink, Lineage, inherited_limit, lineage_of
+from talekeeper.core.lineage import (
+    BranchLink,
+    Lineage,
+    Tip,
+    branch_heads,
+    inherited_limit,
+    lineage_of,
+)
 from talekeeper.services import limits
 from talekeeper.services.memory.base import MemoryService, StoryChange
 from talekeeper.services.rendering import NARRATION, is_player, render
@@ -175,6 +189,7 @@ class Story:
         """A new active row at the next depth of the branch (the current one unless given);
         that branch's redo stack is forgotten. ``known``: ``head_and_redo`` of the branch,
         when the caller has just read it."""
+        rows = self.make_room(2 if is_player(type_) else 1)  # a player's action: and its reply
         branch = self.branches[branch_id or self.branch.id]
         head, has_redo = known or self.head_and_redo(branch.id)
         depth = max(head.depth + 1 if head else 0, branch.fork_depth)
@@ -190,6 +205,7 @@ class Story:
             take=1,
         )
         self.repo.add(row)
+        self._counted(rows)
         if touch:
             self.touch()
         self._changed("append" if is_player(type_) else "reply", row)
@@ -197,6 +213,7 @@ class Story:
 
     def add_take(self, replaced: Action, text: str) -> Action:
         """A new take of ``replaced``'s slot becomes active; ``replaced`` becomes a take."""
+        rows = self.make_room(1)
         takes = self.repo.slot(replaced.branch_id, replaced.depth)
         self.repo.discard_beyond(replaced.branch_id, replaced.depth)
         replaced.state = TAKE
@@ -211,6 +228,7 @@ class Story:
             take=max(t.take for t in takes) + 1,
         )
         self.repo.add(row)
+        self._counted(rows)
         self.touch()
         self._changed("retry", row, replaced.id)
         return row
@@ -221,6 +239,7 @@ class Story:
         head = self.head()
         if head is None:
             raise Conflict("There is nothing to retry yet: write an action first.")
+        self.make_room(1)
         if head.type != NARRATION:
             return None
         self._own_and_free(head, "retry")
@@ -308,6 +327,13 @@ class Story:
                 "switch to it first, then fork."
             )
         name = limits.text_field(name, "name", limits.BRANCH_NAME_MAX)
+        if len(self.branches) >= limits.MAX_BRANCHES:
+            raise Conflict(
+                f"Adventure {self.adventure.id} has {len(self.branches):,} branches, the most "
+                f"one adventure may hold ({limits.MAX_BRANCHES:,}): go on in a branch it has "
+                "(switch to it) instead of forking, or start a new adventure for this line.",
+                code="limit_reached",
+            )
         branch = Branch(
             adventure_id=self.adventure.id,
             parent_id=row.branch_id,
@@ -332,11 +358,18 @@ class Story:
     # -- the tree -------------------------------------------------------------------------
 
     def tree(self) -> dict[str, Any]:
-        own = self.repo.own_action_counts(self.adventure.id)
-        lineage = self.lineage()
+        """Every branch with its head, in a constant number of queries (``branch_tips``)."""
+        tips = {tip.branch_id: tip for tip in self.repo.branch_tips(self.adventure.id)}
+        heads = branch_heads(
+            self.links(),
+            {b: own for b, t in tips.items() if (own := t.own) is not None},
+            {b: base for b, t in tips.items() if (base := t.base) is not None},
+            self._inherited_head,
+        )
         branches = []
         for branch in self.branches.values():
-            head = self.repo.head(self.lineage(branch.id))
+            tip = tips.get(branch.id)
+            head = heads.get(branch.id)
             branches.append(
                 {
                     "id": branch.id,
@@ -344,9 +377,9 @@ class Story:
                     "parent_id": branch.parent_id,
                     "fork_depth": branch.fork_depth,
                     "forked_from_action_id": branch.forked_from_action_id,
-                    "own_actions": own.get(branch.id, 0),
-                    "head_action_id": head.id if head else None,
-                    "head_depth": head.depth if head else None,
+                    "own_actions": tip.own_count if tip else 0,
+                    "head_action_id": head[0] if head else None,
+                    "head_depth": head[1] if head else None,
                     "current": branch.id == self.branch.id,
                     "created_at": branch.created_at.isoformat(),
                 }
@@ -354,11 +387,38 @@ class Story:
         return {
             "adventure_id": self.adventure.id,
             "current_branch_id": self.branch.id,
-            "lineage": [{"branch_id": b, "max_depth": m} for b, m in lineage],
+            "lineage": [{"branch_id": b, "max_depth": m} for b, m in self.lineage()],
             "branches": branches,
         }
 
+    def _inherited_head(self, branch_id: int) -> Tip | None:
+        head = self.repo.head(self.lineage(branch_id)[1:])
+        return (head.id, head.depth) if head else None
+
     # -- rules ----------------------------------------------------------------------------
+
+    def make_room(self, rows: int) -> int:
+        """Refuse, before anything is written or generated, a change that would bring the
+        adventure past ``MAX_ACTIONS`` action rows (``rows``: how many it will write).
+        Returns the rows it has now. Writes nothing (a retry checks in a read unit)."""
+        count = self.adventure.action_rows
+        if count is None:  # an adventure written without the count (an import): count once
+            count = self.repo.count_actions(self.adventure.id)
+        if count + rows > limits.MAX_ACTIONS:
+            raise Conflict(
+                f"Adventure {self.adventure.id} holds {count:,} actions (takes, undone and "
+                f"deleted ones included), and one adventure may hold at most "
+                f"{limits.MAX_ACTIONS:,}: start a new adventure to go on with this story "
+                "(export this one first to keep it whole).",
+                code="limit_reached",
+            )
+        return count
+
+    def _counted(self, before: int) -> None:
+        # Stored in the change's own transaction. SQLite has one writer at a time, and a
+        # transaction cannot commit a count it read before another's commit, so no row
+        # goes uncounted.
+        self.adventure.action_rows = before + 1
 
     def _own_and_free(self, row: Action, verb: str) -> None:
         if row.branch_id != self.branch.id:

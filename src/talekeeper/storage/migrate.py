@@ -3,17 +3,33 @@
 ``upgrade(url)`` brings any database to the newest schema; the app calls it on
 start and ``talekeeper db upgrade`` calls it by hand. No ``alembic.ini`` is
 needed on disk.
+
+Invariant: before a SQLite database file whose tables are at an older revision
+is migrated, it is copied next to itself (``<name>.backup-<revision>-<UTC time>``,
+mode 0600) with SQLite's backup API, which copies one consistent snapshot even
+while other connections write through the WAL; the log says where. A fresh
+database (no revision yet) or one already at the target makes no copy.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine
 
+from talekeeper.core.clock import utcnow
+from talekeeper.storage.db import READ_ONLY
+
+log = logging.getLogger(__name__)
+
 MIGRATIONS = Path(__file__).parent / "migrations"
+BACKUP_MODE = 0o600  # the copy holds every story and any API key the database holds
 
 
 def alembic_config(engine: Engine) -> Config:
@@ -25,13 +41,15 @@ def alembic_config(engine: Engine) -> Config:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
+    backup_before_upgrade(engine, revision)
     command.upgrade(alembic_config(engine), revision)
 
 
 def current_revision(engine: Engine) -> str | None:
     from alembic.runtime.migration import MigrationContext
 
-    with engine.connect() as connection:
+    # A read: the health check must not queue behind writers for the one write lock.
+    with engine.execution_options(**{READ_ONLY: True}).connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
 
 
@@ -39,3 +57,56 @@ def head_revision(engine: Engine) -> str | None:
     from alembic.script import ScriptDirectory
 
     return ScriptDirectory.from_config(alembic_config(engine)).get_current_head()
+
+
+def backup_before_upgrade(engine: Engine, revision: str = "head") -> Path | None:
+    """Copy the SQLite database file if upgrading to ``revision`` would migrate it; the
+    copy's path, or None when there is nothing to copy (not a file, fresh, up to date)."""
+    path = _database_file(engine)
+    if path is None:
+        return None
+    current = current_revision(engine)
+    target = head_revision(engine) if revision == "head" else revision
+    if current is None or current == target:
+        return None
+    copy = _backup(path, current)
+    log.info(
+        "Copied the database (revision %s) to %s before upgrading it to revision %s; "
+        "keep the copy until the upgraded database has proved itself, then delete it.",
+        current,
+        copy,
+        target,
+    )
+    return copy
+
+
+def _database_file(engine: Engine) -> Path | None:
+    if engine.dialect.name != "sqlite":
+        return None
+    database = engine.url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    path = Path(database).expanduser()
+    return path if path.is_file() and path.stat().st_size > 0 else None
+
+
+def _backup(path: Path, revision: str) -> Path:
+    stamp = utcnow().strftime("%Y%m%dT%H%M%SZ")
+    for attempt in range(100):
+        extra = f"-{attempt}" if attempt else ""
+        copy = path.with_name(f"{path.name}.backup-{revision}-{stamp}{extra}")
+        try:  # created private before any byte is written, and never over another file
+            os.close(os.open(copy, os.O_CREAT | os.O_EXCL | os.O_WRONLY, BACKUP_MODE))
+        except FileExistsError:
+            continue
+        break
+    else:
+        raise FileExistsError(f"{copy} and 99 others like it already exist; remove some.")
+    try:
+        with closing(sqlite3.connect(path)) as source, closing(sqlite3.connect(copy)) as target:
+            source.backup(target)  # one step: a single consistent snapshot, WAL included
+    except BaseException:
+        copy.unlink(missing_ok=True)
+        raise
+    copy.chmod(BACKUP_MODE)
+    return copy

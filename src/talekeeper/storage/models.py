@@ -147,6 +147,9 @@ class Adventure(Base):
     # No foreign key: adventures and branches would reference each other, which SQLite's
     # table-copy migrations handle badly; the tree service keeps it pointing at a branch.
     current_branch_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Action rows of every state, kept by the tree service as it writes them (the cap on
+    # rows per adventure reads it instead of counting); NULL until first counted.
+    action_rows: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
 
@@ -335,9 +338,10 @@ class SummaryVersion(Base):
 class DerivedJob(Base):
     """Background work waiting for an adventure, written in the transaction that causes it.
 
-    One row per adventure: a worker claims it (``claimed_at``), runs every pass, and
-    deletes it unless a newer request arrived meanwhile. A row left claimed by a process
-    that died is claimed again after ``LEASE`` (see ``services.memory.worker``).
+    One row per adventure: a worker claims it (``claimed_by``, its own token, and
+    ``claimed_at``), refreshes ``claimed_at`` while its run goes on, runs every pass, and
+    deletes it unless a newer request arrived meanwhile. A claim nobody refreshed for
+    ``STALE`` (its process died) is claimed again (see ``services.memory.worker``).
     """
 
     __tablename__ = "derived_jobs"
@@ -347,6 +351,7 @@ class DerivedJob(Base):
     )
     requested_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     claimed_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class DerivedState(Base):

@@ -4,15 +4,21 @@ Invariants:
 
 - Work exists as a ``derived_jobs`` row written in the transaction of the turn
   (or change) that caused it, so it exists exactly when that commit happened.
-- A run claims the row (``claimed_at``) in its own transaction, runs every
-  pass, then deletes the row — unless a newer request arrived during the run,
-  in which case it runs again. At most one run per adventure at a time in this
-  process (one task per adventure), and a claim held by another live process
-  is respected until ``LEASE`` runs out.
-- After a restart or a kill -9, ``start`` releases this deployment's stale
-  claims (in-process mode: this process is the only worker) and runs every
-  waiting job; a poll every ``POLL_SECONDS`` picks up jobs whose wake-up was
-  lost. The turn never waits for any of this.
+- Claims belong to a worker: each ``Worker`` has its own token (``owner``), and a
+  run claims the row for it (``claimed_by``, ``claimed_at``) in one conditional
+  UPDATE, runs every pass, then deletes the row, unless a newer request arrived
+  during the run, in which case it runs again. While a run goes on its claim is
+  refreshed every ``HEARTBEAT_SECONDS``, so a claim refreshed within ``STALE`` is
+  live and no other worker (another process on the same database: ``talekeeper
+  serve`` and ``talekeeper play``) takes or releases it. At most one run per
+  adventure at a time in this process (one task per adventure).
+- A claim nobody refreshed for ``STALE`` was left by a process that died (a
+  kill -9): any worker claims it again, at start or at its next poll, so the
+  work is recovered within about ``STALE`` plus ``POLL_SECONDS``. A claim with no
+  owner (written before claims had one) is released at start. ``stop`` releases
+  this worker's own claims, so a restart picks its work up at once.
+- A poll every ``POLL_SECONDS`` picks up jobs whose wake-up was lost. The turn
+  never waits for any of this.
 """
 
 from __future__ import annotations
@@ -20,51 +26,71 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import secrets
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
-from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
-from talekeeper.storage.db import session_scope
-from talekeeper.storage.models import DerivedJob
+from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.repositories.memory import MemoryRepository
 
 log = logging.getLogger(__name__)
 
-LEASE = timedelta(minutes=10)  # longer than any run; a claim older than this was abandoned
-POLL_SECONDS = 5.0  # how soon a job whose wake-up was lost still runs
+HEARTBEAT_SECONDS = 10.0  # how often a running claim is marked as still held
+STALE = timedelta(seconds=60)  # a claim not refreshed for this long was left by a dead process
+POLL_SECONDS = 5.0  # how soon a job whose wake-up was lost (or a dead owner's) still runs
 
 
 class Worker:
     def __init__(
-        self, sessions: sessionmaker[Session], run: Callable[[int], Awaitable[None]]
+        self,
+        sessions: sessionmaker[Session],
+        run: Callable[[int], Awaitable[None]],
+        *,
+        heartbeat: float = HEARTBEAT_SECONDS,
+        stale: timedelta = STALE,
+        poll: float = POLL_SECONDS,
     ) -> None:
+        if heartbeat >= stale.total_seconds() / 2:
+            raise ValueError("the heartbeat must come well within the staleness window")
         self.sessions = sessions
         self.run = run
+        self.heartbeat = heartbeat
+        self.stale = stale
+        self.poll = poll
+        self.owner = f"{os.getpid()}-{secrets.token_hex(8)}"  # this worker's claims
         self.loop: asyncio.AbstractEventLoop | None = None
         self.tasks: dict[int, asyncio.Task[None]] = {}
-        self._poller: asyncio.Task[None] | None = None
+        self._chores: list[asyncio.Task[None]] = []
 
     async def start(self, *, release_claims: bool = True) -> None:
         self.loop = asyncio.get_running_loop()
         if release_claims:
-            await asyncio.to_thread(self._release_claims)
+            await asyncio.to_thread(self._release_stale)
         for adventure_id in await asyncio.to_thread(self._waiting):
             self._spawn(adventure_id)
-        self._poller = self.loop.create_task(self._poll())
+        self._chores = [self.loop.create_task(self._poll()), self.loop.create_task(self._beat())]
 
     async def stop(self) -> None:
-        if self._poller is not None:
-            self._poller.cancel()
+        for chore in self._chores:
+            chore.cancel()
+        for chore in self._chores:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._poller
+                await chore
+        self._chores = []
         for task in list(self.tasks.values()):
             task.cancel()
         for task in list(self.tasks.values()):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self.tasks:
+            try:  # handed back at once: the next start need not wait for them to go stale
+                await asyncio.to_thread(self._release_own)
+            except Exception:
+                log.exception("releasing this worker's background work claims failed")
         self.tasks.clear()
         self.loop = None
 
@@ -123,7 +149,7 @@ class Worker:
 
     async def _poll(self) -> None:
         while True:
-            await asyncio.sleep(POLL_SECONDS)
+            await asyncio.sleep(self.poll)
             try:
                 waiting = await asyncio.to_thread(self._waiting)
             except Exception:  # a locked or vanished database must not end the poller
@@ -132,32 +158,46 @@ class Worker:
             for adventure_id in waiting:
                 self._spawn(adventure_id)
 
+    async def _beat(self) -> None:
+        """Keep this worker's running claims live (see ``STALE``)."""
+        while True:
+            await asyncio.sleep(self.heartbeat)
+            running = [a for a, task in self.tasks.items() if not task.done()]
+            if not running:
+                continue
+            try:
+                await asyncio.to_thread(self._refresh, running)
+            except Exception:  # a locked database: the next beat tries again, well in time
+                log.exception("refreshing background work claims failed")
+
     # -- the job rows ---------------------------------------------------------------
 
-    def _release_claims(self) -> None:
+    def _release_stale(self) -> None:
         with session_scope(self.sessions) as session:
-            session.execute(update(DerivedJob).values(claimed_at=None))
+            released = MemoryRepository(session).release_claims(stale_before=self._cutoff())
+        if released:
+            log.info("released %d background job claim(s) left by stopped workers", released)
+
+    def _release_own(self) -> None:
+        with session_scope(self.sessions) as session:
+            MemoryRepository(session).release_claims(owner=self.owner)
+
+    def _refresh(self, adventure_ids: list[int]) -> None:
+        with session_scope(self.sessions) as session:
+            MemoryRepository(session).refresh_claims(self.owner, adventure_ids)
+
+    def _cutoff(self) -> datetime:
+        return utcnow() - self.stale
 
     def _waiting(self) -> list[int]:
-        """Jobs nobody is running: unclaimed, or claimed longer than the lease ago."""
-        cutoff = utcnow() - LEASE
-        with session_scope(self.sessions) as session:
-            return [
-                job.adventure_id
-                for job in MemoryRepository(session).jobs()
-                if job.claimed_at is None or job.claimed_at < cutoff
-            ]
+        """Jobs nobody is running: unclaimed, or claimed by an owner that went silent."""
+        with read_scope(self.sessions) as session:
+            return MemoryRepository(session).waiting_jobs(self._cutoff())
 
     def _claim(self, adventure_id: int) -> datetime | None:
         with session_scope(self.sessions) as session:
-            job = MemoryRepository(session).job(adventure_id)
-            if job is None:
-                return None
-            if job.claimed_at is not None and job.claimed_at >= utcnow() - LEASE:
-                return None
-            job.claimed_at = utcnow()
-            return job.requested_at
+            return MemoryRepository(session).claim_job(adventure_id, self.owner, self._cutoff())
 
     def _finish(self, adventure_id: int, requested: datetime) -> bool:
         with session_scope(self.sessions) as session:
-            return MemoryRepository(session).finish_job(adventure_id, requested)
+            return MemoryRepository(session).finish_job(adventure_id, requested, self.owner)

@@ -2,13 +2,16 @@
 
 Invariants:
 
-- "On the path" for a memory or a summary version is the lineage clause over its
-  node (branch, depth), like an action's; a summary version with an anchor
-  action also needs that action to be active (an undone or replaced node takes
+- "On the path" for a memory or a summary version is ``story.on_path`` over its
+  node (branch, depth), the one clause actions use too; a summary version with an
+  anchor action also needs that action to be active (an undone or replaced node takes
   its versions out of force without deleting them).
 - The bank's hot read (``bank_rows``) never loads memory text: ids, node,
   flags, vector and terms only, and only rows whose revision moved.
 - ``next_revision`` is the only source of revisions: one per adventure, growing.
+- A job's claim names its owner (a worker's token); claiming is one conditional
+  UPDATE, so of two workers racing for a job exactly one wins, and a claim is
+  free again only when unclaimed or not refreshed since the staleness cutoff.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, and_, delete, func, insert, or_, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.core.clock import utcnow
@@ -30,6 +33,7 @@ from talekeeper.storage.models import (
     MemoryUse,
     SummaryVersion,
 )
+from talekeeper.storage.repositories.story import is_on_path, on_path
 
 ACTIVE = "active"
 FORGOTTEN = "forgotten"
@@ -63,9 +67,9 @@ class BankRow(NamedTuple):
     revision: int
 
 
-def on_path(branch: Any, depth: Any, lineage: Lineage) -> ColumnElement[bool]:
-    """Rows whose node (``branch``, ``depth``) lies on the path ``lineage`` describes."""
-    return or_(*(branch == b if m is None else and_(branch == b, depth <= m) for b, m in lineage))
+def _free_claim(stale_before: datetime) -> Any:
+    """Jobs nobody live holds: unclaimed, or a claim last refreshed before ``stale_before``."""
+    return or_(DerivedJob.claimed_at.is_(None), DerivedJob.claimed_at < stale_before)
 
 
 class MemoryRepository:
@@ -169,7 +173,7 @@ class MemoryRepository:
             Memory.origin == AUTO,
             Memory.status.in_(COVERING),
             Memory.source_start.is_not(None),
-            ~on_path(Memory.branch_id, Memory.depth, lineage),
+            ~is_on_path(Memory.branch_id, Memory.depth, lineage),
         )
         return list(self.session.scalars(query).all())
 
@@ -278,12 +282,14 @@ class MemoryRepository:
     # -- summary versions -------------------------------------------------------------
 
     def summary_in_force(self, adventure_id: int, lineage: Lineage) -> SummaryVersion | None:
+        # Newest first along the adventure's index, each version tested against the path:
+        # the first match ends the read, with no sort of the versions.
         query = (
             select(SummaryVersion)
             .outerjoin(Action, Action.id == SummaryVersion.action_id)
             .where(
                 SummaryVersion.adventure_id == adventure_id,
-                on_path(SummaryVersion.branch_id, SummaryVersion.depth, lineage),
+                is_on_path(SummaryVersion.branch_id, SummaryVersion.depth, lineage),
                 or_(SummaryVersion.action_id.is_(None), Action.state == ACTIVE),
             )
             .order_by(SummaryVersion.id.desc())
@@ -309,22 +315,75 @@ class MemoryRepository:
             job.requested_at = utcnow()
         self.session.flush()
 
-    def jobs(self) -> list[DerivedJob]:
-        return list(self.session.scalars(select(DerivedJob)).all())
-
     def job(self, adventure_id: int) -> DerivedJob | None:
         return self.session.get(DerivedJob, adventure_id)
 
-    def finish_job(self, adventure_id: int, requested_at: datetime) -> bool:
-        """Drop the job if nothing new was requested since ``requested_at``; else release it.
-        Returns whether more work is waiting."""
+    def waiting_jobs(self, stale_before: datetime) -> list[int]:
+        """Adventures whose job nobody runs: unclaimed, or claimed by an owner that stopped
+        refreshing its claim before ``stale_before``."""
+        query = select(DerivedJob.adventure_id).where(_free_claim(stale_before))
+        return [int(a) for a in self.session.scalars(query).all()]
+
+    def claim_job(self, adventure_id: int, owner: str, stale_before: datetime) -> datetime | None:
+        """Claim the job for ``owner`` if nobody live holds it: one conditional UPDATE, so
+        two workers racing for it cannot both win. Returns its ``requested_at``, or None."""
+        claimed = self.session.execute(
+            update(DerivedJob)
+            .where(DerivedJob.adventure_id == adventure_id, _free_claim(stale_before))
+            .values(claimed_by=owner, claimed_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        if getattr(claimed, "rowcount", 0) != 1:
+            return None
+        query = select(DerivedJob.requested_at).where(DerivedJob.adventure_id == adventure_id)
+        return self.session.scalar(query)
+
+    def refresh_claims(self, owner: str, adventure_ids: Sequence[int]) -> int:
+        """Mark ``owner``'s claims on these jobs as still held now; returns how many it holds."""
+        if not adventure_ids:
+            return 0
+        refreshed = self.session.execute(
+            update(DerivedJob)
+            .where(DerivedJob.claimed_by == owner, DerivedJob.adventure_id.in_(adventure_ids))
+            .values(claimed_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        return int(getattr(refreshed, "rowcount", 0))
+
+    def release_claims(
+        self, *, owner: str | None = None, stale_before: datetime | None = None
+    ) -> int:
+        """Release ``owner``'s claims; or, with ``stale_before``, every claim whose owner
+        stopped refreshing it before then, and every claim with no owner (written before
+        claims had one, by a version whose every start released them all)."""
+        if owner is not None:
+            which: Any = DerivedJob.claimed_by == owner
+        else:
+            assert stale_before is not None
+            which = and_(
+                DerivedJob.claimed_at.is_not(None),
+                or_(DerivedJob.claimed_by.is_(None), DerivedJob.claimed_at < stale_before),
+            )
+        released = self.session.execute(
+            update(DerivedJob)
+            .where(which)
+            .values(claimed_by=None, claimed_at=None)
+            .execution_options(synchronize_session=False)
+        )
+        return int(getattr(released, "rowcount", 0))
+
+    def finish_job(self, adventure_id: int, requested_at: datetime, owner: str) -> bool:
+        """Drop ``owner``'s job if nothing new was requested since ``requested_at``; else
+        release it. Returns whether more work is waiting. A job that another worker took
+        over meanwhile (this one stopped refreshing its claim) is left to that worker."""
         job = self.session.get(DerivedJob, adventure_id)
-        if job is None:
+        if job is None or job.claimed_by != owner:
             return False
         if job.requested_at <= requested_at:
             self.session.execute(delete(DerivedJob).where(DerivedJob.adventure_id == adventure_id))
             return False
         job.claimed_at = None
+        job.claimed_by = None
         return True
 
     def states(self, adventure_id: int) -> dict[str, DerivedState]:

@@ -2,23 +2,46 @@
 
 Invariants:
 
-- Reads of the path go lineage entry by lineage entry (a handful of branches),
-  each an index range over (branch_id, state, depth): the cost of reading the
-  head or the newest N actions does not grow with the length of the story.
-- ``path_clause`` is the one SQL clause for "on this path" when a query needs
-  every row of it (export, counts).
+- ``on_path`` is the one SQL clause for "on this path", for actions, memories
+  and summary versions alike. It joins the statement to the lineage as a table
+  of (branch, deepest depth) rows, so its expression does not grow with the
+  number of lineage entries (a deeply nested fork has one entry per level) and
+  each entry is an index range over (branch_id, ..., depth).
+- Reads of the newest part of the path (``newest``) take the branch's own rows
+  as one index range over (branch_id, state, depth), then the inherited entries
+  in depth windows, each window one statement over only the entries it crosses:
+  the cost of reading the head or the newest N actions grows neither with the
+  length of the story nor with the number of lineage entries.
+- ``branch_tips`` reads what the tree needs of every branch in one statement
+  (per branch: its own newest active row and the newest active row of its parent
+  below its fork), so the tree costs a constant number of queries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, TypeVar
 
-from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    and_,
+    bindparam,
+    column,
+    delete,
+    exists,
+    false,
+    func,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.orm import Session, aliased
 
 from talekeeper.core.lineage import BranchLink, Lineage
 from talekeeper.storage.models import Action, Adventure, Branch, InsightSnapshot, StoryCard
+
+Row = TypeVar("Row", Action, "ActionText")
 
 ACTIVE = "active"
 TAKE = "take"
@@ -35,13 +58,88 @@ class ActionText(NamedTuple):
     depth: int
 
 
-def path_clause(lineage: Lineage) -> ColumnElement[bool]:
-    """``Action`` rows on the path ``lineage`` describes (active rows only)."""
-    entries = [
-        Action.branch_id == b if m is None else and_(Action.branch_id == b, Action.depth <= m)
-        for b, m in lineage
+OPEN = 2**31 - 1  # the bound of a lineage entry that has none: deeper than any depth
+_INT = Integer()
+
+
+class BranchTip(NamedTuple):
+    """What the tree needs of one branch: its own newest active row (``own_*``) and the
+    newest active row of its parent's part of its path (``base_*``), each ``None`` if none."""
+
+    branch_id: int
+    own_count: int
+    own_id: int | None
+    own_depth: int | None
+    base_id: int | None
+    base_depth: int | None
+
+    @property
+    def own(self) -> tuple[int, int] | None:
+        if self.own_id is None or self.own_depth is None:
+            return None
+        return (self.own_id, self.own_depth)
+
+    @property
+    def base(self) -> tuple[int, int] | None:
+        if self.base_id is None or self.base_depth is None:
+            return None
+        return (self.base_id, self.base_depth)
+
+
+def on_path(branch: Any, depth: Any, lineage: Lineage) -> ColumnElement[bool]:
+    """Rows whose node (``branch``, ``depth``) lies on the path ``lineage`` describes.
+
+    AND it into a statement's WHERE. A one-entry lineage (a story without forks) is a
+    plain clause, an index range read in depth order. A longer one is a join condition
+    against the lineage as a table (``WITH lineage AS (VALUES ...)``), one index range
+    per entry, where each row matches at most one entry (a lineage names each branch
+    once); its text depends only on the number of entries, so it is compiled once per
+    length and cached, and its expression stays flat however deep the nesting.
+    For NOT, or to test rows read in another index's order, use ``is_on_path``.
+    """
+    if len(lineage) == 1:
+        branch_id, max_depth = lineage[0]
+        if max_depth is None:
+            return and_(branch == branch_id)
+        return and_(branch == branch_id, depth <= max_depth)
+    if not lineage:
+        return false()
+    table = _lineage_table(lineage)
+    return and_(branch == table.c.column1, depth <= table.c.column2)
+
+
+def is_on_path(branch: Any, depth: Any, lineage: Lineage) -> ColumnElement[bool]:
+    """``on_path`` as a test of each row (an EXISTS over the lineage's rows)."""
+    if len(lineage) <= 1:
+        return on_path(branch, depth, lineage)
+    return exists().where(on_path(branch, depth, lineage))
+
+
+def _entry_ranges(lineage: Lineage) -> list[tuple[tuple[int, int | None], int, int]]:
+    """Each entry with the depths it can hold, (floor, upper]: a branch's own rows lie
+    above the next entry's bound (its fork depth - 1), and up to its own bound."""
+    out = []
+    for index, entry in enumerate(lineage):
+        floor = lineage[index + 1][1] if index + 1 < len(lineage) else None
+        upper = entry[1]
+        out.append((entry, -1 if floor is None else floor, OPEN if upper is None else upper))
+    return out
+
+
+def _lineage_table(lineage: Lineage) -> Any:
+    rows = ", ".join(f"(:lineage_b{i}, :lineage_m{i})" for i in range(len(lineage)))
+    params = [bindparam(f"lineage_b{i}", b, type_=_INT) for i, (b, _) in enumerate(lineage)]
+    params += [
+        bindparam(f"lineage_m{i}", OPEN if m is None else m, type_=_INT)
+        for i, (_, m) in enumerate(lineage)
     ]
-    return and_(Action.state == ACTIVE, or_(*entries))
+    # VALUES names its columns column1, column2 in SQLite and PostgreSQL alike.
+    return (
+        text(f"VALUES {rows}")
+        .bindparams(*params)
+        .columns(column("column1", _INT), column("column2", _INT))
+        .cte("lineage")
+    )
 
 
 class StoryRepository:
@@ -91,12 +189,9 @@ class StoryRepository:
     ) -> list[Action]:
         """Up to ``limit`` active rows of the path, newest first (above ``below_depth`` only
         if given)."""
-        out: list[Action] = []
-        for query in self._newest_first(lineage, below_depth, select(Action)):
-            if len(out) >= limit:
-                break
-            out.extend(self.session.scalars(query.limit(limit - len(out))).all())
-        return out
+        return self._newest(
+            lineage, limit, below_depth, select(Action), lambda q: self.session.scalars(q).all()
+        )
 
     def newest_texts(
         self, lineage: Lineage, limit: int, *, below_depth: int | None = None
@@ -104,34 +199,65 @@ class StoryRepository:
         """Like ``newest`` but only (id, type, text, depth): the context needs no more, and
         building full objects for a page of history costs more than reading it."""
         columns = select(Action.id, Action.type, Action.text, Action.depth)
-        out: list[ActionText] = []
-        for query in self._newest_first(lineage, below_depth, columns):
-            if len(out) >= limit:
-                break
-            rows = self.session.execute(query.limit(limit - len(out))).all()
-            out.extend(ActionText(*row) for row in rows)
-        return out
+        return self._newest(
+            lineage,
+            limit,
+            below_depth,
+            columns,
+            lambda q: [ActionText(*row) for row in self.session.execute(q).all()],
+        )
 
-    def _newest_first(self, lineage: Lineage, below_depth: int | None, base: Any) -> Iterator[Any]:
-        """Per lineage entry, deepest first: its active rows (above ``below_depth``), newest
-        first. A generator, so the caller stops reading entries once it has enough."""
-        for branch_id, max_depth in lineage:
-            bound = max_depth
-            if below_depth is not None:
-                bound = below_depth - 1 if bound is None else min(bound, below_depth - 1)
+    def _newest(
+        self,
+        lineage: Lineage,
+        limit: int,
+        below_depth: int | None,
+        base: Any,
+        fetch: Callable[[Any], Sequence[Row]],
+    ) -> list[Row]:
+        """The first entry (the branch's own rows, where the head usually is) is one index
+        range read newest first. The entries below it have known depth ranges, so the rest
+        is read in depth windows (``window`` deep, doubling when deleted depths leave one
+        short): each window one statement over only the entries it crosses, reading at most
+        the rows it returns, however many entries the lineage has."""
+        if not lineage or limit <= 0:
+            return []
+        top = OPEN if below_depth is None else below_depth - 1
+        ranges = _entry_ranges(lineage)
+        (branch_id, _), floor, upper = ranges[0]
+        out: list[Row] = []
+        if min(top, upper) > floor:
             query = base.where(Action.branch_id == branch_id, Action.state == ACTIVE)
-            if bound is not None:
-                query = query.where(Action.depth <= bound)
-            yield query.order_by(Action.depth.desc())
+            query = query.where(Action.depth <= min(top, upper))
+            out.extend(fetch(query.order_by(Action.depth.desc()).limit(limit)))
+        top = min(top, floor)
+        window = limit - len(out)
+        while len(out) < limit and top >= 0:
+            crossed = tuple(e for e, low, high in ranges[1:] if low < top and high > top - window)
+            if crossed:
+                query = base.where(
+                    Action.state == ACTIVE,
+                    on_path(Action.branch_id, Action.depth, crossed),
+                    Action.depth > top - window,
+                    Action.depth <= top,
+                )
+                out.extend(fetch(query.order_by(Action.depth.desc()))[: limit - len(out)])
+            top -= window
+            window *= 2
+        return out
 
     def path(self, lineage: Lineage) -> list[Action]:
         """Every active row of the path, oldest first (export and tests; never a turn)."""
-        query = select(Action).where(path_clause(lineage)).order_by(Action.depth)
-        return list(self.session.scalars(query).all())
+        query = select(Action).where(
+            Action.state == ACTIVE, on_path(Action.branch_id, Action.depth, lineage)
+        )
+        return list(self.session.scalars(query.order_by(Action.depth)).all())
 
     def path_length(self, lineage: Lineage) -> int:
-        count = self.session.scalar(select(func.count()).where(path_clause(lineage)))
-        return int(count or 0)
+        query = select(func.count()).where(
+            Action.state == ACTIVE, on_path(Action.branch_id, Action.depth, lineage)
+        )
+        return int(self.session.scalar(query) or 0)
 
     # -- slots, takes and the redo stack ------------------------------------------------
 
@@ -171,14 +297,43 @@ class StoryRepository:
         query = select(Action).where(Action.adventure_id == adventure_id).order_by(Action.id)
         return self.session.scalars(query).all()
 
-    def own_action_counts(self, adventure_id: int) -> dict[int, int]:
-        """Per branch: how many active rows are its own (not inherited)."""
-        query = (
-            select(Action.branch_id, func.count())
-            .where(Action.adventure_id == adventure_id, Action.state == ACTIVE)
-            .group_by(Action.branch_id)
+    def count_actions(self, adventure_id: int) -> int:
+        """The adventure's action rows, every state (what ``MAX_ACTIONS`` caps)."""
+        query = select(func.count()).where(Action.adventure_id == adventure_id)
+        return int(self.session.scalar(query) or 0)
+
+    def branch_tips(self, adventure_id: int) -> list[BranchTip]:
+        """Per branch, in one statement: how many active rows are its own, its own newest
+        active row, and its parent's newest active row below its fork depth (none when the
+        lineage holds no part of the parent: a fork depth not above the parent's). Each is
+        one index seek per branch."""
+        child = aliased(Branch)
+        parent = aliased(Branch)
+
+        def newest(column_: Any, *where: Any) -> Any:
+            found = select(column_).where(Action.state == ACTIVE, *where)
+            return found.order_by(Action.depth.desc()).limit(1).scalar_subquery()
+
+        own = (Action.branch_id == child.id,)
+        base = (
+            Action.branch_id == child.parent_id,
+            Action.depth < child.fork_depth,
+            child.fork_depth > parent.fork_depth,
         )
-        return {b: int(n) for b, n in self.session.execute(query).all()}
+        count = select(func.count()).where(Action.state == ACTIVE, *own).scalar_subquery()
+        query = (
+            select(
+                child.id,
+                count,
+                newest(Action.id, *own),
+                newest(Action.depth, *own),
+                newest(Action.id, *base),
+                newest(Action.depth, *base),
+            )
+            .outerjoin(parent, parent.id == child.parent_id)
+            .where(child.adventure_id == adventure_id)
+        )
+        return [BranchTip._make(row) for row in self.session.execute(query).all()]
 
     # -- story cards ------------------------------------------------------------------
 

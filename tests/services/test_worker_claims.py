@@ -1,0 +1,198 @@
+"""Background-work claims belong to a process: two workers on one database file (as
+``talekeeper serve`` and ``talekeeper play`` are) never run one job twice, and a job whose
+owner was killed is recovered once its claim goes stale.
+
+Real parts throughout: a migrated SQLite file, ``Worker`` instances with short timings, and
+for the kill a worker in a child process ended with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy.orm import Session, sessionmaker
+
+from talekeeper.core.clock import utcnow
+from talekeeper.services import adventures
+from talekeeper.services.memory.base import NullMemory
+from talekeeper.services.memory.worker import Worker
+from talekeeper.storage import migrate
+from talekeeper.storage.db import make_engine, make_session_factory, session_scope
+from talekeeper.storage.models import DerivedJob
+from talekeeper.storage.repositories.users import UserRepository
+
+BEAT = 0.05
+STALE = timedelta(seconds=1.0)
+
+CHILD = """
+import asyncio, sys
+from datetime import timedelta
+from talekeeper.services.memory.worker import Worker
+from talekeeper.storage.db import make_engine, make_session_factory
+
+async def main():
+    async def run(adventure_id):
+        print("running", flush=True)
+        await asyncio.sleep(3600)
+    sessions = make_session_factory(make_engine(sys.argv[1]))
+    worker = Worker(sessions, run, heartbeat=0.05, stale=timedelta(seconds=1), poll=0.05)
+    await worker.start()
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> Iterator[tuple[str, sessionmaker[Session]]]:
+    url = f"sqlite:///{tmp_path / 'tk.db'}"
+    engine = make_engine(url)
+    migrate.upgrade(engine)
+    yield url, make_session_factory(engine)
+    engine.dispose()
+
+
+def job_for_new_adventure(sessions: sessionmaker[Session], **claim: object) -> int:
+    with session_scope(sessions) as session:
+        uid = UserRepository(session).local_user().id
+        story = adventures.create(session, uid, {"title": "T", "opening": "Once."}, NullMemory())
+        adventure_id = story.adventure.id
+        session.add(DerivedJob(adventure_id=adventure_id, requested_at=utcnow(), **claim))
+    return adventure_id
+
+
+def job(sessions: sessionmaker[Session], adventure_id: int) -> DerivedJob | None:
+    with session_scope(sessions) as session:
+        return session.get(DerivedJob, adventure_id)
+
+
+class Runs:
+    """A worker's ``run``: records each call and blocks until released."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+        self.release = asyncio.Event()
+
+    async def __call__(self, adventure_id: int) -> None:
+        self.calls.append(adventure_id)
+        await self.release.wait()
+
+
+def worker(sessions: sessionmaker[Session], runs: Runs) -> Worker:
+    return Worker(sessions, runs, heartbeat=BEAT, stale=STALE, poll=BEAT)
+
+
+async def until(condition: object, timeout: float = 10.0) -> None:
+    assert callable(condition)
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.02)
+
+
+def test_a_second_worker_neither_releases_nor_runs_a_live_workers_job(
+    database: tuple[str, sessionmaker[Session]],
+) -> None:
+    _, sessions = database
+    adventure_id = job_for_new_adventure(sessions)
+
+    async def scenario() -> None:
+        first_runs, second_runs = Runs(), Runs()
+        first, second = worker(sessions, first_runs), worker(sessions, second_runs)
+        await first.start()
+        await until(lambda: first_runs.calls == [adventure_id])
+        await second.start()
+        # Several staleness windows and polls: the first worker's heartbeat keeps its claim.
+        await asyncio.sleep(3 * STALE.total_seconds())
+        held = job(sessions, adventure_id)
+        assert held is not None and held.claimed_by == first.owner
+        assert second_runs.calls == []
+        first_runs.release.set()
+        await until(lambda: job(sessions, adventure_id) is None)
+        await asyncio.sleep(3 * BEAT)
+        assert first_runs.calls == [adventure_id] and second_runs.calls == []
+        await first.stop()
+        await second.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_killed_owners_claim_is_recovered_once_it_goes_stale(
+    database: tuple[str, sessionmaker[Session]],
+) -> None:
+    url, sessions = database
+    adventure_id = job_for_new_adventure(sessions)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, url], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "running"  # its claim is made and live
+        held = job(sessions, adventure_id)
+        assert held is not None and held.claimed_by and held.claimed_by.startswith(f"{child.pid}-")
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=10)
+
+    async def scenario() -> None:
+        runs = Runs()
+        runs.release.set()
+        recovering = worker(sessions, runs)
+        await recovering.start()
+        await until(lambda: runs.calls == [adventure_id], timeout=10)
+        taken = job(sessions, adventure_id)
+        assert taken is None or taken.claimed_by == recovering.owner
+        await until(lambda: job(sessions, adventure_id) is None)
+        await recovering.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_claim_with_no_owner_is_released_at_start(
+    database: tuple[str, sessionmaker[Session]],
+) -> None:
+    _, sessions = database
+    # Left by a version whose claims had no owner: its every start released them all.
+    adventure_id = job_for_new_adventure(sessions, claimed_at=utcnow())
+
+    async def scenario() -> None:
+        runs = Runs()
+        runs.release.set()
+        fresh = worker(sessions, runs)
+        await fresh.start()
+        await until(lambda: runs.calls == [adventure_id], timeout=STALE.total_seconds() / 2)
+        await until(lambda: job(sessions, adventure_id) is None)
+        await fresh.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_stopped_worker_hands_its_claims_back_for_the_next_start(
+    database: tuple[str, sessionmaker[Session]],
+) -> None:
+    _, sessions = database
+    adventure_id = job_for_new_adventure(sessions)
+
+    async def scenario() -> None:
+        runs = Runs()
+        first = worker(sessions, runs)
+        await first.start()
+        await until(lambda: runs.calls == [adventure_id])
+        await first.stop()  # mid-run: the run is cancelled, its job stays to do
+        left = job(sessions, adventure_id)
+        assert left is not None and left.claimed_by is None
+        again = Runs()
+        again.release.set()
+        second = worker(sessions, again)
+        await second.start()
+        await until(lambda: again.calls == [adventure_id], timeout=STALE.total_seconds() / 2)
+        await second.stop()
+
+    asyncio.run(scenario())
