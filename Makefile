@@ -22,8 +22,8 @@ run: install
 	$(BIN)/talekeeper serve
 
 lint: install
-	$(BIN)/ruff format --check src tests
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
@@ -31,8 +31,8 @@ test: lint
 	$(BIN)/python -m pytest
 
 format: install
-	$(BIN)/ruff format src tests
-	$(BIN)/ruff check --fix src tests
+	$(BIN)/ruff format src tests benchmarks
+	$(BIN)/ruff check --fix src tests benchmarks
 
 bench: install
 	$(BIN)/talekeeper bench provider --write docs/benchmarks.md

@@ -390,7 +390,7 @@ def numpy_product(bank: Bank, story: Story, q: int) -> Any:
     return bank.vectors @ q_in, bank.vectors @ q_ctx
 
 
-def python_loop(rows: list[array], story: Story, q: int) -> list[tuple[float, int]]:
+def python_loop(rows: list[array[float]], story: Story, q: int) -> list[tuple[float, int]]:
     """Every row's cosine with both query vectors (unit vectors: dot products), top 5."""
     _, q_in, q_ctx = story.queries[q % QUERIES]
     qi, qc = array("f", q_in.tobytes()), array("f", q_ctx.tobytes())
@@ -532,7 +532,7 @@ def measure(sessions: sessionmaker[Session], stories: list[Story], rounds: int) 
     cache = BankCache()
     banks: dict[int, Bank] = {}
     results: dict[int, SizeResult] = {}
-    loops: dict[int, list[array]] = {}
+    loops: dict[int, list[array[float]]] = {}
     for story in stories:
         with session_scope(sessions) as session:
             bank = cache.bank(session, story.adventure_id, MODEL)
@@ -573,7 +573,7 @@ def one_round(
     cache: BankCache,
     story: Story,
     bank: Bank,
-    loop_rows: list[array],
+    loop_rows: list[array[float]],
     rounds: int,
     r: SizeResult,
 ) -> None:

@@ -9,35 +9,16 @@ the API on the model double.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import insert, select, update
-from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble
 
 from talekeeper.core.clock import utcnow
 from talekeeper.services import limits
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action, Adventure, Branch
-from talekeeper.web.app import create_app
-
-
-@pytest.fixture
-def app_client(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
-    settings = make_settings(
-        tmp_path,
-        endpoint_url=double.url,
-        model="double-narrator",
-        embedding_model="double-embed",
-        summary_model="extractive",
-        timeout="5",
-    )
-    with TestClient(create_app(settings), base_url=LOCAL) as client:
-        yield client
 
 
 def runtime(client: TestClient) -> Any:

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
-from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble
 
 from talekeeper.services import adventures
@@ -25,25 +22,10 @@ from talekeeper.services.memory.base import NullMemory
 from talekeeper.services.tree import Story
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
-from talekeeper.web.app import create_app
 
 LEVELS = 1_100  # deeper than SQLite's expression depth limit (1,000) for one OR per level
 TURN_EVERY = 100
 BATCH = 50  # levels written per transaction
-
-
-@pytest.fixture
-def app_client(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
-    settings = make_settings(
-        tmp_path,
-        endpoint_url=double.url,
-        model="double-narrator",
-        embedding_model="double-embed",
-        summary_model="extractive",
-        timeout="5",
-    )
-    with TestClient(create_app(settings), base_url=LOCAL) as client:
-        yield client
 
 
 def turn(client: TestClient, adventure: int, text: str) -> dict[str, Any]:
