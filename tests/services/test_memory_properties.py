@@ -16,11 +16,16 @@ memory was written from checks that derived work stays true:
 3. the Story Summary in force is anchored on an active node of the current path and
    covers no further than its head;
 4. the path's memories never overlap, and once the runs settle every action of a path of
-   ``FIRST_AT`` actions or more is covered except a tail shorter than a block plus slack.
+   ``FIRST_AT`` actions or more is covered except a tail shorter than a block plus slack
+   (or longer while no block can end in it: where a block could end, the node also lies
+   on another branch's path whose memory covers it, and the block waits for a node of
+   this path alone).
 
 Plain example tests pin the exact cadence and the undo / fork / edit rules, and the
-Story Summary's re-derivation after edits, and a fork's memory that would have doubled its
-parent's coverage (four bugs the machine led to, now fixed).
+Story Summary's re-derivation after edits, a fork's memory that would have doubled its
+parent's coverage, and a gap no memory could end in without being on a fork's path too,
+which joins the memory after it (five bugs the machine led to, now fixed). A memory's
+range changes only in a run, and only back: a gap joining it.
 
 ``MEMORY_PROPERTY_EXAMPLES`` raises the number of random examples for a longer local hunt.
 """
@@ -31,6 +36,7 @@ import asyncio
 import functools
 import json
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,16 +61,18 @@ from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import Conflict
 from talekeeper.core.lineage import lineage_of, on_lineage
 from talekeeper.services import adventures
-from talekeeper.services.memory import extractive
+from talekeeper.services.memory import extractive, manage
 from talekeeper.services.memory.base import RetrievalQuery
 from talekeeper.services.memory.service import MemorySystem
 from talekeeper.services.memory.summary import SUMMARY_EVERY
-from talekeeper.services.memory.work import block_text, material, source_rows, upto
+from talekeeper.services.memory.work import Work, block_text, material, source_rows, upto
 from talekeeper.services.memory.writer import (
     BLOCK_ACTIONS,
     FIRST_AT,
     SETTLE_SLACK,
+    memory_pass,
     plan_blocks,
+    refresh_stale,
 )
 from talekeeper.services.rendering import NARRATION, is_player, render
 from talekeeper.services.tree import Story
@@ -74,6 +82,7 @@ from talekeeper.storage.repositories.memory import (
     ACTIVE,
     AUTO,
     COVERING,
+    DELETED,
     LISTED,
     WITHDRAWN,
     MemoryRepository,
@@ -206,8 +215,8 @@ class MemoryMachine(RuleBasedStateMachine):
         self.adventure_id, root, first = new_adventure(self.env)
         self.tree = Tree(root, first)
         self.n = 0
-        # memory id -> (its text, the (action id, text) rows it was written from)
-        self.written: dict[int, tuple[str, list[tuple[int, str]]]] = {}
+        # memory id -> (its text, the (action id, text) rows it was written from, its start)
+        self.written: dict[int, tuple[str, list[tuple[int, str]], int]] = {}
         self.was_stale: set[int] = set()
         self.withdrawn: set[int] = set()
         self.versions = 0
@@ -380,7 +389,9 @@ class MemoryMachine(RuleBasedStateMachine):
         pool = self.tree.live() if anywhere else self.tree.path
         if not pool:
             return
-        target = pool[pick % len(pool)]
+        self.delete_action(pool[pick % len(pool)])
+
+    def delete_action(self, target: int) -> None:
         owner = self.tree.owner(target)
         allowed = not self.tree.shared(target, owner)
         if self.change(allowed, lambda s: s.delete(target)) is not None:
@@ -394,11 +405,44 @@ class MemoryMachine(RuleBasedStateMachine):
         path = self.tree.path
         if not path:
             return
-        index = pick % len(path)
+        self.fork_at(pick % len(path))
+
+    def fork_at(self, index: int) -> None:
+        path = self.tree.path
         branch = self.change(True, lambda s: s.fork(path[index]).id)
         self.tree.paths[branch] = path[: index + 1]
         self.tree.redo[branch] = []
         self.tree.current = branch
+
+    def ranges_and_path(self) -> tuple[list[tuple[int, int]], list[Action]]:
+        """The current path's covered ranges and its actions."""
+        with session_scope(self.env.runtime.sessions) as session:
+            story = self.story(session)
+            ranges = MemoryRepository(session).coverage(self.adventure_id, story.lineage())
+            return ranges, story.repo.path(story.lineage())
+
+    @rule(pick=st.integers(0, 50), turns=st.integers(1, 6))
+    def gap_under_a_fork(self, pick: int, turns: int) -> None:
+        """Fork from inside one of the path's memories, play on the fork until its own
+        memory crosses the fork point, go back and delete the node the parent's memory ends
+        on: the parent is left with a gap the fork's memory covers on the fork's path, so
+        no memory of the parent may end in it (it joins the memory after it)."""
+        ranges, path = self.ranges_and_path()
+        inside = [i for i, a in enumerate(path) for s, e in ranges if s <= a.depth < e]
+        if not inside:
+            return
+        parent, index = self.tree.current, inside[pick % len(inside)]
+        self.fork_at(index)
+        for _ in range(turns):
+            self.turn_once()
+        self.change(True, lambda s: s.switch_branch(parent))
+        self.tree.current = parent
+        ranges, path = self.ranges_and_path()
+        crossing = [e for s, e in ranges if s <= path[index].depth <= e]
+        ends = [a.id for a in path if a.depth in crossing]
+        if ends:
+            self.delete_action(ends[0])
+            self.background()
 
     @rule(pick=st.integers(0, 20))
     def switch_branch(self, pick: int) -> None:
@@ -483,7 +527,11 @@ class MemoryMachine(RuleBasedStateMachine):
             if memory.stale:
                 self.was_stale.add(memory.id)
                 continue
-            if memory.id not in self.written or memory.id in self.was_stale:
+            joined = memory.id in self.written and memory.source_start != self.written[memory.id][2]
+            if joined:
+                # a gap joined the memory after it: its range only ever grows back
+                assert memory.source_start < self.written[memory.id][2], memory.id
+            if memory.id not in self.written or memory.id in self.was_stale or joined:
                 # only a background run writes or rewrites a memory
                 assert after_run, f"memory {memory.id} was rewritten outside a run"
                 rows = source_rows(session, memory)
@@ -492,9 +540,9 @@ class MemoryMachine(RuleBasedStateMachine):
                     salient = tuple(material(session, story.adventure).salient())
                 lead = reference_lead(active, lineage, memory.source_start, actions[source[0][0]])
                 assert memory.text == extract(block_text(rows), salient, lead), memory.id
-                self.written[memory.id] = (memory.text, source)
+                self.written[memory.id] = (memory.text, source, memory.source_start)
                 self.was_stale.discard(memory.id)
-            text, written_from = self.written[memory.id]
+            text, written_from, _ = self.written[memory.id]
             assert memory.text == text, f"memory {memory.id} changed outside a run"
             assert source == written_from, (
                 f"memory {memory.id} is not stale, but the actions it was written from "
@@ -576,7 +624,8 @@ class MemoryMachine(RuleBasedStateMachine):
         lineage = story.lineage()
         problems = []
         depths = [r.depth for r in repo.path_rows(lineage)]
-        blocks = plan_blocks(depths, repo.coverage(self.adventure_id, lineage))
+        no_end = shared_ends(session, story, self.adventure_id)
+        blocks = plan_blocks(depths, repo.coverage(self.adventure_id, lineage), no_end=no_end)
         if blocks:
             problems.append(f"memory blocks due: {blocks}")
         if repo.stale_memories(self.adventure_id, 1):
@@ -595,12 +644,14 @@ class MemoryMachine(RuleBasedStateMachine):
 
     def check_settled(self, *, new_head: bool) -> None:
         """Invariant 4, part two: once settled, every action is covered but the tail, and
-        never the newest action a retry could still replace."""
+        never the newest action a retry could still replace. The tail is longer than a block
+        plus slack only while no block can end in it (``shared_ends``)."""
         with session_scope(self.env.runtime.sessions) as session:
             story = self.story(session)
             repo = MemoryRepository(session)
             depths = [r.depth for r in repo.path_rows(story.lineage())]
             ranges = repo.coverage(self.adventure_id, story.lineage())
+            no_end = shared_ends(session, story, self.adventure_id)
         uncovered = [d for d in depths if not any(s <= d <= e for s, e in ranges)]
         if new_head and depths:
             assert depths[-1] in uncovered, f"the newest action is covered: {ranges}"
@@ -609,7 +660,36 @@ class MemoryMachine(RuleBasedStateMachine):
         assert uncovered == depths[len(depths) - len(uncovered) :], (
             f"an action was skipped: uncovered {uncovered} of {depths} (memories {ranges})"
         )
-        assert len(uncovered) <= TAIL_MAX, uncovered
+        usable = uncovered[: len(uncovered) - SETTLE_SLACK]
+        ends = [d for d in usable[BLOCK_ACTIONS - 1 :] if d not in no_end]
+        assert len(uncovered) <= TAIL_MAX or not ends, (uncovered, sorted(no_end))
+
+
+def shared_ends(session: Session, story: Story, adventure_id: int) -> set[int]:
+    """Depths of the current path no memory of it may end on, read the slow way: those
+    whose node lies on the path of an automatic memory written off this path that covers
+    from there or before. A memory ending there would be on that path too, beside it."""
+    lineage = story.lineage()
+    links = story.links()
+    path = story.repo.path(lineage)
+    memories = session.scalars(
+        select(Memory).where(
+            Memory.adventure_id == adventure_id,
+            Memory.origin == AUTO,
+            Memory.status.in_(COVERING),
+        )
+    ).all()
+    out: set[int] = set()
+    for memory in memories:
+        if memory.source_start is None or on_lineage(lineage, memory.branch_id, memory.depth):
+            continue
+        theirs = upto(lineage_of(links, memory.branch_id), memory.depth)
+        out.update(
+            a.depth
+            for a in path
+            if memory.source_start <= a.depth and on_lineage(theirs, a.branch_id, a.depth)
+        )
+    return out
 
 
 @functools.lru_cache(maxsize=4096)
@@ -884,3 +964,122 @@ def test_a_memory_written_on_a_fork_never_double_covers_the_parent(plain_env: En
         story = play.story(session)
         ranges = MemoryRepository(session).coverage(play.adventure_id, story.lineage())
     assert all(e < s for (_, e), (s, _) in zip(ranges, ranges[1:], strict=False)), ranges
+
+
+def fork_sharing_a_gap(play: Play) -> tuple[list[Action], Memory]:
+    """Main's memory 18-23 crosses the point (22) a fork leaves from, and so does the
+    fork's own 18-23; deleting main's 23 withdraws main's, which leaves 18..22 uncovered on
+    main between 12-17 and 24-29. Returns main's path before the delete and its memory
+    24-29."""
+    play.act(36)  # 37 actions: memories 0-5 .. 30-35
+    main = play.path()
+    play.do(lambda s: s.fork(main[22].id))
+    play.act(3)  # the fork's own 23..25
+    assert play.ranges() == [(0, 5), (6, 11), (12, 17), (18, 23)]
+    assert play.memories()[3].branch_id != play.root  # the fork's, off main's path
+    play.do(lambda s: s.switch_branch(play.root))
+    [after] = [m for m in play.memories() if m.source_start == 24]
+    return main, after
+
+
+def row(story: Story, memory_id: int) -> Memory:
+    memory = story.session.get(Memory, memory_id)
+    assert memory is not None
+    return memory
+
+
+def coverage_of_every_branch(play: Play) -> dict[int, list[tuple[int, int]]]:
+    with session_scope(play.env.runtime.sessions) as session:
+        story = play.story(session)
+        repo = MemoryRepository(session)
+        return {
+            b.id: repo.coverage(play.adventure_id, story.lineage(b.id))
+            for b in story.repo.branches(play.adventure_id)
+        }
+
+
+def test_a_gap_only_a_forks_memory_can_end_in_joins_the_memory_after_it(
+    plain_env: Env,
+) -> None:
+    """No memory may end on 18..22 (it would be on the fork's path too, beside the fork's
+    18-23): the gap joins main's 24-29, which keeps its row and its pin."""
+    play = Play(plain_env)
+    main, after = fork_sharing_a_gap(play)
+    play.do(
+        lambda s: manage.edit(
+            s.session, row(s, after.id), {"pinned": True}, s.memory, play.env.user_id
+        )
+    )
+    play.do(lambda s: s.delete(main[23].id))
+    settle(play)
+    assert play.ranges() == [(0, 5), (6, 11), (12, 17), (18, 29), (30, 35)]
+    [joined] = [m for m in play.memories() if m.source_start == 18]
+    assert joined.id == after.id and joined.pinned and joined.text != after.text
+    rows = [a for a in play.path() if 18 <= a.depth <= 29]
+    assert [a.depth for a in rows] == [18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29]
+    with session_scope(play.env.runtime.sessions) as session:
+        assert [r.id for r in source_rows(session, joined)] == [a.id for a in rows]
+        adventure = session.get(Adventure, play.adventure_id)
+        assert adventure is not None
+        salient = material(session, adventure).salient()
+    lead = reference_lead(play.path(), ((play.root, None),), 18, rows[0])
+    assert joined.text == extractive.write_memory(block_text(rows), PROTAGONIST, salient, lead)
+    for branch, ranges in coverage_of_every_branch(play).items():
+        assert all(e < s for (_, e), (s, _) in zip(ranges, ranges[1:], strict=False)), branch
+
+
+def test_a_gap_joins_a_memory_the_player_deleted_without_rewriting_it(plain_env: Env) -> None:
+    play = Play(plain_env)
+    main, after = fork_sharing_a_gap(play)
+    play.do(lambda s: manage.delete(s.session, row(s, after.id), s.memory))
+    play.do(lambda s: s.delete(main[23].id))
+    settle(play)
+    [joined] = [m for m in play.memories(COVERING) if m.id == after.id]
+    assert joined.status == DELETED and joined.text == after.text
+    assert play.ranges(COVERING) == [(0, 5), (6, 11), (12, 17), (18, 29), (30, 35)]
+
+
+def test_a_refresh_never_undoes_a_join_made_while_it_waited_for_the_model(
+    summary_model_env: Env, double: ModelDouble
+) -> None:
+    """Two runs at once (a worker's claim taken over while its model call hangs): the
+    first refreshes the stale 24-29 from its old range while the second joins the gap
+    18..22 to it and the player edits the gap. The refresh's text must not be saved: it
+    would leave a memory that is not stale but was not written from its range."""
+    play = Play(summary_model_env)
+    main, after = fork_sharing_a_gap(play)
+    play.do(lambda s: s.edit(main[26].id, "Old Wen mends the rope at the smithy."))
+    play.do(lambda s: s.delete(main[23].id))
+    arrived, release = threading.Event(), threading.Event()
+
+    def held_refresh(body: dict[str, Any]) -> str:
+        if "Old Wen mends the rope" in json.dumps(body) and not arrived.is_set():
+            arrived.set()  # the first run's refresh of 24-29: held until the rest happened
+            release.wait(30)
+        return summarize(body)
+
+    double.responders["double-summary"] = held_refresh
+    env = play.env
+    work = Work(
+        env.runtime.sessions,
+        play.adventure_id,
+        env.runtime.models_for_user(env.user_id),
+        env.system.cache,
+    )
+
+    async def second_run() -> None:
+        await asyncio.to_thread(arrived.wait, 30)
+        assert await memory_pass(work)  # joins the gap: 18-29, rewritten, not stale
+        play.do(lambda s: s.edit(main[20].id, "Brother Tam counts 7 gulls on the chapel."))
+        release.set()
+
+    async def both() -> None:
+        await asyncio.gather(refresh_stale(work), second_run())
+
+    env.loop.run_until_complete(both())
+    settle(play)
+    [joined] = [m for m in play.memories() if m.id == after.id]
+    assert (joined.source_start, joined.source_end) == (18, 29)
+    with session_scope(env.runtime.sessions) as session:
+        rows = source_rows(session, joined)
+    assert not joined.stale and joined.text in block_text(rows[:1])  # written from 18 on

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 from talekeeper.services.memory.writer import (
     BLOCK_ACTIONS,
     FIRST_AT,
     MAX_PER_RUN,
     _shared_depth,
+    joined_span,
     plan_blocks,
 )
 
@@ -46,3 +49,43 @@ def test_the_shared_depth_of_two_paths() -> None:
     assert _shared_depth(((2, None), (1, 9)), ((1, 30),)) == 9
     assert _shared_depth(((1, None),), ((2, 15), (1, 9))) == 9
     assert _shared_depth(((1, None),), ((3, 4),)) == -1
+
+
+# Main's path after its 23 was deleted: a fork left from 22 and its own memory covers 18..
+# on its path, so no memory of main may end on 18..22; main's 18-23 was withdrawn.
+MAIN = [d for d in range(37) if d != 23]
+MAIN_COVERED = [(0, 5), (6, 11), (12, 17), (24, 29), (30, 35)]
+SHARED = set(range(18, 23))
+
+
+def test_a_gap_that_cannot_end_on_its_own_joins_the_memory_after_it() -> None:
+    [block] = plan_blocks(MAIN, MAIN_COVERED, no_end=SHARED)
+    assert block == [18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29]
+    assert joined_span(block, MAIN_COVERED) == (24, 29)
+
+
+def test_a_gap_joins_with_only_what_is_left_after_its_full_blocks() -> None:
+    covered = [(0, 5), (24, 29), (30, 35)]  # 6..22 uncovered
+    blocks = plan_blocks(MAIN, covered, no_end=SHARED)
+    assert blocks == [list(range(6, 12)), list(range(12, 18)), [18, 19, 20, 21, 22, *range(24, 30)]]
+    assert [joined_span(b, covered) for b in blocks] == [None, None, (24, 29)]
+
+
+def test_a_gap_that_can_end_on_its_own_is_a_new_shorter_block() -> None:
+    blocks = plan_blocks(MAIN, MAIN_COVERED, no_end={18, 19})
+    assert blocks == [[18, 19, 20, 21, 22]]
+    assert joined_span(blocks[0], MAIN_COVERED) is None
+
+
+def test_a_range_reaching_past_a_later_one_still_covers_its_depths() -> None:
+    # Not a state the writer makes, but the plan must not write 5..10 a second time.
+    assert plan_blocks(list(range(20)), [(0, 10), (3, 4)]) == [list(range(11, 17))]
+
+
+def test_planning_a_long_story_looks_each_depth_up_once() -> None:
+    depths = list(range(50_000))  # limits.MAX_ACTIONS
+    covered = [(s, s + BLOCK_ACTIONS - 1) for s in range(0, 49_980, BLOCK_ACTIONS)]
+    started = time.perf_counter()
+    blocks = plan_blocks(depths, covered)
+    assert time.perf_counter() - started < 2.0  # a scan per depth took 10 s
+    assert blocks == [list(range(s, s + BLOCK_ACTIONS)) for s in (49_980, 49_986, 49_992)]
