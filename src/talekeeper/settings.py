@@ -56,6 +56,7 @@ class Setting:
     minimum: float | None = None
     maximum: float | None = None
     check: Callable[[Any], str | None] | None = None  # returns a complaint, or None
+    url: bool = False  # a URL, which may carry a password: shown without its credentials
 
     @property
     def env(self) -> str:
@@ -120,8 +121,8 @@ class Setting:
         """The value as an error may quote it: never a secret, never pages of text."""
         if self.secret:
             return "(the value given)"
-        if self.key == "endpoint_url" and isinstance(raw, str):
-            raw = without_userinfo(raw)  # a password in the URL is as secret as the key
+        if self.url and isinstance(raw, str):
+            raw = without_userinfo(raw)  # a password in a URL is as secret as the key
         text = repr(raw)
         return text if len(text) <= 80 else text[:77] + "..."
 
@@ -201,6 +202,7 @@ REGISTRY: tuple[Setting, ...] = (
         str,
         "",
         "SQLAlchemy URL; overrides the data dir's SQLite file (e.g. postgresql+psycopg://...).",
+        url=True,
     ),
     Setting(
         "endpoint_url",
@@ -209,6 +211,7 @@ REGISTRY: tuple[Setting, ...] = (
         "Base URL of an OpenAI-compatible API (ending in /v1). Empty: no endpoint.",
         per_user=True,
         check=_check_url,
+        url=True,
     ),
     Setting(
         "api_key",

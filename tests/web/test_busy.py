@@ -12,6 +12,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,22 @@ def _wait_for(check: Callable[[], Any], timeout: float = 10.0) -> Any:
     raise AssertionError("condition not met in time")
 
 
+@contextmanager
+def _slow_reply_served(
+    settings: Settings, double: ModelDouble
+) -> Iterator[tuple[httpx.Client, int]]:
+    """The app on uvicorn, a client, and a new adventure whose next reply (``REPLY``) streams
+    slowly enough for a lock to be taken while it is written."""
+    with (
+        serving(create_app(settings)) as (url, _loop),
+        httpx.Client(base_url=url, timeout=30) as api,
+    ):
+        adventure = api.post("/api/adventures", json={"scenario": "lantern-coast"}).json()["id"]
+        double.chunk_delay = 0.05
+        double.script(REPLY)
+        yield api, adventure
+
+
 def _assert_busy(answer: httpx.Response) -> None:
     assert answer.status_code == 503, answer.text
     assert answer.headers["Retry-After"] == "5"
@@ -163,13 +180,7 @@ def _retry_saves_the_reply(
 def test_a_streamed_reply_that_cannot_be_saved_comes_back_in_the_error_event(
     busy_settings: Settings, double: ModelDouble, outside: OutsideLock
 ) -> None:
-    with (
-        serving(create_app(busy_settings)) as (url, _loop),
-        httpx.Client(base_url=url, timeout=30) as api,
-    ):
-        adventure = api.post("/api/adventures", json={"scenario": "lantern-coast"}).json()["id"]
-        double.chunk_delay = 0.05
-        double.script(REPLY)
+    with _slow_reply_served(busy_settings, double) as (api, adventure):
         with api.stream(
             "POST",
             f"/api/adventures/{adventure}/actions",
@@ -202,13 +213,7 @@ def test_a_streamed_reply_that_cannot_be_saved_comes_back_in_the_error_event(
 def test_a_json_turn_whose_reply_cannot_be_saved_is_a_503_carrying_the_reply(
     busy_settings: Settings, double: ModelDouble, outside: OutsideLock
 ) -> None:
-    with (
-        serving(create_app(busy_settings)) as (url, _loop),
-        httpx.Client(base_url=url, timeout=30) as api,
-    ):
-        adventure = api.post("/api/adventures", json={"scenario": "lantern-coast"}).json()["id"]
-        double.chunk_delay = 0.05
-        double.script(REPLY)
+    with _slow_reply_served(busy_settings, double) as (api, adventure):
         answers: list[httpx.Response] = []
         turn = threading.Thread(
             target=lambda: answers.append(

@@ -27,10 +27,9 @@ from talekeeper.bootstrap import Runtime
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.tree import Story
 from talekeeper.storage.db import read_scope, session_scope
+from talekeeper.web.guard import SAFE_METHODS  # the methods that change nothing
 
 RowId = Annotated[int, Path(ge=1, le=MAX_ID)]
-
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class Strict(BaseModel):

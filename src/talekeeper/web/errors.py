@@ -42,6 +42,15 @@ def error_response(
     return JSONResponse({"error": body}, status_code=status)
 
 
+def answer(exc: TalekeeperError, message: str | None = None, **details: Any) -> JSONResponse:
+    """``exc`` as its error response (``message`` in place of its own when given), with
+    ``Retry-After`` when the database stayed busy past our wait."""
+    response = error_response(exc.status, exc.code, message or exc.message, details)
+    if isinstance(exc, DatabaseBusy):
+        response.headers["Retry-After"] = str(exc.retry_after)
+    return response
+
+
 def _where(loc: tuple[Any, ...]) -> str:
     """A field's place as a person names it: ``persona.name``, ``limit (in the query)``."""
     source, rest = (loc[0], loc[1:]) if loc and loc[0] in ("body", "path", "query") else ("", loc)
@@ -131,21 +140,15 @@ async def unicode_body(request: Request) -> None:
 
 
 def install(app: FastAPI) -> None:
-    def _answer(exc: TalekeeperError) -> JSONResponse:
-        response = error_response(exc.status, exc.code, exc.message)
-        if isinstance(exc, DatabaseBusy):  # the database stayed busy past our wait
-            response.headers["Retry-After"] = str(exc.retry_after)
-        return response
-
     @app.exception_handler(TalekeeperError)
     async def _ours(_request: Request, exc: TalekeeperError) -> JSONResponse:
-        return _answer(exc)
+        return answer(exc)
 
     @app.exception_handler(DBAPIError)
     async def _database(request: Request, exc: DBAPIError) -> JSONResponse:
         busy = busy_error(exc)
         if busy is not None:  # a lock held past our wait: "try again", never a server error
-            return _answer(busy)
+            return answer(busy)
         return await _unexpected(request, exc)
 
     @app.exception_handler(RequestValidationError)

@@ -30,14 +30,14 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
-from talekeeper.core.errors import DatabaseBusy, NotFound
+from talekeeper.core.errors import NotFound
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.models import ModelSet
 from talekeeper.services.tree import Story, action_view
 from talekeeper.services.turns import Pending, TurnEvent
 from talekeeper.storage.repositories.story import StoryRepository
 from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
-from talekeeper.web.errors import error_response
+from talekeeper.web.errors import answer
 
 router = APIRouter(tags=["story"])
 
@@ -93,11 +93,7 @@ async def _respond(request: Request, rt: Runtime, pending: Pending, models: Mode
             return event.data
         if event.kind == "error" and event.error is not None:
             details = {k: v for k, v in event.data.items() if k != "error"}
-            error = event.data["error"]
-            response = error_response(event.error.status, error["code"], error["message"], details)
-            if isinstance(event.error, DatabaseBusy):
-                response.headers["Retry-After"] = str(event.error.retry_after)
-            return response
+            return answer(event.error, event.data["error"]["message"], **details)
     raise AssertionError("a turn always ends with a reply or an error")  # pragma: no cover
 
 

@@ -147,7 +147,7 @@ def _trying(
 def _describe(setting: Setting, defaults: Settings) -> dict[str, Any]:
     special = MODEL_SETTINGS.get(setting.key)
     default = getattr(defaults, setting.key)
-    if setting.key == "endpoint_url":
+    if setting.url:
         default = without_userinfo(default)
     return {
         "key": setting.key,
