@@ -79,7 +79,9 @@ def test_another_origins_page_can_neither_undo_nor_create(
         undo = f"{live.url}/api/adventures/{aid}/undo"
         with page.expect_response(undo) as landed:
             page.goto(url)
-        page.wait_for_load_state()
+        # The form's answer replaces the attacker's page: wait until the browser is there
+        # (the fetch's 403 can land first, while the navigation is still under way).
+        page.wait_for_url(undo)
 
     answers = {(r.request.method, r.url): r for r in seen}
     form, created = landed.value, answers[("POST", f"{live.url}/api/adventures")]
@@ -89,6 +91,7 @@ def test_another_origins_page_can_neither_undo_nor_create(
     # Playwright shows the fetch's headers only as the page asked for them, not the Sec-*
     # ones the browser added; the form's navigation shows them all.
     assert form.request.all_headers()["sec-fetch-site"] == site
+    assert "Talekeeper takes changes only from its own pages" in form.text()
     assert "Talekeeper takes changes only from its own pages" in page.content()
     live.idle()
     assert live.api.get(f"/api/adventures/{aid}/export").json() == before
