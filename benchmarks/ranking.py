@@ -4,7 +4,9 @@ A migrated SQLite file holds one adventure per bank size, each with two branches
 (the current path forks off the main branch, so the lineage mask leaves part of
 the bank out) and N memories: seeded 1-2 sentence texts about names, places and
 items, terms as the memory pass stores them, 384-dimension random unit vectors
-packed with ``bank.pack``. Then, for each size:
+packed with ``bank.pack``; each memory with ``KEYS_PER_MEMORY`` evidence keys (seeded
+sentences with their terms and vectors, as the embedding pass stores them), so every
+timing includes scoring the keys. Then, for each size:
 
 - warm: ``BankCache.bank`` once, then
   ``rank(bank, lineage_mask(bank, lineage), q_in, q_ctx, terms(input_text), 5)``
@@ -55,7 +57,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from sqlalchemy import insert  # noqa: E402
+from sqlalchemy import insert, select  # noqa: E402
 from sqlalchemy.orm import Session, sessionmaker  # noqa: E402
 
 from talekeeper.core.reports import machine_description, write_section  # noqa: E402
@@ -72,7 +74,7 @@ from talekeeper.services.memory.ranking import (  # noqa: E402
 from talekeeper.services.memory.terms import term_set, terms  # noqa: E402
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope  # noqa: E402
 from talekeeper.storage.migrate import upgrade  # noqa: E402
-from talekeeper.storage.models import Adventure, Branch, Memory, User  # noqa: E402
+from talekeeper.storage.models import Adventure, Branch, Memory, MemoryKey, User  # noqa: E402
 from talekeeper.storage.repositories.memory import MemoryRepository  # noqa: E402
 
 SIZES = (25, 200, 400, 5_000)
@@ -85,6 +87,9 @@ DEPTHS_PER_MEMORY = 10  # a memory for about every ten actions of story
 FORK_AT = 0.7  # the current path leaves the main branch at 70% of the story
 ON_FORK = 0.2  # a fifth of the memories were written on the fork
 PIN_EVERY = 97  # a pinned memory now and then
+# Evidence keys a memory: the dense recall set's blocks of six actions (every action
+# carrying facts) gave about this many passages a memory (docs/benchmarks.md).
+KEYS_PER_MEMORY = 12
 
 # Timed calls per size, all rounds together.
 WARM_CALLS = {25: 3_000, 200: 3_000, 400: 3_000, 5_000: 1_000}
@@ -338,11 +343,13 @@ def build_story(sessions: sessionmaker[Session], user_id: int, size: int, seed: 
                     "vector": blob,
                     "vector_model": MODEL,
                     "terms": " ".join(sorted(term_set(text))),
+                    "keyed": True,
                     "revision": i + 1,
                 }
             )
         if rows:
             session.execute(insert(Memory), rows)
+            _add_keys(session, adventure.id, rng, vrng)
         lineage = ((side.id, None), (main.id, fork - 1))
         mean_terms = statistics.fmean(len(r["terms"].split()) for r in rows)
         adventure_id = adventure.id
@@ -351,6 +358,31 @@ def build_story(sessions: sessionmaker[Session], user_id: int, size: int, seed: 
         text = _fill(rng, rng.choice(_ACTIONS))
         queries.append((text, unit_vector(vrng), unit_vector(vrng)))
     return Story(size, adventure_id, lineage, blobs, queries, mean_terms)
+
+
+def _add_keys(
+    session: Session, adventure_id: int, rng: random.Random, vrng: np.random.Generator
+) -> None:
+    memories = session.execute(
+        select(Memory.id, Memory.depth).where(Memory.adventure_id == adventure_id)
+    ).all()
+    keys: list[dict[str, Any]] = []
+    for memory_id, depth in memories:
+        for position in range(KEYS_PER_MEMORY):
+            text = memory_text(rng)
+            keys.append(
+                {
+                    "memory_id": memory_id,
+                    "adventure_id": adventure_id,
+                    "position": position,
+                    "depth": depth,
+                    "text": text,
+                    "terms": " ".join(sorted(term_set(text))),
+                    "vector": pack(unit_vector(vrng).tolist()),
+                    "vector_model": MODEL,
+                }
+            )
+    session.execute(insert(MemoryKey), keys)
 
 
 # -- what is timed ---------------------------------------------------------------------------
@@ -643,7 +675,11 @@ def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
         "written on the fork, so the mask leaves out the main branch's memories past the "
         'fork ("considered"). Memories are seeded 1-2 sentence texts about names, places '
         "and items, with their terms as the memory pass stores them and 384-dimension "
-        "random unit vectors (`bank.pack`, float32). Times are medians (p95) in ms over "
+        "random unit vectors (`bank.pack`, float32); each memory has "
+        f"{KEYS_PER_MEMORY} evidence keys (seeded sentences, their terms and vectors), "
+        "scored beside it as retrieval does (a memory scores as its best key), so "
+        f"5,000 memories are {5_000 * (KEYS_PER_MEMORY + 1):,} scored rows. "
+        "Times are medians (p95) in ms over "
         f"{run['rounds']} rounds taken round-robin over the sizes, after a warm-up. "
         f"BLAS on one thread (`OPENBLAS_NUM_THREADS={BLAS_THREADS}`, also OMP/MKL, set "
         "before NumPy loads: on a 2-core VM BLAS threads fight the interpreter and each "

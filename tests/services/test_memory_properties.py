@@ -38,7 +38,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,8 @@ from talekeeper.core.errors import Conflict
 from talekeeper.core.lineage import lineage_of, on_lineage
 from talekeeper.services import adventures
 from talekeeper.services.memory import extractive, manage
-from talekeeper.services.memory.base import RetrievalQuery
+from talekeeper.services.memory.base import MatchedKey, RetrievalQuery
+from talekeeper.services.memory.evidence import passages
 from talekeeper.services.memory.service import MemorySystem
 from talekeeper.services.memory.summary import SUMMARY_EVERY
 from talekeeper.services.memory.work import Work, block_text, material, source_rows, upto
@@ -87,6 +88,7 @@ from talekeeper.storage.repositories.memory import (
     WITHDRAWN,
     MemoryRepository,
 )
+from talekeeper.storage.repositories.memory_keys import KeyRepository
 
 PROTAGONIST = "Mara"
 CAPACITY = 4  # small, so eviction runs and forgotten memories exist
@@ -524,6 +526,7 @@ class MemoryMachine(RuleBasedStateMachine):
             assert source and source[-1][0] == end.id
             if memory.status not in LISTED:
                 continue
+            self.check_keys(session, memory, [a for a in active if a.id in dict(source)])
             if memory.stale:
                 self.was_stale.add(memory.id)
                 continue
@@ -548,6 +551,18 @@ class MemoryMachine(RuleBasedStateMachine):
                 f"memory {memory.id} is not stale, but the actions it was written from "
                 f"changed: {written_from} -> {source}"
             )
+
+    def check_keys(self, session: Session, memory: Memory, source: list[Any]) -> None:
+        """Invariant 1b: a memory's evidence keys are the passages of its source block as it
+        stands now, or there are none yet; a stale memory has none (they quoted the text
+        before the edit)."""
+        keys = KeyRepository(session).of(memory.id)
+        if memory.stale or not memory.keyed:
+            assert not keys and not memory.keyed, f"memory {memory.id} kept keys it lost"
+            return
+        rendered = [(a.depth, render(a.type, a.text)) for a in source]
+        expected = [(p.depth, p.text) for p in passages(rendered, memory.text)]
+        assert [(k.depth, k.text) for k in keys] == expected, memory.id
 
     def check_coverage(self, session: Session, story: Story) -> None:
         """Invariant 4, part one: no action is covered twice on any branch's path."""
@@ -617,6 +632,33 @@ class MemoryMachine(RuleBasedStateMachine):
         suppressed = {s["id"] for s in result.suppressed}
         assert result.considered == len(expected)
         assert used_ids | suppressed == expected, (used_ids, suppressed, expected)
+        self.check_evidence(lineage, query)
+
+    def check_evidence(self, lineage: Any, query: RetrievalQuery) -> None:
+        """Invariant 2b: asked with the words of an action of the story, every passage
+        retrieval carries is text of an active action of the current path, inside the
+        source range of the memory it came with."""
+        env = self.env
+        with session_scope(env.runtime.sessions) as session:
+            rows = session.execute(
+                select(Action.branch_id, Action.depth, Action.type, Action.text).where(
+                    Action.adventure_id == self.adventure_id, Action.state == ACTIVE
+                )
+            ).all()
+        path = {a.depth: render(a.type, a.text) for a in rows if on_lineage(lineage, *a[:2])}
+        if not path:
+            return  # every action deleted: nothing to ask with
+        probe = path[min(path, key=lambda d: (d % 7, d))]  # any action; the same one each time
+        asked = replace(query, input_text=probe, top_k=5)
+        models = env.runtime.models_for_user(env.user_id)
+        result = env.loop.run_until_complete(env.system.retrieve(asked, models))
+        for used in result.used:
+            if used.matched is not MatchedKey.SOURCE:
+                continue
+            depth = used.evidence_depth
+            assert depth is not None and depth in path, f"evidence off the path: {used}"
+            assert used.source["source_start"] <= depth <= used.source["source_end"]
+            assert " ".join(used.evidence.split()) in " ".join(path[depth].split()), used
 
     def unsettled(self, session: Session, story: Story) -> list[str]:
         """What a further background run would still do on the current path."""

@@ -15,7 +15,9 @@ Invariants:
   alone larger than the room left is cut mid-sentence (its tail kept).
 - If the fixed sections alone exceed the budget, the lowest-priority ones are
   cut first (``TRIM_ORDER``), each from its end; the player's action is never
-  cut.
+  cut. A section that offers shorter forms of itself (``Section.shorter``: the
+  Memories without some of their passages of the story) falls back to the
+  longest of them that fits before it is cut.
 - The report records every section's tokens and why it is there, and what
   was dropped or cut for budget.
 """
@@ -65,6 +67,7 @@ class Section:
     name: str
     text: str
     reason: str = ""
+    shorter: tuple[str, ...] = ()  # shorter forms of ``text``, longest first
 
 
 @dataclass(frozen=True)
@@ -210,7 +213,10 @@ def build_context(
         if name not in rendered or not rendered[name]:
             continue
         room = max(fixed_costs[name] - overflow, 0)
-        text = counter.head(rendered[name], max(room - separator - entry_overhead, 0))
+        forms = (render_fixed(Section(name, t)) for t in by_name[name].shorter)
+        text = next((t for t in forms if cost(t) <= room), None) if name in by_name else None
+        if text is None:
+            text = counter.head(rendered[name], max(room - separator - entry_overhead, 0))
         overflow -= fixed_costs[name] - cost(text)
         rendered[name], fixed_costs[name] = text, cost(text)
         cut_names.add(name)

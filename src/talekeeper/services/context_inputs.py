@@ -24,7 +24,13 @@ from talekeeper.core.lineage import Lineage
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.services.cards import CARD_SCAN_ACTIONS, FiredCard, cards_section, fired_in
-from talekeeper.services.context import BuiltContext, HistoryEntry, Section, build_context
+from talekeeper.services.context import (
+    BuiltContext,
+    HistoryEntry,
+    Section,
+    build_context,
+    render_fixed,
+)
 from talekeeper.services.memory.base import Retrieval
 from talekeeper.services.memory.scene import Scene, query_texts, scene_for
 from talekeeper.services.models import ModelSet
@@ -40,6 +46,10 @@ TEMPLATE_RESERVE = 48  # tokens a template adds once (BOS, the "[Story start]" t
 # own header); per-message markers are charged per part (CHAT_MESSAGE_OVERHEAD)
 CHAT_MESSAGE_OVERHEAD = 8  # ChatML, Llama 3 and Gemma wrap each message in 5-7 tokens
 MIN_BUDGET = 64  # below this no useful context fits
+# The Memories section's budget, per retrieved memory: a memory is at most 50 words (about 65
+# tokens of English with names) plus its mark. Passages of the story carried with the
+# memories fill what short memories leave of it; the memories themselves always go in.
+MEMORY_SLOT_TOKENS = 72
 COMPLETION_STOP = ("\n>",)  # in completion mode the model must not write the player's next move
 DEFAULT_INSTRUCTIONS = (Path(__file__).parent / "prompts" / "narrator_default.txt").read_text(
     encoding="utf-8"
@@ -71,7 +81,12 @@ class ContextInputs:
     built: BuiltContext | None = field(default=None)
 
     def build(self, retrieval: Retrieval) -> BuiltContext:
-        memories = Section("memories", retrieval.section_text(), _memory_reason(retrieval))
+        budget = MEMORY_SLOT_TOKENS * max(self.top_k, len(retrieval.used))
+        retrieval.fit_evidence(self.counter, budget)
+        variants = retrieval.section_variants()
+        memories = Section(
+            "memories", retrieval.section_text(), _memory_reason(retrieval), tuple(variants)
+        )
         self.built = build_context(
             [*self.fixed, memories],
             self.history,
@@ -81,6 +96,7 @@ class ContextInputs:
             counter=self.counter,
             entry_overhead=CHAT_MESSAGE_OVERHEAD if self.mode == "chat" else 0,
         )
+        _note_dropped_evidence(retrieval, self.built, variants)
         return self.built
 
     def request(self, models: ModelSet) -> CompletionRequest:
@@ -100,6 +116,20 @@ class ContextInputs:
             )
         messages = tuple(Message(m["role"], m["content"]) for m in self.built.messages())  # type: ignore[arg-type]
         return CompletionRequest(mode="chat", messages=messages, **common)  # type: ignore[arg-type]
+
+
+def _note_dropped_evidence(retrieval: Retrieval, built: BuiltContext, variants: list[str]) -> None:
+    """When the whole context overflowed and the Memories fell back to a shorter form, the
+    passages left out are no longer marked as in the context (Insights tells the truth)."""
+    section = next((s for s in built.report.sections if s.name == "memories"), None)
+    if section is None or not section.cut:
+        return
+    carried = len(variants)
+    for kept, text in zip(range(carried - 1, -1, -1), variants, strict=True):
+        if section.text == render_fixed(Section("memories", text)):
+            retrieval.keep_evidence(kept)
+            return
+    retrieval.keep_evidence(0)  # cut mid-text: no passage is whole
 
 
 def _memory_reason(retrieval: Retrieval) -> str:

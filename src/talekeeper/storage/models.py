@@ -34,6 +34,7 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    false,
     text,
 )
 from sqlalchemy.engine import Dialect
@@ -284,9 +285,34 @@ class Memory(Base):
     vector: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     vector_model: Mapped[str | None] = mapped_column(String(255), nullable=True)
     terms: Mapped[str] = mapped_column(Text, default="")  # the lexical terms, space-separated
+    # Whether ``keys`` were read from the source as it stands (cleared whenever the text or
+    # the source changes; the embedding pass reads them again).
+    keyed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     revision: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class MemoryKey(Base):
+    """One evidence passage of a memory: a sentence (or a few short ones) of one action of
+    its source block, kept as an extra retrieval key (``services.memory.evidence``). Keys
+    are derived: they change only together with their memory's ``revision`` and are read
+    again from the source whenever the memory's text or source changes."""
+
+    __tablename__ = "memory_keys"
+    __table_args__ = (Index("ix_memory_keys_memory_id_position", "memory_id", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    memory_id: Mapped[int] = mapped_column(ForeignKey("memories.id", ondelete="CASCADE"))
+    adventure_id: Mapped[int] = mapped_column(
+        ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+    )
+    position: Mapped[int] = mapped_column(Integer)  # story order within the memory
+    depth: Mapped[int] = mapped_column(Integer)  # the action the passage comes from
+    text: Mapped[str] = mapped_column(Text)
+    terms: Mapped[str] = mapped_column(Text, default="")
+    vector: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    vector_model: Mapped[str | None] = mapped_column(String(255), nullable=True)
 
 
 class MemoryUse(Base):

@@ -8,6 +8,11 @@ Invariants:
 - Every other change that ranking must see (text and so terms and authority,
   status, pin) goes through ``set_text``, ``set_status`` or ``set_pinned``,
   which bump the revision too. Use counts do not: ranking never reads them.
+- A memory's evidence keys (``evidence``) change only through ``set_keys``,
+  ``drop_keys`` and ``set_key_vectors``, each of which bumps the memory's revision:
+  the cache re-reads a memory's keys whenever it re-reads the memory. ``set_text``
+  drops the keys (the next embedding pass reads them again from the source), and so
+  does every change of a memory's source (``drop_keys``, called by whoever changes it).
 - ``BankCache`` holds, per adventure (the few most recent), the retrievable
   rows — active, with a vector of the current embedding model — as NumPy
   arrays. A read checks the adventure's (highest revision, row count) in one
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -29,10 +34,13 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import flag_modified
 
 from talekeeper.services.memory.authority import classify
+from talekeeper.services.memory.evidence import Passage
+from talekeeper.services.memory.keyset import KeyInput, Keys
 from talekeeper.services.memory.ranking import Bank
 from talekeeper.services.memory.terms import term_set
-from talekeeper.storage.models import Memory
+from talekeeper.storage.models import Memory, MemoryKey
 from talekeeper.storage.repositories.memory import ACTIVE, BankRow, MemoryRepository
+from talekeeper.storage.repositories.memory_keys import KeyRepository, KeyRow
 
 VECTOR_DTYPE = np.float32  # 384 dims x 4 bytes: 1.5 KB a memory, exact enough for cosine
 CACHED_ADVENTURES = 8  # a small group's worth of adventures played at once
@@ -52,6 +60,7 @@ class _Entry:
     revision: int
     count: int
     rows: dict[int, BankRow] = field(default_factory=dict)  # as read: blob and terms text
+    keys: dict[int, list[KeyRow]] = field(default_factory=dict)  # memory id -> its keys
     bank: Bank | None = None
     reread: set[int] = field(default_factory=set)  # invalidated rows: read again by id
     # What Insights shows of the memories retrieval chose: read once per memory (never the
@@ -104,6 +113,7 @@ class BankCache:
         if fresh or entry is None:
             entry = _Entry(model, 0, 0)
         if entry.revision != revision or entry.count != count or entry.bank is None:
+            cold = entry.revision == 0
             changed = repo.bank_rows(adventure_id, after_revision=entry.revision)
             with self._lock:
                 reread, entry.reread = entry.reread, set()
@@ -111,8 +121,9 @@ class BankCache:
                 changed += repo.bank_rows(adventure_id, ids=sorted(reread))
             for row in changed:
                 self._apply(entry, row)
+            self._read_keys(session, entry, adventure_id, changed, cold)
             entry.revision, entry.count = revision, count
-            entry.bank = build(list(entry.rows.values()))
+            entry.bank = build(list(entry.rows.values()), entry.keys)
         with self._lock:
             self._entries[adventure_id] = entry
             self._entries.move_to_end(adventure_id)
@@ -143,16 +154,37 @@ class BankCache:
     @staticmethod
     def _apply(entry: _Entry, row: BankRow) -> None:
         entry.details.pop(row.id, None)
+        entry.keys.pop(row.id, None)
         usable = row.status == ACTIVE and row.vector is not None and row.vector_model == entry.model
         if usable:
             entry.rows[row.id] = row
         else:
             entry.rows.pop(row.id, None)
 
+    @staticmethod
+    def _read_keys(
+        session: Session, entry: _Entry, adventure_id: int, changed: list[BankRow], cold: bool
+    ) -> None:
+        """The keys of the changed rows still in the bank (a cold read: all at once)."""
+        repo = KeyRepository(session)
+        wanted = {r.id for r in changed if r.id in entry.rows}
+        if not wanted:
+            return
+        found = (
+            repo.bank_keys(adventure_id=adventure_id)
+            if cold
+            else repo.bank_keys(memory_ids=sorted(wanted))
+        )
+        for key in found:
+            usable = key.vector is not None and key.vector_model == entry.model
+            if usable and key.memory_id in wanted:
+                entry.keys.setdefault(key.memory_id, []).append(key)
 
-def build(rows: Sequence[BankRow]) -> Bank:
-    """The ranking arrays of ``rows`` straight from their stored columns: the vectors are
-    joined and copied once, as one matrix (a cold read builds no per-row objects)."""
+
+def build(rows: Sequence[BankRow], keys: dict[int, list[KeyRow]] | None = None) -> Bank:
+    """The ranking arrays of ``rows`` (and of their ``keys``) straight from their stored
+    columns: the vectors are joined and copied once, as one matrix (a cold read builds no
+    per-row objects)."""
     vectors = [r.vector for r in rows if r.vector is not None]
     sizes = {len(v) for v in vectors}
     if len(sizes) > 1:
@@ -175,8 +207,9 @@ def build(rows: Sequence[BankRow]) -> Bank:
     for i, row in enumerate(rows):
         for term in row.terms.split():
             index.setdefault(term, []).append(i)
+    ids = np.fromiter((r.id for r in rows), dtype=np.int64, count=len(rows))
     return Bank(
-        ids=np.fromiter((r.id for r in rows), dtype=np.int64, count=len(rows)),
+        ids=ids,
         branch_ids=np.fromiter((r.branch_id for r in rows), dtype=np.int64, count=len(rows)),
         depths=np.fromiter((r.depth for r in rows), dtype=np.int64, count=len(rows)),
         vectors=matrix,
@@ -185,7 +218,18 @@ def build(rows: Sequence[BankRow]) -> Bank:
             (r.authority == "heuristic" for r in rows), dtype=np.bool_, count=len(rows)
         ),
         postings={t: np.array(ix, dtype=np.int64) for t, ix in index.items()},
+        keys=_keys(ids, keys or {}, width),
     )
+
+
+def _keys(ids: np.ndarray, keys: dict[int, list[KeyRow]], width: int) -> Keys | None:
+    inputs = [
+        KeyInput(k.id, k.memory_id, k.depth, unpack(k.vector), frozenset(k.terms.split()))
+        for memory_id in ids.tolist()
+        for k in keys.get(memory_id, ())
+        if k.vector is not None
+    ]
+    return Keys.build(ids, inputs, width) if inputs else None
 
 
 # -- the one place memories change ----------------------------------------------------
@@ -242,7 +286,59 @@ def set_text(session: Session, memory: Memory, text: str, cache: BankCache | Non
     memory.terms = terms_of(text)
     memory.authority = classify(text)
     memory.stale = False
+    drop_keys(session, memory, None)
     set_vector(session, memory, None, None, cache)
+
+
+def drop_keys(session: Session, memory: Memory, cache: BankCache | None) -> None:
+    """The memory's text or source changed: its keys go, to be read again from the source."""
+    KeyRepository(session).delete_of(memory.id)
+    memory.keyed = False
+    _bump(session, memory)
+    session.flush()
+    if cache is not None:
+        cache.invalidate(memory.adventure_id, memory.id)
+
+
+def set_keys(
+    session: Session, memory: Memory, passages: Sequence[Passage], cache: BankCache | None
+) -> None:
+    """The memory's keys, as read from its source now (any earlier ones replaced)."""
+    KeyRepository(session).delete_of(memory.id)
+    session.add_all(
+        MemoryKey(
+            memory_id=memory.id,
+            adventure_id=memory.adventure_id,
+            position=i,
+            depth=p.depth,
+            text=p.text,
+            terms=" ".join(sorted(p.terms)),
+        )
+        for i, p in enumerate(passages)
+    )
+    memory.keyed = True
+    _bump(session, memory)
+    session.flush()
+    if cache is not None:
+        cache.invalidate(memory.adventure_id, memory.id)
+
+
+def set_key_vectors(
+    session: Session,
+    memory: Memory,
+    vectors: Mapping[int, Sequence[float]],
+    model: str,
+    cache: BankCache | None,
+) -> None:
+    """Store vectors of some of the memory's keys (by key id)."""
+    for key in KeyRepository(session).of(memory.id):
+        if key.id in vectors:
+            key.vector = pack(vectors[key.id])
+            key.vector_model = model
+    _bump(session, memory)
+    session.flush()
+    if cache is not None:
+        cache.invalidate(memory.adventure_id, memory.id)
 
 
 def set_status(
@@ -273,15 +369,26 @@ def clear_other_models(
     statement (the bank re-embeds itself over the following runs)."""
     repo = MemoryRepository(session)
     stale = repo.other_model_vectors(adventure_id, model)
-    if not stale:
+    keys = KeyRepository(session)
+    owners = keys.other_model_owners(adventure_id, model)
+    if not stale and not owners:
         return 0
     revision = repo.next_revision(adventure_id)
-    session.execute(
-        update(Memory)
-        .where(Memory.id.in_([m.id for m in stale]))
-        .values(vector=None, vector_model=None, revision=revision)
-        .execution_options(synchronize_session="fetch")
-    )
+    if stale:
+        session.execute(
+            update(Memory)
+            .where(Memory.id.in_([m.id for m in stale]))
+            .values(vector=None, vector_model=None, revision=revision)
+            .execution_options(synchronize_session="fetch")
+        )
+    if owners:
+        keys.clear_vectors(owners)
+        session.execute(
+            update(Memory)
+            .where(Memory.id.in_(owners))
+            .values(revision=revision)
+            .execution_options(synchronize_session="fetch")
+        )
     if cache is not None:
         cache.invalidate(adventure_id)
     return len(stale)

@@ -22,11 +22,13 @@ memory system, and a disabled bank looks the same to it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from sqlalchemy.orm import Session
 
 from talekeeper.core.lineage import Lineage
+from talekeeper.core.tokens import TokenCounter
 from talekeeper.services.models import ModelSet
 
 ChangeKind = Literal[
@@ -47,16 +49,30 @@ class RetrievalQuery:
     bank: bool = True  # the adventure's Memory Bank toggle
 
 
-@dataclass(frozen=True)
+class MatchedKey(StrEnum):
+    TEXT = "text"  # the memory's own text won
+    SOURCE = "source"  # a passage of its source block won (its evidence)
+
+
+EVIDENCE_LEAD = "from the story:"
+
+
+@dataclass
 class UsedMemory:
     id: int
     text: str
-    semantic_score: float
+    semantic_score: float  # of the key that matched
     lexical_score: float
     final_score: float
     pinned: bool
     authority: str  # "accepted_story" or "heuristic"
     source: dict[str, Any] = field(default_factory=dict)
+    matched: MatchedKey = MatchedKey.TEXT
+    text_score: float | None = None  # the memory's own text's final score, when a passage won
+    evidence: str = ""  # the passage that matched (``matched`` is SOURCE)
+    evidence_key: int | None = None
+    evidence_depth: int | None = None  # the action it comes from
+    evidence_in_context: bool = False  # it fitted the Memories budget and went in
 
 
 @dataclass
@@ -68,18 +84,53 @@ class Retrieval:
     suppressed: list[dict[str, Any]] = field(default_factory=list)
     query: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    budget: int | None = None  # the Memories section's token budget, once fitted
 
-    def section_text(self) -> str:
-        """The Memories section: each memory marked as established or as an inference."""
+    def section_text(self, evidence: int | None = None) -> str:
+        """The Memories section: each memory marked as established or as an inference,
+        followed by the passage of the story it matched through when that passage went in
+        (``evidence``: only the first that many of those, in rank order)."""
         lines = []
+        shown = 0
         for memory in self.used:
             mark = "inference" if memory.authority == "heuristic" else "established"
             lines.append(f"- ({mark}) {memory.text}")
+            if memory.evidence_in_context and (evidence is None or shown < evidence):
+                lines.append(f"  {EVIDENCE_LEAD} {memory.evidence}")
+                shown += 1
         return "\n".join(lines)
+
+    def section_variants(self) -> list[str]:
+        """The section with fewer and fewer passages (the lowest-ranked dropped first), the
+        memories alone last: what the context builder falls back to before cutting it."""
+        carried = sum(m.evidence_in_context for m in self.used)
+        return [self.section_text(n) for n in range(carried - 1, -1, -1)]
+
+    def keep_evidence(self, count: int) -> None:
+        """Only the first ``count`` passages in the context went in (the rest were dropped)."""
+        for memory in self.used:
+            if memory.evidence_in_context:
+                if count <= 0:
+                    memory.evidence_in_context = False
+                count -= 1
+
+    def fit_evidence(self, counter: TokenCounter, budget: int) -> None:
+        """Carry each matched passage into the section, in rank order, while the section
+        stays within ``budget`` tokens; the memories themselves always go in."""
+        self.budget = budget
+        for memory in self.used:
+            memory.evidence_in_context = False
+        for memory in self.used:
+            if memory.matched is not MatchedKey.SOURCE or not memory.evidence:
+                continue
+            memory.evidence_in_context = True
+            if counter.count(self.section_text()) > budget:
+                memory.evidence_in_context = False
 
     def insights(self) -> dict[str, Any]:
         return {
-            "used": [memory.__dict__ for memory in self.used],
+            "budget": self.budget,
+            "used": [dict(memory.__dict__) for memory in self.used],
             "considered": self.considered,
             "suppressed": list(self.suppressed),
             "query": dict(self.query),

@@ -25,7 +25,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.core.lineage import lineage_of, on_lineage
-from talekeeper.services.memory.bank import BankCache, set_status
+from talekeeper.services.memory.bank import BankCache, drop_keys, set_status
 from talekeeper.services.memory.base import StoryChange
 from talekeeper.services.memory.work import memory_lineage, upto
 from talekeeper.storage.models import Action, Memory, SummaryVersion
@@ -91,6 +91,8 @@ def _mark_stale(session: Session, change: StoryChange, cache: BankCache | None) 
     for memory in session.scalars(query).all():
         if on_lineage(memory_lineage(links, memory), change.branch_id, depth):
             memory.stale = True
+            # Its evidence quoted the text before the edit: it goes now, not when re-derived.
+            drop_keys(session, memory, cache)
             marked = True
     versions = select(SummaryVersion).where(
         SummaryVersion.adventure_id == change.adventure_id,

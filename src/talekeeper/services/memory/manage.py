@@ -22,10 +22,15 @@ Invariants:
   per reply that put it in its context), whatever became of those replies since.
 - A memory belongs to an adventure of the requesting user; anyone else's is
   "not found", exactly like an unknown id.
+- A memory's source view lists its evidence keys (the passages of its source block it
+  is also retrieved by) in story order, each marked embedded or not; with none, an
+  ``EvidenceState`` and a sentence say why (written by the player, not read yet, stale,
+  out of the bank, or nothing its own text does not already state).
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -44,7 +49,7 @@ from talekeeper.services.memory.base import MemoryService
 from talekeeper.services.memory.work import source_rows
 from talekeeper.services.rendering import render
 from talekeeper.services.tree import Story
-from talekeeper.storage.models import Memory
+from talekeeper.storage.models import Adventure, Memory
 from talekeeper.storage.repositories.memory import (
     ACTIVE,
     DELETED,
@@ -55,6 +60,7 @@ from talekeeper.storage.repositories.memory import (
     MemoryRepository,
     PathRow,
 )
+from talekeeper.storage.repositories.memory_keys import KeyRepository
 from talekeeper.storage.repositories.story import ACTIVE as ACTION_ACTIVE
 from talekeeper.storage.repositories.story import StoryRepository
 
@@ -65,6 +71,41 @@ EVERY_STATUS = (ACTIVE, FORGOTTEN, WITHDRAWN, DELETED)
 TEXT_HINT = " A memory is a sentence or two; put longer background in a story card."
 NO_SOURCE = "written by the player; it has no source block"
 SOURCE_GONE = "the actions it was written from are no longer in the story"
+
+
+class EvidenceState(StrEnum):
+    """Where a memory's evidence keys stand (``source_view``)."""
+
+    READ = "read"  # read from its source as it stands: listed
+    ALL_STATED = "all_stated"  # read, and every passage is one its own text already states
+    SOURCE_GONE = "source_gone"  # read, but its source actions left the story
+    BY_PLAYER = "by_player"  # written by the player: no source to read
+    STALE = "stale"  # its source was edited: read again once it is rewritten
+    OUT_OF_BANK = "out_of_bank"  # forgotten, withdrawn or deleted before they were read
+    BANK_OFF = "bank_off"  # the adventure's Memory Bank is off
+    NO_EMBEDDER = "no_embedder"  # no embedding model: nothing is embedded, nor keyed
+    PENDING = "pending"  # read by the next embedding pass
+
+
+EVIDENCE_NOTES: dict[EvidenceState, str | None] = {
+    EvidenceState.READ: None,
+    EvidenceState.ALL_STATED: "Every passage of its source block says only what the memory "
+    "itself states, so it is found by its own text alone.",
+    EvidenceState.SOURCE_GONE: "The actions it was written from are no longer in the story, "
+    "so it has no passages to be found by.",
+    EvidenceState.BY_PLAYER: "It was written by the player, so it has no passages of the "
+    "story to be found by.",
+    EvidenceState.STALE: "The story it was written from was edited: it is rewritten in the "
+    "background, and its passages are read again then.",
+    EvidenceState.OUT_OF_BANK: "It left the bank (forgotten, withdrawn or deleted) before "
+    "its passages were read; a forgotten memory pinned back in has them read then.",
+    EvidenceState.BANK_OFF: "The Memory Bank is off for this adventure; its passages are "
+    "read once the bank is turned on and next embeds.",
+    EvidenceState.NO_EMBEDDER: "No embedding model is set, so the Memory Bank is off and its "
+    "passages are not read; they are read once an embedding model is chosen in Settings.",
+    EvidenceState.PENDING: "Its passages are read from the story when the bank next embeds, "
+    "in the background after a turn.",
+}
 
 
 def cache_of(memory: MemoryService) -> BankCache | None:
@@ -149,8 +190,10 @@ def memory_row(session: Session, memory_id: int, user_id: int) -> Memory:
     return row
 
 
-def source_view(session: Session, memory: Memory) -> dict[str, Any]:
-    """The actions a memory was written from, read along the branch it was written on."""
+def source_view(session: Session, memory: Memory, *, embeds: bool = True) -> dict[str, Any]:
+    """The actions a memory was written from, read along the branch it was written on, and
+    its evidence (``embeds``: whether the player's settings name an embedding model, without
+    which the bank reads no passages)."""
     out: dict[str, Any] = {
         "memory": one_view(session, memory),
         "branch_id": memory.branch_id,
@@ -158,11 +201,40 @@ def source_view(session: Session, memory: Memory) -> dict[str, Any]:
     }
     if memory.source_start is None:
         out["note"] = NO_SOURCE
-        return out
-    out["actions"] = [_row_view(r) for r in source_rows(session, memory)]
-    if not out["actions"]:
-        out["note"] = SOURCE_GONE
+    else:
+        out["actions"] = [_row_view(r) for r in source_rows(session, memory)]
+        if not out["actions"]:
+            out["note"] = SOURCE_GONE
+    keys = KeyRepository(session).of(memory.id)
+    state = _evidence_state(session, memory, bool(keys), bool(out["actions"]), embeds)
+    out["evidence"] = [
+        {"id": k.id, "depth": k.depth, "text": k.text, "embedded": k.vector is not None}
+        for k in keys
+    ]
+    out["evidence_state"] = state
+    out["evidence_note"] = EVIDENCE_NOTES[state]
     return out
+
+
+def _evidence_state(
+    session: Session, memory: Memory, keys: bool, source: bool, embeds: bool
+) -> EvidenceState:
+    """Why a memory has the evidence it has (the checks in the order the bank applies them:
+    ``KeyRepository.unkeyed`` reads only active, fresh, automatic memories with a source)."""
+    if keys:
+        return EvidenceState.READ
+    if memory.origin == USER or memory.source_start is None:
+        return EvidenceState.BY_PLAYER
+    if memory.stale:
+        return EvidenceState.STALE
+    if memory.keyed:
+        return EvidenceState.ALL_STATED if source else EvidenceState.SOURCE_GONE
+    if memory.status != ACTIVE:
+        return EvidenceState.OUT_OF_BANK
+    adventure = session.get(Adventure, memory.adventure_id)
+    if adventure is not None and not adventure.memory_bank:
+        return EvidenceState.BANK_OFF
+    return EvidenceState.PENDING if embeds else EvidenceState.NO_EMBEDDER
 
 
 def uses_view(story: Story, memory: Memory) -> dict[str, Any]:

@@ -15,6 +15,11 @@ Scores of a candidate ``m`` (rows are L2-normalised, so a dot product is a cosin
   memory holds over the weight of all input terms, capped at 1, and 0 when
   that total is 0.
 - final = semantic + ``LEXICAL_WEIGHT``·lexical.
+- Evidence keys (``Keys``: source passages of a memory, see ``evidence``): each key
+  under the mask (its memory is) is scored the same way, its lexical share over the
+  candidate keys (their own N and df), times ``SOURCE_WEIGHT``. A memory's score is
+  its best key's: its own text's or a passage's, whichever is higher (its own text on a
+  tie); ``Scored.key`` names the passage when one won.
 
 Selection invariants:
 
@@ -39,6 +44,8 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from talekeeper.services.memory.keyset import BoolArray, FloatArray, IntArray, KeyInput, Keys
+
 INPUT_WEIGHT = 0.6  # the player's own words say best what this turn is about
 CONTEXT_WEIGHT = 0.4  # the scene resolves "her" and "it" but must not drown the question
 # Rare exact words (names, the item asked about) lift a memory as much as meaning does. The
@@ -49,12 +56,18 @@ CONTEXT_WEIGHT = 0.4  # the scene resolves "her" and "it" but must not drown the
 LEXICAL_WEIGHT = 0.75
 
 
+# A passage of the source scores as the memory's own text would: the dense recall benchmark
+# (docs/benchmarks.md, "Recall on dense stories") chose it on its tuning seed.
+SOURCE_WEIGHT = 1.0
+
+
 class Weights(NamedTuple):
-    """The score's three weights (the recall benchmark ranks with other ones to compare)."""
+    """The score's weights (the recall benchmarks rank with other ones to compare)."""
 
     input: float = INPUT_WEIGHT
     context: float = CONTEXT_WEIGHT
     lexical: float = LEXICAL_WEIGHT
+    source: float = SOURCE_WEIGHT
 
 
 WEIGHTS = Weights()
@@ -62,10 +75,6 @@ DUPLICATE_COSINE = 0.93  # above this two memories say the same thing; one slot 
 
 _FIRST_WINDOW_SLACK = 8  # extra rows sorted up front so a few suppressions need no second pass
 _WINDOW_GROWTH = 4  # each further pass sorts this many times more rows
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float32]
-BoolArray = npt.NDArray[np.bool_]
 
 
 class BankRow(NamedTuple):
@@ -92,6 +101,7 @@ class Bank:
     pinned: BoolArray
     heuristic: BoolArray
     postings: dict[str, IntArray] = field(default_factory=dict)  # term -> ascending row indices
+    keys: Keys | None = None  # evidence keys; None: ranked by the memories' own text alone
 
     @property
     def size(self) -> int:
@@ -102,8 +112,8 @@ class Bank:
         return int(self.vectors.shape[1])
 
     @classmethod
-    def build(cls, rows: Sequence[BankRow], dims: int) -> Bank:
-        """A bank of ``rows`` in the order given.
+    def build(cls, rows: Sequence[BankRow], dims: int, keys: Sequence[KeyInput] = ()) -> Bank:
+        """A bank of ``rows`` in the order given, with the ``keys`` of those rows.
 
         Raises ValueError on a vector of another size or with a non-finite value.
         """
@@ -130,14 +140,16 @@ class Bank:
                 index.setdefault(term, []).append(i)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         np.divide(vectors, norms, out=vectors, where=norms > 0)
+        ids = np.array([r.id for r in rows], dtype=np.int64)
         return cls(
-            ids=np.array([r.id for r in rows], dtype=np.int64),
+            ids=ids,
             branch_ids=np.array([r.branch_id for r in rows], dtype=np.int64),
             depths=np.array([r.depth for r in rows], dtype=np.int64),
             vectors=vectors,
             pinned=np.array([r.pinned for r in rows], dtype=np.bool_),
             heuristic=np.array([r.heuristic for r in rows], dtype=np.bool_),
             postings={t: np.array(ix, dtype=np.int64) for t, ix in index.items()},
+            keys=Keys.build(ids, keys, dims) if keys else None,
         )
 
 
@@ -156,11 +168,14 @@ def lineage_mask(bank: Bank, lineage: Sequence[tuple[int, int | None]]) -> BoolA
 class Scored:
     row: int
     id: int
-    semantic: float
+    semantic: float  # of the key that won (the memory's own text unless ``key`` is set)
     lexical: float
     final: float
     pinned: bool
     heuristic: bool
+    key: int | None = None  # the evidence key that won, if a passage outscored the text
+    key_depth: int | None = None
+    own_final: float | None = None  # the memory's own text's score, when a passage won
 
 
 @dataclass
@@ -183,7 +198,7 @@ def _unit(vector: npt.NDArray[np.floating] | None, dims: int) -> FloatArray | No
 
 
 def _semantic(
-    bank: Bank,
+    matrix: FloatArray,
     cand: IntArray,
     input_vec: FloatArray | None,
     context_vec: FloatArray | None,
@@ -191,13 +206,14 @@ def _semantic(
 ) -> npt.NDArray[np.float64]:
     if cand.size == 0 or (input_vec is None and context_vec is None):
         return np.zeros(cand.size, dtype=np.float64)
+    total = int(matrix.shape[0])
     # Most rows are candidates: multiplying them all beats copying them out first.
-    rows = bank.vectors if cand.size * 2 >= bank.size else bank.vectors[cand]
+    rows = matrix if cand.size * 2 >= total else matrix[cand]
 
     def cosines(query: FloatArray) -> npt.NDArray[np.float64]:
         # One matrix-vector product each: a (N, 2) product goes through a slower GEMM path.
         cos = (rows @ query).astype(np.float64)
-        return cos[cand] if rows is bank.vectors else cos
+        return cos[cand] if rows is matrix else cos
 
     if input_vec is None or context_vec is None:
         only = input_vec if input_vec is not None else context_vec
@@ -207,13 +223,13 @@ def _semantic(
 
 
 def _lexical(
-    bank: Bank, mask: BoolArray, cand: IntArray, unique_terms: list[str]
+    postings: dict[str, IntArray], mask: BoolArray, cand: IntArray, unique_terms: list[str]
 ) -> tuple[npt.NDArray[np.float64], dict[str, float]]:
     n = cand.size
-    held = np.zeros(bank.size, dtype=np.float64)  # per bank row: weight of the input terms it holds
+    held = np.zeros(mask.shape[0], dtype=np.float64)  # per row: weight of the input terms held
     weights: dict[str, float] = {}
     for term in unique_terms:
-        rows = bank.postings.get(term)
+        rows = postings.get(term)
         rows = rows[mask[rows]] if rows is not None else np.zeros(0, dtype=np.int64)
         weight = math.log((n + 1) / (rows.size + 1))
         weights[term] = weight
@@ -222,6 +238,38 @@ def _lexical(
     if total <= 0.0 or n == 0:
         return np.zeros(n, dtype=np.float64), weights
     return np.minimum(held[cand] / total, 1.0), weights
+
+
+@dataclass
+class _KeyScores:
+    """The candidate keys' scores, over all key rows (-inf where not a candidate)."""
+
+    semantic: npt.NDArray[np.float64]
+    lexical: npt.NDArray[np.float64]
+    final: npt.NDArray[np.float64]
+    best: npt.NDArray[np.float64]  # per bank row: its best key's final (-inf: none)
+
+
+def _key_scores(
+    keys: Keys,
+    mask: BoolArray,
+    input_vec: FloatArray | None,
+    context_vec: FloatArray | None,
+    unique_terms: list[str],
+    weights: Weights,
+) -> _KeyScores:
+    key_mask = mask[keys.owner]
+    kc = np.flatnonzero(key_mask).astype(np.int64)
+    semantic = np.full(keys.size, -np.inf)
+    lexical = np.zeros(keys.size)
+    final = np.full(keys.size, -np.inf)
+    best = np.full(mask.shape[0], -np.inf)
+    if kc.size:
+        semantic[kc] = _semantic(keys.vectors, kc, input_vec, context_vec, weights)
+        lexical[kc], _ = _lexical(keys.postings, key_mask, kc, unique_terms)
+        final[kc] = weights.source * (semantic[kc] + weights.lexical * lexical[kc])
+        np.maximum.at(best, keys.owner[kc], final[kc])
+    return _KeyScores(semantic, lexical, final, best)
 
 
 def _best_first(
@@ -254,23 +302,43 @@ def rank(
     top_k = max(top_k, 0)
     cand = np.flatnonzero(mask).astype(np.int64)
     unique_terms = list(dict.fromkeys(input_terms))
-    semantic = _semantic(
-        bank, cand, _unit(input_vec, bank.dims), _unit(context_vec, bank.dims), weights
-    )
-    lexical, term_weights = _lexical(bank, mask, cand, unique_terms)
+    input_unit, context_unit = _unit(input_vec, bank.dims), _unit(context_vec, bank.dims)
+    semantic = _semantic(bank.vectors, cand, input_unit, context_unit, weights)
+    lexical, term_weights = _lexical(bank.postings, mask, cand, unique_terms)
     final = semantic + weights.lexical * lexical
+    keyed = None
+    if bank.keys is not None and bank.keys.size:
+        keyed = _key_scores(bank.keys, mask, input_unit, context_unit, unique_terms, weights)
+        final = np.maximum(final, keyed.best[cand])  # the text wins a tie
     cand_ids = bank.ids[cand]
 
     def scored(pos: int) -> Scored:
         row = int(cand[pos])
+        own = float(semantic[pos] + weights.lexical * lexical[pos])
+        parts: tuple[float, float, int | None, int | None, float | None]
+        parts = (float(semantic[pos]), float(lexical[pos]), None, None, None)
+        if keyed is not None and bank.keys is not None and final[pos] > own:
+            keys = bank.keys
+            start, end = int(keys.starts[row]), int(keys.starts[row + 1])
+            k = start + int(np.argmax(keyed.final[start:end]))
+            parts = (
+                float(keyed.semantic[k]),
+                float(keyed.lexical[k]),
+                int(keys.ids[k]),
+                int(keys.depths[k]),
+                own,
+            )
         return Scored(
             row=row,
             id=int(cand_ids[pos]),
-            semantic=float(semantic[pos]),
-            lexical=float(lexical[pos]),
+            semantic=parts[0],
+            lexical=parts[1],
             final=float(final[pos]),
             pinned=bool(bank.pinned[row]),
             heuristic=bool(bank.heuristic[row]),
+            key=parts[2],
+            key_depth=parts[3],
+            own_final=parts[4],
         )
 
     pinned_pos = np.flatnonzero(bank.pinned[cand])

@@ -11,7 +11,8 @@ Invariants:
 - Nothing is written here: use counts are written in the turn's commit
   (``MemorySystem.record_use``), never during retrieval or for a dry run.
 - The trace (query texts, input terms, weights, scores, considered,
-  suppressed) is what Insights shows.
+  suppressed) is what Insights shows; for each memory chosen, which key matched
+  (its own text, or a passage of its source with that passage's text and action).
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.services.memory.bank import BankCache, Detail
-from talekeeper.services.memory.base import Retrieval, RetrievalQuery, UsedMemory
+from talekeeper.services.memory.base import MatchedKey, Retrieval, RetrievalQuery, UsedMemory
 from talekeeper.services.memory.ranking import (
     DUPLICATE_COSINE,
     WEIGHTS,
     Bank,
     Ranking,
+    Scored,
     lineage_mask,
     rank,
 )
@@ -37,6 +39,7 @@ from talekeeper.services.memory.terms import terms
 from talekeeper.services.models import ModelSet
 from talekeeper.storage.db import read_scope
 from talekeeper.storage.repositories.memory import MemoryRepository
+from talekeeper.storage.repositories.memory_keys import KeyRepository
 
 
 async def retrieve(
@@ -68,12 +71,14 @@ async def retrieve(
     ranking, note = _rank(query, bank, mask, vectors, note)  # NumPy only: well under a millisecond
     ids = [s.id for s in ranking.chosen]
     details = cache.details(query.adventure_id, ids)
-    if len(details) < len(ids):
+    key_ids = [s.key for s in ranking.chosen if s.key is not None]
+    passages: dict[int, tuple[str, int]] = {}
+    if len(details) < len(ids) or key_ids:
         missing = [i for i in ids if i not in details]
-        found = await asyncio.to_thread(_read_details, sessions, missing)
+        found, passages = await asyncio.to_thread(_read_details, sessions, missing, key_ids)
         cache.keep_details(query.adventure_id, revision, found)
         details.update(found)
-    return _result(query, model, ranking, details, note)
+    return _result(query, model, ranking, details, passages, note)
 
 
 def _bank(
@@ -99,13 +104,17 @@ def _rank(
     return rank(bank, mask, input_vec, context_vec, input_terms, query.top_k), note
 
 
-def _read_details(sessions: sessionmaker[Session], ids: list[int]) -> dict[int, Detail]:
+def _read_details(
+    sessions: sessionmaker[Session], ids: list[int], key_ids: list[int]
+) -> tuple[dict[int, Detail], dict[int, tuple[str, int]]]:
+    """The chosen memories' details not cached yet, and the matched passages' texts."""
     with read_scope(sessions) as session:
         rows = MemoryRepository(session).texts(ids)
-        return {
+        details = {
             i: Detail(r.text, r.authority, r.branch_id, r.depth, r.source_start, r.source_end)
             for i, r in rows.items()
         }
+        return details, KeyRepository(session).texts(key_ids)
 
 
 def _result(
@@ -113,27 +122,10 @@ def _result(
     model: str,
     ranking: Ranking,
     details: dict[int, Detail],
+    passages: dict[int, tuple[str, int]],
     note: str,
 ) -> Retrieval:
-    used = [
-        UsedMemory(
-            id=s.id,
-            text=details[s.id].text,
-            semantic_score=round(s.semantic, 4),
-            lexical_score=round(s.lexical, 4),
-            final_score=round(s.final, 4),
-            pinned=s.pinned,
-            authority=details[s.id].authority,
-            source={
-                "branch_id": details[s.id].branch_id,
-                "depth": details[s.id].depth,
-                "source_start": details[s.id].source_start,
-                "source_end": details[s.id].source_end,
-            },
-        )
-        for s in ranking.chosen
-        if s.id in details
-    ]
+    used = [_used(s, details[s.id], passages) for s in ranking.chosen if s.id in details]
     if not used and not note:
         note = "no memory on this path yet" if not ranking.considered else ""
     return Retrieval(
@@ -143,6 +135,30 @@ def _result(
         query=_trace(query, ranking, model),
         note=note,
     )
+
+
+def _used(s: Scored, detail: Detail, passages: dict[int, tuple[str, int]]) -> UsedMemory:
+    used = UsedMemory(
+        id=s.id,
+        text=detail.text,
+        semantic_score=round(s.semantic, 4),
+        lexical_score=round(s.lexical, 4),
+        final_score=round(s.final, 4),
+        pinned=s.pinned,
+        authority=detail.authority,
+        source={
+            "branch_id": detail.branch_id,
+            "depth": detail.depth,
+            "source_start": detail.source_start,
+            "source_end": detail.source_end,
+        },
+    )
+    if s.key is not None and s.key in passages:  # a key dropped since ranking: the text only
+        used.matched = MatchedKey.SOURCE
+        used.text_score = round(s.own_final, 4) if s.own_final is not None else None
+        used.evidence, used.evidence_depth = passages[s.key]
+        used.evidence_key = s.key
+    return used
 
 
 def _trace(

@@ -48,7 +48,7 @@ from sqlalchemy.orm import Session
 
 from talekeeper.core.lineage import BranchLink, Lineage, lineage_of, on_lineage
 from talekeeper.services.memory import extractive
-from talekeeper.services.memory.bank import new_memory, set_status, set_text
+from talekeeper.services.memory.bank import drop_keys, new_memory, set_status, set_text
 from talekeeper.services.memory.excerpt import excerpt
 from talekeeper.services.memory.prompts import clean_memory, memory_request
 from talekeeper.services.memory.work import (
@@ -306,6 +306,8 @@ def _save(work: Work, block: _Block, text: str) -> bool:
         if not block.keep_text:
             memory.writer = work.writer
             set_text(session, memory, text, work.cache)
+        else:
+            drop_keys(session, memory, work.cache)  # its source grew: read its evidence again
         return True
 
 

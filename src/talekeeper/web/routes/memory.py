@@ -4,7 +4,8 @@ state of background work.
 Like every route, a request is one unit of work (``web.deps.db``): it commits when the
 handler returns and rolls back if it raised. Bodies are ``Strict`` models and ids are
 ``RowId``s; lengths and emptiness are checked by the services. A memory of someone
-else's adventure is "not found", like an unknown id.
+else's adventure is "not found", like an unknown id. A memory's source (the actions it
+was written from and its evidence passages) is a typed ``MemorySource``.
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Response
+from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.services.memory import manage, summary
+from talekeeper.services.memory.manage import EvidenceState
 from talekeeper.services.memory.scene import current_scene, set_scene
 from talekeeper.services.memory.service import derived_view
 from talekeeper.services.tree import Story, load_adventure
+from talekeeper.settings import NO_EMBEDDINGS
 from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 
 router = APIRouter(tags=["memory"])
@@ -43,6 +47,59 @@ class SceneIn(Strict):
     present: list[str] | None = None
     summary: str | None = None
     clear: bool | None = None
+
+
+class MemoryOut(BaseModel):
+    """A memory as the Memory Bank shows it (``manage.memory_view``)."""
+
+    id: int
+    text: str
+    status: str
+    pinned: bool
+    authority: str
+    source_start: int | None
+    source_end: int | None
+    use_count: int
+    last_used_at: str | None
+    embedded: bool
+    stale: bool
+    origin: str
+    writer: str
+    branch_id: int
+    depth: int
+    created_at: str
+    updated_at: str
+    used_by: list[int]
+
+
+class SourceAction(BaseModel):
+    """One action of a memory's source block, as the story shows it."""
+
+    id: int
+    type: str
+    text: str
+    rendered: str
+    depth: int
+    branch_id: int
+
+
+class EvidencePassage(BaseModel):
+    """A passage of the source block the memory is also retrieved by."""
+
+    id: int
+    depth: int  # the action it comes from
+    text: str
+    embedded: bool  # has a vector: retrieval can find the memory through it by meaning
+
+
+class MemorySource(BaseModel):
+    memory: MemoryOut
+    branch_id: int  # the branch the source is read along
+    actions: list[SourceAction]
+    note: str | None = None  # only when there are no actions: why
+    evidence: list[EvidencePassage]  # in story order
+    evidence_state: EvidenceState
+    evidence_note: str | None  # why there is no evidence (null when there is)
 
 
 # -- memories -----------------------------------------------------------------------------
@@ -92,11 +149,19 @@ def delete_memory(
     return Response(status_code=204)
 
 
-@router.get("/api/memories/{memory_id}/source")
+# Unset fields stay out: ``note`` is present only when there are no actions, as before.
+@router.get("/api/memories/{memory_id}/source", response_model_exclude_unset=True)
 def memory_source(
-    memory_id: RowId, session: Session = DB, uid: int = Depends(user_id)
-) -> dict[str, Any]:
-    return manage.source_view(session, manage.memory_row(session, memory_id, uid))
+    memory_id: RowId,
+    session: Session = DB,
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> MemorySource:
+    """The actions a memory was written from and the passages it is also retrieved by."""
+    row = manage.memory_row(session, memory_id, uid)
+    embeds = rt.user_settings(session, uid).embedding_model != NO_EMBEDDINGS
+    view = manage.source_view(session, row, embeds=embeds)
+    return MemorySource.model_validate(view)
 
 
 @router.get("/api/memories/{memory_id}/uses")

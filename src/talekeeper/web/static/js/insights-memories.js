@@ -1,8 +1,12 @@
 // The Memories part of Insights: each used memory with its semantic, lexical and final scores
-// as bars, pinned, authority and source range; how many were considered; the duplicates left
-// out; and the query (both texts, the input terms with their weights, the score's weights).
+// as bars, pinned, authority and source range; which of its keys matched (its own text, or a
+// passage of its source block, shown with the action it comes from, whether it went into the
+// context or was left out for the Memories budget, and the own text's final score beside the
+// passage's); the Memories budget; how many were considered; the duplicates left out; and the
+// query (both texts, the input terms with their weights, the score's weights).
 // Scales: semantic and lexical lie in 0..1; final = semantic + lexical weight x lexical, so its
 // bar is out of 1 + that weight. A negative cosine draws an empty bar beside its number.
+// A snapshot from before memories kept passages has no `matched`: no match line is shown.
 import { h } from "./ui.js";
 import { bar, count, part } from "./insights-parts.js";
 
@@ -34,7 +38,8 @@ export function memoriesPart(memories) {
       h("strong", { class: "ins-considered", text: count(considered) }), " considered",
       typeof query.top_k === "number" ? h("span", { class: "muted", text: ` · top-K ${query.top_k}` }) : null,
       h("span", { class: "muted", text: ` · ${count(suppressed.length)} suppressed as duplicates` }),
-      below > 0 ? h("span", { class: "muted", text: ` · ${count(below)} ranked below the top ${query.top_k ?? "K"}` }) : null),
+      below > 0 ? h("span", { class: "muted", text: ` · ${count(below)} ranked below the top ${query.top_k ?? "K"}` }) : null,
+      budgetNote(memories.budget, query.top_k)),
     memories.note ? h("p", { class: "note ins-note", text: memories.note }) : null,
     used.length
       ? h("div", { class: "ins-scale small muted" },
@@ -56,16 +61,53 @@ function memoryItem(memory, finalMax) {
       h("span", { class: "spacer" }),
       h("span", { class: "ins-source muted", text: sourceLine(memory.source) })),
     h("p", { class: "ins-mem-text", text: memory.text }),
+    matchLine(memory),
     h("div", { class: "ins-scores" },
       scoreRow("semantic", memory.semantic_score, 1),
       scoreRow("lexical", memory.lexical_score, 1),
-      scoreRow("final", memory.final_score, finalMax)));
+      scoreRow("final", memory.final_score, finalMax),
+      viaPassage(memory) && typeof memory.text_score === "number"
+        ? scoreRow("own text", memory.text_score, finalMax, "text",
+          "The memory's own text's final score: the passage above scored higher.")
+        : null));
 }
 
-function scoreRow(name, value, max) {
-  return h("div", { class: "ins-score", dataset: { score: name } },
+function viaPassage(memory) {
+  return memory.matched === "source" && Boolean(memory.evidence);
+}
+
+// Which key won: the memory's own text, or a passage of the story it was written from.
+function matchLine(memory) {
+  if (memory.matched === "text") {
+    return h("p", { class: "ins-match small", dataset: { matched: "text" } },
+      h("span", { class: "ins-match-label", text: "matched its own text" }));
+  }
+  if (!viaPassage(memory)) return null;
+  const where = Number.isInteger(memory.evidence_depth) ? ` (action ${memory.evidence_depth})` : "";
+  const badge = memory.evidence_in_context
+    ? h("span", { class: "badge ins-evidence-in", text: "in the context",
+      title: "This passage went into the Memories section, under the memory." })
+    : h("span", { class: "badge ins-evidence-out", text: "left out: over the Memories budget",
+      title: "It matched, but the Memories section had no room left for it: only the memory went in." });
+  return h("div", { class: "ins-match", dataset: { matched: "source" } },
+    h("p", { class: "row small" },
+      h("span", { class: "ins-match-label", text: "matched a passage of the story" + where }),
+      h("span", { class: "spacer" }), badge),
+    h("blockquote", { class: "ins-evidence", text: memory.evidence }));
+}
+
+function budgetNote(budget, topK) {
+  if (!(typeof budget === "number" && Number.isFinite(budget))) return null;
+  const share = typeof topK === "number" && topK > 0 ? ` (${count(Math.round(budget / topK))} for each of the top ${topK})` : "";
+  return h("span", { class: "muted ins-mem-budget", dataset: { budget: String(budget) },
+    title: "The Memories section's token budget: passages of the story go in while it has room." + share },
+  " · budget ", h("strong", { text: count(budget) }), " tokens");
+}
+
+function scoreRow(name, value, max, key = name, title = null) {
+  return h("div", { class: "ins-score", dataset: { score: key }, title },
     h("span", { class: "ins-score-name", text: name }),
-    bar(value, max, `${name} score`, "score-" + name),
+    bar(value, max, `${name} score`, "score-" + key),
     h("span", { class: "ins-score-value", text: score(value) }));
 }
 

@@ -72,17 +72,19 @@ export function overview(snapshot) {
       fact("Reply", budget.reply_tokens, "reply"), fact("Reserved", budget.reserved, "reserved")));
 }
 
-/** Every section, in the order the narrator read them, each openable to its exact text. */
+/** Every section, in the order the narrator read them, each openable to its exact text. The
+ * Memories section also shows its own budget beside its tokens. */
 export function sectionsPart(snapshot) {
   const available = (snapshot.budget || {}).available || 0;
-  const items = sectionsOf(snapshot).map((s, i) => sectionItem(s, i, available));
+  const own = { memories: (snapshot.memories || {}).budget };
+  const items = sectionsOf(snapshot).map((s, i) => sectionItem(s, i, available, own[s.name]));
   return part("sections", "Context, top to bottom",
     h("p", { class: "small muted", text: "What the narrator was shown, in order. Open a section "
       + "to read its exact text; each bar is its share of the available budget." }),
     h("div", { class: "ins-sections" }, items));
 }
 
-function sectionItem(section, index, available) {
+function sectionItem(section, index, available, budget) {
   const tokens = Number(section.tokens) || 0;
   const empty = !section.text;
   const title = section.title || section.name;
@@ -93,6 +95,9 @@ function sectionItem(section, index, available) {
         h("span", { class: "ins-tokens", text: count(tokens) }), h("span", { class: "muted", text: " tokens" })),
       bar(tokens, available, `${title}: ${count(tokens)} of ${count(available)} tokens`, "hue-" + (index % 9)),
       h("span", { class: "ins-sec-badges" },
+        typeof budget === "number" ? h("span", { class: "badge ins-sec-budget",
+          text: `budget ${count(budget)}`,
+          title: `${title}: ${count(tokens)} of its ${count(budget)}-token budget` }) : null,
         section.cut ? h("span", { class: "badge ins-cut", text: "cut to fit" }) : null,
         empty ? h("span", { class: "badge", text: "empty" }) : null)),
     h("p", { class: "ins-why small" }, h("span", { class: "muted", text: "Why: " }),

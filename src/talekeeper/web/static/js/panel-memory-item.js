@@ -1,12 +1,13 @@
 // One memory in the Memory Bank: its text, authority, pin, use count, embedding state, and
-// on demand its source block and the turns that used it; edit and delete.
+// on demand its source block (with the passages of it the memory is also found by) and the
+// turns that used it; edit and delete.
 // Invariants:
 // - A withdrawn or deleted memory is history: it shows its source and uses, never edit, pin
 //   or delete buttons (the server refuses those anyway).
 // - Which detail (source or turns) is open is kept by the panel (`open`, by memory id), so
 //   a background refresh that redraws the list opens it again instead of closing it.
 // - Every change asks the panel to refresh (`changed()`), so what is shown is what is stored.
-import { h, fill, api, notify, attempt, emit, when } from "./ui.js";
+import { h, fill, api, notify, attempt, emit, when, plural } from "./ui.js";
 import { confirmButton } from "./panel-kit.js";
 
 const MEMORY_MAX = 2000;
@@ -63,6 +64,40 @@ async function sourceDetail(memory) {
       h("span", { class: "muted small", text: `#${action.depth} · ${action.type}` }),
       h("p", { text: action.rendered })));
   }
+  return h("div", { class: "memory-source-detail" }, out, evidenceDetail(data));
+}
+
+// The passages of the source block retrieval also matches the memory by, in story order; the
+// one that matches goes into the context under the memory. With none, the server says why.
+function evidenceDetail(data) {
+  const evidence = Array.isArray(data.evidence) ? data.evidence : [];
+  const out = h("div", { class: "memory-evidence", dataset: { state: data.evidence_state || "" },
+    attrs: { "aria-label": "Passages it is found by" } },
+  h("h4", { text: "Passages it is found by" }));
+  if (!evidence.length) {
+    out.appendChild(h("p", { class: "muted small evidence-note",
+      text: data.evidence_note || "It has no passages of the story to be found by." }));
+    return out;
+  }
+  const waiting = evidence.filter((e) => !e.embedded).length;
+  out.appendChild(h("p", { class: "muted small evidence-intro", text:
+    `${plural(evidence.length, "passage", "passages")} of its source block: when one matches the turn `
+    + "better than the memory's own text, it goes into the context with the memory"
+    + (waiting ? `; ${waiting} not embedded yet, and not matched until they are.` : ".") }));
+  out.appendChild(h("ol", { class: "evidence-list" }, evidence.map((passage) => h("li", {
+    class: "evidence" + (passage.embedded ? "" : " is-waiting"),
+    dataset: { keyId: passage.id, depth: passage.depth },
+  },
+    h("div", { class: "row small muted" },
+      h("span", { class: "evidence-where", text: `action ${passage.depth}` }),
+      h("span", {
+        class: passage.embedded ? "embedded" : "not-embedded",
+        text: passage.embedded ? "embedded" : "not embedded yet",
+        title: passage.embedded
+          ? "It has a vector: retrieval can find the memory through it by meaning."
+          : "Waiting for the embedding model: retrieval does not use it until it is embedded.",
+      })),
+    h("p", { class: "evidence-text", text: passage.text })))));
   return out;
 }
 

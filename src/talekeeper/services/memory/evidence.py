@@ -1,0 +1,105 @@
+"""Evidence: the source passages a memory is also retrieved by (memory.md §5, dense stories).
+
+A memory of at most 50 words states one or two of its block's facts; on dense text
+(every action carrying facts) retrieval by the memory's own text alone brings back the
+stretch but loses most of what was said in it. So a memory keeps its source block's
+sentences as extra retrieval **keys**, and when it wins through one, that sentence goes
+into the Memories section with it ("from the story: ...").
+
+Invariants:
+
+- A key is a passage of **one** action of the memory's source block, as the player
+  read it (``render``): one sentence, or a few consecutive short ones joined until the
+  passage holds ``MIN_KEY_WORDS`` words, so "Yes." or "He nods." never stands alone
+  when its action has more to say (an action that is one short sentence is one passage).
+- Passages the memory's own text already states (``STATED_SHARE`` of their terms are
+  the memory's) are not keys: the memory's own vector and terms find them, and the
+  context would only say them twice.
+- At most ``MAX_KEYS`` keys a memory (the first ones in story order): a block with
+  very long actions costs a bounded number of vectors.
+- Keys are derived and follow the memory: they are read from the source as it stands
+  when the memory is keyed, dropped (``bank.drop_keys``) whenever its text or its source
+  changes (a re-derivation, an edit of a covered action, a gap joined), and read again
+  by the next embedding pass. A memory out of the bank (withdrawn, forgotten, deleted)
+  is never ranked, so neither are its keys.
+
+Why sentences and not the block (measured on the dense recall benchmark, see
+docs/benchmarks.md): a whole block as one vector blurs its six actions' facts together,
+and carrying it into the context would cost ten times a memory; one sentence is what
+states a fact and fits beside the memory within the Memories budget.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from talekeeper.services.memory.terms import term_set
+
+MIN_KEY_WORDS = 6  # shorter sentences ("He nods.") join their neighbour: alone they match anything
+MAX_KEYS = 48  # per memory: six long narrations; beyond it a block costs vectors for little
+STATED_SHARE = 0.8  # a passage whose terms are this much the memory's own is already stated
+# Sentence ends: . ! ? … followed by space, optionally after a closing quote or bracket.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|\n+")
+
+
+@dataclass(frozen=True)
+class Passage:
+    depth: int  # the action it comes from
+    text: str
+    terms: frozenset[str]
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut after each sentence end (the closing quote stays with its sentence)."""
+    out: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.start() + len(match.group(0).rstrip())
+        piece = text[start:end].strip()
+        if piece:
+            out.append(piece)
+        start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+def _joined(pieces: list[str]) -> list[str]:
+    """Consecutive short sentences joined until each passage holds ``MIN_KEY_WORDS`` words;
+    a short last one joins the passage before it."""
+    out: list[str] = []
+    current: list[str] = []
+    words = 0
+    for piece in pieces:
+        current.append(piece)
+        words += len(piece.split())
+        if words >= MIN_KEY_WORDS:
+            out.append(" ".join(current))
+            current, words = [], 0
+    if current:
+        if out:
+            out[-1] = out[-1] + " " + " ".join(current)
+        else:
+            out.append(" ".join(current))
+    return out
+
+
+def passages(actions: Sequence[tuple[int, str]], memory_text: str) -> list[Passage]:
+    """The keys of a memory whose source block is ``actions`` ((depth, rendered text) in
+    story order): see the module docstring."""
+    stated = term_set(memory_text)
+    out: list[Passage] = []
+    for depth, text in actions:
+        for passage in _joined(sentences(text)):
+            terms = frozenset(term_set(passage))
+            if not terms:
+                continue
+            if len(terms & stated) >= STATED_SHARE * len(terms):
+                continue
+            out.append(Passage(depth, passage, terms))
+            if len(out) >= MAX_KEYS:
+                return out
+    return out

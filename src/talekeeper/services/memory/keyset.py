@@ -1,0 +1,85 @@
+"""The bank's evidence keys as arrays: each memory's source passages, ranked beside it.
+
+Invariants: the keys of bank row ``r`` are the contiguous rows
+``starts[r]:starts[r + 1]``, in the order their memory lists them; every key row belongs
+to a memory of the bank and has the bank's vector size; vectors are normalised (a
+non-finite one becomes zero and so ranks nowhere). No key text is held here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float32]
+BoolArray = npt.NDArray[np.bool_]
+
+
+class KeyInput(NamedTuple):
+    """One evidence key as the bank needs it: its memory, vector and terms (no text)."""
+
+    id: int
+    memory_id: int
+    depth: int
+    vector: npt.NDArray[np.floating]
+    terms: frozenset[str]
+
+
+@dataclass(eq=False)
+class Keys:
+    """The bank's evidence keys, each memory's keys one contiguous run in bank-row order:
+    the keys of bank row ``r`` are rows ``starts[r]:starts[r + 1]``."""
+
+    ids: IntArray
+    owner: IntArray  # bank row of each key's memory
+    depths: IntArray
+    vectors: FloatArray  # (K, dims), rows of norm 1 (or 0)
+    starts: IntArray  # (bank size + 1,)
+    postings: dict[str, IntArray] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return int(self.ids.shape[0])
+
+    @classmethod
+    def empty(cls, rows: int, dims: int) -> Keys:
+        return cls(
+            ids=np.zeros(0, dtype=np.int64),
+            owner=np.zeros(0, dtype=np.int64),
+            depths=np.zeros(0, dtype=np.int64),
+            vectors=np.zeros((0, dims), dtype=np.float32),
+            starts=np.zeros(rows + 1, dtype=np.int64),
+        )
+
+    @classmethod
+    def build(cls, memory_ids: IntArray, keys: Sequence[KeyInput], dims: int) -> Keys:
+        """Keys of the bank's memories (``memory_ids`` in bank-row order); keys of other
+        memories or of another vector size are left out."""
+        row_of = {int(m): i for i, m in enumerate(memory_ids)}
+        kept = [k for k in keys if k.memory_id in row_of and int(np.size(k.vector)) == dims]
+        kept.sort(key=lambda k: row_of[k.memory_id])  # stable: each run keeps its order
+        if not kept:
+            return cls.empty(len(memory_ids), dims)
+        owner = np.array([row_of[k.memory_id] for k in kept], dtype=np.int64)
+        vectors = np.stack([np.asarray(k.vector, dtype=np.float32).reshape(-1) for k in kept])
+        vectors[~np.isfinite(vectors).all(axis=1)] = 0.0  # a corrupt vector ranks nowhere
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        np.divide(vectors, norms, out=vectors, where=norms > 0)
+        index: dict[str, list[int]] = {}
+        for i, key in enumerate(kept):
+            for term in key.terms:
+                index.setdefault(term, []).append(i)
+        counts = np.bincount(owner, minlength=len(memory_ids))
+        return cls(
+            ids=np.array([k.id for k in kept], dtype=np.int64),
+            owner=owner,
+            depths=np.array([k.depth for k in kept], dtype=np.int64),
+            vectors=vectors,
+            starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+            postings={t: np.array(ix, dtype=np.int64) for t, ix in index.items()},
+        )

@@ -1,0 +1,219 @@
+"""The evidence of memories in the browser, on a dense story (every reply states several
+facts) played against the model double: Insights shows, for each memory in the context,
+which key matched (its own text, or a passage of the story with its action), whether that
+passage went into the context or was left out for the Memories budget, and the budget
+itself; the Memory Bank's source view lists the passages each memory is found by. Story text
+holding markup is shown as text in both.
+
+What the page shows is compared with what the JSON API returns for the same reply, dry run
+or memory. Insights is opened the way the story column opens it (``tk:open-insights``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+from tests.browser.conftest import Live
+from tests.double.server import ModelDouble
+from tests.web.test_memory_source_evidence import (
+    DENSE,
+    FACT,
+    HOSTILE,
+    HOSTILE_QUESTION,
+    QUESTION,
+    SCENARIO,
+    dense_settings,
+)
+
+from talekeeper.settings import Settings
+
+# The memory of the block with the greenhouse key states it: its own text wins.
+TEXT_QUESTION = "Where does the gardener Pike keep the greenhouse key?"
+LEFT_OUT = "left out: over the Memories budget"
+
+
+@pytest.fixture
+def live_settings(tmp_path: Path, double: ModelDouble) -> Settings:
+    settings: Settings = dense_settings(tmp_path, double)
+    return settings
+
+
+def play_dense(live: Live) -> int:
+    adventure_id: int = live.adventure(scenario=SCENARIO)["id"]
+    for i, reply in enumerate(DENSE):
+        live.double.script(reply)
+        live.turn(adventure_id, f"wait {i}")
+        live.idle()
+    return adventure_id
+
+
+def dry_run(live: Live, adventure_id: int, text: str) -> dict[str, Any]:
+    answer = live.api.post(
+        f"/api/adventures/{adventure_id}/insights/dry-run", json={"type": "do", "text": text}
+    )
+    assert answer.status_code == 200, answer.text
+    snapshot: dict[str, Any] = answer.json()
+    return snapshot
+
+
+def open_insights(page: Any, detail: dict[str, Any]) -> Any:
+    page.evaluate(
+        "detail => document.dispatchEvent(new CustomEvent('tk:open-insights', {detail}))", detail
+    )
+    dialog = page.locator("#insights-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator(".ins-loading")).to_have_count(0)
+    return dialog
+
+
+def carrying(snapshot: dict[str, Any], passage: str) -> dict[str, Any]:
+    """The memory the snapshot used through ``passage``."""
+    used: list[dict[str, Any]] = snapshot["memories"]["used"]
+    found = [m for m in used if m["matched"] == "source" and m["evidence"] == passage]
+    assert len(found) == 1, used
+    return found[0]
+
+
+def memories_text(snapshot: dict[str, Any]) -> str:
+    return str(next(s["text"] for s in snapshot["sections"] if s["name"] == "memories"))
+
+
+def check_passage_shown(dialog: Any, snapshot: dict[str, Any], memory: dict[str, Any]) -> None:
+    """The dialog shows ``memory`` as matched through its passage, with the badge, both
+    scores and the Memories budget, as the snapshot says."""
+    item = dialog.locator(f'.ins-memory[data-memory-id="{memory["id"]}"]')
+    match = item.locator('.ins-match[data-matched="source"]')
+    expect(match.locator(".ins-match-label")).to_have_text(
+        f"matched a passage of the story (action {memory['evidence_depth']})"
+    )
+    expect(match.locator(".ins-evidence")).to_have_text(memory["evidence"])
+    if memory["evidence_in_context"]:
+        expect(match.locator(".ins-evidence-in")).to_have_text("in the context")
+        expect(match.locator(".ins-evidence-out")).to_have_count(0)
+    else:
+        expect(match.locator(".ins-evidence-out")).to_have_text(LEFT_OUT)
+        expect(match.locator(".ins-evidence-in")).to_have_count(0)
+    for name in ("semantic", "lexical", "final"):  # the scores are the passage's
+        value = memory[f"{name}_score"]
+        expect(item.locator(f'[data-score="{name}"] .ins-score-value')).to_have_text(f"{value:.4f}")
+    own = item.locator('[data-score="text"]')
+    expect(own.locator(".ins-score-name")).to_have_text("own text")
+    expect(own.locator(".ins-score-value")).to_have_text(f"{memory['text_score']:.4f}")
+    budget = snapshot["memories"]["budget"]
+    expect(dialog.locator(".ins-mem-budget strong")).to_have_text(f"{budget:,}")
+    row = dialog.locator('.ins-section[data-name="memories"]')
+    expect(row.locator(".ins-sec-budget")).to_have_text(f"budget {budget:,}")
+    row.locator("summary").click()
+    expect(row.locator(".ins-text")).to_have_text(memories_text(snapshot))
+
+
+def test_insights_show_the_passage_that_matched_and_whether_it_went_in(
+    live: Live, page: Any
+) -> None:
+    adventure_id = play_dense(live)
+    page.goto(f"{live.url}/adventures/{adventure_id}")
+
+    # A dry run of a question about a fact no memory states.
+    expected = dry_run(live, adventure_id, QUESTION)
+    fact = carrying(expected, FACT)
+    assert fact["evidence_in_context"] and f"from the story: {FACT}" in memories_text(expected)
+    dialog = open_insights(page, {"dryRun": {"type": "do", "text": QUESTION}})
+    check_passage_shown(dialog, expected, fact)
+    page.keyboard.press("Escape")
+
+    # A question the memory's own words answer: it matched its own text, no passage.
+    expected = dry_run(live, adventure_id, TEXT_QUESTION)
+    by_text = [m for m in expected["memories"]["used"] if m["matched"] == "text"]
+    assert by_text and "greenhouse key" in by_text[0]["text"], expected["memories"]
+    dialog = open_insights(page, {"dryRun": {"type": "do", "text": TEXT_QUESTION}})
+    for memory in by_text:
+        item = dialog.locator(f'.ins-memory[data-memory-id="{memory["id"]}"]')
+        expect(item.locator('.ins-match[data-matched="text"]')).to_have_text("matched its own text")
+        expect(item.locator(".ins-evidence, [data-score='text']")).to_have_count(0)
+    page.keyboard.press("Escape")
+
+    # One memory a turn: the Memories budget has no room for the passage beside it.
+    assert live.api.patch("/api/settings", json={"memory_top_k": 1}).status_code == 200
+    expected = dry_run(live, adventure_id, QUESTION)
+    fact = carrying(expected, FACT)
+    assert not fact["evidence_in_context"] and "from the story:" not in memories_text(expected)
+    dialog = open_insights(page, {"dryRun": {"type": "do", "text": QUESTION}})
+    check_passage_shown(dialog, expected, fact)
+    page.keyboard.press("Escape")
+
+    # The same question as a turn (top-K back to its default): its reply's stored snapshot.
+    assert live.api.patch("/api/settings", json={"memory_top_k": None}).status_code == 200
+    live.double.script("Rosie only shrugs.")
+    reply = live.turn(adventure_id, QUESTION)["reply"]
+    snapshot = live.api.get(f"/api/actions/{reply['id']}/insights").json()
+    fact = carrying(snapshot, FACT)
+    assert fact["evidence_in_context"]
+    dialog = open_insights(page, {"actionId": reply["id"], "depth": reply["depth"]})
+    check_passage_shown(dialog, snapshot, fact)
+
+
+def test_the_memory_bank_source_view_lists_the_evidence_passages(live: Live, page: Any) -> None:
+    adventure_id = play_dense(live)
+    hand = live.api.post(
+        f"/api/adventures/{adventure_id}/memories", json={"text": "Pike distrusts the vicar."}
+    )
+    assert hand.status_code == 201, hand.text
+    live.idle()
+    listed = live.api.get(f"/api/adventures/{adventure_id}/memories").json()
+    sources = {m["id"]: live.api.get(f"/api/memories/{m['id']}/source").json() for m in listed}
+    holder = next(i for i, s in sources.items() if FACT in [e["text"] for e in s["evidence"]])
+
+    page.goto(f"{live.url}/adventures/{adventure_id}")
+    page.get_by_role("tab", name="Memory").click()
+    panel = page.get_by_role("tabpanel", name="Memory")
+    item = panel.locator(f"li.memory[data-memory-id='{holder}']")
+    item.get_by_role("button", name="Show the source block").click()
+    evidence = sources[holder]["evidence"]
+    shown = item.locator(".memory-evidence li.evidence")
+    expect(shown).to_have_count(len(evidence))
+    assert shown.locator(".evidence-text").all_text_contents() == [e["text"] for e in evidence]
+    assert shown.locator(".evidence-where").all_text_contents() == [
+        f"action {e['depth']}" for e in evidence
+    ]
+    expect(shown.locator(".embedded")).to_have_count(len(evidence))  # all embedded by now
+    expect(item.locator(".memory-evidence .evidence-intro")).to_contain_text(
+        f"{len(evidence)} passages of its source block"
+    )
+    # the source block itself is still listed, action by action
+    expect(item.locator(".memory-source blockquote")).to_have_count(len(sources[holder]["actions"]))
+
+    # a memory written by hand says why it has none
+    mine = panel.locator(f"li.memory[data-memory-id='{hand.json()['id']}']")
+    mine.get_by_role("button", name="Show the source block").click()
+    expect(mine.locator(".memory-evidence .evidence-note")).to_have_text(
+        sources[hand.json()["id"]]["evidence_note"]
+    )
+    expect(mine.locator(".memory-evidence li")).to_have_count(0)
+
+
+def test_a_passage_holding_markup_is_shown_as_text(live: Live, page: Any) -> None:
+    adventure_id = play_dense(live)
+    expected = dry_run(live, adventure_id, HOSTILE_QUESTION)
+    hostile = carrying(expected, HOSTILE)
+    assert hostile["evidence_in_context"], expected["memories"]
+
+    page.goto(f"{live.url}/adventures/{adventure_id}")
+    dialog = open_insights(page, {"dryRun": {"type": "do", "text": HOSTILE_QUESTION}})
+    item = dialog.locator(f'.ins-memory[data-memory-id="{hostile["id"]}"]')
+    expect(item.locator(".ins-evidence")).to_have_text(HOSTILE)
+    row = dialog.locator('.ins-section[data-name="memories"]')
+    row.locator("summary").click()
+    expect(row.locator(".ins-text")).to_contain_text(f"from the story: {HOSTILE}")
+    assert dialog.locator("img, script").count() == 0
+    page.keyboard.press("Escape")
+
+    page.get_by_role("tab", name="Memory").click()
+    panel = page.get_by_role("tabpanel", name="Memory")
+    memory = panel.locator(f"li.memory[data-memory-id='{hostile['id']}']")
+    memory.get_by_role("button", name="Show the source block").click()
+    expect(memory.locator(".evidence-text").filter(has_text="onerror")).to_have_text(HOSTILE)
+    assert page.locator("#panels img, #insights-dialog img").count() == 0
+    assert page.evaluate("() => typeof window.__pwned") == "undefined"

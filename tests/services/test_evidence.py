@@ -1,0 +1,185 @@
+"""Evidence keys: which passages of a source block become keys, how a memory is scored by its
+best key, and how the passages fit the Memories budget (hand-made inputs, exact results)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from talekeeper.core.tokens import CharCounter
+from talekeeper.services.context import HistoryEntry, Section, build_context
+from talekeeper.services.memory.base import MatchedKey, Retrieval, UsedMemory
+from talekeeper.services.memory.evidence import MAX_KEYS, MIN_KEY_WORDS, passages, sentences
+from talekeeper.services.memory.keyset import KeyInput
+from talekeeper.services.memory.ranking import WEIGHTS, Bank, BankRow, lineage_mask, rank
+
+# -- passages ------------------------------------------------------------------------------
+
+
+def test_sentences_keep_their_closing_quote_and_split_on_lines() -> None:
+    text = 'You say "Tal sold me the mare." Mira laughs!\nIt rains. Is it late?'
+    assert sentences(text) == [
+        'You say "Tal sold me the mare."',
+        "Mira laughs!",
+        "It rains.",
+        "Is it late?",
+    ]
+
+
+def test_short_sentences_join_their_neighbours_and_never_stand_alone() -> None:
+    block = [(3, "Yes. He nods. Tal's sister moved to Harrow in March. Fine.")]
+    got = passages(block, memory_text="Mara met Tal.")
+    assert [p.text for p in got] == ["Yes. He nods. Tal's sister moved to Harrow in March. Fine."]
+    assert all(len(p.text.split()) >= MIN_KEY_WORDS for p in got)
+    long = [(4, "Tal's sister moved to Harrow in March. The mill burned down in the spring.")]
+    assert [p.text for p in passages(long, "")] == [
+        "Tal's sister moved to Harrow in March.",
+        "The mill burned down in the spring.",
+    ]
+
+
+def test_a_passage_the_memory_already_states_is_no_key() -> None:
+    block = [
+        (5, "Tal sold you the grey mare at the fair."),
+        (6, "Tal's sister Edda keeps bees behind the chapel."),
+    ]
+    got = passages(block, memory_text="Tal sold Mara the grey mare at the fair.")
+    assert [(p.depth, p.text) for p in got] == [(6, block[1][1])]
+    assert got[0].terms == frozenset({"tal", "sister", "edda", "keep", "bees", "behind", "chapel"})
+
+
+def test_a_block_yields_at_most_max_keys_in_story_order() -> None:
+    block = [(d, f"Captain number {d} counted {d} barrels on the quay.") for d in range(100)]
+    got = passages(block, "")
+    assert len(got) == MAX_KEYS
+    assert [p.depth for p in got] == list(range(MAX_KEYS))
+
+
+# -- ranking by the best key -----------------------------------------------------------------
+
+
+def _row(id_: int, vector: list[float], terms: tuple[str, ...] = ()) -> BankRow:
+    return BankRow(id_, 1, id_, np.array(vector, np.float32), False, False, frozenset(terms))
+
+
+def _key(id_: int, memory: int, vector: list[float], terms: tuple[str, ...] = ()) -> KeyInput:
+    return KeyInput(id_, memory, 100 + id_, np.array(vector, np.float32), frozenset(terms))
+
+
+def test_a_memory_wins_through_a_passage_its_text_does_not_state() -> None:
+    bank = Bank.build(
+        [_row(1, [1, 0, 0]), _row(2, [0, 1, 0])],
+        3,
+        keys=[_key(10, 1, [0, 0, 1], ("harrow",)), _key(11, 2, [0.6, 0.8, 0])],
+    )
+    query = np.array([0, 0, 1], np.float32)
+    got = rank(bank, lineage_mask(bank, [(1, None)]), query, None, ["harrow"], 2)
+    top = got.chosen[0]
+    assert (top.id, top.key, top.key_depth) == (1, 10, 110)
+    assert top.semantic == pytest.approx(1.0)
+    assert top.lexical == pytest.approx(1.0)
+    assert top.final == pytest.approx(1.0 + WEIGHTS.lexical)
+    assert top.own_final == pytest.approx(0.0)
+    # memory 2: its own text (cos 0) against its key (cos 0 too): the text wins the tie
+    second = got.chosen[1]
+    assert (second.id, second.key, second.own_final) == (2, None, None)
+
+
+def test_keys_of_memories_off_the_path_are_never_scored_or_counted() -> None:
+    rows = [_row(1, [0, 1]), BankRow(2, 2, 5, np.array([1, 0], np.float32), False, False, ())]
+    keys = [_key(10, 1, [1, 0], ("bee",)), _key(12, 1, [0, 1]), _key(11, 2, [1, 0], ("harrow",))]
+    bank = Bank.build(rows, 2, keys=keys)
+    mask = lineage_mask(bank, [(1, None)])
+    got = rank(bank, mask, np.array([1, 0], np.float32), None, ["bee", "harrow"], 5)
+    assert [s.id for s in got.chosen] == [1]
+    assert got.chosen[0].key == 10
+    # over the 2 candidate keys: "bee" in 1, "harrow" in none (memory 2's key is not counted)
+    bee, harrow = math.log(3 / 2), math.log(3 / 1)
+    assert got.chosen[0].lexical == pytest.approx(bee / (bee + harrow))
+
+
+def test_a_source_weight_of_zero_ranks_by_the_text_alone() -> None:
+    bank = Bank.build(
+        [_row(1, [1, 0]), _row(2, [0.8, 0.6])], 2, keys=[_key(10, 1, [0, 1], ("harrow",))]
+    )
+    mask = lineage_mask(bank, [(1, None)])
+    query = np.array([0, 1], np.float32)
+    with_keys = rank(bank, mask, query, None, ["harrow"], 2)
+    without = rank(bank, mask, query, None, ["harrow"], 2, WEIGHTS._replace(source=0.0))
+    assert [s.id for s in with_keys.chosen] == [1, 2]
+    assert [s.id for s in without.chosen] == [2, 1]
+    assert all(s.key is None for s in without.chosen)
+
+
+def test_keys_of_another_size_or_memory_are_left_out_of_the_bank() -> None:
+    bank = Bank.build(
+        [_row(1, [1, 0])],
+        2,
+        keys=[_key(10, 1, [1, 0, 0]), _key(11, 9, [1, 0]), _key(12, 1, [0, 1])],
+    )
+    assert bank.keys is not None
+    assert bank.keys.ids.tolist() == [12]
+    assert bank.keys.starts.tolist() == [0, 1]
+
+
+# -- the Memories budget -----------------------------------------------------------------------
+
+
+def _used(id_: int, text: str, evidence: str = "") -> UsedMemory:
+    used = UsedMemory(id_, text, 0.5, 0.0, 0.5, False, "accepted_story")
+    if evidence:
+        used.matched, used.evidence, used.evidence_depth = MatchedKey.SOURCE, evidence, 7
+    return used
+
+
+def test_passages_go_in_by_rank_while_the_section_fits_its_budget() -> None:
+    counter = CharCounter()
+    retrieval = Retrieval(
+        used=[
+            _used(1, "Mara met Tal at the mill.", "Tal's sister Edda lives in Harrow."),
+            _used(2, "Mara crossed the ford."),
+            _used(3, "Wen lost a boot.", "Wen's boot was found in the cistern at dawn."),
+        ]
+    )
+    retrieval.fit_evidence(counter, 10_000)
+    assert [m.evidence_in_context for m in retrieval.used] == [True, False, True]
+    assert retrieval.section_text() == (
+        "- (established) Mara met Tal at the mill.\n"
+        "  from the story: Tal's sister Edda lives in Harrow.\n"
+        "- (established) Mara crossed the ford.\n"
+        "- (established) Wen lost a boot.\n"
+        "  from the story: Wen's boot was found in the cistern at dawn."
+    )
+    with_one = counter.count(retrieval.section_text(1))
+    retrieval.fit_evidence(counter, with_one)  # room for the first passage only
+    assert [m.evidence_in_context for m in retrieval.used] == [True, False, False]
+    assert counter.count(retrieval.section_text()) <= with_one
+    retrieval.fit_evidence(counter, 1)  # no room at all: the memories still go in
+    assert not any(m.evidence_in_context for m in retrieval.used)
+    assert retrieval.section_text().count("- (established)") == 3
+
+
+def test_an_overflowing_context_drops_passages_before_it_cuts_a_memory() -> None:
+    counter = CharCounter()
+    retrieval = Retrieval(
+        used=[
+            _used(1, "Mara met Tal at the mill.", "Tal's sister Edda lives in Harrow."),
+            _used(2, "Wen lost a boot.", "Wen's boot was found in the cistern at dawn."),
+        ]
+    )
+    retrieval.fit_evidence(counter, 10_000)
+    variants = retrieval.section_variants()
+    assert variants == [retrieval.section_text(1), retrieval.section_text(0)]
+    full = Section("memories", retrieval.section_text(), "", tuple(variants))
+    action = "look"
+    needed = build_context([full], [], "", action, budget=10_000, counter=counter).report.used
+    room = needed - counter.count("  from the story: Wen's boot was found in the cistern at dawn.")
+    built = build_context(
+        [full], [HistoryEntry(1, "narrator", "x")], "", action, budget=room, counter=counter
+    )
+    section = next(s for s in built.report.sections if s.name == "memories")
+    assert section.cut
+    assert "Wen lost a boot." in section.text and "Harrow" in section.text
+    assert "cistern" not in section.text
