@@ -39,6 +39,7 @@ bench: install
 	$(BIN)/python benchmarks/overhead.py --write docs/benchmarks.md
 	$(BIN)/python benchmarks/ranking.py --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.recall.run --write docs/benchmarks.md
+	$(BIN)/python -m benchmarks.recall.dense.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.concurrency.run --write docs/benchmarks.md
 
 clean:

@@ -55,18 +55,41 @@ WORD_BOUNDARY_SLACK = 100  # a chunk may end up to this many characters early, o
 # semantic part, and the lexical weight.
 INPUT_SHARES = (0.6, 0.7, 0.8, 1.0)
 LEXICAL_WEIGHTS = (0.15, 0.3, 0.5, 0.75, 1.0)
+# The evidence keys' weights at the memory weights in use: the share of what the best
+# passage scores above the memory's text that the memory gains (0: no keys, the memories
+# ranked by their own text alone), and the context's share in a passage's semantic part.
+SOURCE_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+# memory.md §5's reference weights, the product's before (no evidence keys then)
+REFERENCE = WEIGHTS._replace(input=0.6, context=0.4, lexical=0.15, source=0.0)
+KEY_CONTEXT_SHARES = (0.0, 0.4)
 WEIGHT_GRID = tuple(
-    Weights(share, round(1.0 - share, 2), lexical)
-    for share in INPUT_SHARES
-    for lexical in LEXICAL_WEIGHTS
+    dict.fromkeys(
+        [
+            REFERENCE,
+            *(
+                WEIGHTS._replace(input=share, context=round(1.0 - share, 2), lexical=lexical)
+                for share in INPUT_SHARES
+                for lexical in LEXICAL_WEIGHTS
+            ),
+            *(
+                WEIGHTS._replace(source=source, key_context=key_context)
+                for source in SOURCE_WEIGHTS
+                for key_context in KEY_CONTEXT_SHARES
+                if source or not key_context
+            ),
+        ]
+    )
 )
 
 
-REFERENCE = Weights(0.6, 0.4, 0.15)  # memory.md §5's reference weights, the product's before
-
 
 def weights_name(w: Weights) -> str:
-    return f"{w.input:g}/{w.context:g} + {w.lexical:g}"
+    name = f"{w.input:g}/{w.context:g} + {w.lexical:g}"
+    if w.source == 0:
+        return name + ", no keys"
+    if (w.source, w.key_context) != (WEIGHTS.source, WEIGHTS.key_context):
+        return name + f", keys {w.source:g} (context {w.key_context:g})"
+    return name
 
 
 MEMORY_METHODS = ("talekeeper", "cosine-only", "narration-only", "bm25-memories")

@@ -123,7 +123,7 @@ async def player(embedder: Embedder, double: ModelDouble) -> AsyncIterator[Playe
             await rt.aclose()
 
 
-def _create(p: Player, adv: Adventure) -> tuple[int, PathAction]:
+def create_adventure(p: Player, adv: Adventure) -> tuple[int, PathAction]:
     data = {
         "title": adv.title,
         "opening": adv.opening,
@@ -140,7 +140,7 @@ def _create(p: Player, adv: Adventure) -> tuple[int, PathAction]:
         return story.adventure.id, PathAction(head.id, head.depth, head.type, head.text)
 
 
-async def _turn(p: Player, adventure_id: int, turn: Turn) -> dict[str, Any]:
+async def play_turn(p: Player, adventure_id: int, turn: Turn) -> dict[str, Any]:
     p.double.script(turn.reply)
     kind, text = turn.player
     pending = await asyncio.to_thread(p.rt.turns.begin, adventure_id, p.uid, kind, text, p.models)
@@ -173,7 +173,7 @@ Leave = Callable[[Player, Adventure, int, str], Any]
 async def play(p: Player, adv: Adventure, measure: Measure, leaving: Leave) -> list[Any]:
     """Play ``adv``; at each probe call ``measure`` first; before the undo and the fork
     call ``leaving`` (what the bank holds of the fact about to leave the path)."""
-    adventure_id, opening = await asyncio.to_thread(_create, p, adv)
+    adventure_id, opening = await asyncio.to_thread(create_adventure, p, adv)
     path = {0: opening}
     probes = {probe.op: probe for probe in adv.probes}
     out: list[Any] = []
@@ -181,7 +181,7 @@ async def play(p: Player, adv: Adventure, measure: Measure, leaving: Leave) -> l
         if isinstance(op, Turn):
             if index in probes:
                 out.append(await measure(p, adv, adventure_id, path, probes[index]))
-            reply = await _turn(p, adventure_id, op)
+            reply = await play_turn(p, adventure_id, op)
             for view in (reply["action"], reply["reply"]):
                 path[view["depth"]] = PathAction(
                     view["id"], view["depth"], view["type"], view["text"]

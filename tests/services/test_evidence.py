@@ -11,9 +11,22 @@ import pytest
 from talekeeper.core.tokens import CharCounter
 from talekeeper.services.context import HistoryEntry, Section, build_context
 from talekeeper.services.memory.base import MatchedKey, Retrieval, UsedMemory
-from talekeeper.services.memory.evidence import MAX_KEYS, MIN_KEY_WORDS, passages, sentences
+from talekeeper.services.memory.evidence import (
+    MAX_KEYS,
+    MIN_KEY_WORDS,
+    passages,
+    sentences,
+    stated,
+)
 from talekeeper.services.memory.keyset import KeyInput
-from talekeeper.services.memory.ranking import WEIGHTS, Bank, BankRow, lineage_mask, rank
+from talekeeper.services.memory.ranking import (
+    SOURCE_WEIGHT,
+    WEIGHTS,
+    Bank,
+    BankRow,
+    lineage_mask,
+    rank,
+)
 
 # -- passages ------------------------------------------------------------------------------
 
@@ -30,29 +43,31 @@ def test_sentences_keep_their_closing_quote_and_split_on_lines() -> None:
 
 def test_short_sentences_join_their_neighbours_and_never_stand_alone() -> None:
     block = [(3, "Yes. He nods. Tal's sister moved to Harrow in March. Fine.")]
-    got = passages(block, memory_text="Mara met Tal.")
+    got = passages(block)
     assert [p.text for p in got] == ["Yes. He nods. Tal's sister moved to Harrow in March. Fine."]
     assert all(len(p.text.split()) >= MIN_KEY_WORDS for p in got)
     long = [(4, "Tal's sister moved to Harrow in March. The mill burned down in the spring.")]
-    assert [p.text for p in passages(long, "")] == [
+    assert [p.text for p in passages(long)] == [
         "Tal's sister moved to Harrow in March.",
         "The mill burned down in the spring.",
     ]
 
 
-def test_a_passage_the_memory_already_states_is_no_key() -> None:
+def test_every_passage_is_a_key_and_those_the_memory_states_are_marked() -> None:
     block = [
         (5, "Tal sold you the grey mare at the fair."),
         (6, "Tal's sister Edda keeps bees behind the chapel."),
     ]
-    got = passages(block, memory_text="Tal sold Mara the grey mare at the fair.")
-    assert [(p.depth, p.text) for p in got] == [(6, block[1][1])]
-    assert got[0].terms == frozenset({"tal", "sister", "edda", "keep", "bees", "behind", "chapel"})
+    got = passages(block)
+    assert [(p.depth, p.text) for p in got] == block
+    assert got[1].terms == frozenset({"tal", "sister", "edda", "keep", "bees", "behind", "chapel"})
+    memory = "Tal sold Mara the grey mare at the fair."
+    assert [stated(p.text, memory) for p in got] == [True, False]
 
 
 def test_a_block_yields_at_most_max_keys_in_story_order() -> None:
     block = [(d, f"Captain number {d} counted {d} barrels on the quay.") for d in range(100)]
-    got = passages(block, "")
+    got = passages(block)
     assert len(got) == MAX_KEYS
     assert [p.depth for p in got] == list(range(MAX_KEYS))
 
@@ -75,13 +90,18 @@ def test_a_memory_wins_through_a_passage_its_text_does_not_state() -> None:
         keys=[_key(10, 1, [0, 0, 1], ("harrow",)), _key(11, 2, [0.6, 0.8, 0])],
     )
     query = np.array([0, 0, 1], np.float32)
-    got = rank(bank, lineage_mask(bank, [(1, None)]), query, None, ["harrow"], 2)
+    whole = WEIGHTS._replace(source=1.0)  # the passage's score outright
+    got = rank(bank, lineage_mask(bank, [(1, None)]), query, None, ["harrow"], 2, whole)
     top = got.chosen[0]
     assert (top.id, top.key, top.key_depth) == (1, 10, 110)
     assert top.semantic == pytest.approx(1.0)
     assert top.lexical == pytest.approx(1.0)
     assert top.final == pytest.approx(1.0 + WEIGHTS.lexical)
     assert top.own_final == pytest.approx(0.0)
+    # in use, the memory gains SOURCE_WEIGHT of what the passage scores above its text
+    share = rank(bank, lineage_mask(bank, [(1, None)]), query, None, ["harrow"], 2).chosen
+    assert share[0].id == 1 and share[0].key == 10
+    assert share[0].final == pytest.approx(0.0 + SOURCE_WEIGHT * (1.0 + WEIGHTS.lexical))
     # memory 2: its own text (cos 0) against its key (cos 0 too): the text wins the tie
     second = got.chosen[1]
     assert (second.id, second.key, second.own_final) == (2, None, None)
@@ -106,7 +126,7 @@ def test_a_source_weight_of_zero_ranks_by_the_text_alone() -> None:
     )
     mask = lineage_mask(bank, [(1, None)])
     query = np.array([0, 1], np.float32)
-    with_keys = rank(bank, mask, query, None, ["harrow"], 2)
+    with_keys = rank(bank, mask, query, None, ["harrow"], 2, WEIGHTS._replace(source=1.0))
     without = rank(bank, mask, query, None, ["harrow"], 2, WEIGHTS._replace(source=0.0))
     assert [s.id for s in with_keys.chosen] == [1, 2]
     assert [s.id for s in without.chosen] == [2, 1]
@@ -159,6 +179,14 @@ def test_passages_go_in_by_rank_while_the_section_fits_its_budget() -> None:
     retrieval.fit_evidence(counter, 1)  # no room at all: the memories still go in
     assert not any(m.evidence_in_context for m in retrieval.used)
     assert retrieval.section_text().count("- (established)") == 3
+
+
+def test_a_passage_the_memory_already_says_is_never_carried() -> None:
+    retrieval = Retrieval(used=[_used(1, "Tal sold Mara the mare.", "Tal sold you the mare.")])
+    retrieval.used[0].evidence_stated = True
+    retrieval.fit_evidence(CharCounter(), 10_000)
+    assert not retrieval.used[0].evidence_in_context
+    assert "from the story" not in retrieval.section_text()
 
 
 def test_an_overflowing_context_drops_passages_before_it_cuts_a_memory() -> None:

@@ -561,7 +561,7 @@ class MemoryMachine(RuleBasedStateMachine):
             assert not keys and not memory.keyed, f"memory {memory.id} kept keys it lost"
             return
         rendered = [(a.depth, render(a.type, a.text)) for a in source]
-        expected = [(p.depth, p.text) for p in passages(rendered, memory.text)]
+        expected = [(p.depth, p.text) for p in passages(rendered)]
         assert [(k.depth, k.text) for k in keys] == expected, memory.id
 
     def check_coverage(self, session: Session, story: Story) -> None:

@@ -57,9 +57,7 @@ def client(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
 
 
 def start(client: TestClient, double: ModelDouble) -> int:
-    adventure: int = client.post("/api/adventures", json={"scenario": "lantern-coast"}).json()[
-        "id"
-    ]
+    adventure: int = client.post("/api/adventures", json={"scenario": "lantern-coast"}).json()["id"]
     for i, reply in enumerate(REPLIES):
         double.script(reply)
         answer = client.post(

@@ -177,20 +177,23 @@ def test_a_hand_written_memory_says_it_has_no_passages(
     assert view["note"] == "written by the player; it has no source block"
 
 
-def test_a_memory_reworded_to_state_its_whole_block_needs_no_passages(
+def test_a_reworded_memory_has_its_passages_read_again(
     client: TestClient, double: ModelDouble
 ) -> None:
     adventure = play_dense(client, double)
     memory = memories(client, adventure)[1]
-    assert source(client, memory["id"])["evidence"]
-    whole = " ".join(a["rendered"] for a in source(client, memory["id"])["actions"])
-    edited = client.patch(f"/api/memories/{memory['id']}", json={"text": whole})
+    before = source(client, memory["id"])["evidence"]
+    assert before
+    edited = client.patch(f"/api/memories/{memory['id']}", json={"text": "Mara rested."})
     assert edited.status_code == 200, edited.text
+    assert stored_keys(client, memory["id"]) == []  # dropped with the old text
     idle(client)
-    view = source(client, memory["id"])  # read again: every passage is the memory's own
-    assert view["evidence"] == [] and view["evidence_state"] == "all_stated"
-    assert view["evidence_note"] == EVIDENCE_NOTES[EvidenceState.ALL_STATED]
-    assert stored_keys(client, memory["id"]) == []
+    view = source(client, memory["id"])
+    assert view["evidence_state"] == "read"
+    assert [(e["depth"], e["text"]) for e in view["evidence"]] == [
+        (e["depth"], e["text"]) for e in before
+    ]
+    assert {e["id"] for e in view["evidence"]}.isdisjoint({e["id"] for e in before})
 
 
 def test_an_edited_source_leaves_the_memory_stale_without_evidence_until_rewritten(

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -35,7 +35,7 @@ from sqlalchemy.orm.attributes import flag_modified
 
 from talekeeper.services.memory.authority import classify
 from talekeeper.services.memory.evidence import Passage
-from talekeeper.services.memory.keyset import KeyInput, Keys
+from talekeeper.services.memory.keyset import Keys
 from talekeeper.services.memory.ranking import Bank
 from talekeeper.services.memory.terms import term_set
 from talekeeper.storage.models import Memory, MemoryKey
@@ -197,16 +197,7 @@ def build(rows: Sequence[BankRow], keys: dict[int, list[KeyRow]] | None = None) 
     if not rows or not width:
         return Bank.build([], 0)
     matrix = np.frombuffer(b"".join(vectors), dtype=VECTOR_DTYPE).reshape(len(rows), width)
-    matrix = matrix.copy()  # writable, and detached from the bytes
-    finite = np.isfinite(matrix).all(axis=1)
-    if not finite.all():
-        matrix[~finite] = 0.0  # a corrupt vector ranks nowhere rather than breaking a turn
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    np.divide(matrix, norms, out=matrix, where=norms > 0)
-    index: dict[str, list[int]] = {}
-    for i, row in enumerate(rows):
-        for term in row.terms.split():
-            index.setdefault(term, []).append(i)
+    matrix = _unit_rows(matrix.copy())  # writable, and detached from the bytes
     ids = np.fromiter((r.id for r in rows), dtype=np.int64, count=len(rows))
     return Bank(
         ids=ids,
@@ -217,19 +208,53 @@ def build(rows: Sequence[BankRow], keys: dict[int, list[KeyRow]] | None = None) 
         heuristic=np.fromiter(
             (r.authority == "heuristic" for r in rows), dtype=np.bool_, count=len(rows)
         ),
-        postings={t: np.array(ix, dtype=np.int64) for t, ix in index.items()},
+        postings=_postings(r.terms for r in rows),
         keys=_keys(ids, keys or {}, width),
     )
 
 
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to norm 1, in place; a corrupt (non-finite) row becomes zero and so ranks
+    nowhere rather than breaking a turn."""
+    matrix[~np.isfinite(matrix).all(axis=1)] = 0.0
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    return matrix
+
+
+def _postings(term_texts: Iterable[str]) -> dict[str, np.ndarray]:
+    """Term -> ascending row indices, from each row's space-separated terms."""
+    index: dict[str, list[int]] = {}
+    for i, text in enumerate(term_texts):
+        for term in text.split():
+            index.setdefault(term, []).append(i)
+    return {t: np.array(ix, dtype=np.int64) for t, ix in index.items()}
+
+
 def _keys(ids: np.ndarray, keys: dict[int, list[KeyRow]], width: int) -> Keys | None:
-    inputs = [
-        KeyInput(k.id, k.memory_id, k.depth, unpack(k.vector), frozenset(k.terms.split()))
+    """The keys of the bank's rows straight from their stored columns, as ``build`` does for
+    the memories: one joined matrix, each memory's keys a contiguous run in row order."""
+    size = width * VECTOR_DTYPE().itemsize
+    runs = [
+        [k for k in keys.get(memory_id, ()) if k.vector is not None and len(k.vector) == size]
         for memory_id in ids.tolist()
-        for k in keys.get(memory_id, ())
-        if k.vector is not None
     ]
-    return Keys.build(ids, inputs, width) if inputs else None
+    ordered = [k for run in runs for k in run]
+    if not ordered:
+        return None
+    counts = np.fromiter((len(run) for run in runs), dtype=np.int64, count=len(runs))
+    matrix = np.frombuffer(
+        b"".join(k.vector for k in ordered if k.vector is not None), VECTOR_DTYPE
+    )
+    matrix = _unit_rows(matrix.reshape(len(ordered), width).copy())
+    return Keys(
+        ids=np.fromiter((k.id for k in ordered), dtype=np.int64, count=len(ordered)),
+        owner=np.repeat(np.arange(len(runs), dtype=np.int64), counts),
+        depths=np.fromiter((k.depth for k in ordered), dtype=np.int64, count=len(ordered)),
+        vectors=matrix,
+        starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+        postings=_postings(k.terms for k in ordered),
+    )
 
 
 # -- the one place memories change ----------------------------------------------------

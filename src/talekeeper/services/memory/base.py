@@ -73,6 +73,7 @@ class UsedMemory:
     evidence_key: int | None = None
     evidence_depth: int | None = None  # the action it comes from
     evidence_in_context: bool = False  # it fitted the Memories budget and went in
+    evidence_stated: bool = False  # the memory's text already says it: never carried
 
 
 @dataclass
@@ -122,6 +123,8 @@ class Retrieval:
             memory.evidence_in_context = False
         for memory in self.used:
             if memory.matched is not MatchedKey.SOURCE or not memory.evidence:
+                continue
+            if memory.evidence_stated:
                 continue
             memory.evidence_in_context = True
             if counter.count(self.section_text()) > budget:

@@ -12,9 +12,13 @@ Invariants:
   read it (``render``): one sentence, or a few consecutive short ones joined until the
   passage holds ``MIN_KEY_WORDS`` words, so "Yes." or "He nods." never stands alone
   when its action has more to say (an action that is one short sentence is one passage).
-- Passages the memory's own text already states (``STATED_SHARE`` of their terms are
-  the memory's) are not keys: the memory's own vector and terms find them, and the
-  context would only say them twice.
+- Every passage is a key, those the memory's own text states too: a sentence scores
+  against a question as a sentence, and the memory's statement of a fact must not
+  lose to a sentence of scenery only because a whole memory's vector is a blend of
+  its sentences (measured: leaving stated passages out took the planted-fact recall
+  from 0.92 to 0.76). A passage the memory states (``stated``: ``STATED_SHARE`` of
+  its terms are the memory's) is never carried into the context: it would say the
+  same thing twice.
 - At most ``MAX_KEYS`` keys a memory (the first ones in story order): a block with
   very long actions costs a bounded number of vectors.
 - Keys are derived and follow the memory: they are read from the source as it stands
@@ -87,17 +91,20 @@ def _joined(pieces: list[str]) -> list[str]:
     return out
 
 
-def passages(actions: Sequence[tuple[int, str]], memory_text: str) -> list[Passage]:
+def stated(passage: str, memory_text: str) -> bool:
+    """Whether the memory's text already says what ``passage`` says (by their terms)."""
+    terms = term_set(passage)
+    return len(terms & term_set(memory_text)) >= STATED_SHARE * len(terms)
+
+
+def passages(actions: Sequence[tuple[int, str]]) -> list[Passage]:
     """The keys of a memory whose source block is ``actions`` ((depth, rendered text) in
     story order): see the module docstring."""
-    stated = term_set(memory_text)
     out: list[Passage] = []
     for depth, text in actions:
         for passage in _joined(sentences(text)):
             terms = frozenset(term_set(passage))
             if not terms:
-                continue
-            if len(terms & stated) >= STATED_SHARE * len(terms):
                 continue
             out.append(Passage(depth, passage, terms))
             if len(out) >= MAX_KEYS:

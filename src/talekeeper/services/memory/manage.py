@@ -77,7 +77,7 @@ class EvidenceState(StrEnum):
     """Where a memory's evidence keys stand (``source_view``)."""
 
     READ = "read"  # read from its source as it stands: listed
-    ALL_STATED = "all_stated"  # read, and every passage is one its own text already states
+    NO_WORDS = "no_words"  # read, but its source holds no word to be found by
     SOURCE_GONE = "source_gone"  # read, but its source actions left the story
     BY_PLAYER = "by_player"  # written by the player: no source to read
     STALE = "stale"  # its source was edited: read again once it is rewritten
@@ -89,8 +89,8 @@ class EvidenceState(StrEnum):
 
 EVIDENCE_NOTES: dict[EvidenceState, str | None] = {
     EvidenceState.READ: None,
-    EvidenceState.ALL_STATED: "Every passage of its source block says only what the memory "
-    "itself states, so it is found by its own text alone.",
+    EvidenceState.NO_WORDS: "Its source block holds no word to be found by, so it is found "
+    "by its own text alone.",
     EvidenceState.SOURCE_GONE: "The actions it was written from are no longer in the story, "
     "so it has no passages to be found by.",
     EvidenceState.BY_PLAYER: "It was written by the player, so it has no passages of the "
@@ -228,7 +228,7 @@ def _evidence_state(
     if memory.stale:
         return EvidenceState.STALE
     if memory.keyed:
-        return EvidenceState.ALL_STATED if source else EvidenceState.SOURCE_GONE
+        return EvidenceState.NO_WORDS if source else EvidenceState.SOURCE_GONE
     if memory.status != ACTIVE:
         return EvidenceState.OUT_OF_BANK
     adventure = session.get(Adventure, memory.adventure_id)

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.services.memory.bank import BankCache, Detail
 from talekeeper.services.memory.base import MatchedKey, Retrieval, RetrievalQuery, UsedMemory
+from talekeeper.services.memory.evidence import stated
 from talekeeper.services.memory.ranking import (
     DUPLICATE_COSINE,
     WEIGHTS,
@@ -158,6 +159,7 @@ def _used(s: Scored, detail: Detail, passages: dict[int, tuple[str, int]]) -> Us
         used.text_score = round(s.own_final, 4) if s.own_final is not None else None
         used.evidence, used.evidence_depth = passages[s.key]
         used.evidence_key = s.key
+        used.evidence_stated = stated(used.evidence, detail.text)
     return used
 
 

@@ -11,11 +11,18 @@ Invariants:
   continue), and **context**, the scene (summary, location, names of who is
   present, within ``SCENE_TOKENS``) then the end of the newest narration
   (``NARRATION_TOKENS``).
+- An input that opens by addressing someone present ("Vegurk, how did I hurt my
+  shoulder?") is queried without the address: the name says who is asked, not
+  what about, and left in it lifts every memory of that person above the one
+  that holds the answer. Only a name of the scene's cast (or one word of it),
+  followed by a comma at the very start, is an address; the scene's names stay
+  in the context text.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -96,11 +103,30 @@ def current_scene(story: Story) -> Scene:
     return derived_scene(fired_in(story.session, story.adventure.id, recent, ""), recent)
 
 
+# One to three words at the very start (after an opening quote), then a comma.
+_ADDRESS = re.compile(
+    r"""^\s*["“'‘]?(?P<name>[^\W\d_][\w'’.-]*(?:\s+[^\W\d_][\w'’.-]*){0,2})\s*,\s*"""
+)
+
+
+def without_address(text: str, names: Sequence[str]) -> str:
+    """``text`` without a leading address to one of ``names`` (see the module docstring)."""
+    match = _ADDRESS.match(text)
+    if match is None:
+        return text
+    said = match.group("name").casefold()
+    known = {n.casefold() for n in names}
+    known |= {w.casefold() for n in names for w in n.split() if w[:1].isupper()}
+    rest = text[match.end() :]
+    return rest if said in known and rest.strip() else text
+
+
 def query_texts(
     player_text: str, scene: Scene, narration: str, counter: TokenCounter
 ) -> tuple[str, str]:
     """(input, context) of the retrieval query."""
-    query_input = counter.tail(player_text.strip(), INPUT_TOKENS)
+    asked = without_address(player_text.strip(), scene.present)
+    query_input = counter.tail(asked, INPUT_TOKENS)
     scene_text = counter.head(scene.text(), SCENE_TOKENS)
     tail = counter.tail(narration.strip(), NARRATION_TOKENS)
     return query_input, "\n".join(p for p in (scene_text, tail) if p)

@@ -74,7 +74,7 @@ def _key_memories(work: Work) -> bool:
         todo = KeyRepository(session).unkeyed(adventure.id, KEY_MEMORIES_PER_RUN)
         for memory in todo:
             rows = [(r.depth, render(r.type, r.text)) for r in source_rows(session, memory)]
-            set_keys(session, memory, passages(rows, memory.text), work.cache)
+            set_keys(session, memory, passages(rows), work.cache)
         return bool(todo)
 
 

@@ -87,6 +87,9 @@ function matchLine(memory) {
   const badge = memory.evidence_in_context
     ? h("span", { class: "badge ins-evidence-in", text: "in the context",
       title: "This passage went into the Memories section, under the memory." })
+    : memory.evidence_stated
+    ? h("span", { class: "badge ins-evidence-stated", text: "said by the memory itself",
+      title: "The memory's own text already says this: only the memory went in." })
     : h("span", { class: "badge ins-evidence-out", text: "left out: over the Memories budget",
       title: "It matched, but the Memories section had no room left for it: only the memory went in." });
   return h("div", { class: "ins-match", dataset: { matched: "source" } },
