@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble
 
-from talekeeper.services.memory.ranking import LEXICAL_WEIGHT
+from talekeeper.services.memory.ranking import LEXICAL_WEIGHT, SOURCE_WEIGHT
 from talekeeper.services.memory.summary import SUMMARY_EVERY
 from talekeeper.services.memory.writer import BLOCK_ACTIONS, FIRST_AT, SETTLE_SLACK
 from talekeeper.web.app import create_app
@@ -113,9 +113,15 @@ def test_the_exit_scenario(game: Any, double: ModelDouble) -> None:
         assert {"semantic_score", "lexical_score", "final_score", "pinned", "authority"} <= set(
             memory
         )
-        assert memory["final_score"] == pytest.approx(
-            memory["semantic_score"] + LEXICAL_WEIGHT * memory["lexical_score"], abs=2e-4
-        )
+        matched = memory["semantic_score"] + LEXICAL_WEIGHT * memory["lexical_score"]
+        if memory["matched"] == "text":
+            assert memory["final_score"] == pytest.approx(matched, abs=2e-4)
+        else:  # a passage scored above the text: the memory gains a share of the difference
+            own = memory["text_score"]
+            assert own < matched and memory["evidence"]
+            assert memory["final_score"] == pytest.approx(
+                own + SOURCE_WEIGHT * (matched - own), abs=3e-4
+            )
         assert memory["source"]["source_start"] <= memory["source"]["source_end"]
     assert hit[0]["lexical_score"] > 0
     assert insights["memories"]["considered"] == len(memories)

@@ -82,7 +82,6 @@ WEIGHT_GRID = tuple(
 )
 
 
-
 def weights_name(w: Weights) -> str:
     name = f"{w.input:g}/{w.context:g} + {w.lexical:g}"
     if w.source == 0:

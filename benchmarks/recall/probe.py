@@ -266,7 +266,9 @@ async def measure(
     sections = {s["name"]: s["text"] for s in snapshot["sections"]}
     result.in_history = states(sections.get("history", ""), fact)
     result.in_summary = states(sections.get("story_summary", ""), fact)
-    result.in_context = any(states(t, fact) for t in sections.values())
+    # Line by line: the Memories section carries passages from several stretches, and the
+    # answer words of a fact gathered from two of them state nothing.
+    result.in_context = any(states(line, fact) for t in sections.values() for line in t.split("\n"))
     result.history_kept = snapshot["history"]["kept"]
     await _memory_outcomes(p, adventure_id, fact, planted, snapshot, narration, result)
     await _chunk_outcomes(p, adv, path, probe, fact, planted, narration, result)

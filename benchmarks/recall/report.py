@@ -408,7 +408,16 @@ def markdown(run: Run, plots: Sequence[str] = ()) -> str:
         lines += [f"### {label}", "", *method_table(run, embedder), ""]
         lines += breakdown(run, embedder, "fact", list(KINDS), lambda r: r.kind) + [""]
         lines += by_distance(run, embedder) + ["", *diagnostics(run, embedder), ""]
-    lines += ["### Honesty: facts the story left behind", "", *honesty_table(run), ""]
+    lines += [
+        "### Honesty: facts the story left behind",
+        "",
+        "*In the context*: one line of a section of the dry run's context (a memory, a "
+        "passage carried under it, an action of the history) holds every answer word of "
+        "the fact.",
+        "",
+        *honesty_table(run),
+        "",
+    ]
     weights = weights_table(run)
     if weights:
         lines += [

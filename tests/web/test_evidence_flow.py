@@ -18,7 +18,7 @@ from tests.web.test_memory_system import idle, memories
 
 from talekeeper.services.context_inputs import MEMORY_SLOT_TOKENS
 from talekeeper.storage.db import session_scope
-from talekeeper.storage.models import Action, MemoryKey
+from talekeeper.storage.models import Action, Memory, MemoryKey
 from talekeeper.web.app import create_app
 
 # Every reply states several facts; the extractive memory of a block keeps one or two.
@@ -169,3 +169,26 @@ def test_a_new_embedding_model_re_embeds_the_evidence_too(tmp_path: Path) -> Non
             idle(client)
             assert {k.vector_model for k in keys(client)} == {"embed-b"}
             assert FACT in section(ask(client, adventure))
+
+
+def test_an_imported_story_has_its_memories_keyed_after_a_turn(
+    client: TestClient, double: ModelDouble
+) -> None:
+    adventure = start(client, double)
+    exported = client.get(f"/api/adventures/{adventure}/export").json()
+    imported = client.post("/api/adventures/import", json=exported)
+    assert imported.status_code == 201, imported.text
+    copy = imported.json()["id"]
+    with session_scope(client.app.state.runtime.sessions) as session:  # type: ignore[attr-defined]
+        ids = list(session.scalars(select(Memory.id).where(Memory.adventure_id == copy)).all())
+        assert (
+            ids
+            and not session.scalars(select(MemoryKey).where(MemoryKey.memory_id.in_(ids))).first()
+        )  # passages are never exported: the copy reads its own
+    double.script("The bell rings.")
+    client.post(f"/api/adventures/{copy}/actions", json={"type": "do", "text": "listen"})
+    idle(client)
+    assert FACT in section(ask(client, copy))
+    with session_scope(client.app.state.runtime.sessions) as session:  # type: ignore[attr-defined]
+        keyed = session.scalars(select(Memory.keyed).where(Memory.id.in_(ids))).all()
+        assert keyed and all(keyed)
