@@ -264,6 +264,14 @@ def _bump(session: Session, memory: Memory) -> None:
     memory.revision = MemoryRepository(session).next_revision(memory.adventure_id)
 
 
+def _changed(session: Session, memory: Memory, cache: BankCache | None) -> None:
+    """A change ranking must see: a new revision, flushed, and the cached copy dropped."""
+    _bump(session, memory)
+    session.flush()
+    if cache is not None:
+        cache.invalidate(memory.adventure_id, memory.id)
+
+
 def set_vector(
     session: Session,
     memory: Memory,
@@ -277,10 +285,7 @@ def set_vector(
     # Embedding is not an edit: ``updated_at`` says when the player or a pass changed what
     # the memory says (written as it is, so the column's on-update default stays out).
     flag_modified(memory, "updated_at")
-    _bump(session, memory)
-    session.flush()
-    if cache is not None:
-        cache.invalidate(memory.adventure_id, memory.id)
+    _changed(session, memory, cache)
 
 
 def terms_of(text: str) -> str:
@@ -319,10 +324,7 @@ def drop_keys(session: Session, memory: Memory, cache: BankCache | None) -> None
     """The memory's text or source changed: its keys go, to be read again from the source."""
     KeyRepository(session).delete_of(memory.id)
     memory.keyed = False
-    _bump(session, memory)
-    session.flush()
-    if cache is not None:
-        cache.invalidate(memory.adventure_id, memory.id)
+    _changed(session, memory, cache)
 
 
 def set_keys(
@@ -342,10 +344,7 @@ def set_keys(
         for i, p in enumerate(passages)
     )
     memory.keyed = True
-    _bump(session, memory)
-    session.flush()
-    if cache is not None:
-        cache.invalidate(memory.adventure_id, memory.id)
+    _changed(session, memory, cache)
 
 
 def set_key_vectors(
@@ -360,10 +359,7 @@ def set_key_vectors(
         if key.id in vectors:
             key.vector = pack(vectors[key.id])
             key.vector_model = model
-    _bump(session, memory)
-    session.flush()
-    if cache is not None:
-        cache.invalidate(memory.adventure_id, memory.id)
+    _changed(session, memory, cache)
 
 
 def set_status(
@@ -371,20 +367,14 @@ def set_status(
 ) -> None:
     for memory in memories:
         memory.status = status
-        _bump(session, memory)
-        session.flush()
-        if cache is not None:
-            cache.invalidate(memory.adventure_id, memory.id)
+        _changed(session, memory, cache)
 
 
 def set_pinned(session: Session, memory: Memory, pinned: bool, cache: BankCache | None) -> None:
     memory.pinned = pinned
     if pinned and memory.status != ACTIVE:
         memory.status = ACTIVE  # pinning a forgotten memory brings it back into the bank
-    _bump(session, memory)
-    session.flush()
-    if cache is not None:
-        cache.invalidate(memory.adventure_id, memory.id)
+    _changed(session, memory, cache)
 
 
 def clear_other_models(
