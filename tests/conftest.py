@@ -45,3 +45,19 @@ def endpoint_settings(tmp_path: Path, double: ModelDouble) -> Settings:
 def client(endpoint_settings: Settings) -> Iterator[TestClient]:
     with TestClient(create_app(endpoint_settings), base_url=LOCAL) as test_client:
         yield test_client
+
+
+@pytest.fixture
+def app_client(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
+    """The app on the model double with the extractive writer, for tests that drive the
+    memory system through the API."""
+    settings = make_settings(
+        tmp_path,
+        endpoint_url=double.url,
+        model="double-narrator",
+        embedding_model="double-embed",
+        summary_model="extractive",
+        timeout="5",
+    )
+    with TestClient(create_app(settings), base_url=LOCAL) as test_client:
+        yield test_client

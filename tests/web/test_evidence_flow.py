@@ -5,7 +5,6 @@ memory's life (an edit of the source, an undo, a change of embedding model)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,17 +42,8 @@ QUESTION = "Who keeps goats above Saltmarsh, and whose cousin is she?"
 
 
 @pytest.fixture
-def client(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
-    settings = make_settings(
-        tmp_path,
-        endpoint_url=double.url,
-        model="double-narrator",
-        embedding_model="double-embed",
-        summary_model="extractive",
-        timeout="2",
-    )
-    with TestClient(create_app(settings), base_url=LOCAL) as client:
-        yield client
+def client(app_client: TestClient) -> TestClient:
+    return app_client
 
 
 def start(client: TestClient, double: ModelDouble) -> int:
