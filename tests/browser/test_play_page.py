@@ -171,6 +171,9 @@ def test_say_story_and_continue_render_as_the_engine_renders_them(live: Live, pa
     page.get_by_role("button", name="Continue the story").click()
     expect(page.locator(REPLIES).last).to_have_text("The fire crackles on.")
     expect(page.locator(STORY)).to_have_count(6)  # a continue adds only the reply
+    # The streamed text shows before the reply is saved: read the story once the page has
+    # the saved reply (its entry no longer streaming).
+    expect(page.locator("#story .entry.streaming")).to_have_count(0)
     rendered = [a["rendered"] for a in story(live, adventure["id"])]
     shown = page.locator("#story .entry .entry-text").all_text_contents()
     assert shown == rendered
