@@ -29,16 +29,21 @@ def make_settings(tmp_path: Path, **env: str) -> Settings:
     return load_settings(values)
 
 
+def double_settings(tmp_path: Path, double: ModelDouble, **env: str) -> Settings:
+    """Every model on the double (narrator, embeddings, summaries), with ``env`` over it."""
+    values = {
+        "endpoint_url": double.url,
+        "model": "double-narrator",
+        "embedding_model": "double-embed",
+        "summary_model": "double-summary",
+        "timeout": "2",
+    }
+    return make_settings(tmp_path, **(values | env))
+
+
 @pytest.fixture
 def endpoint_settings(tmp_path: Path, double: ModelDouble) -> Settings:
-    return make_settings(
-        tmp_path,
-        endpoint_url=double.url,
-        model="double-narrator",
-        embedding_model="double-embed",
-        summary_model="double-summary",
-        timeout="2",
-    )
+    return double_settings(tmp_path, double)
 
 
 @pytest.fixture
@@ -51,13 +56,6 @@ def client(endpoint_settings: Settings) -> Iterator[TestClient]:
 def app_client(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
     """The app on the model double with the extractive writer, for tests that drive the
     memory system through the API."""
-    settings = make_settings(
-        tmp_path,
-        endpoint_url=double.url,
-        model="double-narrator",
-        embedding_model="double-embed",
-        summary_model="extractive",
-        timeout="5",
-    )
+    settings = double_settings(tmp_path, double, summary_model="extractive", timeout="5")
     with TestClient(create_app(settings), base_url=LOCAL) as test_client:
         yield test_client

@@ -82,7 +82,8 @@ function evidenceDetail(data) {
   const waiting = evidence.filter((e) => !e.embedded).length;
   out.appendChild(h("p", { class: "muted small evidence-intro", text:
     `${plural(evidence.length, "passage", "passages")} of its source block: when one matches the turn `
-    + "better than the memory's own text, it goes into the context with the memory"
+    + "better than the memory's own text, it goes into the context with the memory (if the "
+    + "Memories budget has room and the memory does not already say it)"
     + (waiting ? `; ${waiting} not embedded yet, and not matched until they are.` : ".") }));
   out.appendChild(h("ol", { class: "evidence-list" }, evidence.map((passage) => h("li", {
     class: "evidence" + (passage.embedded ? "" : " is-waiting"),
