@@ -63,6 +63,7 @@ from sqlalchemy.orm import Session, sessionmaker  # noqa: E402
 from talekeeper.core.reports import machine_description, write_section  # noqa: E402
 from talekeeper.services.memory.authority import classify  # noqa: E402
 from talekeeper.services.memory.bank import BankCache, build, pack  # noqa: E402
+from talekeeper.services.memory.evidence import names  # noqa: E402
 from talekeeper.services.memory.ranking import (  # noqa: E402
     CONTEXT_WEIGHT,
     INPUT_WEIGHT,
@@ -378,6 +379,7 @@ def _add_keys(
                     "depth": depth,
                     "text": text,
                     "terms": " ".join(sorted(term_set(text))),
+                    "names": " ".join(sorted(names(text))),
                     "vector": pack(unit_vector(vrng).tolist()),
                     "vector_model": MODEL,
                 }

@@ -173,6 +173,36 @@ def test_0004_counts_each_adventures_rows_and_downgrades_without_loss(tmp_path: 
         assert connection.execute(text("SELECT count(*) FROM derived_jobs")).scalar() == 1
 
 
+def test_0006_drops_the_keys_so_they_are_read_again_with_their_names(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    _story_at_0003(engine)
+    command.upgrade(migrate.alembic_config(engine), "0005")
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO memories (adventure_id, branch_id, depth, text, terms, authority, "
+                "origin, writer, status, pinned, stale, revision, use_count, keyed, created_at, "
+                "updated_at) SELECT id, (SELECT min(id) FROM branches), 1, 'Toen hates cabbage.', "
+                "'toen hate cabbage', 'accepted_story', 'auto', '', 'active', 0, 0, 1, 0, 1, "
+                "created_at, created_at FROM adventures"
+            )
+        )
+        connection.execute(
+            text(
+                "INSERT INTO memory_keys (memory_id, adventure_id, position, depth, text, terms) "
+                "SELECT id, adventure_id, 0, 1, 'Toen hates cabbage.', 'toen hate cabbage' "
+                "FROM memories"
+            )
+        )
+    migrate.upgrade(engine)
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM memory_keys")).scalar() == 0
+        assert connection.execute(text("SELECT keyed FROM memories")).scalar() == 0
+        assert connection.execute(text("SELECT count(*) FROM memories")).scalar() == 1
+        columns = {c["name"] for c in inspect(connection).get_columns("memory_keys")}
+        assert "names" in columns
+
+
 def test_an_older_database_is_copied_before_it_is_migrated(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

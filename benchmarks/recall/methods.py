@@ -55,10 +55,11 @@ WORD_BOUNDARY_SLACK = 100  # a chunk may end up to this many characters early, o
 # semantic part, and the lexical weight.
 INPUT_SHARES = (0.6, 0.7, 0.8, 1.0)
 LEXICAL_WEIGHTS = (0.15, 0.3, 0.5, 0.75, 1.0)
-# The evidence keys' weights at the memory weights in use: the share of what the best
-# passage scores above the memory's text that the memory gains (0: no keys, the memories
-# ranked by their own text alone), and the context's share in a passage's semantic part.
-SOURCE_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+# The evidence keys' weights at the memory weights in use: the passage ranking's weight in
+# the fused order (0: no keys, the memories ranked by their own text alone), and the
+# context's share in a passage's semantic part; then the fusion's constant, and the hop off.
+SOURCE_WEIGHTS = (0.0, 0.5, 1.0)
+FUSION_KS = (0.0, 3.0, 20.0)
 # memory.md §5's reference weights, the product's before (no evidence keys then)
 REFERENCE = WEIGHTS._replace(input=0.6, context=0.4, lexical=0.15, source=0.0)
 KEY_CONTEXT_SHARES = (0.0, 0.4)
@@ -77,6 +78,8 @@ WEIGHT_GRID = tuple(
                 for key_context in KEY_CONTEXT_SHARES
                 if source or not key_context
             ),
+            *(WEIGHTS._replace(fusion_k=k) for k in FUSION_KS),
+            WEIGHTS._replace(hop=False),
         ]
     )
 )
@@ -87,7 +90,11 @@ def weights_name(w: Weights) -> str:
     if w.source == 0:
         return name + ", no keys"
     if (w.source, w.key_context) != (WEIGHTS.source, WEIGHTS.key_context):
-        return name + f", keys {w.source:g} (context {w.key_context:g})"
+        name += f", keys {w.source:g} (context {w.key_context:g})"
+    if w.fusion_k != WEIGHTS.fusion_k:
+        name += f", fusion k {w.fusion_k:g}"
+    if w.hop != WEIGHTS.hop:
+        name += ", no hop" if not w.hop else ", hop"
     return name
 
 

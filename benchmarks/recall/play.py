@@ -78,6 +78,8 @@ class Player:
     uid: int
     embedder: Embedder
     vectors: dict[int, np.ndarray] = field(default_factory=dict)  # message vectors by action id
+    # When a list: each probe's ranking inputs are kept there (``dense.frames``, for ``tune``).
+    frames: list[Any] | None = None
 
     @property
     def memory(self) -> MemorySystem:

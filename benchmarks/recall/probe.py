@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from benchmarks.recall.dense.frames import capture
 from benchmarks.recall.facts import Fact, states
 from benchmarks.recall.generator import Adventure, Probe
 from benchmarks.recall.methods import (
@@ -170,6 +171,12 @@ async def _memory_outcomes(
         result.covering_states = any(stating[i] for i in covering)
         result.covering_text = " | ".join(view.texts[i] for i in covering)
     result.injected_texts = [view.texts[i] for i in product.order[: product.inject]]
+    if p.frames is not None and planted is not None and fact.role == "planted":
+        info = (0, result.adventure, fact.kind, result.question)
+        frame = await capture(p, adventure_id, snapshot, info)
+        frame.hits = frozenset(view.ids[i] for i, hit in enumerate(hits) if hit)
+        frame.planted, frame.product_fact = True, bool(set(used[: view.query.top_k]) & frame.hits)
+        p.frames.append(frame)
 
 
 def _outside_window(adv: Adventure, path: dict[int, PathAction], probe: Probe) -> list[PathAction]:

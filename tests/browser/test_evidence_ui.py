@@ -33,6 +33,7 @@ from talekeeper.settings import Settings
 # The memory of the block with the greenhouse key states it.
 TEXT_QUESTION = "Where does the gardener Pike keep the greenhouse key?"
 LEFT_OUT = "left out: over the Memories budget"
+ONE_SLOT_QUESTION = "Which brother owes a bookmaker?"
 
 
 @pytest.fixture
@@ -110,6 +111,32 @@ def check_passage_shown(dialog: Any, snapshot: dict[str, Any], memory: dict[str,
     expect(row.locator(".ins-text")).to_have_text(memories_text(snapshot))
 
 
+def ordinal(n: int) -> str:
+    suffix = "th" if 11 <= n % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def check_places_and_hops(dialog: Any, snapshot: dict[str, Any]) -> None:
+    """Every memory shows where it stood by its text and by its best passage; a memory found
+    by a hop shows the names it was found through and the memory that named them."""
+    for m in snapshot["memories"]["used"]:
+        item = dialog.locator(f'.ins-memory[data-memory-id="{m["id"]}"]')
+        places = f"Ranked {ordinal(m['text_rank'])} by its own text"
+        if m["passage_rank"] is not None:
+            places += f", {ordinal(m['passage_rank'])} by its best passage"
+        expect(item.locator(".ins-rank")).to_have_text(places)
+        hop = item.locator(".ins-hop")
+        if m["via"] is None:
+            expect(hop).to_have_count(0)
+            continue
+        expect(hop).to_have_attribute("data-via", str(m["via"]))
+        expect(hop).to_have_text(
+            "found through a name "
+            + ", ".join(m["via_names"])
+            + f" — named by a passage of memory #{m['via']}"
+        )
+
+
 def test_insights_show_the_passage_that_matched_and_whether_it_went_in(
     live: Live, page: Any
 ) -> None:
@@ -122,7 +149,20 @@ def test_insights_show_the_passage_that_matched_and_whether_it_went_in(
     assert fact["evidence_in_context"] and f"from the story: {FACT}" in memories_text(expected)
     dialog = open_insights(page, {"dryRun": {"type": "do", "text": QUESTION}})
     check_passage_shown(dialog, expected, fact)
+    check_places_and_hops(dialog, expected)
     page.keyboard.press("Escape")
+
+    # Two memories a turn: the passage that answers names Edmund, whom the question does not;
+    # the second slot goes to a memory found through that name.
+    assert live.api.patch("/api/settings", json={"memory_top_k": 2}).status_code == 200
+    expected = dry_run(live, adventure_id, QUESTION)
+    hops = [m for m in expected["memories"]["used"] if m["via"] is not None]
+    assert len(hops) == 1 and "edmund" in hops[0]["via_names"], expected["memories"]
+    assert "Edmund" in hops[0]["evidence"] or "Edmund" in hops[0]["text"]
+    dialog = open_insights(page, {"dryRun": {"type": "do", "text": QUESTION}})
+    check_places_and_hops(dialog, expected)
+    page.keyboard.press("Escape")
+    assert live.api.patch("/api/settings", json={"memory_top_k": None}).status_code == 200
 
     # A question the memory's own words answer: the sentence saying it wins as a passage, and
     # here it goes in with the short sentence before it ("Rain lashes the conservatory glass.")
@@ -135,12 +175,14 @@ def test_insights_show_the_passage_that_matched_and_whether_it_went_in(
     check_passage_shown(dialog, expected, stated[0])
     page.keyboard.press("Escape")
 
-    # One memory a turn: the Memories budget has no room for the passage beside it.
+    # One memory a turn: the Memories budget has no room for the passage beside it. (The
+    # question above would not do: with one slot, the memory first by its own text, a weak
+    # first, comes before the one first by its passage.)
     assert live.api.patch("/api/settings", json={"memory_top_k": 1}).status_code == 200
-    expected = dry_run(live, adventure_id, QUESTION)
+    expected = dry_run(live, adventure_id, ONE_SLOT_QUESTION)
     fact = carrying(expected, FACT)
     assert not fact["evidence_in_context"] and "from the story:" not in memories_text(expected)
-    dialog = open_insights(page, {"dryRun": {"type": "do", "text": QUESTION}})
+    dialog = open_insights(page, {"dryRun": {"type": "do", "text": ONE_SLOT_QUESTION}})
     check_passage_shown(dialog, expected, fact)
     page.keyboard.press("Escape")
 

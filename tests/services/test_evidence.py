@@ -14,12 +14,14 @@ from talekeeper.services.memory.base import MatchedKey, Retrieval, UsedMemory
 from talekeeper.services.memory.evidence import (
     MAX_KEYS,
     MIN_KEY_WORDS,
+    names,
     passages,
     sentences,
     stated,
 )
 from talekeeper.services.memory.keyset import KeyInput
 from talekeeper.services.memory.ranking import (
+    FUSION_K,
     SOURCE_WEIGHT,
     WEIGHTS,
     Bank,
@@ -65,6 +67,25 @@ def test_every_passage_is_a_key_and_those_the_memory_states_are_marked() -> None
     assert [stated(p.text, memory) for p in got] == [True, False]
 
 
+def test_a_passage_names_the_terms_of_its_capitalised_words() -> None:
+    got = passages(
+        [
+            (
+                2,
+                "The blacksmith at Zabreen is called Toen Godend. "
+                "It rains hard on O'Hara's old roof.",
+            )
+        ]
+    )
+    assert [p.names for p in got] == [
+        frozenset({"zabreen", "toen", "godend"}),
+        frozenset({"o'hara"}),
+    ]
+    # stop words are no names, however they are written
+    assert names("You and The Old Mill met ÉMILE at dawn") == frozenset({"old", "mill", "émile"})
+    assert names("nobody here is named") == frozenset()
+
+
 def test_a_block_yields_at_most_max_keys_in_story_order() -> None:
     block = [(d, f"Captain number {d} counted {d} barrels on the quay.") for d in range(100)]
     got = passages(block)
@@ -90,21 +111,140 @@ def test_a_memory_wins_through_a_passage_its_text_does_not_state() -> None:
         keys=[_key(10, 1, [0, 0, 1], ("harrow",)), _key(11, 2, [0.6, 0.8, 0])],
     )
     query = np.array([0, 0, 1], np.float32)
-    whole = WEIGHTS._replace(source=1.0)  # the passage's score outright
-    got = rank(bank, lineage_mask(bank, [(1, None)]), query, None, ["harrow"], 2, whole)
+    got = rank(bank, lineage_mask(bank, [(1, None)]), query, None, ["harrow"], 2)
     top = got.chosen[0]
     assert (top.id, top.key, top.key_depth) == (1, 10, 110)
     assert top.semantic == pytest.approx(1.0)
     assert top.lexical == pytest.approx(1.0)
+    # the final score is the winning key's; the text's own score is kept beside it
     assert top.final == pytest.approx(1.0 + WEIGHTS.lexical)
     assert top.own_final == pytest.approx(0.0)
-    # in use, the memory gains SOURCE_WEIGHT of what the passage scores above its text
-    share = rank(bank, lineage_mask(bank, [(1, None)]), query, None, ["harrow"], 2).chosen
-    assert share[0].id == 1 and share[0].key == 10
-    assert share[0].final == pytest.approx(0.0 + SOURCE_WEIGHT * (1.0 + WEIGHTS.lexical))
     # memory 2: its own text (cos 0) against its key (cos 0 too): the text wins the tie
     second = got.chosen[1]
     assert (second.id, second.key, second.own_final) == (2, None, None)
+
+
+def _unit(v: list[float]) -> np.ndarray:
+    x = np.array(v, np.float64)
+    return x / np.linalg.norm(x)
+
+
+def test_the_order_fuses_the_text_ranking_and_the_passage_ranking() -> None:
+    texts = {1: [1.0, 0.0], 2: [0.0, 1.0], 3: [0.8, 0.6]}
+    passages_ = {2: [1.0, 0.05], 3: [0.95, 0.312]}
+    bank = Bank.build(
+        [_row(i, v) for i, v in texts.items()],
+        2,
+        keys=[_key(10 * i, i, v) for i, v in passages_.items()],
+    )
+    query = np.array([1.0, 0.0])
+    got = rank(bank, lineage_mask(bank, [(1, None)]), query, None, [], 3).chosen
+    own = {i: float(_unit(v) @ query) for i, v in texts.items()}
+    final = {
+        i: max(own[i], float(_unit(passages_[i]) @ query)) if i in passages_ else own[i]
+        for i in texts
+    }
+    text_place = {i: 1 + sum(own[j] > own[i] for j in own) for i in own}
+    key_place = {i: 1 + sum(final[j] > final[i] for j in final) for i in final}
+    assert (text_place, key_place) == ({1: 1, 3: 2, 2: 3}, {1: 1, 2: 2, 3: 3})
+    for s in got:
+        assert (s.text_rank, s.key_rank) == (text_place[s.id], key_place[s.id])
+        fused = 1 / (FUSION_K + text_place[s.id]) + SOURCE_WEIGHT / (FUSION_K + key_place[s.id])
+        assert s.fused == pytest.approx(fused)
+        assert s.final == pytest.approx(final[s.id], abs=1e-6)
+    # 2 and 3 tie on the fused score (third and second, second and third): the higher final
+    # score (2's passage) goes first
+    assert [s.id for s in got] == [1, 2, 3]
+
+
+def test_first_in_either_ranking_beats_second_in_both() -> None:
+    # 1: first by its text, third by its best key; 2: first by its passage, third by its
+    # text; 3: second in both. First in either comes before middling in both.
+    bank = Bank.build(
+        [_row(1, [1.0, 0.0]), _row(2, [-1.0, 0.0]), _row(3, [0.9, 0.436])],
+        2,
+        keys=[_key(20, 2, [1.0, 0.0], ("harrow",)), _key(30, 3, [0.9, 0.436])],
+    )
+    mask = lineage_mask(bank, [(1, None)])
+    query = np.array([1.0, 0.0], np.float32)
+    everyone = rank(bank, mask, query, None, ["harrow"], 3).chosen
+    places = {s.id: (s.text_rank, s.key_rank) for s in everyone}
+    assert places == {1: (1, 2), 2: (3, 1), 3: (2, 3)}
+    got = rank(bank, mask, query, None, ["harrow"], 2)
+    assert [s.id for s in got.chosen] == [1, 2]  # 1/2 + 1/3 before 1/4 + 1/2
+    # ranked by the text alone, the memory that is second there comes in instead
+    text_only = rank(bank, mask, query, None, ["harrow"], 2, WEIGHTS._replace(source=0.0))
+    assert [s.id for s in text_only.chosen] == [1, 3]
+
+
+def _hop_bank(hop_key_vector: list[float]) -> Bank:
+    """Memory 1's passage names Toen; memory 2's passage says what Toen hates; memories 3 and
+    4 are closer to the question than memory 2 by meaning but name no one."""
+    axis = np.eye(6, dtype=np.float32)
+    pad = [0.0, 0.0, 0.0, 0.0]
+    return Bank.build(
+        [_row(i, axis[i + 1].tolist()) for i in (1, 2, 3, 4)],  # texts far from the question
+        6,
+        keys=[
+            KeyInput(
+                10,
+                1,
+                5,
+                np.array([1.0, 0, *pad], np.float32),
+                frozenset({"blacksmith", "zabreen", "toen", "godend"}),
+                frozenset({"zabreen", "toen", "godend"}),
+            ),
+            KeyInput(
+                20,
+                2,
+                9,
+                np.array([*hop_key_vector, *pad], np.float32),
+                frozenset({"toen", "hate", "cabbage"}),
+                frozenset({"toen"}),
+            ),
+            KeyInput(30, 3, 12, np.array([0.5, 0.866, *pad], np.float32), frozenset({"hate"})),
+            KeyInput(40, 4, 14, np.array([0.45, 0.893, *pad], np.float32), frozenset({"hate"})),
+        ],
+    )
+
+
+def test_a_hop_follows_the_names_of_the_best_passage_into_the_last_slot() -> None:
+    bank = _hop_bank([0.35, 0.937])
+    mask = lineage_mask(bank, [(1, None)])
+    query = np.eye(6, dtype=np.float32)[0]  # "what does the blacksmith at Zabreen hate?"
+    asked = ["blacksmith", "zabreen", "hate"]
+    without = rank(bank, mask, query, None, asked, 2, WEIGHTS._replace(hop=False))
+    assert [s.id for s in without.chosen] == [1, 3]
+    got = rank(bank, mask, query, None, asked, 2)
+    assert [s.id for s in got.chosen] == [1, 2]
+    hop = got.chosen[1]
+    assert (hop.key, hop.key_depth, hop.via, hop.names) == (20, 9, 1, ("godend", "toen"))
+    # its score: the key's meaning for the question, and its share of the hop's terms (the
+    # question's terms the bridge lacks, "hate", plus the names): toen and hate are held
+    assert hop.semantic == pytest.approx(0.35, abs=1e-3)
+    # over the 4 candidate keys: hate in 3 of them, toen in 2, godend in 1
+    weight = {"hate": math.log(5 / 4), "toen": math.log(5 / 3), "godend": math.log(5 / 2)}
+    share = (weight["hate"] + weight["toen"]) / sum(weight.values())
+    assert hop.lexical == pytest.approx(share)
+    assert hop.final == pytest.approx(hop.semantic + WEIGHTS.lexical * share, abs=1e-3)
+    # no room for a hop with one slot; no hop when the question already names them all
+    assert [s.id for s in rank(bank, mask, query, None, asked, 1).chosen] == [1]
+    named = rank(bank, mask, query, None, [*asked, "toen", "godend"], 2)
+    assert all(s.via is None for s in named.chosen)
+
+
+def test_a_hop_never_lands_off_the_path_or_on_a_chosen_memory() -> None:
+    bank = _hop_bank([0.35, 0.937])
+    query = np.eye(6, dtype=np.float32)[0]
+    asked = ["blacksmith", "zabreen", "hate"]
+    mask = lineage_mask(bank, [(1, None)])
+    mask[1] = False  # memory 2 (row 1) is off the path: forgotten, or on another branch
+    got = rank(bank, mask, query, None, asked, 2)
+    assert 2 not in [s.id for s in got.chosen]
+    assert all(s.via is None or s.id != 2 for s in got.chosen)
+    # with room for all, the hop's memory is one of them and is chosen once
+    everyone = rank(bank, lineage_mask(bank, [(1, None)]), query, None, asked, 4)
+    assert sorted(s.id for s in everyone.chosen) == [1, 2, 3, 4]
 
 
 def test_keys_of_memories_off_the_path_are_never_scored_or_counted() -> None:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from talekeeper.services.memory.keyset import KeyInput
 from talekeeper.services.memory.ranking import (
     CONTEXT_WEIGHT,
     DUPLICATE_COSINE,
@@ -507,7 +508,7 @@ def test_selection_properties(
     assert all(mask[r] for r in chosen_rows)
     assert len(set(chosen_rows)) == len(chosen_rows)
     assert len(chosen_rows) <= max(top_k, pinned_count)
-    keys = [(-s.final, s.id) for s in ranking.chosen]
+    keys = [(-s.fused, -s.final, s.id) for s in ranking.chosen]
     assert keys == sorted(keys)
     assert ranking.considered == int(mask.sum())
     assert all(0.0 <= s.lexical <= 1.0 for s in ranking.chosen)
@@ -547,3 +548,78 @@ def test_scores_match_the_formulas(
     expected = reference_scores(bank, mask, input_vec, context_vec, input_terms)
     for s in ranking.chosen:
         assert (s.semantic, s.lexical, s.final) == pytest.approx(expected[s.row], abs=1e-6)
+
+
+NAMES = ["toen", "mara", "edda"]
+
+
+@st.composite
+def keyed_banks(draw: st.DrawFn) -> tuple[Bank, np.ndarray, np.ndarray | None]:
+    """Banks whose memories have evidence keys (some naming people)."""
+    n = draw(st.integers(min_value=0, max_value=12))
+    rows = [
+        row(
+            i + 1,
+            [draw(coords), draw(coords)],
+            pinned=draw(st.booleans()) and draw(st.booleans()),
+            heuristic=draw(st.booleans()),
+            terms=draw(st.lists(st.sampled_from(VOCAB), max_size=3)),
+        )
+        for i in range(n)
+    ]
+    keys = []
+    for i in range(n):
+        for j in range(draw(st.integers(min_value=0, max_value=3))):
+            named = draw(st.lists(st.sampled_from(NAMES), max_size=2))
+            words = draw(st.lists(st.sampled_from(VOCAB), max_size=3))
+            keys.append(
+                KeyInput(
+                    100 * (i + 1) + j,
+                    i + 1,
+                    i + 1,
+                    np.array([draw(coords), draw(coords)], np.float32),
+                    frozenset(words + named),
+                    frozenset(named),
+                )
+            )
+    bank = Bank.build(rows, 2, keys=keys)
+    mask = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=np.bool_)
+    query = st.none() | st.tuples(coords, coords).map(lambda c: vec(*c))
+    return bank, mask, draw(query)
+
+
+@settings(max_examples=300, deadline=None)
+@given(keyed_banks(), st.lists(st.sampled_from([*VOCAB, *NAMES]), max_size=4), st.integers(0, 8))
+def test_selection_with_keys_keeps_the_invariants(
+    drawn: tuple[Bank, np.ndarray, np.ndarray | None], input_terms: list[str], top_k: int
+) -> None:
+    bank, mask, query = drawn
+    ranking = rank(bank, mask, query, None, input_terms, top_k)
+    chosen = ranking.chosen
+    rows = [s.row for s in chosen]
+    assert all(mask[r] for r in rows)  # never off the path, the hop's memory included
+    assert len(set(rows)) == len(rows)
+    assert len(rows) <= max(top_k, int((bank.pinned & mask).sum()))
+    order = [(-s.fused, -s.final, s.id) for s in chosen]
+    assert order == sorted(order)
+    keys = bank.keys
+    owners = {int(k): int(bank.ids[keys.owner[i]]) for i, k in enumerate(keys.ids)} if keys else {}
+    for s in chosen:
+        assert s.key is None or owners[s.key] == s.id  # a memory carries only its own passage
+        if s.key_rank is not None:
+            fused = 1 / (WEIGHTS.fusion_k + s.text_rank) + WEIGHTS.source / (
+                WEIGHTS.fusion_k + s.key_rank
+            )
+            assert s.fused == pytest.approx(fused)
+    hops = [s for s in chosen if s.via is not None]
+    assert len(hops) <= 1
+    for s in hops:
+        assert s.key is not None and s.names  # found through a passage, by names
+        assert not set(s.names) & set(input_terms)  # names the question did not hold
+        assert mask[[int(i) for i in bank.ids].index(s.via)]  # the bridge is on the path
+    # with the hop off, the selection is the fused order (duplicates passed over)
+    plain = rank(bank, mask, query, None, input_terms, top_k, WEIGHTS._replace(hop=False))
+    everyone = rank(bank, mask, query, None, input_terms, bank.size, WEIGHTS._replace(hop=False))
+    fused_order = [s.id for s in everyone.chosen]
+    picked = [s.id for s in plain.chosen if not s.pinned]
+    assert picked == [i for i in fused_order if i in set(picked)]

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 from benchmarks.recall.dense import baselines as bl
+from benchmarks.recall.dense.frames import capture
 from benchmarks.recall.dense.generator import DenseAdventure, DenseProbe, Statement
 from benchmarks.recall.dense.measure import (
     covers,
@@ -186,6 +187,11 @@ async def measure(
         if k == TOP_KS[0]:
             result.history_kept = int(snapshot["history"]["kept"])
             result.injected = sections(snapshot).get("memories", ("", 0))[0].splitlines()
+            if p.frames is not None:
+                info = (seed, adv.key, probe.kind, text)
+                frame = await capture(p, adventure_id, snapshot, info)
+                frame.statements, frame.product_fact = statements, result.product[k].fact
+                p.frames.append(frame)
     limit = probe.depth - 1 - result.history_kept  # the newest action the history leaves out
     result.baselines = await _baselines(p, path, limit, probe, cache)
     return result

@@ -311,6 +311,7 @@ class MemoryKey(Base):
     depth: Mapped[int] = mapped_column(Integer)  # the action the passage comes from
     text: Mapped[str] = mapped_column(Text)
     terms: Mapped[str] = mapped_column(Text, default="")
+    names: Mapped[str] = mapped_column(Text, default="", server_default="")  # capitalised terms
     vector: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     vector_model: Mapped[str | None] = mapped_column(String(255), nullable=True)
 

@@ -254,6 +254,7 @@ def _keys(ids: np.ndarray, keys: dict[int, list[KeyRow]], width: int) -> Keys | 
         vectors=matrix,
         starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
         postings=_postings(k.terms for k in ordered),
+        names=[k.names for k in ordered],
     )
 
 
@@ -340,6 +341,7 @@ def set_keys(
             depth=p.depth,
             text=p.text,
             terms=" ".join(sorted(p.terms)),
+            names=" ".join(sorted(p.names)),
         )
         for i, p in enumerate(passages)
     )

@@ -74,6 +74,15 @@ class UsedMemory:
     evidence_depth: int | None = None  # the action it comes from
     evidence_in_context: bool = False  # it fitted the Memories budget and went in
     evidence_stated: bool = False  # the memory's text already says it: never carried
+    # Where it stood (``ranking``'s fused order): its place by its own text and by its best
+    # key among the memories considered (None: keys unused), and the order's score.
+    text_rank: int | None = None
+    passage_rank: int | None = None
+    fused_score: float | None = None
+    # The hop: found by following names (``via_names``) that a passage of memory ``via``
+    # gave; it holds the last slot.
+    via: int | None = None
+    via_names: list[str] = field(default_factory=list)
 
 
 @dataclass

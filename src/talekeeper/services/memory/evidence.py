@@ -21,6 +21,11 @@ Invariants:
   same thing twice.
 - At most ``MAX_KEYS`` keys a memory (the first ones in story order): a block with
   very long actions costs a bounded number of vectors.
+- A key's **names** are the terms of its capitalised words (``names``: "Toen", "Zabreen";
+  stop words such as "The" or "It" are no terms). They are what a question that names
+  no one can still reach through the key (``ranking``'s hop: "what does the blacksmith
+  at Zabreen hate?" finds "The blacksmith at Zabreen is called Toen Godend", then
+  "Toen hates boiled cabbage").
 - Keys are derived and follow the memory: they are read from the source as it stands
   when the memory is keyed, dropped (``bank.drop_keys``) whenever its text or its source
   changes (a re-derivation, an edit of a covered action, a gap joined), and read again
@@ -39,13 +44,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from talekeeper.services.memory.terms import term_set
+from talekeeper.services.memory.terms import term_set, terms
 
 MIN_KEY_WORDS = 6  # shorter sentences ("He nods.") join their neighbour: alone they match anything
 MAX_KEYS = 48  # per memory: six long narrations; beyond it a block costs vectors for little
 STATED_SHARE = 0.8  # a passage whose terms are this much the memory's own is already stated
 # Sentence ends: . ! ? … followed by space, optionally after a closing quote or bracket.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|\n+")
+# A word of letters, apostrophes inside ("O'Hara's"); capitalised when its first is upper case.
+_LETTER_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,13 @@ class Passage:
     depth: int  # the action it comes from
     text: str
     terms: frozenset[str]
+    names: frozenset[str] = frozenset()
+
+
+def names(text: str) -> frozenset[str]:
+    """The terms of ``text``'s capitalised words (see the module docstring)."""
+    capitalised = (w for w in _LETTER_WORD.findall(text) if w[0].isupper())
+    return frozenset(t for word in capitalised for t in terms(word))
 
 
 def sentences(text: str) -> list[str]:
@@ -106,7 +120,7 @@ def passages(actions: Sequence[tuple[int, str]]) -> list[Passage]:
             terms = frozenset(term_set(passage))
             if not terms:
                 continue
-            out.append(Passage(depth, passage, terms))
+            out.append(Passage(depth, passage, terms, names(passage)))
             if len(out) >= MAX_KEYS:
                 return out
     return out

@@ -28,6 +28,7 @@ class KeyInput(NamedTuple):
     depth: int
     vector: npt.NDArray[np.floating]
     terms: frozenset[str]
+    names: frozenset[str] = frozenset()  # ``evidence.names``: what a hop follows
 
 
 @dataclass(eq=False)
@@ -41,10 +42,22 @@ class Keys:
     vectors: FloatArray  # (K, dims), rows of norm 1 (or 0)
     starts: IntArray  # (bank size + 1,)
     postings: dict[str, IntArray] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)  # per key: its names, space-separated
 
     @property
     def size(self) -> int:
         return int(self.ids.shape[0])
+
+    def holds(self, row: int, term: str) -> bool:
+        """Whether key ``row`` has ``term`` (its posting list is ascending)."""
+        rows = self.postings.get(term)
+        if rows is None:
+            return False
+        at = int(np.searchsorted(rows, row))
+        return at < rows.size and int(rows[at]) == row
+
+    def names_of(self, row: int) -> list[str]:
+        return self.names[row].split() if row < len(self.names) else []
 
     @classmethod
     def empty(cls, rows: int, dims: int) -> Keys:
@@ -82,4 +95,5 @@ class Keys:
             vectors=vectors,
             starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
             postings={t: np.array(ix, dtype=np.int64) for t, ix in index.items()},
+            names=[" ".join(sorted(k.names)) for k in kept],
         )

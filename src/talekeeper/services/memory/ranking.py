@@ -18,30 +18,42 @@ Scores of a candidate ``m`` (rows are L2-normalised, so a dot product is a cosin
 - Evidence keys (``Keys``: source passages of a memory, see ``evidence``): each key
   under the mask (its memory is) is scored the same way, but its semantic part weighs
   the context by ``KEY_CONTEXT_WEIGHT`` (the input the rest) and its lexical share is
-  over the candidate keys (their own N and df). When the best passage scores above
-  the memory's own text, the memory's final score is the text's plus
-  ``SOURCE_WEIGHT`` times the difference (1: the passage's score; 0: keys unused);
-  ``Scored.key`` names that passage (on a tie the text wins and no passage is named).
+  over the candidate keys (their own N and df). A memory's **final** score is the score
+  of the key that won: its own text's, or its best passage's when that is higher
+  (``Scored.key`` names the passage; on a tie the text wins).
+- Order (**fused**, reciprocal-rank fusion): the candidates are ranked twice, by their
+  own text's score and by their final score (ranks from 1, ties by lower id), and
+  fused = 1/(``FUSION_K`` + text rank) + ``SOURCE_WEIGHT``/(``FUSION_K`` + final rank).
+  A memory first in either ranking comes before one that is middling in both. With no
+  keys (or a source weight of 0) the order is the text's alone.
+- The **hop** (``HOP``): a question may describe someone the story names ("the blacksmith
+  at Zabreen"). The best-scoring key of all (the *bridge*) is read for names
+  (``evidence.names``) the input does not hold; when it has some, the keys are scored
+  again with the input terms the bridge does not hold plus those names (the semantic
+  part unchanged), and the best of them whose memory is not already chosen takes the
+  last non-pinned slot (``Scored.via``: the bridge's memory, ``Scored.names``: the names
+  followed). Its final score is that key's.
 
 Selection invariants:
 
 - only candidates under the mask are scored, counted or chosen;
 - every pinned candidate is chosen (they count toward ``top_k`` but are never
-  cut by it); then the rest best-first by final score, ties by lower id;
+  cut by it); then the rest best-first by fused score, ties by higher final score, then
+  lower id (the hop's memory, when there is one, last);
 - a non-pinned memory whose cosine with an already chosen memory **of the same
   authority** is >= ``DUPLICATE_COSINE`` is suppressed and recorded as
   (id, duplicate_of) -- the chosen one it is closest to; a heuristic memory
   never suppresses an accepted one, nor the reverse;
-- the result is ordered by final score descending, ties by id ascending, and
-  holds at most max(top_k, pinned candidates) memories, each once.
+- the result is ordered by fused score descending, ties by final score descending, then
+  id ascending, and holds at most max(top_k, pinned candidates) memories, each once.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -58,18 +70,26 @@ CONTEXT_WEIGHT = 0.4  # the scene resolves "her" and "it" but must not drown the
 LEXICAL_WEIGHT = 0.75
 
 
-# A memory gains this share of what its best passage scores above its own text. Chosen on the
-# tuning sets (the dense set's seed 14, the planted-fact set's seed 2024): at 1 (the passage's
-# score outright) the dense set read 0.83 but the planted-fact set fell from 0.92 to 0.81, its
-# scenery sentences about the subject asked about outranking the memories that state the fact;
-# 0.5 gave 0.81 and 0.87; 0.25 is the largest share that keeps the planted-fact set at 0.92
-# (the dense set 0.69). docs/benchmarks.md, "Recall on dense stories" and "The score's weights".
-SOURCE_WEIGHT = 0.25
+# The passage ranking's weight in the fused order (0: keys unused), against the text ranking's
+# 1. Chosen on the tuning sets (the dense set's seed 14, the planted-fact set's seed 2024):
+# a memory scored outright by its best passage let scenery sentences about the subject asked
+# about outrank, on the planted-fact set, the memories that state the fact (0.92 -> 0.81);
+# scored by a blend (a quarter of the passage's lead) it kept the planted set at 0.92 but the
+# dense set read 0.69. Fusing the two rankings reads 0.81 and 0.94 (0.83 with the hop): a
+# memory whose text is first, or whose passage is first, is in. docs/benchmarks.md,
+# "Evidence keys".
+SOURCE_WEIGHT = 1.0
+# Reciprocal-rank fusion's constant: small, so that first places count (0 to 3 read the same
+# on both tuning sets; 20 and 60, the web-search habit, let middling memories in: 0.72, 0.58).
+FUSION_K = 1.0
 # A passage is evidence for the question, not for the scene: scored against the player's
 # input alone (the context's share 0) whenever there is one. With the scene's share of 0.4,
 # passages of scenery that resemble the newest narration outranked the memories that state
-# the fact asked about (planted-fact set at a share of 0.25: 0.90 against 0.92).
+# the fact asked about (planted-fact set: 0.90 against 0.92).
 KEY_CONTEXT_WEIGHT = 0.0
+# Follow the names of the best passage (the module docstring's hop). Tune seed: questions
+# that join two statements went from 0.67 to 0.83 found, nothing else moved.
+HOP = True
 
 
 class Weights(NamedTuple):
@@ -78,15 +98,14 @@ class Weights(NamedTuple):
     input: float = INPUT_WEIGHT
     context: float = CONTEXT_WEIGHT
     lexical: float = LEXICAL_WEIGHT
-    source: float = SOURCE_WEIGHT  # a passage's score is multiplied by this (0: keys unused)
+    source: float = SOURCE_WEIGHT  # the passage ranking's weight in the fusion (0: keys unused)
     key_context: float = KEY_CONTEXT_WEIGHT  # the context's share in a passage's semantic part
+    fusion_k: float = FUSION_K
+    hop: bool = HOP
 
 
 WEIGHTS = Weights()
 DUPLICATE_COSINE = 0.93  # above this two memories say the same thing; one slot is enough
-
-_FIRST_WINDOW_SLACK = 8  # extra rows sorted up front so a few suppressions need no second pass
-_WINDOW_GROWTH = 4  # each further pass sorts this many times more rows
 
 
 class BankRow(NamedTuple):
@@ -188,6 +207,11 @@ class Scored:
     key: int | None = None  # the evidence key that won, if a passage outscored the text
     key_depth: int | None = None
     own_final: float | None = None  # the memory's own text's score, when a passage won
+    fused: float = 0.0  # the order's score (module docstring)
+    text_rank: int = 0  # its place among the candidates by its own text (from 1)
+    key_rank: int | None = None  # ... by its final score (None: keys unused)
+    via: int | None = None  # the hop: the memory whose passage named what led here
+    names: tuple[str, ...] = ()  # the hop: the names followed
 
 
 @dataclass
@@ -287,19 +311,52 @@ def _key_scores(
     return _KeyScores(semantic, lexical, final, best)
 
 
-def _best_first(
-    final: npt.NDArray[np.float64], ids: IntArray, among: IntArray, count: int
-) -> IntArray:
-    """Positions in ``among`` of its ``count`` best by (final desc, id asc), in that order.
+def _ranks(score: npt.NDArray[np.float64], ids: IntArray) -> npt.NDArray[np.float64]:
+    """Each candidate's place by ``score`` descending, ties by lower id (from 1)."""
+    order = np.lexsort((ids, -score))
+    ranks = np.empty(score.size, dtype=np.float64)
+    ranks[order] = np.arange(1, score.size + 1, dtype=np.float64)
+    return ranks
 
-    Ties at the cut are all kept and sorted, so the order is exact, not argpartition's choice.
-    """
-    if count < among.size:
-        scores = final[among]
-        kth = np.partition(scores, among.size - count)[among.size - count]
-        among = among[scores >= kth]
-    order = np.lexsort((ids[among], -final[among]))
-    return among[order][:count]
+
+@dataclass
+class _Scores:
+    """Every candidate's scores (positions into ``cand``)."""
+
+    cand: IntArray
+    ids: IntArray
+    semantic: npt.NDArray[np.float64]  # of the memory's own text
+    lexical: npt.NDArray[np.float64]
+    own: npt.NDArray[np.float64]  # the text's score
+    final: npt.NDArray[np.float64]  # the winning key's score
+    fused: npt.NDArray[np.float64]
+    text_rank: npt.NDArray[np.float64]
+    key_rank: npt.NDArray[np.float64] | None
+    keyed: _KeyScores | None
+
+
+def _score(
+    bank: Bank,
+    mask: BoolArray,
+    input_unit: FloatArray | None,
+    context_unit: FloatArray | None,
+    unique_terms: list[str],
+    weights: Weights,
+) -> _Scores:
+    cand = np.flatnonzero(mask).astype(np.int64)
+    ids = bank.ids[cand]
+    semantic = _semantic(bank.vectors, cand, input_unit, context_unit, weights)
+    lexical, _ = _lexical(bank.postings, mask, cand, unique_terms)
+    own = semantic + weights.lexical * lexical
+    text_rank = _ranks(own, ids)
+    if bank.keys is None or not bank.keys.size or weights.source <= 0:
+        fused = 1.0 / (weights.fusion_k + text_rank)
+        return _Scores(cand, ids, semantic, lexical, own, own, fused, text_rank, None, None)
+    keyed = _key_scores(bank.keys, mask, input_unit, context_unit, unique_terms, weights)
+    final = np.maximum(own, keyed.best[cand])
+    key_rank = _ranks(final, ids)
+    fused = 1.0 / (weights.fusion_k + text_rank) + weights.source / (weights.fusion_k + key_rank)
+    return _Scores(cand, ids, semantic, lexical, own, final, fused, text_rank, key_rank, keyed)
 
 
 def rank(
@@ -315,91 +372,184 @@ def rank(
     if mask.shape != (bank.size,):
         raise ValueError(f"the mask has shape {mask.shape}, the bank has {bank.size} rows")
     top_k = max(top_k, 0)
-    cand = np.flatnonzero(mask).astype(np.int64)
     unique_terms = list(dict.fromkeys(input_terms))
     input_unit, context_unit = _unit(input_vec, bank.dims), _unit(context_vec, bank.dims)
-    semantic = _semantic(bank.vectors, cand, input_unit, context_unit, weights)
-    lexical, term_weights = _lexical(bank.postings, mask, cand, unique_terms)
-    final = semantic + weights.lexical * lexical
-    keyed = None
-    if bank.keys is not None and bank.keys.size:
-        keyed = _key_scores(bank.keys, mask, input_unit, context_unit, unique_terms, weights)
-        # The text's score, raised by a share of what the best passage scores above it.
-        final = final + weights.source * np.maximum(keyed.best[cand] - final, 0.0)
-    cand_ids = bank.ids[cand]
+    sc = _score(bank, mask, input_unit, context_unit, unique_terms, weights)
+    _, term_weights = _lexical(bank.postings, mask, sc.cand, unique_terms)
+    keys = bank.keys
 
     def scored(pos: int) -> Scored:
-        row = int(cand[pos])
-        own = float(semantic[pos] + weights.lexical * lexical[pos])
-        parts: tuple[float, float, int | None, int | None, float | None]
-        parts = (float(semantic[pos]), float(lexical[pos]), None, None, None)
-        if keyed is not None and bank.keys is not None and keyed.best[row] > own:
-            keys = bank.keys
-            start, end = int(keys.starts[row]), int(keys.starts[row + 1])
-            k = start + int(np.argmax(keyed.final[start:end]))
-            parts = (
-                float(keyed.semantic[k]),
-                float(keyed.lexical[k]),
-                int(keys.ids[k]),
-                int(keys.depths[k]),
-                own,
-            )
-        return Scored(
+        row = int(sc.cand[pos])
+        own = float(sc.own[pos])
+        out = Scored(
             row=row,
-            id=int(cand_ids[pos]),
-            semantic=parts[0],
-            lexical=parts[1],
-            final=float(final[pos]),
+            id=int(sc.ids[pos]),
+            semantic=float(sc.semantic[pos]),
+            lexical=float(sc.lexical[pos]),
+            final=float(sc.final[pos]),
             pinned=bool(bank.pinned[row]),
             heuristic=bool(bank.heuristic[row]),
-            key=parts[2],
-            key_depth=parts[3],
-            own_final=parts[4],
+            fused=float(sc.fused[pos]),
+            text_rank=int(sc.text_rank[pos]),
+            key_rank=int(sc.key_rank[pos]) if sc.key_rank is not None else None,
         )
+        if sc.keyed is not None and keys is not None and sc.keyed.best[row] > own:
+            start, end = int(keys.starts[row]), int(keys.starts[row + 1])
+            k = start + int(np.argmax(sc.keyed.final[start:end]))
+            out = _with_key(out, keys, k, sc.keyed.semantic[k], sc.keyed.lexical[k], own)
+        return out
 
-    pinned_pos = np.flatnonzero(bank.pinned[cand])
+    pinned_pos = np.flatnonzero(bank.pinned[sc.cand])
     chosen = [scored(int(p)) for p in pinned_pos]
-    suppressed = _choose_rest(bank, cand, final, cand_ids, chosen, top_k, scored)
-    chosen.sort(key=lambda s: (-s.final, s.id))
+    order = np.lexsort((sc.ids, -sc.final, -sc.fused))
+    rest = order[~bank.pinned[sc.cand[order]]]
+    hop = _Hop.plan(sc, keys, unique_terms, weights) if top_k - len(chosen) >= 2 else None
+    suppressed = _choose_rest(bank, sc, rest, chosen, top_k - (hop is not None), scored)
+    if hop is not None:
+        found = hop.choose(bank, sc, chosen, suppressed, scored)
+        if found is not None:
+            chosen.append(found)
+        else:  # nothing to follow: the slot goes to the next in order
+            suppressed += _choose_rest(bank, sc, rest, chosen, top_k, scored, skip=suppressed)
+    chosen.sort(key=lambda s: (-s.fused, -s.final, s.id))
     return Ranking(
         chosen=chosen,
-        considered=int(cand.size),
+        considered=int(sc.cand.size),
         suppressed=suppressed,
         input_terms=unique_terms,
         term_weights=term_weights,
     )
 
 
+def _with_key(
+    out: Scored, keys: Keys, k: int, semantic: float, lexical: float, own: float, **extra: Any
+) -> Scored:
+    return replace(
+        out,
+        semantic=float(semantic),
+        lexical=float(lexical),
+        key=int(keys.ids[k]),
+        key_depth=int(keys.depths[k]),
+        own_final=own,
+        **extra,
+    )
+
+
+@dataclass
+class _Hop:
+    """The hop of the module docstring: the bridge key, its names, the keys' new scores."""
+
+    bridge: int  # key row
+    names: tuple[str, ...]
+    final: npt.NDArray[np.float64]  # per key row (-inf: not a candidate)
+    lexical: npt.NDArray[np.float64]
+
+    @classmethod
+    def plan(
+        cls, sc: _Scores, keys: Keys | None, unique_terms: list[str], weights: Weights
+    ) -> _Hop | None:
+        if not weights.hop or keys is None or sc.keyed is None:
+            return None
+        finals = sc.keyed.final
+        if not np.isfinite(finals).any():
+            return None
+        bridge = int(np.argmax(finals))
+        asked = set(unique_terms)
+        names = tuple(n for n in keys.names_of(bridge) if n not in asked)
+        if not names:
+            return None
+        terms_ = [t for t in unique_terms if not keys.holds(bridge, t)] + list(names)
+        key_mask = np.isfinite(finals)
+        kc = np.flatnonzero(key_mask).astype(np.int64)
+        lexical = np.zeros(keys.size)
+        lexical[kc], _ = _lexical(keys.postings, key_mask, kc, terms_)
+        final = sc.keyed.semantic + weights.lexical * lexical  # -inf stays -inf
+        final[bridge] = -np.inf  # the bridge is where the hop starts, not where it lands
+        return cls(bridge, names, final, lexical)
+
+    def choose(
+        self,
+        bank: Bank,
+        sc: _Scores,
+        chosen: list[Scored],
+        suppressed: list[tuple[int, int]],
+        make: Callable[[int], Scored],
+    ) -> Scored | None:
+        """The best hop key's memory not chosen, suppressed or repeating a chosen one."""
+        keys = bank.keys
+        assert keys is not None and sc.keyed is not None
+        taken = {s.id for s in chosen} | {int(i) for i, _ in suppressed}
+        via = int(bank.ids[keys.owner[self.bridge]])
+        for k in _best_keys(self.final):
+            row = int(keys.owner[k])
+            if int(bank.ids[row]) in taken or _duplicate_of(bank, row, chosen) is not None:
+                continue
+            pos = int(np.searchsorted(sc.cand, row))  # ``cand`` is ascending
+            own = float(sc.own[pos])
+            return _with_key(
+                replace(make(pos), final=float(self.final[k])),
+                keys,
+                int(k),
+                sc.keyed.semantic[k],
+                self.lexical[k],
+                own,
+                via=via,
+                names=self.names,
+            )
+        return None
+
+
+_HOP_WINDOW = 16  # hop keys sorted at first: a few are passed over (their memory is in)
+
+
+def _best_keys(final: npt.NDArray[np.float64]) -> Iterator[int]:
+    """Key rows with a finite score, best first (ties by lower row), sorting only as far as
+    the caller reads: the keys are tens of thousands, the caller wants one."""
+    finite = np.flatnonzero(np.isfinite(final))
+    window = _HOP_WINDOW
+    done = 0
+    while done < finite.size:
+        count = min(window, finite.size)
+        if count < finite.size:
+            scores = final[finite]
+            kth = np.partition(scores, finite.size - count)[finite.size - count]
+            among = finite[scores >= kth]
+        else:
+            among = finite
+        order = among[np.lexsort((among, -final[among]))]
+        for k in order[done:]:
+            yield int(k)
+        done = order.size
+        window *= 4
+
+
 def _choose_rest(
     bank: Bank,
-    cand: IntArray,
-    final: npt.NDArray[np.float64],
-    cand_ids: IntArray,
+    sc: _Scores,
+    rest: IntArray,
     chosen: list[Scored],
     top_k: int,
     make: Callable[[int], Scored],
+    skip: Sequence[tuple[int, int]] = (),
 ) -> list[tuple[int, int]]:
-    """Append the best non-pinned candidates to ``chosen`` until it holds ``top_k``."""
+    """Append the candidates of ``rest`` (positions into ``sc.cand``, best first) to
+    ``chosen`` until it holds ``top_k``, suppressing repeats; ``skip``: ids suppressed
+    already (passed over again without a second record)."""
     suppressed: list[tuple[int, int]] = []
-    rest = np.flatnonzero(~bank.pinned[cand]).astype(np.int64)
-    need = top_k - len(chosen)
-    if need <= 0 or rest.size == 0:
-        return suppressed
-    window = need + _FIRST_WINDOW_SLACK
-    done = 0  # the order is total, so a wider window's order extends the narrower one's
-    while len(chosen) < top_k and done < rest.size:
-        order = _best_first(final, cand_ids, rest, min(window, rest.size))
-        for pos in order[done:]:
-            done += 1
-            row = int(cand[pos])
-            duplicate_of = _duplicate_of(bank, row, chosen)
-            if duplicate_of is not None:
-                suppressed.append((int(cand_ids[pos]), duplicate_of))
-                continue
-            chosen.append(make(int(pos)))
-            if len(chosen) >= top_k:
-                break
-        window *= _WINDOW_GROWTH
+    passed = {s.id for s in chosen} | {i for i, _ in skip}
+    for pos in rest:
+        if len(chosen) >= top_k:
+            break
+        memory_id = int(sc.ids[pos])
+        if memory_id in passed:
+            continue
+        duplicate_of = _duplicate_of(bank, int(sc.cand[pos]), chosen)
+        if duplicate_of is not None:
+            suppressed.append((memory_id, duplicate_of))
+            passed.add(memory_id)
+            continue
+        chosen.append(make(int(pos)))
+        passed.add(memory_id)
     return suppressed
 
 

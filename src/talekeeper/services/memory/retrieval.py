@@ -126,7 +126,7 @@ def _result(
     passages: dict[int, tuple[str, int]],
     note: str,
 ) -> Retrieval:
-    used = [_used(s, details[s.id], passages) for s in ranking.chosen if s.id in details]
+    used = [used_memory(s, details[s.id], passages) for s in ranking.chosen if s.id in details]
     if not used and not note:
         note = "no memory on this path yet" if not ranking.considered else ""
     return Retrieval(
@@ -138,7 +138,7 @@ def _result(
     )
 
 
-def _used(s: Scored, detail: Detail, passages: dict[int, tuple[str, int]]) -> UsedMemory:
+def used_memory(s: Scored, detail: Detail, passages: dict[int, tuple[str, int]]) -> UsedMemory:
     used = UsedMemory(
         id=s.id,
         text=detail.text,
@@ -154,6 +154,10 @@ def _used(s: Scored, detail: Detail, passages: dict[int, tuple[str, int]]) -> Us
             "source_end": detail.source_end,
         },
     )
+    used.text_rank, used.passage_rank = s.text_rank or None, s.key_rank
+    used.fused_score = round(s.fused, 4)
+    if s.via is not None:
+        used.via, used.via_names = s.via, list(s.names)
     if s.key is not None and s.key in passages:  # a key dropped since ranking: the text only
         used.matched = MatchedKey.SOURCE
         used.text_score = round(s.own_final, 4) if s.own_final is not None else None

@@ -31,6 +31,7 @@ class KeyRow(NamedTuple):
     vector: bytes | None
     vector_model: str | None
     terms: str
+    names: str
 
 
 class KeyRepository:
@@ -81,6 +82,7 @@ class KeyRepository:
             MemoryKey.vector,
             MemoryKey.vector_model,
             MemoryKey.terms,
+            MemoryKey.names,
         )
         order = (MemoryKey.memory_id, MemoryKey.position)
         connection = self.session.connection()  # plain rows: this can be the whole bank

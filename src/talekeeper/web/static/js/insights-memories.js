@@ -3,7 +3,10 @@
 // passage of its source block, shown with the action it comes from, whether it went into the
 // context or was left out for the Memories budget, and the own text's final score beside the
 // passage's); the Memories budget; how many were considered; the duplicates left out; and the
-// query (both texts, the input terms with their weights, the score's weights).
+// query (both texts, the input terms with their weights, the score's weights); where each
+// memory stood (its place by its own text and by its best passage: the order fuses the two);
+// and, for a memory found by a hop, the names it was found through and the memory whose
+// passage gave them.
 // Scales: semantic and lexical lie in 0..1; final = semantic + lexical weight x lexical, so its
 // bar is out of 1 + that weight. A negative cosine draws an empty bar beside its number.
 // A snapshot from before memories kept passages has no `matched`: no match line is shown.
@@ -61,7 +64,9 @@ function memoryItem(memory, finalMax) {
       h("span", { class: "spacer" }),
       h("span", { class: "ins-source muted", text: sourceLine(memory.source) })),
     h("p", { class: "ins-mem-text", text: memory.text }),
+    hopLine(memory),
     matchLine(memory),
+    rankLine(memory),
     h("div", { class: "ins-scores" },
       scoreRow("semantic", memory.semantic_score, 1),
       scoreRow("lexical", memory.lexical_score, 1),
@@ -97,6 +102,33 @@ function matchLine(memory) {
       h("span", { class: "ins-match-label", text: "matched a passage of the story" + where }),
       h("span", { class: "spacer" }), badge),
     h("blockquote", { class: "ins-evidence", text: memory.evidence }));
+}
+
+function ordinal(n) {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
+  return `${count(n)}${suffix}`;
+}
+
+// Where it stood: the order fuses its place by its own text and its place by its best key.
+function rankLine(memory) {
+  if (!Number.isInteger(memory.text_rank)) return null;
+  const parts = [`${ordinal(memory.text_rank)} by its own text`];
+  if (Number.isInteger(memory.passage_rank)) parts.push(`${ordinal(memory.passage_rank)} by its best passage`);
+  return h("p", { class: "ins-rank small muted", dataset: { textRank: String(memory.text_rank),
+    passageRank: Number.isInteger(memory.passage_rank) ? String(memory.passage_rank) : "" },
+  title: "Memories are put in order by both places together: first in either comes before middling in both.",
+  text: "Ranked " + parts.join(", ") });
+}
+
+// A memory found by a hop: a passage of another memory named someone the question describes.
+function hopLine(memory) {
+  if (!Number.isInteger(memory.via)) return null;
+  const names = Array.isArray(memory.via_names) ? memory.via_names.join(", ") : "";
+  return h("p", { class: "ins-hop small", dataset: { via: String(memory.via) },
+    title: "The best passage of all named these; the question did not. This memory's passage has them." },
+  h("span", { class: "badge ins-hop-badge", text: "found through a name" }),
+  ` ${names} — named by a passage of memory #${memory.via}`);
 }
 
 function budgetNote(budget, topK) {
