@@ -42,7 +42,9 @@ from talekeeper.settings import (
     EMBEDDED,
     EXTRACTIVE,
     NO_EMBEDDINGS,
+    AuthMode,
     Settings,
+    UserEndpoints,
 )
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
@@ -50,6 +52,10 @@ from talekeeper.storage.models import AiCall
 from talekeeper.storage.repositories.users import UserRepository
 
 log = logging.getLogger(__name__)
+
+
+# What a user may not set for themselves where the endpoint is the server's (accounts mode).
+SERVER_ENDPOINT = frozenset({"endpoint_url", "api_key"})
 
 
 @dataclass
@@ -113,8 +119,19 @@ class Runtime:
         with session_scope(self.sessions) as session:
             return UserRepository(session).local_user().id
 
+    def endpoints_fixed(self) -> bool:
+        """Accounts mode without ``TALEKEEPER_USER_ENDPOINTS=allow``: the endpoint and its
+        key are the server's, whatever a user saved."""
+        return (
+            self.settings.auth == AuthMode.ACCOUNTS
+            and self.settings.user_endpoints != UserEndpoints.ALLOW
+        )
+
     def user_settings(self, session: Session, user_id: int) -> Settings:
-        return self.settings.with_overrides(UserRepository(session).settings(user_id))
+        overrides = UserRepository(session).settings(user_id)
+        if self.endpoints_fixed():
+            overrides = {k: v for k, v in overrides.items() if k not in SERVER_ENDPOINT}
+        return self.settings.with_overrides(overrides)
 
     def settings_for(self, user_id: int) -> Settings:
         """A user's effective settings, read in a short read unit of work of their own."""

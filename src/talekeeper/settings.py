@@ -10,6 +10,10 @@ Invariants:
 - Parsing never guesses: a value that does not fit raises
   ``ConfigurationError`` naming the variable and what it accepts, so a bad
   value stops start-up with a readable message instead of failing later.
+- A setting whose kind is a ``StrEnum`` accepts exactly its members' values and
+  is read as the member. ``auth`` and ``user_endpoints`` are server-wide: who
+  may sign in, and what a signed-in user may point the server at, are never a
+  user's own choice.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,6 +41,20 @@ DEFAULT_CONTEXT_TOKENS = 4096  # used when neither the setting nor the model say
 # A URL, a model name or a key: anything longer is a paste gone wrong, and it would be
 # stored and sent with every model call.
 TEXT_MAX = 2_000
+
+
+class AuthMode(StrEnum):
+    """Who the server serves: one implicit local user, or named accounts that sign in."""
+
+    NONE = "none"
+    ACCOUNTS = "accounts"
+
+
+class UserEndpoints(StrEnum):
+    """In accounts mode, whether a user may point their own settings at a model endpoint."""
+
+    DENY = "deny"
+    ALLOW = "allow"
 
 
 def default_data_dir() -> str:
@@ -95,6 +114,10 @@ class Setting:
                 value = raw.strip()
         except (TypeError, ValueError):
             raise self.complaint(raw) from None
+        if issubclass(self.kind, StrEnum):
+            if value not in self.choices:
+                raise self.complaint(raw)
+            return self.kind(value)
         if isinstance(value, str) and len(value) > TEXT_MAX:
             raise ConfigurationError(
                 f"{self.env} ('{self.key}') is {len(value):,} characters; the limit for a "
@@ -318,6 +341,22 @@ REGISTRY: tuple[Setting, ...] = (
         check=_check_hosts,
     ),
     Setting(
+        "auth",
+        AuthMode,
+        AuthMode.NONE,
+        "'none': one local user, no login (loopback only). 'accounts': named accounts sign "
+        "in (add them with 'talekeeper users add').",
+        choices=tuple(mode.value for mode in AuthMode),
+    ),
+    Setting(
+        "user_endpoints",
+        UserEndpoints,
+        UserEndpoints.DENY,
+        "Accounts mode: 'deny' keeps every user on the server's models and endpoint; 'allow' "
+        "lets a user set their own endpoint URL and API key.",
+        choices=tuple(rule.value for rule in UserEndpoints),
+    ),
+    Setting(
         "log_level",
         str,
         "info",
@@ -364,6 +403,8 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     allowed_hosts: str = ""
+    auth: AuthMode = AuthMode.NONE
+    user_endpoints: UserEndpoints = UserEndpoints.DENY
     log_level: str = "info"
 
     def __post_init__(self) -> None:

@@ -1,6 +1,6 @@
-"""``talekeeper serve`` binds a loopback address only: local mode has no login, so a wider
-bind is refused with exit status 2 and a sentence on how to expose it safely, before any
-server starts."""
+"""``talekeeper serve`` in local mode binds a loopback address only: local mode has no login,
+so a wider bind is refused with exit status 2 and a sentence on how to expose it safely,
+before any server starts. Accounts mode, where every request signs in, may bind wider."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ def test_a_bind_beyond_loopback_is_refused_with_how_to_expose_it_safely(
         "127.0.0.1",
         "reverse proxy",
         "TALEKEEPER_ALLOWED_HOSTS",
-        "accounts mode",
+        "TALEKEEPER_AUTH=accounts",
+        "talekeeper users add NAME --admin",
     ):
         assert words in err, words
     assert not (tmp_path / "data").exists()  # refused before anything was opened or built
@@ -67,6 +68,20 @@ def test_a_loopback_bind_is_let_through(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     environ(monkeypatch, tmp_path, "127.0.0.2", busy_port)  # any of 127.0.0.0/8
+    with pytest.raises(SystemExit) as ended:  # past the guard: the server met the taken port
+        main(["serve"])
+    assert ended.value.code != 2
+    assert "no login" not in capsys.readouterr().err
+
+
+def test_accounts_mode_may_bind_beyond_loopback(
+    busy_port: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    environ(monkeypatch, tmp_path, "0.0.0.0", busy_port)
+    monkeypatch.setenv("TALEKEEPER_AUTH", "accounts")
     with pytest.raises(SystemExit) as ended:  # past the guard: the server met the taken port
         main(["serve"])
     assert ended.value.code != 2

@@ -26,6 +26,7 @@ import time
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Union, get_args, get_origin
 
 import pytest
@@ -54,6 +55,10 @@ EXEMPT: dict[Key, str] = {
     ("GET", "/api/derived"): "takes no input: every adventure's background work",
     ("GET", "/api/scenarios"): "takes no input: no path id, query parameter or body",
     ("GET", "/api/adventures"): "takes no input: no path id, query parameter or body",
+    ("GET", "/account"): "the HTML account page; it takes no input",
+    ("GET", "/api/auth/me"): "takes no input: who the request is signed in as",
+    ("POST", "/api/auth/logout"): "takes no input: it ends the session the cookie names",
+    ("GET", "/api/tokens"): "takes no input: the signed-in account's tokens",
 }
 
 
@@ -75,6 +80,7 @@ PATH_VALUES: dict[str, Callable[[World], str]] = {
     "card_id": lambda w: str(w.card),
     "memory_id": lambda w: str(w.memory),
     "scenario_id": lambda w: "lantern-coast",
+    "token_id": lambda w: "1",  # local mode has no tokens: a valid id that is not found
 }
 
 VALID_BODIES: dict[Key, Callable[[World], Any]] = {
@@ -98,6 +104,9 @@ VALID_BODIES: dict[Key, Callable[[World], Any]] = {
     ("POST", "/api/adventures/{adventure_id}/memories"): lambda w: {"text": "Maren lost an eye."},
     ("PATCH", "/api/memories/{memory_id}"): lambda w: {"text": "Maren lost her left eye."},
     ("PUT", "/api/adventures/{adventure_id}/summary"): lambda w: {"text": "Tamsin came home."},
+    ("POST", "/api/auth/login"): lambda w: {"username": "mara", "password": "x" * 12},
+    ("POST", "/api/auth/password"): lambda w: {"current": "x" * 12, "new": "y" * 12},
+    ("POST", "/api/tokens"): lambda w: {"name": "script", "scopes": ["read"]},
     ("PUT", "/api/adventures/{adventure_id}/scene"): lambda w: {
         "location": "The Great Lantern",
         "present": ["Old Maren"],
@@ -344,6 +353,11 @@ def settled(client: TestClient, adventure: int, timeout: float = 30.0) -> None:
 
 @pytest.fixture
 def world(client: TestClient, double: ModelDouble) -> World:
+    return make_world(client, double)
+
+
+def make_world(client: TestClient, double: ModelDouble) -> World:
+    """An adventure with a reply, a card and a memory, its background work done."""
     adventure = client.post("/api/adventures", json={"scenario": "lantern-coast"})
     assert adventure.status_code == 201, adventure.text
     aid = adventure.json()["id"]
@@ -469,6 +483,11 @@ def test_bad_query_parameters_are_refused_on_every_route(client: TestClient, wor
 # -- bodies -------------------------------------------------------------------------------
 
 
+def _choices(args: tuple[Any, ...]) -> bool:
+    """A list of a string enum's values (a refusal names the values allowed)."""
+    return len(args) == 1 and isinstance(args[0], type) and issubclass(args[0], StrEnum)
+
+
 def fields_of(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, str]]:
     """(dotted name, kind) for every field of a body model, nested models included."""
     for name, info in model.model_fields.items():
@@ -481,6 +500,8 @@ def fields_of(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, s
             yield dotted, annotation.__name__
         elif get_origin(annotation) is list and get_args(annotation) == (str,):
             yield dotted, "texts"
+        elif get_origin(annotation) is list and _choices(get_args(annotation)):
+            yield dotted, "choices"
         else:
             raise AssertionError(f"{model.__name__}.{name}: teach the sweep type {annotation}")
 
@@ -490,6 +511,7 @@ WRONG_TYPES: dict[str, list[Any]] = {
     "int": ["abc", 1.5, [1], {"a": 1}],
     "bool": ["maybe", 7, ["x"]],
     "texts": ["x", [1], {"a": 1}],
+    "choices": ["x", [1], {"a": 1}],
     "object": ["x", 5, [], {"bogus_field": 1}],
 }
 
@@ -549,12 +571,13 @@ def test_malformed_bodies_are_refused_on_every_route(client: TestClient, world: 
                 response = sweep.body(endpoint, with_field(valid, dotted, wrong))
                 label = f"{name} with {dotted}={wrong!r}"
                 assert_refused(response, label, leaf, status=400)
-            if kind in ("str", "texts"):
+            if kind in ("str", "texts", "choices"):
                 text = HUGE if kind == "str" else [HUGE]
                 response = sweep.body(endpoint, with_field(valid, dotted, text))
                 label = f"{name} with {dotted} of {len(HUGE):,} characters"
                 message = assert_refused(response, label, leaf)
-                assert any(w in message for w in LIMIT_WORDS), f"{label}: {message[:200]}"
+                allowed = LIMIT_WORDS if kind != "choices" else tuple(valid[dotted])
+                assert any(w in message for w in allowed), f"{label}: {message[:200]}"
                 text = "\ud800" if kind == "str" else ["\ud800"]
                 response = sweep.body(endpoint, with_field(valid, dotted, text))
                 assert_refused(response, f"{name} with a lone surrogate in {dotted}", "Unicode")

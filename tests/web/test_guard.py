@@ -57,6 +57,7 @@ class Story:
             "card_id": str(self.card),
             "memory_id": str(self.memory),
             "scenario_id": "lantern-coast",
+            "token_id": "1",
         }
 
 

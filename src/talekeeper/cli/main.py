@@ -20,7 +20,7 @@ from typing import Any
 
 from talekeeper import __version__
 from talekeeper.core.errors import InvalidInput, TalekeeperError
-from talekeeper.settings import Settings, load_settings
+from talekeeper.settings import AuthMode, Settings, load_settings
 
 COMMANDS: dict[str, str] = {
     "serve": "Run the web app and the JSON API.",
@@ -29,6 +29,11 @@ COMMANDS: dict[str, str] = {
     "export": "Write an adventure as JSON to standard output.",
     "import": "Read an adventure from a JSON file and print its new id.",
     "db upgrade": "Bring the database to the newest schema (the app also does this on start).",
+    "users add": "Add an account (NAME, --admin for an administrator); asks for its password.",
+    "users list": "List the accounts.",
+    "users disable": "Disable an account and sign it out everywhere.",
+    "users enable": "Enable a disabled account again.",
+    "users passwd": "Set an account's password and sign it out everywhere.",
     "bench provider": "Measure load time, prompt and generation speed and embeddings/s.",
 }
 
@@ -44,8 +49,8 @@ def _adventure_id(text: str) -> int:
 
 
 def _serve(settings: Settings, _args: argparse.Namespace) -> int:
-    """Serve on a loopback address only: local mode has no login, so a wider bind is
-    refused (exit status 2) before anything starts."""
+    """Serve. Local mode has no login, so it serves on a loopback address only: a wider
+    bind is refused (exit status 2) before anything starts. Accounts mode may bind wider."""
     import ipaddress
 
     host = settings.host.strip().lower().removeprefix("[").removesuffix("]")
@@ -55,13 +60,14 @@ def _serve(settings: Settings, _args: argparse.Namespace) -> int:
         loopback = address.is_loopback or bool(mapped and mapped.is_loopback)
     except ValueError:  # a name: only localhost is sure to stay on this machine
         loopback = host == "localhost"
-    if not loopback:
+    if not loopback and settings.auth != AuthMode.ACCOUNTS:
         print(
             f"talekeeper: TALEKEEPER_HOST is {settings.host!r}, not a loopback address, and "
             "local mode has no login: anyone who can reach the port could read and change "
-            "every story. Keep TALEKEEPER_HOST=127.0.0.1 and put a reverse proxy with its own "
-            "login in front, adding the name it is reached by to TALEKEEPER_ALLOWED_HOSTS; "
-            "accounts mode, for sharing, is not in this version.",
+            "every story. To share it, set TALEKEEPER_AUTH=accounts and add an account with "
+            "'talekeeper users add NAME --admin'; otherwise keep TALEKEEPER_HOST=127.0.0.1 "
+            "(a reverse proxy in front adds the name it is reached by to "
+            "TALEKEEPER_ALLOWED_HOSTS).",
             file=sys.stderr,
         )
         return 2
@@ -182,6 +188,12 @@ def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
     return 0
 
 
+def _users(settings: Settings, args: argparse.Namespace) -> int:
+    from talekeeper.cli.users import run
+
+    return run(settings, args)
+
+
 def _bench_provider(settings: Settings, args: argparse.Namespace) -> int:
     from talekeeper.bootstrap import Runtime
     from talekeeper.core.reports import machine_description, write_section
@@ -226,6 +238,17 @@ def build_parser() -> argparse.ArgumentParser:
     imp.set_defaults(run=_import)
     db = sub.add_parser("db", help="Database commands.").add_subparsers(dest="db", required=True)
     db.add_parser("upgrade", help=COMMANDS["db upgrade"]).set_defaults(run=_db_upgrade)
+    users = sub.add_parser("users", help="Accounts, for TALEKEEPER_AUTH=accounts.")
+    user = users.add_subparsers(dest="users", required=True)
+    add = user.add_parser("add", help=COMMANDS["users add"])
+    add.add_argument("name", help="1 to 40 letters (a-z, A-Z), digits, '_', '.' or '-'")
+    add.add_argument("--admin", action="store_true", help="the account may manage accounts")
+    user.add_parser("list", help=COMMANDS["users list"])
+    for verb in ("disable", "enable", "passwd"):
+        user.add_parser(verb, help=COMMANDS[f"users {verb}"]).add_argument(
+            "name", help="the account's name"
+        )
+    users.set_defaults(run=_users)
     bench = sub.add_parser("bench", help="Benchmarks.").add_subparsers(dest="bench", required=True)
     provider = bench.add_parser("provider", help=COMMANDS["bench provider"])
     provider.add_argument(

@@ -5,6 +5,8 @@ Invariants:
 - Every timestamp is stored as UTC and read back timezone-aware (``UtcDateTime``).
 - Every adventure and settings row belongs to a user; a local user exists from
   the first migration on, so a fresh install needs no login.
+- Sign-in secrets are never stored as given: passwords as argon2id hashes,
+  session ids and API tokens as the SHA-256 of the random value the client holds.
 - The models and the Alembic migrations describe the same schema (a test runs
   autogenerate against a migrated database and expects no difference).
 - Memories and summary versions are attached to a node (branch, depth, action):
@@ -78,11 +80,45 @@ class Base(DeclarativeBase):
 
 
 class User(Base):
+    """A player. The local user has no password; an account (accounts mode) has one."""
+
     __tablename__ = "users"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(80), unique=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    password_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)  # argon2id
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+
+
+class AuthSession(Base):
+    """A signed-in browser. The cookie carries a random id; only its SHA-256 is kept, so
+    a copy of the database signs no one in."""
+
+    __tablename__ = "auth_sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 hex of the id
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    last_used_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class ApiToken(Base):
+    """A named bearer token for scripts, limited to its scopes; only its SHA-256 is kept."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(80))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    scopes: Mapped[str] = mapped_column(String(64))  # space-separated scope names
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    last_used_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
 class UserSetting(Base):

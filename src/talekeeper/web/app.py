@@ -4,16 +4,16 @@ The runtime (engine, migrations, providers) is built in the lifespan, so a
 test can create many apps against many databases in one process.
 
 Invariants: the guard (``web/guard.py``: Host allow-list, cross-origin check, body
-limits, security headers) is the outermost layer, outside even the server-error
-handler, so no request reaches a route, a static file or an error page without it
-and every answer carries its headers. A body is parsed as JSON only when its
-Content-Type says JSON (``strict_content_type``, stated here rather than left to
-FastAPI's default, which older versions did not have). There are no ``/docs`` or
-``/redoc`` pages: they run Swagger UI or ReDoc from a CDN inside the app's own
-origin, where a script has every power of the player; shipping those bundles in
-the package instead is more third-party code to keep current than the pages are
-worth, and ``/openapi.json`` stays for scripts and API tools.
-"""
+limits, security headers) is the outermost layer, outside even the server-error handler,
+so no request reaches a route, a static file or an error page without it and every
+answer carries its headers. Inside it, the auth layer (``web/auth.py``) decides who the
+request acts as (accounts mode), before any route or page. A body is parsed as JSON only
+when its Content-Type says JSON (``strict_content_type``, stated here rather than left
+to FastAPI's default, which older versions did not have). There are no ``/docs`` or
+``/redoc`` pages: they run Swagger UI or ReDoc from a CDN inside the app's own origin,
+where a script has every power of the player; shipping those bundles in the package
+instead is more third-party code to keep current than the pages are worth, and
+``/openapi.json`` stays for scripts and API tools."""
 
 from __future__ import annotations
 
@@ -28,10 +28,21 @@ from starlette.types import ASGIApp
 
 from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
+from talekeeper.services.accounts import LoginThrottle
 from talekeeper.settings import Settings, load_settings
 from talekeeper.web import errors
+from talekeeper.web.auth import Auth, accounts_mode
 from talekeeper.web.guard import Guard
-from talekeeper.web.routes import adventures, ai_calls, health, memory, pages, story, user_settings
+from talekeeper.web.routes import (
+    adventures,
+    ai_calls,
+    auth,
+    health,
+    memory,
+    pages,
+    story,
+    user_settings,
+)
 
 
 class GuardedApp(FastAPI):
@@ -42,7 +53,7 @@ class GuardedApp(FastAPI):
         super().__init__(**options)
 
     def build_middleware_stack(self) -> ASGIApp:
-        return Guard(super().build_middleware_stack(), self.allowed_hosts)
+        return Guard(Auth(super().build_middleware_stack()), self.allowed_hosts)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -52,7 +63,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = Runtime.build(resolved)
         app.state.runtime = runtime
-        app.state.local_user_id = runtime.local_user_id()
+        # Local mode plays as the local user; accounts mode as whoever signed in (web/auth.py).
+        app.state.local_user_id = None if accounts_mode(runtime) else runtime.local_user_id()
+        app.state.throttle = LoginThrottle()  # sign-in failures, per account and address
         await runtime.start()
         try:
             yield
@@ -71,7 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     errors.install(app)
-    for module in (health, user_settings, ai_calls, adventures, story, memory, pages):
+    for module in (health, auth, user_settings, ai_calls, adventures, story, memory, pages):
         app.include_router(module.router)
     # The pages' scripts and styles ship inside the package: nothing to build.
     static = Path(__file__).parent / "static"

@@ -24,12 +24,22 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
+from talekeeper.core.errors import TalekeeperError
+from talekeeper.services.accounts import Principal
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.tree import Story
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.web.guard import SAFE_METHODS  # the methods that change nothing
 
 RowId = Annotated[int, Path(ge=1, le=MAX_ID)]
+
+
+class NotSignedIn(TalekeeperError):
+    status = 401
+    code = "not_signed_in"
+
+    def __init__(self) -> None:
+        super().__init__("Sign in first (POST /api/auth/login), or send an API token.")
 
 
 class Strict(BaseModel):
@@ -51,9 +61,21 @@ def db(request: Request) -> Iterator[Session]:
 DB = Depends(db, scope="function")
 
 
+def principal(request: Request) -> Principal | None:
+    """Who the request acts as in accounts mode (``web/auth.py`` put it there); None in
+    local mode."""
+    found: Principal | None = getattr(request.state, "principal", None)
+    return found
+
+
 def user_id(request: Request) -> int:
-    """The acting user. Until login exists, everyone is the local user."""
-    uid: int = request.app.state.local_user_id
+    """The acting user: the signed-in account in accounts mode, else the local user."""
+    found = principal(request)
+    if found is not None:
+        return found.user.id
+    uid: int | None = getattr(request.app.state, "local_user_id", None)
+    if uid is None:  # accounts mode, and the auth layer let nobody through to here
+        raise NotSignedIn()
     return uid
 
 

@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from talekeeper.core.errors import DatabaseBusy, InvalidInput, TalekeeperError
+from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.storage.db import busy_error
 
 log = logging.getLogger(__name__)
@@ -44,10 +44,12 @@ def error_response(
 
 def answer(exc: TalekeeperError, message: str | None = None, **details: Any) -> JSONResponse:
     """``exc`` as its error response (``message`` in place of its own when given), with
-    ``Retry-After`` when the database stayed busy past our wait."""
+    ``Retry-After`` when it says how long to wait (the database stayed busy past our wait,
+    or sign-in is throttled)."""
     response = error_response(exc.status, exc.code, message or exc.message, details)
-    if isinstance(exc, DatabaseBusy):
-        response.headers["Retry-After"] = str(exc.retry_after)
+    retry_after = getattr(exc, "retry_after", None)
+    if isinstance(retry_after, int) and not isinstance(retry_after, bool):
+        response.headers["Retry-After"] = str(max(retry_after, 1))
     return response
 
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Depends
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from sqlalchemy.orm import Session
 
@@ -28,7 +28,8 @@ from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import NotFound
 from talekeeper.services.tree import load_adventure
-from talekeeper.web.deps import DB, RowId, runtime, user_id
+from talekeeper.web.auth import accounts_mode
+from talekeeper.web.deps import DB, RowId, principal, runtime, user_id
 
 router = APIRouter(include_in_schema=False)
 
@@ -51,21 +52,35 @@ HEADERS = {
 }
 
 
-def render(rt: Runtime, uid: int, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    models = rt.models_for(rt.settings_for(uid), uid)
+def viewer(request: Request) -> dict[str, Any] | None:
+    """The signed-in account the page chrome names (accounts mode), or None."""
+    found = principal(request)
+    return None if found is None else {"name": found.user.name, "admin": found.user.is_admin}
+
+
+def render(
+    rt: Runtime, uid: int | None, name: str, status: int = 200, **context: Any
+) -> HTMLResponse:
+    settings = rt.settings if uid is None else rt.settings_for(uid)
+    models = rt.models_for(settings, uid)
     html = TEMPLATES.get_template(name).render(
         version=__version__,
         models=models.names(),
         notes=models.narrator.provider.info.notes,
         nav=context.pop("nav", ""),
+        account=context.pop("account", None),
         **context,
     )
     return HTMLResponse(html, status_code=status, headers=HEADERS)
 
 
 @router.get("/", response_class=HTMLResponse)
-def adventures_page(rt: Runtime = Depends(runtime), uid: int = Depends(user_id)) -> HTMLResponse:
-    return render(rt, uid, "adventures.html", nav="adventures")
+def adventures_page(
+    rt: Runtime = Depends(runtime),
+    uid: int = Depends(user_id),
+    account: dict[str, Any] | None = Depends(viewer),
+) -> HTMLResponse:
+    return render(rt, uid, "adventures.html", nav="adventures", account=account)
 
 
 @router.get("/adventures/{adventure_id}", response_class=HTMLResponse)
@@ -74,23 +89,79 @@ def play_page(
     session: Session = DB,
     rt: Runtime = Depends(runtime),
     uid: int = Depends(user_id),
+    account: dict[str, Any] | None = Depends(viewer),
 ) -> HTMLResponse:
     try:
         adventure = load_adventure(session, adventure_id, uid)
     except NotFound as missing:
         return render(
-            rt, uid, "message.html", 404, heading="No such adventure", message=str(missing)
+            rt,
+            uid,
+            "message.html",
+            404,
+            heading="No such adventure",
+            message=str(missing),
+            account=account,
         )
     return render(
-        rt, uid, "play.html", adventure_id=adventure.id, title=adventure.title, nav="adventures"
+        rt,
+        uid,
+        "play.html",
+        adventure_id=adventure.id,
+        title=adventure.title,
+        nav="adventures",
+        account=account,
     )
 
 
 @router.get("/settings", response_class=HTMLResponse)
-def settings_page(rt: Runtime = Depends(runtime), uid: int = Depends(user_id)) -> HTMLResponse:
-    return render(rt, uid, "settings.html", nav="settings")
+def settings_page(
+    rt: Runtime = Depends(runtime),
+    uid: int = Depends(user_id),
+    account: dict[str, Any] | None = Depends(viewer),
+) -> HTMLResponse:
+    return render(rt, uid, "settings.html", nav="settings", account=account)
 
 
 @router.get("/debug", response_class=HTMLResponse)
-def debug_page(rt: Runtime = Depends(runtime), uid: int = Depends(user_id)) -> HTMLResponse:
-    return render(rt, uid, "debug.html", nav="debug")
+def debug_page(
+    rt: Runtime = Depends(runtime),
+    uid: int = Depends(user_id),
+    account: dict[str, Any] | None = Depends(viewer),
+) -> HTMLResponse:
+    return render(rt, uid, "debug.html", nav="debug", account=account)
+
+
+def safe_next(target: str) -> str:
+    """Where the sign-in page goes afterwards: a path of this site, never another site
+    (``//host`` and ``/\\host`` are other sites to a browser)."""
+    if not target.startswith("/") or target.startswith(("//", "/\\")) or len(target) > 2000:
+        return "/"
+    if any(ch in target for ch in "\r\n\t"):
+        return "/"
+    return target
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(rt: Runtime = Depends(runtime), next: str = Query("/", max_length=2000)) -> Response:
+    if not accounts_mode(rt):
+        return RedirectResponse("/", status_code=303)
+    return render(rt, None, "login.html", next=safe_next(next), nav="login")
+
+
+@router.get("/account", response_class=HTMLResponse)
+def account_page(
+    rt: Runtime = Depends(runtime),
+    uid: int = Depends(user_id),
+    account: dict[str, Any] | None = Depends(viewer),
+) -> HTMLResponse:
+    if account is None:
+        return render(
+            rt,
+            uid,
+            "message.html",
+            404,
+            heading="No accounts here",
+            message="This Talekeeper runs in local mode: there is no account to manage.",
+        )
+    return render(rt, uid, "account.html", nav="account", account=account)

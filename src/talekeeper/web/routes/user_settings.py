@@ -21,6 +21,11 @@ Invariants:
   tried with no key. An endpoint other than the saved one is a probe: its
   answers' text is never repeated (its status and what it means are), so no
   URL typed here can be made to show what a page behind it says.
+- Accounts mode: the endpoint and its key are the server's (``TALEKEEPER_ENDPOINT_URL``,
+  ``TALEKEEPER_API_KEY``), unless ``TALEKEEPER_USER_ENDPOINTS=allow``: a body naming
+  ``endpoint_url`` or ``api_key`` is refused (403) on every route here, and overrides
+  saved before (in local mode) are not used (``Runtime.user_settings``). A URL of a
+  user's choosing makes the server fetch it: that is for the administrator to permit.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
-from talekeeper.core.errors import InvalidInput
+from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.providers.base import split_userinfo, without_userinfo
 from talekeeper.services import diagnostics
 from talekeeper.settings import (
@@ -67,6 +72,7 @@ MODEL_SETTINGS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # What reaching the endpoint depends on; the model list needs nothing else.
 ENDPOINT_KEYS = ("endpoint_url", "api_key", "timeout")
+SERVER_ENDPOINT_KEYS = frozenset({"endpoint_url", "api_key"})
 # The model settings of a model-list probe: the list is the endpoint's whatever the form's
 # model fields say, so the rule that a named model needs an endpoint is left to the save.
 NO_MODELS = {"model": EMBEDDED, "summary_model": "", "embedding_model": EMBEDDED}
@@ -86,6 +92,25 @@ class EndpointModels(BaseModel):
     models: list[str]
     error: str | None
     latency_ms: float | None
+
+
+class EndpointServerWide(TalekeeperError):
+    status = 403
+    code = "endpoint_server_wide"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The model endpoint and its API key are set for the whole server by its "
+            "administrator (TALEKEEPER_ENDPOINT_URL, TALEKEEPER_API_KEY): pick a model from "
+            "its list instead. An administrator may let players set their own with "
+            "TALEKEEPER_USER_ENDPOINTS=allow."
+        )
+
+
+def _endpoint_allowed(rt: Runtime, body: Any) -> None:
+    """Refuse a body that sets the endpoint or its key where they are the server's."""
+    if isinstance(body, dict) and set(body) & SERVER_ENDPOINT_KEYS and rt.endpoints_fixed():
+        raise EndpointServerWide()
 
 
 def _overrides(body: Any) -> dict[str, Any]:
@@ -188,6 +213,7 @@ def update_settings(
     rt: Runtime = Depends(runtime),
 ) -> SavedSettings:
     """Set per-user values; ``null`` removes an override (back to the server's default)."""
+    _endpoint_allowed(rt, body)
     changes = _overrides(body)
     repo = UserRepository(session)
     stored = repo.settings(uid)
@@ -216,6 +242,7 @@ async def endpoint_models_unsaved(
     body: Any = Body(None), uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
 ) -> EndpointModels:
     """The same, for unsaved values in the body (the endpoint URL, the key, the timeout)."""
+    _endpoint_allowed(rt, body)
     _unsaved(body, rt.settings)  # every value checked as a save would check it
     endpoint = {k: v for k, v in _overrides(body).items() if k in ENDPOINT_KEYS}
     base = await asyncio.to_thread(rt.settings_for, uid)
@@ -235,6 +262,7 @@ async def test_connection(
 ) -> dict[str, Any]:
     """A short real generation and an embedding with the saved settings, or with unsaved
     values given in the body (so the settings page can test before saving)."""
+    _endpoint_allowed(rt, body)
     base = await asyncio.to_thread(rt.settings_for, uid)
     settings, saved = _trying(body, base, rt.settings)
     return await diagnostics.test_connection(rt.models_for(settings, uid, saved=saved))

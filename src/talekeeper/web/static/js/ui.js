@@ -60,6 +60,14 @@ export class ApiError extends Error {
   }
 }
 
+// Accounts mode: the session ended (signed out elsewhere, password changed, account
+// disabled). The page goes to the sign-in page, which brings the player back here.
+function signInAgain() {
+  if (location.pathname === "/login") return;
+  const back = location.pathname + location.search;
+  location.assign("/login?next=" + encodeURIComponent(back).replace(/%2F/g, "/"));
+}
+
 async function errorFrom(response) {
   let body = null;
   try {
@@ -68,6 +76,7 @@ async function errorFrom(response) {
     body = null;
   }
   const error = body && body.error ? body.error : null;
+  if (response.status === 401 && error && error.code === "not_signed_in") signInAgain();
   const message = error && error.message
     ? error.message
     : `The server answered ${response.status} ${response.statusText || ""}`.trim() + ".";

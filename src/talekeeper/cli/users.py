@@ -1,0 +1,143 @@
+"""``talekeeper users``: accounts from the command line (add, list, disable, enable, passwd).
+
+Invariants:
+
+- A password is asked twice, without echo, when standard input is a terminal; otherwise
+  it is the first line of standard input (its line ending is not part of it), so a
+  script can pipe it in. It never comes from the command line, where other users of the
+  machine could read it.
+- Everything that can be refused without a password (the name, an unknown account, a
+  name already taken) is refused before one is asked for.
+- The commands work in either auth mode, so accounts can be made before the server
+  runs with ``TALEKEEPER_AUTH=accounts``; they migrate the database first, like ``serve``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from talekeeper.core.errors import InvalidInput
+from talekeeper.services import accounts
+from talekeeper.settings import AuthMode, Settings
+from talekeeper.storage import migrate
+from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
+
+
+def read_password(name: str, stdin: TextIO | None = None) -> str:
+    """The new password for ``name``: asked twice on a terminal, else one line of input."""
+    stream = sys.stdin if stdin is None else stdin
+    if stream.isatty():
+        first = getpass.getpass(f"New password for {name}: ")
+        if getpass.getpass("The same password again: ") != first:
+            raise InvalidInput("The two passwords differ, so nothing was changed: run it again.")
+        return first
+    line = stream.readline()
+    if not line:
+        raise InvalidInput(
+            "No password on standard input: pipe it in as one line, or run the command in "
+            "a terminal to be asked for it."
+        )
+    return line.removesuffix("\n").removesuffix("\r")
+
+
+@contextmanager
+def _database(settings: Settings) -> Iterator[sessionmaker[Session]]:
+    engine = make_engine(settings.resolved_database_url)
+    try:
+        migrate.upgrade(engine)
+        yield make_session_factory(engine)
+    finally:
+        engine.dispose()
+
+
+def _mode_hint(settings: Settings) -> None:
+    if settings.auth != AuthMode.ACCOUNTS:
+        print(
+            "Accounts sign in once the server runs with TALEKEEPER_AUTH=accounts.",
+            file=sys.stderr,
+        )
+
+
+def _add(settings: Settings, args: argparse.Namespace) -> int:
+    name = accounts.check_name(args.name)
+    with _database(settings) as sessions:
+        with read_scope(sessions) as session:
+            takes_over = accounts.first_account_takes_over(session)
+            accounts.check_name_free(session, name)
+        password = accounts.check_password(read_password(name))
+        with session_scope(sessions) as session:
+            account = accounts.create_user(session, name, password, admin=args.admin)
+    role = "an administrator" if account.is_admin else "a player"
+    print(f"Added {account.name!r}, {role}.")
+    if takes_over:
+        print(f"{account.name!r} took over the local user's adventures and settings.")
+    _mode_hint(settings)
+    return 0
+
+
+def _list(settings: Settings, _args: argparse.Namespace) -> int:
+    with _database(settings) as sessions, read_scope(sessions) as session:
+        found = accounts.list_users(session)
+    if not found:
+        print(
+            "No accounts yet: add the first with 'talekeeper users add NAME --admin'.",
+            file=sys.stderr,
+        )
+        return 0
+    width = max(len(account.name) for account in found)
+    for account in found:
+        role = "admin" if account.is_admin else "player"
+        state = "disabled" if account.disabled else "enabled"
+        print(f"{account.name:<{width}}  {role:<6}  {state}")
+    return 0
+
+
+def _set_disabled(settings: Settings, name: str, disabled: bool) -> int:
+    with _database(settings) as sessions, session_scope(sessions) as session:
+        account = accounts.set_disabled(session, name, disabled)
+    if disabled:
+        print(
+            f"Disabled {account.name!r}: signed out everywhere, and its API tokens do "
+            "nothing until it is enabled again."
+        )
+    else:
+        print(f"Enabled {account.name!r}.")
+    return 0
+
+
+def _disable(settings: Settings, args: argparse.Namespace) -> int:
+    return _set_disabled(settings, args.name, True)
+
+
+def _enable(settings: Settings, args: argparse.Namespace) -> int:
+    return _set_disabled(settings, args.name, False)
+
+
+def _passwd(settings: Settings, args: argparse.Namespace) -> int:
+    with _database(settings) as sessions:
+        with read_scope(sessions) as session:
+            name = accounts.account_named(session, args.name).name
+        password = accounts.check_password(read_password(name))
+        with session_scope(sessions) as session:
+            account = accounts.set_password(session, name, password)
+    print(f"New password set for {account.name!r}; it was signed out everywhere.")
+    return 0
+
+
+def run(settings: Settings, args: argparse.Namespace) -> int:
+    """Run the ``users`` subcommand that ``args`` names."""
+    commands = {
+        "add": _add,
+        "list": _list,
+        "disable": _disable,
+        "enable": _enable,
+        "passwd": _passwd,
+    }
+    return commands[args.users](settings, args)

@@ -1,0 +1,230 @@
+"""Accounts mode through the JSON API: nothing answers without a session or a token, sign-in
+and its throttle, sessions that end at once everywhere, token scopes, and one account never
+reaching another's stories. Real app, real migrated SQLite, real argon2 (at a low cost for
+the accounts the tests create; sign-in verifies with the app's own)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from argon2 import PasswordHasher
+from fastapi.testclient import TestClient
+from tests.conftest import LOCAL, double_settings
+from tests.double.server import ModelDouble
+from tests.web.test_bad_input import endpoints
+
+from talekeeper.services.accounts import account_named, create_user, set_disabled
+from talekeeper.storage.db import session_scope
+from talekeeper.storage.repositories.users import UserRepository
+from talekeeper.web.app import create_app
+
+CHEAP = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+PASSWORD = "correct horse battery"
+PUBLIC_API = {("POST", "/api/auth/login")}
+
+
+@pytest.fixture
+def app(tmp_path: Path, double: ModelDouble) -> Iterator[Any]:
+    built = create_app(double_settings(tmp_path, double, auth="accounts"))
+    with TestClient(built, base_url=LOCAL):  # runs the lifespan: the runtime exists
+        yield built
+
+
+def add(app: Any, name: str, admin: bool = False) -> None:
+    with session_scope(app.state.runtime.sessions) as session:
+        create_user(session, name, PASSWORD, admin=admin, hasher=CHEAP)
+
+
+def signed_in(app: Any, name: str, password: str = PASSWORD) -> TestClient:
+    client = TestClient(app, base_url=LOCAL)
+    answer = client.post("/api/auth/login", json={"username": name, "password": password})
+    assert answer.status_code == 200, answer.text
+    return client
+
+
+def api_routes(app: Any) -> list[tuple[str, str]]:
+    """Every API route of the app (as the bad-input sweep finds them), ids filled in."""
+    return [
+        (e.method, re.sub(r"\{[^}]+\}", "1", e.path))
+        for e in endpoints(app)
+        if e.path.startswith("/api/") and (e.method, e.path) not in PUBLIC_API
+    ]
+
+
+def test_every_api_route_answers_401_without_a_session_or_token(app: Any) -> None:
+    routes = api_routes(app)
+    assert len(routes) > 40  # found from the app: a new route is covered without a list
+    anonymous = TestClient(app, base_url=LOCAL)
+    for method, path in routes:
+        answer = anonymous.request(method, path, json={})
+        assert answer.status_code == 401, (method, path, answer.text)
+        assert answer.json()["error"]["code"] == "not_signed_in"
+    # a forged cookie or an unknown token is nobody either
+    forged = TestClient(app, base_url=LOCAL, cookies={"tk_session": "x" * 43})
+    assert forged.get("/api/adventures").status_code == 401
+    token = anonymous.get("/api/adventures", headers={"Authorization": "Bearer tk_" + "a" * 43})
+    assert token.status_code == 401 and "token" in token.json()["error"]["message"]
+
+
+def test_pages_send_the_browser_to_sign_in_and_the_sign_in_page_is_open(app: Any) -> None:
+    anonymous = TestClient(app, base_url=LOCAL, follow_redirects=False)
+    home = anonymous.get("/")
+    assert home.status_code == 303 and home.headers["location"] == "/login"
+    deep = anonymous.get("/adventures/7?x=1")
+    assert deep.status_code == 303
+    assert deep.headers["location"] == "/login?next=/adventures/7%3Fx%3D1"
+    assert anonymous.get("/login").status_code == 200
+    assert anonymous.get("/static/css/app.css").status_code == 200
+
+
+def test_sign_in_sets_a_guarded_cookie_and_sign_out_ends_the_session(app: Any) -> None:
+    add(app, "mara", admin=True)
+    client = TestClient(app, base_url=LOCAL)
+    answer = client.post("/api/auth/login", json={"username": "mara", "password": PASSWORD})
+    assert answer.status_code == 200 and answer.json() == {
+        "name": "mara",
+        "admin": True,
+        "mode": "accounts",
+    }
+    cookie = answer.headers["set-cookie"].lower()
+    assert "tk_session=" in cookie and "httponly" in cookie and "samesite=lax" in cookie
+    assert client.get("/api/auth/me").json()["name"] == "mara"
+    stolen = client.cookies.get("tk_session")
+    assert client.post("/api/auth/logout").status_code == 200
+    assert client.get("/api/auth/me").status_code == 401
+    # the id the cookie held signs no one in any more, wherever it is replayed from
+    replay = TestClient(app, base_url=LOCAL, cookies={"tk_session": stolen or ""})
+    assert replay.get("/api/auth/me").status_code == 401
+
+
+def test_wrong_name_and_wrong_password_read_alike_then_the_throttle_stops_guessing(
+    app: Any,
+) -> None:
+    add(app, "mara")
+    client = TestClient(app, base_url=LOCAL)
+    wrong = client.post("/api/auth/login", json={"username": "mara", "password": "nope" * 3})
+    unknown = client.post("/api/auth/login", json={"username": "nobody", "password": "x" * 12})
+    assert wrong.status_code == unknown.status_code == 401
+    assert wrong.json() == unknown.json()
+    for _ in range(3):
+        client.post("/api/auth/login", json={"username": "mara", "password": "guess" * 3})
+    throttled = client.post("/api/auth/login", json={"username": "mara", "password": PASSWORD})
+    assert throttled.status_code == 429
+    wait = int(throttled.headers["retry-after"])
+    assert wait >= 1 and f"wait {wait} seconds" in throttled.json()["error"]["message"]
+
+
+def test_a_password_change_signs_out_every_other_browser_at_once(app: Any) -> None:
+    add(app, "mara")
+    first, second = signed_in(app, "mara"), signed_in(app, "mara")
+    bad = second.post("/api/auth/password", json={"current": "wrong" * 3, "new": "x" * 12})
+    assert bad.status_code == 401 and bad.json()["error"]["code"] == "wrong_password"
+    weak = second.post("/api/auth/password", json={"current": PASSWORD, "new": "short"})
+    assert weak.status_code == 400
+    assert first.get("/api/auth/me").status_code == 200  # nothing changed yet
+    new = "a much longer secret"
+    changed = second.post("/api/auth/password", json={"current": PASSWORD, "new": new})
+    assert changed.status_code == 200, changed.text
+    assert first.get("/api/auth/me").status_code == 401
+    pages = TestClient(app, base_url=LOCAL, follow_redirects=False)
+    pages.cookies.update(first.cookies)
+    assert pages.get("/").headers["location"] == "/login"
+    assert second.get("/api/auth/me").status_code == 200  # this browser got a fresh session
+    assert signed_in(app, "mara", new).get("/api/auth/me").status_code == 200
+
+
+def test_disabling_an_account_ends_its_sessions_and_tokens(app: Any) -> None:
+    add(app, "mara")
+    client = signed_in(app, "mara")
+    token = client.post("/api/tokens", json={"name": "script", "scopes": ["read"]}).json()
+    with session_scope(app.state.runtime.sessions) as session:
+        set_disabled(session, "mara", True)
+    assert client.get("/api/auth/me").status_code == 401
+    bearer = {"Authorization": f"Bearer {token['token']}"}
+    assert TestClient(app, base_url=LOCAL).get("/api/adventures", headers=bearer).status_code == 401
+
+
+def test_token_scopes_decide_what_a_script_may_do(app: Any) -> None:
+    add(app, "mara")
+    client = signed_in(app, "mara")
+    made = client.post("/api/tokens", json={"name": "reader", "scopes": ["read"]})
+    assert made.status_code == 201
+    reader = made.json()
+    assert reader["token"].startswith("tk_") and reader["scopes"] == ["read"]
+    listed = client.get("/api/tokens").json()["tokens"]
+    assert [t["name"] for t in listed] == ["reader"] and "token" not in listed[0]
+    script = TestClient(app, base_url=LOCAL)
+    read = {"Authorization": f"Bearer {reader['token']}"}
+    assert script.get("/api/adventures", headers=read).status_code == 200
+    refused = script.post("/api/adventures", json={"scenario": "lantern-coast"}, headers=read)
+    assert refused.status_code == 403 and "play" in refused.json()["error"]["message"]
+    player = client.post("/api/tokens", json={"name": "player", "scopes": ["play"]}).json()
+    play = {"Authorization": f"Bearer {player['token']}"}
+    made_adventure = script.post(
+        "/api/adventures", json={"scenario": "lantern-coast"}, headers=play
+    )
+    assert made_adventure.status_code == 201, made_adventure.text
+    admin = client.post("/api/tokens", json={"name": "boss", "scopes": ["admin"]})
+    assert admin.status_code == 400  # not an administrator's account
+    assert client.delete(f"/api/tokens/{reader['id']}").status_code == 200
+    assert script.get("/api/adventures", headers=read).status_code == 401
+
+
+def test_one_account_never_reaches_anothers_stories_or_tokens(app: Any) -> None:
+    add(app, "mara")
+    add(app, "tal")
+    mara, tal = signed_in(app, "mara"), signed_in(app, "tal")
+    adventure = mara.post("/api/adventures", json={"scenario": "lantern-coast"}).json()
+    token = mara.post("/api/tokens", json={"name": "s", "scopes": ["read"]}).json()
+    assert mara.get(f"/api/adventures/{adventure['id']}").status_code == 200
+    assert tal.get(f"/api/adventures/{adventure['id']}").status_code == 404
+    assert tal.get(f"/api/adventures/{adventure['id']}/export").status_code == 404
+    listed = tal.get("/api/adventures").json()
+    assert listed == []  # mara's adventure is hers alone
+    assert tal.delete(f"/api/tokens/{token['id']}").status_code == 404
+    assert [t["id"] for t in mara.get("/api/tokens").json()["tokens"]] == [token["id"]]
+
+
+def test_local_mode_has_nothing_to_sign_in_to(client: TestClient) -> None:
+    assert client.get("/api/auth/me").json() == {"name": "local", "admin": True, "mode": "none"}
+    answer = client.post("/api/auth/login", json={"username": "x", "password": "y" * 12})
+    assert answer.status_code == 404
+    assert client.get("/api/adventures").status_code == 200  # no login needed
+
+
+def test_the_endpoint_is_the_servers_unless_the_administrator_allows_players_their_own(
+    app: Any, tmp_path: Path, double: ModelDouble
+) -> None:
+    add(app, "mara")
+    client = signed_in(app, "mara")
+    elsewhere = {"endpoint_url": "http://127.0.0.1:9/v1"}
+    for method, path in (
+        ("PATCH", "/api/settings"),
+        ("POST", "/api/settings/models"),
+        ("POST", "/api/settings/test-connection"),
+    ):
+        for body in (elsewhere, {"api_key": "sk-mine"}):
+            answer = client.request(method, path, json=body)
+            assert answer.status_code == 403, (method, path, answer.text)
+            assert "TALEKEEPER_USER_ENDPOINTS=allow" in answer.json()["error"]["message"]
+    assert client.patch("/api/settings", json={"reply_tokens": 150}).status_code == 200
+    assert client.get("/api/settings").json()["values"]["endpoint_url"] == double.url
+    # an override saved before (say, in local mode) is not used either
+    with session_scope(app.state.runtime.sessions) as session:
+        uid = account_named(session, "mara").id
+        UserRepository(session).save_settings(uid, {"endpoint_url": "http://127.0.0.1:9/v1"})
+    assert client.get("/api/settings").json()["values"]["endpoint_url"] == double.url
+
+    allowing = create_app(
+        double_settings(tmp_path / "allow", double, auth="accounts", user_endpoints="allow")
+    )
+    with TestClient(allowing, base_url=LOCAL):
+        add(allowing, "tal")
+        tal = signed_in(allowing, "tal")
+        assert tal.patch("/api/settings", json=elsewhere).status_code == 200
+        values = tal.get("/api/settings").json()["values"]
+        assert values["endpoint_url"] == elsewhere["endpoint_url"]

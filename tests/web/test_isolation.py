@@ -1,0 +1,124 @@
+"""Accounts never reach each other: two accounts, every route the app has (found from the
+app, so a new route is covered or this fails), the second account sending the first one's
+ids. Every such request is a 404 (never a 403: no oracle of what exists), nothing of the
+first account's is changed, and the lists the second account reads (adventures, AI calls,
+background work, settings, tokens) hold nothing of the first's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from tests.conftest import LOCAL, double_settings
+from tests.double.server import ModelDouble
+from tests.web.test_accounts_api import CHEAP, PASSWORD
+from tests.web.test_bad_input import (
+    PATH_VALUES,
+    VALID_BODIES,
+    World,
+    endpoints,
+    make_world,
+    state,
+)
+
+from talekeeper.services.accounts import create_user
+from talekeeper.storage.db import session_scope
+from talekeeper.web.app import create_app
+
+# Path parameters that name no row of an account (a shipped scenario is everyone's).
+SHARED_PARAMS = {"scenario_id"}
+
+
+@pytest.fixture
+def base(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
+    """One client for the app's whole life: the background work runs on its event loop."""
+    built = create_app(double_settings(tmp_path, double, auth="accounts"))
+    with TestClient(built, base_url=LOCAL) as client:
+        with session_scope(built.state.runtime.sessions) as session:
+            for name in ("mara", "tal"):
+                create_user(session, name, PASSWORD, hasher=CHEAP)
+        yield client
+
+
+class As:
+    """Requests through ``base`` signed in as one account (its own session cookie, sent
+    by hand: the shared client keeps no cookie)."""
+
+    def __init__(self, base: TestClient, name: str) -> None:
+        answer = base.post("/api/auth/login", json={"username": name, "password": PASSWORD})
+        assert answer.status_code == 200, answer.text
+        self.base, self.cookie = base, f"tk_session={answer.cookies['tk_session']}"
+        base.cookies.clear()
+
+    def request(self, method: str, url: str, **kwargs: Any) -> Any:
+        headers = {**kwargs.pop("headers", {}), "Cookie": self.cookie}
+        return self.base.request(method, url, headers=headers, **kwargs)
+
+    def get(self, url: str, **kwargs: Any) -> Any:
+        return self.request("GET", url, **kwargs)
+
+    def post(self, url: str, **kwargs: Any) -> Any:
+        return self.request("POST", url, **kwargs)
+
+    def patch(self, url: str, **kwargs: Any) -> Any:
+        return self.request("PATCH", url, **kwargs)
+
+    def delete(self, url: str, **kwargs: Any) -> Any:
+        return self.request("DELETE", url, **kwargs)
+
+
+def owned(base: TestClient, double: ModelDouble, name: str) -> tuple[Any, World, int]:
+    client = As(base, name)
+    world = make_world(client, double)  # type: ignore[arg-type]
+    token = client.post("/api/tokens", json={"name": "script", "scopes": ["read"]}).json()
+    assert client.patch("/api/settings", json={"reply_tokens": 111}).status_code == 200
+    return client, world, int(token["id"])
+
+
+def everything(client: Any, world: World) -> dict[str, Any]:
+    out = state(client, world)
+    out["tokens"] = client.get("/api/tokens").json()
+    out["derived"] = client.get("/api/derived").json()
+    return out
+
+
+def test_no_route_lets_one_account_read_or_change_anothers(
+    base: TestClient, double: ModelDouble
+) -> None:
+    mara, mara_world, mara_token = owned(base, double, "mara")
+    tal, tal_world, _ = owned(base, double, "tal")
+    before = everything(mara, mara_world)
+    swept = 0
+    for endpoint in endpoints(base.app):
+        params = [name for name, _ in endpoint.path_params()]
+        if not params or set(params) <= SHARED_PARAMS:
+            continue
+        values = {name: PATH_VALUES[name](mara_world) for name in params}
+        if "token_id" in values:
+            values["token_id"] = str(mara_token)
+        url = endpoint.path.format(**values)
+        body = VALID_BODIES[endpoint.key](tal_world) if endpoint.key in VALID_BODIES else None
+        answer = tal.request(endpoint.method, url, json=body)
+        swept += 1
+        label = f"{endpoint.method} {url}: {answer.status_code} {answer.text[:200]}"
+        assert answer.status_code == 404, label
+        kind = "application/json" if url.startswith("/api/") else "text/html"  # a page: its 404
+        assert answer.headers["content-type"].startswith(kind), label
+    assert swept >= 30  # every route that names a row of an account's
+    assert everything(mara, mara_world) == before
+
+    # What the second account lists holds nothing of the first's.
+    adventures = tal.get("/api/adventures").json()
+    assert [a["id"] for a in adventures] == [tal_world.adventure]
+    mara_calls = {c["id"] for c in mara.get("/api/ai-calls", params={"limit": 500}).json()}
+    tal_calls = {c["id"] for c in tal.get("/api/ai-calls", params={"limit": 500}).json()}
+    assert mara_calls and tal_calls and not mara_calls & tal_calls
+    derived = tal.get("/api/derived").json()
+    assert [d["id"] for d in derived["adventures"]] == [tal_world.adventure], derived
+    assert mara_token not in [t["id"] for t in tal.get("/api/tokens").json()["tokens"]]
+    # settings are each account's own
+    assert tal.patch("/api/settings", json={"reply_tokens": 222}).status_code == 200
+    assert mara.get("/api/settings").json()["values"]["reply_tokens"] == 111
