@@ -24,7 +24,7 @@ from talekeeper.web.app import create_app
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 PASSWORD = "correct horse battery"
-PUBLIC_API = {("POST", "/api/auth/login")}
+PUBLIC_API = {("POST", "/api/auth/login"), ("POST", "/api/auth/setup")}
 
 
 @pytest.fixture

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import LOCAL, make_settings
+from tests.conftest import LOCAL, MODES, each_mode, make_settings
 from tests.double.server import ModelDouble, closed_port_url
 
 from talekeeper.web.app import create_app
+
+
+@pytest.fixture(params=MODES)
+def client(
+    request: pytest.FixtureRequest, tmp_path: Path, double: ModelDouble
+) -> Iterator[TestClient]:
+    """Every test here runs in local mode and, signed in, in accounts mode."""
+    yield from each_mode(request.param, tmp_path, double)
 
 
 def test_health_is_green_against_a_working_endpoint(client: TestClient) -> None:
@@ -74,8 +84,10 @@ def test_test_connection_can_try_unsaved_values(client: TestClient, double: Mode
 
 
 def test_per_user_settings_are_saved_validated_and_the_key_is_write_only(
-    client: TestClient,
+    local_client: TestClient,
 ) -> None:
+    # The endpoint and key are the server's in accounts mode (test_accounts_api).
+    client = local_client
     saved = client.patch("/api/settings", json={"reply_tokens": 64, "api_key": "sk-x"})
     assert saved.status_code == 200
     values = client.get("/api/settings").json()["values"]

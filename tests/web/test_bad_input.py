@@ -59,6 +59,8 @@ EXEMPT: dict[Key, str] = {
     ("GET", "/api/auth/me"): "takes no input: who the request is signed in as",
     ("POST", "/api/auth/logout"): "takes no input: it ends the session the cookie names",
     ("GET", "/api/tokens"): "takes no input: the signed-in account's tokens",
+    ("GET", "/admin"): "the HTML administrator's page; it takes no input",
+    ("GET", "/api/admin/users"): "takes no input: every account with its usage figures",
 }
 
 
@@ -80,7 +82,9 @@ PATH_VALUES: dict[str, Callable[[World], str]] = {
     "card_id": lambda w: str(w.card),
     "memory_id": lambda w: str(w.memory),
     "scenario_id": lambda w: "lantern-coast",
-    "token_id": lambda w: "1",  # local mode has no tokens: a valid id that is not found
+    "token_id": lambda w: "1",
+    "secret": lambda w: "x" * 43,  # local mode has no tokens: a valid id that is not found
+    "user_id": lambda w: "1",  # local mode has no accounts: a valid id that is not found
 }
 
 VALID_BODIES: dict[Key, Callable[[World], Any]] = {
@@ -105,8 +109,15 @@ VALID_BODIES: dict[Key, Callable[[World], Any]] = {
     ("PATCH", "/api/memories/{memory_id}"): lambda w: {"text": "Maren lost her left eye."},
     ("PUT", "/api/adventures/{adventure_id}/summary"): lambda w: {"text": "Tamsin came home."},
     ("POST", "/api/auth/login"): lambda w: {"username": "mara", "password": "x" * 12},
+    ("POST", "/api/auth/setup"): lambda w: {
+        "secret": "x" * 43,
+        "username": "mara",
+        "password": "x" * 12,
+    },
     ("POST", "/api/auth/password"): lambda w: {"current": "x" * 12, "new": "y" * 12},
     ("POST", "/api/tokens"): lambda w: {"name": "script", "scopes": ["read"]},
+    ("POST", "/api/admin/users"): lambda w: {"name": "tove", "password": "x" * 12, "admin": False},
+    ("PATCH", "/api/admin/users/{user_id}"): lambda w: {"disabled": False, "password": "y" * 12},
     ("PUT", "/api/adventures/{adventure_id}/scene"): lambda w: {
         "location": "The Great Lantern",
         "present": ["Old Maren"],

@@ -58,6 +58,7 @@ class Story:
             "memory_id": str(self.memory),
             "scenario_id": "lantern-coast",
             "token_id": "1",
+            "user_id": "1",
         }
 
 

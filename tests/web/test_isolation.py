@@ -96,6 +96,8 @@ def test_no_route_lets_one_account_read_or_change_anothers(
         params = [name for name, _ in endpoint.path_params()]
         if not params or set(params) <= SHARED_PARAMS:
             continue
+        if endpoint.path.startswith("/api/admin/"):
+            continue  # a player lacks the admin scope (403) whatever the ids: test_admin_api
         values = {name: PATH_VALUES[name](mara_world) for name in params}
         if "token_id" in values:
             values["token_id"] = str(mara_token)

@@ -6,13 +6,26 @@ against the loopback model double (whose summary model writes memories determini
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
+from tests.conftest import MODES, each_mode
 from tests.double.server import ModelDouble
 
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import User
+
+
+@pytest.fixture(params=MODES)
+def client(
+    request: pytest.FixtureRequest, tmp_path: Path, double: ModelDouble
+) -> Iterator[TestClient]:
+    """Every test here runs in local mode and, signed in, in accounts mode."""
+    yield from each_mode(request.param, tmp_path, double)
+
 
 KINDS = ("memory", "summary", "embedding", "eviction")
 SETTLE_SECONDS = 30.0
@@ -237,7 +250,9 @@ def test_an_edited_memory_is_embedded_again_by_background_work(client: TestClien
     assert memories(client, aid)[0]["embedded"] is True
 
 
-def test_someone_elses_memories_and_unknown_ids_are_not_found(client: TestClient) -> None:
+def test_someone_elses_memories_and_unknown_ids_are_not_found(local_client: TestClient) -> None:
+    # Local mode's user switched by hand; accounts mode has its own sweep (test_isolation).
+    client = local_client
     app: Any = client.app
     mine = new_adventure(client)["id"]
     with session_scope(app.state.runtime.sessions) as session:

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
+from tests.conftest import MODES, each_mode
 from tests.double.server import ModelDouble
 from tests.web.sse import parse_events
+
+
+@pytest.fixture(params=MODES)
+def client(
+    request: pytest.FixtureRequest, tmp_path: Path, double: ModelDouble
+) -> Iterator[TestClient]:
+    """Every test here runs in local mode and, signed in, in accounts mode."""
+    yield from each_mode(request.param, tmp_path, double)
+
 
 STREAM = {"Accept": "text/event-stream"}
 

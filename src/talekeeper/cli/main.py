@@ -5,12 +5,18 @@ message naming the variable (exit status 2). Errors meant for the user are
 printed as one line, never as a traceback. An adventure id on the command line
 is a whole number the database can hold; argparse refuses anything else (exit
 status 2) before any command runs.
+
+``play``, ``new``, ``export`` and ``import`` act as the local user in local mode, and as
+the account ``--user NAME`` names in accounts mode (the person at the server's console is
+trusted, as with ``users add``). ``--user`` is required in accounts mode and refused in
+local mode, in one line with exit status 2, before anything is opened.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
 import logging
 import sys
@@ -34,31 +40,76 @@ COMMANDS: dict[str, str] = {
     "users disable": "Disable an account and sign it out everywhere.",
     "users enable": "Enable a disabled account again.",
     "users passwd": "Set an account's password and sign it out everywhere.",
+    "tokens add": "Make an API token for an account (--user, --scope) and print it once.",
+    "tokens list": "List an account's API tokens (--user).",
+    "tokens revoke": "Revoke one of an account's API tokens (ID, --user).",
     "bench provider": "Measure load time, prompt and generation speed and embeddings/s.",
 }
 
 
+ACT_AS = "accounts mode: the account to act as (required there; refused in local mode)"
 MAX_ID = 2**63 - 1  # the largest integer SQLite (and a PostgreSQL bigint) can store
 
 
-def _adventure_id(text: str) -> int:
-    # A larger number would reach the database and fail there with a traceback.
-    if not (text.isascii() and text.isdigit()) or int(text) > MAX_ID:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an adventure id (a whole number)")
+def _row_id(what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        # A larger number would reach the database and fail there with a traceback.
+        if not (text.isascii() and text.isdigit()) or int(text) > MAX_ID:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} (a whole number)")
+        return int(text)
+
+    return parse
+
+
+_adventure_id, _token_id = _row_id("an adventure id"), _row_id("a token id")
+
+
+def _days(text: str) -> int:
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days")
     return int(text)
+
+
+def _address(host: str) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address | None, str]:
+    """``host`` as an address (None for a name), and as it is written in a URL."""
+    bare = host.strip().lower().removeprefix("[").removesuffix("]")
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        return None, bare
+    return address, f"[{bare}]" if address.version == 6 else bare
+
+
+def setup_announcer(settings: Settings) -> Callable[[str], None]:
+    """What prints the one-time setup link (given its path) on the console. An address
+    that means "every address" is shown as loopback (127.0.0.1 or [::1]): it is listened
+    on too, and the guard lets a browser on this machine in by that name."""
+    address, written = _address(settings.host)
+    if address is not None and address.is_unspecified:
+        written = "127.0.0.1" if address.version == 4 else "[::1]"
+    base = f"http://{written}:{settings.port}"
+
+    def announce(path: str) -> None:
+        print(
+            f"No account yet: open {base}{path} to create the first administrator "
+            "(or run 'talekeeper users add NAME --admin').",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return announce
 
 
 def _serve(settings: Settings, _args: argparse.Namespace) -> int:
     """Serve. Local mode has no login, so it serves on a loopback address only: a wider
-    bind is refused (exit status 2) before anything starts. Accounts mode may bind wider."""
-    import ipaddress
-
-    host = settings.host.strip().lower().removeprefix("[").removesuffix("]")
-    try:
-        address = ipaddress.ip_address(host)
+    bind is refused (exit status 2) before anything starts. Accounts mode may bind wider.
+    The app's start, which alone knows (after migrating) whether an account exists, hands
+    a setup link to ``app.state.announce_setup``: the raw secret goes to the console only."""
+    address, host = _address(settings.host)
+    if address is not None:
         mapped = getattr(address, "ipv4_mapped", None)
         loopback = address.is_loopback or bool(mapped and mapped.is_loopback)
-    except ValueError:  # a name: only localhost is sure to stay on this machine
+    else:  # a name: only localhost is sure to stay on this machine
         loopback = host == "localhost"
     if not loopback and settings.auth != AuthMode.ACCOUNTS:
         print(
@@ -77,8 +128,10 @@ def _serve(settings: Settings, _args: argparse.Namespace) -> int:
     from talekeeper.web.app import create_app
 
     print(f"Talekeeper {__version__} on http://{settings.host}:{settings.port}", file=sys.stderr)
+    app = create_app(settings)
+    app.state.announce_setup = setup_announcer(settings)
     uvicorn.run(
-        create_app(settings),
+        app,
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
@@ -87,23 +140,48 @@ def _serve(settings: Settings, _args: argparse.Namespace) -> int:
 
 
 def _with_runtime(
-    settings: Settings, work: Callable[[Any], Awaitable[int]], *, background: bool = False
+    settings: Settings,
+    as_user: str | None,
+    work: Callable[[Any, int], Awaitable[int]],
+    *,
+    background: bool = False,
 ) -> int:
-    """Build the runtime, run ``work`` with it, and always close it. ``background``: run
-    the memory worker meanwhile (playing needs it; one-shot commands leave the work queued
-    for the next ``serve`` or ``play``)."""
+    """Build the runtime, run ``work`` with it and the id of the user the command acts as
+    (``cli.users.acting_user``), and always close it. ``background``: run the memory
+    worker meanwhile (playing needs it; one-shot commands leave the work queued for the
+    next ``serve`` or ``play``)."""
     from talekeeper.bootstrap import Runtime
+    from talekeeper.cli.users import acting_user
 
     async def run() -> int:
         runtime = Runtime.build(settings)
         try:
+            uid = await asyncio.to_thread(acting_user, runtime, as_user)
             if background:
                 await runtime.start()
-            return await work(runtime)
+            return await work(runtime, uid)
         finally:
             await runtime.aclose()
 
     return asyncio.run(run())
+
+
+def _as_user_refusal(settings: Settings, args: argparse.Namespace) -> str | None:
+    """Why this command's ``--user`` does not fit the auth mode, if it does not."""
+    if "as_user" not in vars(args):
+        return None  # a command that acts as no one
+    accounts_mode = settings.auth == AuthMode.ACCOUNTS
+    if accounts_mode and args.as_user is None:
+        return (
+            "TALEKEEPER_AUTH is accounts: say which account this acts as with --user NAME "
+            "('talekeeper users list' lists them)."
+        )
+    if not accounts_mode and args.as_user is not None:
+        return (
+            "--user is for accounts mode (TALEKEEPER_AUTH=accounts): in local mode every "
+            "command acts as the one local user, so leave --user out."
+        )
+    return None
 
 
 def _play(settings: Settings, args: argparse.Namespace) -> int:
@@ -113,15 +191,18 @@ def _play(settings: Settings, args: argparse.Namespace) -> int:
         # The log shares the terminal with the story: a line per model request would land in
         # the middle of the streamed reply. Each call is in the AI call log anyway.
         logging.getLogger("httpx").setLevel(logging.WARNING)
-    return _with_runtime(settings, lambda rt: play(rt, args.adventure), background=True)
+
+    async def work(rt: Any, uid: int) -> int:
+        return await play(rt, args.adventure, user_id=uid, user_name=args.as_user)
+
+    return _with_runtime(settings, args.as_user, work, background=True)
 
 
 def _new(settings: Settings, args: argparse.Namespace) -> int:
     from talekeeper.services import adventures
     from talekeeper.storage.db import session_scope
 
-    async def work(rt: Any) -> int:
-        uid = rt.local_user_id()
+    async def work(rt: Any, uid: int) -> int:
         data = {"title": args.title} if args.title else {}
         with session_scope(rt.sessions) as session:
             scenario = rt.scenario(args.scenario) if args.scenario else None
@@ -135,21 +216,21 @@ def _new(settings: Settings, args: argparse.Namespace) -> int:
         print(adventure_id)
         return 0
 
-    return _with_runtime(settings, work)
+    return _with_runtime(settings, args.as_user, work)
 
 
 def _export(settings: Settings, args: argparse.Namespace) -> int:
     from talekeeper.services import exchange
     from talekeeper.storage.db import session_scope
 
-    async def work(rt: Any) -> int:
+    async def work(rt: Any, uid: int) -> int:
         with session_scope(rt.sessions) as session:
-            data = exchange.export(session, args.adventure, rt.local_user_id())
+            data = exchange.export(session, args.adventure, uid)
         json.dump(data, sys.stdout, ensure_ascii=False, indent=1)
         sys.stdout.write("\n")
         return 0
 
-    return _with_runtime(settings, work)
+    return _with_runtime(settings, args.as_user, work)
 
 
 def _import(settings: Settings, args: argparse.Namespace) -> int:
@@ -167,14 +248,14 @@ def _import(settings: Settings, args: argparse.Namespace) -> int:
             f"{args.file} nests its values too deeply to be an adventure file."
         ) from None
 
-    async def work(rt: Any) -> int:
+    async def work(rt: Any, uid: int) -> int:
         with session_scope(rt.sessions) as session:
-            adventure = exchange.import_adventure(session, rt.local_user_id(), data)
+            adventure = exchange.import_adventure(session, uid, data)
             adventure_id = adventure.id
         print(adventure_id)
         return 0
 
-    return _with_runtime(settings, work)
+    return _with_runtime(settings, args.as_user, work)
 
 
 def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
@@ -190,6 +271,12 @@ def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
 
 def _users(settings: Settings, args: argparse.Namespace) -> int:
     from talekeeper.cli.users import run
+
+    return run(settings, args)
+
+
+def _tokens(settings: Settings, args: argparse.Namespace) -> int:
+    from talekeeper.cli.tokens import run
 
     return run(settings, args)
 
@@ -218,6 +305,32 @@ def _bench_provider(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _token_parsers(sub: Any) -> None:
+    tokens = sub.add_parser(
+        "tokens", help="API tokens of an account, for TALEKEEPER_AUTH=accounts."
+    )
+    token = tokens.add_subparsers(dest="tokens", required=True)
+    add = token.add_parser("add", help=COMMANDS["tokens add"])
+    add.add_argument("name", help="what the token is for, e.g. 'backup script'")
+    add.add_argument(
+        "--scope",
+        dest="scopes",
+        action="append",
+        required=True,
+        choices=["play", "read", "admin"],
+        help="what it may do (repeat for more): play changes stories, read reads them",
+    )
+    add.add_argument(
+        "--days", type=_days, default=None, help="it expires after this many days (default: never)"
+    )
+    listing = token.add_parser("list", help=COMMANDS["tokens list"])
+    revoke = token.add_parser("revoke", help=COMMANDS["tokens revoke"])
+    revoke.add_argument("id", type=_token_id, help="the token's id (see tokens list)")
+    for each in (add, listing, revoke):
+        each.add_argument("--user", required=True, metavar="NAME", help="the account's name")
+    tokens.set_defaults(run=_tokens)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="talekeeper", description="Talekeeper " + __version__)
     parser.add_argument("--version", action="version", version=__version__)
@@ -236,6 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import", help=COMMANDS["import"])
     imp.add_argument("file", help="a file written by talekeeper export")
     imp.set_defaults(run=_import)
+    for acting in (play, new, export, imp):  # see the module docstring
+        acting.add_argument("--user", dest="as_user", metavar="NAME", help=ACT_AS)
     db = sub.add_parser("db", help="Database commands.").add_subparsers(dest="db", required=True)
     db.add_parser("upgrade", help=COMMANDS["db upgrade"]).set_defaults(run=_db_upgrade)
     users = sub.add_parser("users", help="Accounts, for TALEKEEPER_AUTH=accounts.")
@@ -249,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
             "name", help="the account's name"
         )
     users.set_defaults(run=_users)
+    _token_parsers(sub)
     bench = sub.add_parser("bench", help="Benchmarks.").add_subparsers(dest="bench", required=True)
     provider = bench.add_parser("provider", help=COMMANDS["bench provider"])
     provider.add_argument(
@@ -269,6 +385,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("alembic").setLevel(logging.WARNING)  # migrations are routine on start
+    refusal = _as_user_refusal(settings, args)
+    if refusal is not None:
+        print(f"talekeeper: {refusal}", file=sys.stderr)
+        return 2
     run: Callable[[Settings, argparse.Namespace], int] = args.run
     try:
         return run(settings, args)

@@ -330,9 +330,17 @@ def _head_id(story: Story) -> int:
 
 
 async def play(
-    rt: Runtime, adventure_id: int | None, inp: TextIO = sys.stdin, out: TextIO = sys.stdout
+    rt: Runtime,
+    adventure_id: int | None,
+    inp: TextIO = sys.stdin,
+    out: TextIO = sys.stdout,
+    *,
+    user_id: int | None = None,
+    user_name: str | None = None,
 ) -> int:
-    uid = await asyncio.to_thread(rt.local_user_id)
+    """Play as ``user_id`` (default: the local user; ``user_name`` is the account's name in
+    accounts mode, for the commands it suggests) until the input ends or /quit."""
+    uid = user_id if user_id is not None else await asyncio.to_thread(rt.local_user_id)
 
     def pick() -> tuple[int, str]:
         with session_scope(rt.sessions) as session:
@@ -343,6 +351,7 @@ async def play(
                         "There is no adventure yet: start one with "
                         "`talekeeper new --scenario "
                         + next(iter(sorted(rt.scenarios)), "NAME")
+                        + (f" --user {user_name}" if user_name else "")
                         + "`."
                     )
                 return listing[0]["id"], listing[0]["title"]

@@ -10,6 +10,9 @@ Invariants:
   name already taken) is refused before one is asked for.
 - The commands work in either auth mode, so accounts can be made before the server
   runs with ``TALEKEEPER_AUTH=accounts``; they migrate the database first, like ``serve``.
+- ``acting_user`` is who ``play``, ``new``, ``export`` and ``import`` act as: the account
+  ``--user`` names, which must be enabled (the console is trusted, but a disabled account
+  stays out of its stories until it is enabled again), or else the local user.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import getpass
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -28,6 +31,9 @@ from talekeeper.services import accounts
 from talekeeper.settings import AuthMode, Settings
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
+
+if TYPE_CHECKING:  # the users commands never build a runtime: only its type is named
+    from talekeeper.bootstrap import Runtime
 
 
 def read_password(name: str, stdin: TextIO | None = None) -> str:
@@ -48,7 +54,8 @@ def read_password(name: str, stdin: TextIO | None = None) -> str:
 
 
 @contextmanager
-def _database(settings: Settings) -> Iterator[sessionmaker[Session]]:
+def database(settings: Settings) -> Iterator[sessionmaker[Session]]:
+    """The database, migrated first, as a session factory; closed afterwards."""
     engine = make_engine(settings.resolved_database_url)
     try:
         migrate.upgrade(engine)
@@ -57,7 +64,7 @@ def _database(settings: Settings) -> Iterator[sessionmaker[Session]]:
         engine.dispose()
 
 
-def _mode_hint(settings: Settings) -> None:
+def mode_hint(settings: Settings) -> None:
     if settings.auth != AuthMode.ACCOUNTS:
         print(
             "Accounts sign in once the server runs with TALEKEEPER_AUTH=accounts.",
@@ -67,7 +74,7 @@ def _mode_hint(settings: Settings) -> None:
 
 def _add(settings: Settings, args: argparse.Namespace) -> int:
     name = accounts.check_name(args.name)
-    with _database(settings) as sessions:
+    with database(settings) as sessions:
         with read_scope(sessions) as session:
             takes_over = accounts.first_account_takes_over(session)
             accounts.check_name_free(session, name)
@@ -78,12 +85,12 @@ def _add(settings: Settings, args: argparse.Namespace) -> int:
     print(f"Added {account.name!r}, {role}.")
     if takes_over:
         print(f"{account.name!r} took over the local user's adventures and settings.")
-    _mode_hint(settings)
+    mode_hint(settings)
     return 0
 
 
 def _list(settings: Settings, _args: argparse.Namespace) -> int:
-    with _database(settings) as sessions, read_scope(sessions) as session:
+    with database(settings) as sessions, read_scope(sessions) as session:
         found = accounts.list_users(session)
     if not found:
         print(
@@ -100,7 +107,7 @@ def _list(settings: Settings, _args: argparse.Namespace) -> int:
 
 
 def _set_disabled(settings: Settings, name: str, disabled: bool) -> int:
-    with _database(settings) as sessions, session_scope(sessions) as session:
+    with database(settings) as sessions, session_scope(sessions) as session:
         account = accounts.set_disabled(session, name, disabled)
     if disabled:
         print(
@@ -121,7 +128,7 @@ def _enable(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _passwd(settings: Settings, args: argparse.Namespace) -> int:
-    with _database(settings) as sessions:
+    with database(settings) as sessions:
         with read_scope(sessions) as session:
             name = accounts.account_named(session, args.name).name
         password = accounts.check_password(read_password(name))
@@ -129,6 +136,21 @@ def _passwd(settings: Settings, args: argparse.Namespace) -> int:
             account = accounts.set_password(session, name, password)
     print(f"New password set for {account.name!r}; it was signed out everywhere.")
     return 0
+
+
+def acting_user(rt: Runtime, name: str | None) -> int:
+    """The id of the user a terminal command acts as: the local user (local mode, no
+    name), or the enabled account ``name`` (accounts mode)."""
+    if name is None:
+        return rt.local_user_id()
+    with read_scope(rt.sessions) as session:
+        user = accounts.account_named(session, name)
+        if user.disabled:
+            raise InvalidInput(
+                f"The account {user.name!r} is disabled: enable it with 'talekeeper users "
+                f"enable {user.name}' first."
+            )
+        return user.id
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:

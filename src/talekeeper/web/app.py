@@ -34,12 +34,14 @@ from talekeeper.web import errors
 from talekeeper.web.auth import Auth, accounts_mode
 from talekeeper.web.guard import Guard
 from talekeeper.web.routes import (
+    admin,
     adventures,
     ai_calls,
     auth,
     health,
     memory,
     pages,
+    setup,
     story,
     user_settings,
 )
@@ -66,6 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Local mode plays as the local user; accounts mode as whoever signed in (web/auth.py).
         app.state.local_user_id = None if accounts_mode(runtime) else runtime.local_user_id()
         app.state.throttle = LoginThrottle()  # sign-in failures, per account and address
+        setup.prepare(app, runtime)  # accounts mode, no account yet: the one-time setup link
         await runtime.start()
         try:
             yield
@@ -84,7 +87,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     errors.install(app)
-    for module in (health, auth, user_settings, ai_calls, adventures, story, memory, pages):
+    routers = (health, auth, admin, setup, user_settings, ai_calls, adventures, story, memory)
+    for module in (*routers, pages):
         app.include_router(module.router)
     # The pages' scripts and styles ship inside the package: nothing to build.
     static = Path(__file__).parent / "static"

@@ -8,7 +8,8 @@ limits are checked first) and around every route, page and error handler. Invari
   ``Authorization: Bearer tk_…`` (an API token) or else the ``tk_session`` cookie (a
   browser), looked up in the database on every request, so a sign-out, a password change
   or a disabled account takes effect at once in every process. Only ``PUBLIC`` paths
-  (the sign-in page and route, the static files) are served without one; any other
+  (the sign-in page and route, the one-time setup page and route, the static files) are
+  served without one; any other
   ``/api/`` request is a 401 in the error format, any page a 303 to the sign-in page
   with the path to come back to.
 - Scopes: a request that may change something (any method but GET, HEAD and OPTIONS)
@@ -26,7 +27,7 @@ from urllib.parse import quote
 
 import anyio
 from starlette.datastructures import Headers
-from starlette.responses import RedirectResponse
+from starlette.responses import RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from talekeeper.bootstrap import Runtime
@@ -46,9 +47,10 @@ from talekeeper.web.guard import SAFE_METHODS
 COOKIE = "tk_session"
 TOKEN_PREFIX = "tk_"
 LOGIN_PAGE = "/login"
-# Served to anyone: the sign-in page and route, and the files every page loads.
-PUBLIC = frozenset({LOGIN_PAGE, "/api/auth/login"})
-PUBLIC_PREFIXES = ("/static/",)
+# Served to anyone: the sign-in page and route, the one-time setup page and route (it checks
+# its own secret), and the files every page loads.
+PUBLIC = frozenset({LOGIN_PAGE, "/api/auth/login", "/api/auth/setup"})
+PUBLIC_PREFIXES = ("/static/", "/setup/")
 ADMIN_PREFIX = "/api/admin/"
 
 
@@ -106,6 +108,18 @@ def missing_scope(principal: Principal, method: str, path: str) -> Grant | None:
     return Grant.READ
 
 
+def refuse_scope(lacking: Grant, token: bool) -> Response:
+    """The 403 for a request beyond its scopes: a token lacks one, an account a right."""
+    if token:
+        message = (
+            f"This token has no '{lacking}' scope, which this request needs: make a token "
+            "with it on the account page."
+        )
+    else:
+        message = f"Only an administrator may do that (it needs the '{lacking}' scope)."
+    return error_response(403, "missing_scope", message)
+
+
 class Auth:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -133,13 +147,7 @@ class Auth:
             return
         lacking = missing_scope(principal, scope["method"], path)
         if lacking is not None:
-            response = error_response(
-                403,
-                "missing_scope",
-                f"This token has no '{lacking}' scope, which this request needs: make a "
-                f"token with it on the account page.",
-            )
-            await response(scope, receive, send)
+            await refuse_scope(lacking, principal.token_id is not None)(scope, receive, send)
             return
         scope.setdefault("state", {})["principal"] = principal
         await self.app(scope, receive, send)

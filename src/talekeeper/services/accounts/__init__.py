@@ -19,11 +19,28 @@ Invariants:
   administrator); a token only with its own scopes, and admin only while its account is
   an administrator (``tokens``). Disabling an account or changing its password signs out
   its browsers; a disabled account's sessions and tokens sign no one in.
+- An administrator manages accounts, never stories: ``admin`` answers with counts and sums
+  only, and refuses to let an administrator disable themselves or drop their own admin
+  flag, so a server always keeps an administrator who can sign in.
 - Every function takes the caller's unit of work and never commits; timestamps default
   to now and may be given (the tests do). ``hasher`` (argon2's cost) may be given too,
   and only the tests give a cheaper one.
 """
 
+from talekeeper.services.accounts.admin import (
+    OwnAccount,
+    SessionInfo,
+    UserUsage,
+    account_by_id,
+    reset_password,
+    revoke_any_token,
+    revoke_sessions,
+    sessions_of,
+    set_admin,
+    set_user_disabled,
+    tokens_of,
+    usage,
+)
 from talekeeper.services.accounts.base import (
     MAX_PASSWORD_LENGTH,
     MIN_PASSWORD_LENGTH,
@@ -95,13 +112,17 @@ __all__ = [
     "LoginThrottle",
     "LoginThrottled",
     "NameTaken",
+    "OwnAccount",
     "Principal",
     "Scope",
+    "SessionInfo",
     "TokenInfo",
     "UnknownUser",
+    "UserUsage",
     "Verified",
     "WeakPassword",
     "WrongCredentials",
+    "account_by_id",
     "account_named",
     "authenticate",
     "check_name",
@@ -120,11 +141,19 @@ __all__ = [
     "open_session",
     "principal_for_session",
     "principal_for_token",
+    "reset_password",
+    "revoke_any_token",
+    "revoke_sessions",
     "revoke_token",
+    "sessions_of",
+    "set_admin",
     "set_disabled",
     "set_password",
+    "set_user_disabled",
+    "tokens_of",
     "touch_session",
     "touch_token",
+    "usage",
     "user_scopes",
     "verify_password",
 ]
