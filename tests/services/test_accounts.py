@@ -8,6 +8,7 @@ cost use it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import time
@@ -204,6 +205,25 @@ def test_the_first_account_takes_over_the_local_users_adventures_and_settings(
         assert accounts.has_accounts(session)
         assert not accounts.first_account_takes_over(session)
         assert [a.name for a in accounts.list_users(session)] == ["bob", "Mara"]
+
+
+def test_a_player_never_takes_over_the_local_users_stories(
+    sessions: sessionmaker[Session],
+) -> None:
+    with session_scope(sessions) as session:
+        local = UserRepository(session).local_user()
+        adventures.create(session, local.id, {"title": "Lantern Coast"}, NullMemory())
+        UserRepository(session).save_settings(local.id, {"api_key": "sk-operator"})
+        local_id = local.id
+    bob = add(sessions, "bob")  # a player first: a new, empty row
+    assert bob.id != local_id
+    with read_scope(sessions) as session:
+        owners = session.execute(select(Adventure.user_id)).scalars().all()
+        assert owners == [local_id]
+        assert UserRepository(session).settings(bob.id) == {}
+        assert accounts.first_account_takes_over(session)  # still there for the admin
+    mara = add(sessions, "mara", admin=True)
+    assert mara.id == local_id
 
 
 def test_names_are_one_account_whatever_their_case(sessions: sessionmaker[Session]) -> None:
@@ -505,3 +525,40 @@ def _default_throttle_untouched() -> Iterator[None]:
     """The tests pass their own throttle: the process's stays empty for everyone else."""
     yield
     assert accounts.THROTTLE.retry_after("mara", "192.0.2.1", utcnow()) == 0
+
+
+class SlowHasher(CountingHasher):
+    """A verification that waits until every guess of the burst has started."""
+
+    def __init__(self, gate: threading.Barrier) -> None:
+        super().__init__()
+        self.gate = gate
+
+    def verify(self, hash: str | bytes, password: str | bytes) -> Literal[True]:
+        with contextlib.suppress(threading.BrokenBarrierError):  # fewer came: they go on
+            self.gate.wait(timeout=0.5)  # the burst's guesses meet here, all in flight
+        return super().verify(hash, password)
+
+
+def test_guesses_sent_at_once_get_no_more_checks_than_guesses_sent_one_after_another(
+    sessions: sessionmaker[Session], throttle: LoginThrottle
+) -> None:
+    add(sessions, "mara")
+    hasher = SlowHasher(threading.Barrier(20))
+    outcomes: list[str] = []
+
+    def guess() -> None:
+        try:
+            sign_in(sessions, "mara", "guess " * 3, throttle=throttle, hasher=hasher)
+        except (WrongCredentials, LoginThrottled) as refused:
+            outcomes.append(type(refused).__name__)
+
+    threads = [threading.Thread(target=guess) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(outcomes) == 20
+    assert hasher.verifications == outcomes.count("WrongCredentials") == throttle.failures
+    with pytest.raises(LoginThrottled):  # and the account is locked now, as five in a row do
+        sign_in(sessions, "mara", throttle=throttle)

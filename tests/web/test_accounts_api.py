@@ -228,3 +228,78 @@ def test_the_endpoint_is_the_servers_unless_the_administrator_allows_players_the
         assert tal.patch("/api/settings", json=elsewhere).status_code == 200
         values = tal.get("/api/settings").json()["values"]
         assert values["endpoint_url"] == elsewhere["endpoint_url"]
+
+
+def test_a_token_cannot_make_or_revoke_tokens_or_change_the_password(app: Any) -> None:
+    add(app, "mara", admin=True)
+    client = signed_in(app, "mara")
+    made = client.post("/api/tokens", json={"name": "bot", "scopes": ["play", "read"]}).json()
+    bot = TestClient(app, base_url=LOCAL, headers={"Authorization": f"Bearer {made['token']}"})
+    for method, path, body in (
+        ("POST", "/api/tokens", {"name": "wider", "scopes": ["admin", "play", "read"]}),
+        ("GET", "/api/tokens", None),
+        ("DELETE", f"/api/tokens/{made['id']}", None),
+        ("POST", "/api/auth/password", {"current": PASSWORD, "new": "y" * 12}),
+    ):
+        answer = bot.request(method, path, json=body)
+        assert answer.status_code == 403, (method, path, answer.text)
+        assert answer.json()["error"]["code"] == "browser_only"
+    assert [t["name"] for t in client.get("/api/tokens").json()["tokens"]] == ["bot"]
+    assert bot.get("/api/adventures").status_code == 200  # what the token is for still works
+
+
+def test_an_admin_token_alone_reaches_the_administrators_routes(app: Any) -> None:
+    add(app, "mara", admin=True)
+    client = signed_in(app, "mara")
+    made = client.post("/api/tokens", json={"name": "ops", "scopes": ["admin"]}).json()
+    ops = TestClient(app, base_url=LOCAL, headers={"Authorization": f"Bearer {made['token']}"})
+    assert ops.get("/api/admin/users").status_code == 200
+    added = ops.post("/api/admin/users", json={"name": "tal", "password": PASSWORD})
+    assert added.status_code == 201, added.text
+    assert ops.get("/api/adventures").status_code == 403  # and nothing else
+
+
+def test_an_authorization_header_is_never_helped_by_a_cookie(app: Any) -> None:
+    add(app, "mara")
+    client = signed_in(app, "mara")
+    junk = client.post(
+        "/api/adventures",
+        json={"scenario": "lantern-coast"},
+        headers={"Authorization": "Bearer junk", "Origin": "http://evil.example"},
+    )
+    assert junk.status_code == 401  # the guard let it cross; the cookie does not count
+    assert client.get("/api/adventures").json() == []
+    basic = client.get("/api/adventures", headers={"Authorization": "Basic bWFyYTp4"})
+    assert basic.status_code == 401
+
+
+def test_two_session_cookies_are_no_session(app: Any) -> None:
+    add(app, "mara")
+    add(app, "tal")
+    mara, tal = signed_in(app, "mara"), signed_in(app, "tal")
+    both = f"tk_session={tal.cookies['tk_session']}; tk_session={mara.cookies['tk_session']}"
+    planted = TestClient(app, base_url=LOCAL, headers={"Cookie": both})
+    assert planted.get("/api/auth/me").status_code == 401
+
+
+def test_signing_in_again_ends_the_browsers_earlier_session(app: Any) -> None:
+    add(app, "mara")
+    add(app, "tal")
+    client = signed_in(app, "mara")
+    earlier = client.cookies["tk_session"]
+    switched = client.post("/api/auth/login", json={"username": "tal", "password": PASSWORD})
+    assert switched.status_code == 200 and client.get("/api/auth/me").json()["name"] == "tal"
+    replay = TestClient(app, base_url=LOCAL, cookies={"tk_session": earlier})
+    assert replay.get("/api/auth/me").status_code == 401
+
+
+def test_an_overlong_password_is_refused_without_counting_as_a_guess(app: Any) -> None:
+    add(app, "mara")
+    client = TestClient(app, base_url=LOCAL)
+    for _ in range(8):
+        long = client.post("/api/auth/login", json={"username": "mara", "password": "x" * 1025})
+        assert long.status_code == 400 and "1024" in long.json()["error"]["message"]
+    assert (
+        client.post("/api/auth/login", json={"username": "mara", "password": PASSWORD}).status_code
+        == 200
+    )

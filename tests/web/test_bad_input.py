@@ -56,6 +56,7 @@ EXEMPT: dict[Key, str] = {
     ("GET", "/api/scenarios"): "takes no input: no path id, query parameter or body",
     ("GET", "/api/adventures"): "takes no input: no path id, query parameter or body",
     ("GET", "/account"): "the HTML account page; it takes no input",
+    ("GET", "/setup"): "the HTML setup page; its secret is in the fragment, never sent",
     ("GET", "/api/auth/me"): "takes no input: who the request is signed in as",
     ("POST", "/api/auth/logout"): "takes no input: it ends the session the cookie names",
     ("GET", "/api/tokens"): "takes no input: the signed-in account's tokens",

@@ -6,6 +6,7 @@ background work, settings, tokens) hold nothing of the first's."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,9 @@ def test_no_route_lets_one_account_read_or_change_anothers(
         assert answer.status_code == 404, label
         kind = "application/json" if url.startswith("/api/") else "text/html"  # a page: its 404
         assert answer.headers["content-type"].startswith(kind), label
+        if kind == "application/json":  # it names only the ids asked for: no other row shows
+            named = set(re.findall(r"\d+", answer.json()["error"]["message"]))
+            assert named <= set(re.findall(r"\d+", url)), label
     assert swept >= 30  # every route that names a row of an account's
     assert everything(mara, mara_world) == before
 

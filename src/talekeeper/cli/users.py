@@ -76,7 +76,7 @@ def _add(settings: Settings, args: argparse.Namespace) -> int:
     name = accounts.check_name(args.name)
     with database(settings) as sessions:
         with read_scope(sessions) as session:
-            takes_over = accounts.first_account_takes_over(session)
+            takes_over = args.admin and accounts.first_account_takes_over(session)
             accounts.check_name_free(session, name)
         password = accounts.check_password(read_password(name))
         with session_scope(sessions) as session:

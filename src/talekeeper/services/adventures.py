@@ -229,9 +229,13 @@ def cards(session: Session, adventure: Adventure, query: str = "") -> list[CardV
 
 def card_row(session: Session, card_id: int, user_id: int) -> StoryCard:
     row = StoryRepository(session).card(card_id)
+    missing = NotFound(f"There is no story card {card_id}.")
     if row is None:
-        raise NotFound(f"There is no story card {card_id}.")
-    load_adventure(session, row.adventure_id, user_id)  # someone else's card is not found either
+        raise missing
+    try:
+        load_adventure(session, row.adventure_id, user_id)
+    except NotFound:  # someone else's card reads as no card at all, not as their adventure
+        raise missing from None
     return row
 
 

@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp
@@ -67,7 +68,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.runtime = runtime
         # Local mode plays as the local user; accounts mode as whoever signed in (web/auth.py).
         app.state.local_user_id = None if accounts_mode(runtime) else runtime.local_user_id()
-        app.state.throttle = LoginThrottle()  # sign-in failures, per account and address
+        # Sign-in failures per account and address, and password checks at once (routes/auth).
+        app.state.sign_in = auth.Gate(LoginThrottle(), anyio.CapacityLimiter(auth.CHECKS_AT_ONCE))
         setup.prepare(app, runtime)  # accounts mode, no account yet: the one-time setup link
         await runtime.start()
         try:

@@ -23,6 +23,7 @@ limits are checked first) and around every route, page and error handler. Invari
 
 from __future__ import annotations
 
+import contextlib
 from urllib.parse import quote
 
 import anyio
@@ -31,6 +32,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from talekeeper.bootstrap import Runtime
+from talekeeper.core.errors import TalekeeperError
 from talekeeper.services.accounts import (
     Principal,
     principal_for_session,
@@ -41,7 +43,7 @@ from talekeeper.services.accounts import (
 from talekeeper.services.accounts import Scope as Grant
 from talekeeper.settings import AuthMode
 from talekeeper.storage.db import read_scope, session_scope
-from talekeeper.web.errors import error_response
+from talekeeper.web.errors import answer, error_response
 from talekeeper.web.guard import SAFE_METHODS
 
 COOKIE = "tk_session"
@@ -49,8 +51,8 @@ TOKEN_PREFIX = "tk_"
 LOGIN_PAGE = "/login"
 # Served to anyone: the sign-in page and route, the one-time setup page and route (it checks
 # its own secret), and the files every page loads.
-PUBLIC = frozenset({LOGIN_PAGE, "/api/auth/login", "/api/auth/setup"})
-PUBLIC_PREFIXES = ("/static/", "/setup/")
+PUBLIC = frozenset({LOGIN_PAGE, "/api/auth/login", "/setup", "/api/auth/setup"})
+PUBLIC_PREFIXES = ("/static/",)
 ADMIN_PREFIX = "/api/admin/"
 
 
@@ -73,11 +75,14 @@ def bearer(headers: Headers) -> str | None:
 
 
 def session_cookie(headers: Headers) -> str | None:
+    """The session id of the ``tk_session`` cookie; None when there is none, or more than
+    one (a cookie planted by a sibling site must not shadow the real one)."""
+    found = []
     for part in headers.get("cookie", "").split(";"):
         name, _, value = part.strip().partition("=")
         if name == COOKIE and value:
-            return value
-    return None
+            found.append(value)
+    return found[0] if len(found) == 1 else None
 
 
 def _lookup(rt: Runtime, token: str | None, cookie: str | None) -> Principal | None:
@@ -98,9 +103,10 @@ def _touch(rt: Runtime, principal: Principal) -> None:
 
 
 def missing_scope(principal: Principal, method: str, path: str) -> Grant | None:
-    """The scope this request needs and the principal lacks, if any."""
-    if path.startswith(ADMIN_PREFIX) and Grant.ADMIN not in principal.scopes:
-        return Grant.ADMIN
+    """The scope this request needs and the principal lacks, if any (``admin`` alone covers
+    the administrator's routes)."""
+    if path.startswith(ADMIN_PREFIX):
+        return None if Grant.ADMIN in principal.scopes else Grant.ADMIN
     if method not in SAFE_METHODS:
         return None if Grant.PLAY in principal.scopes else Grant.PLAY
     if Grant.READ in principal.scopes or Grant.PLAY in principal.scopes:
@@ -133,12 +139,20 @@ class Auth:
             return
         path: str = scope["path"]
         headers = Headers(scope=scope)
-        token, cookie = bearer(headers), session_cookie(headers)
+        # A request that says who it is in its Authorization header is judged by that alone:
+        # never by a cookie riding along (the guard lets such requests cross origins).
+        token = bearer(headers)
+        cookie = None if "authorization" in headers else session_cookie(headers)
         principal = None
-        if token is not None or cookie is not None:
-            principal = await anyio.to_thread.run_sync(_lookup, rt, token, cookie)
+        try:
+            if token is not None or cookie is not None:
+                principal = await anyio.to_thread.run_sync(_lookup, rt, token, cookie)
+        except TalekeeperError as exc:  # a busy database: 503 with Retry-After, never a 500
+            await answer(exc)(scope, receive, send)
+            return
         if principal is not None and principal.touch_due:
-            await anyio.to_thread.run_sync(_touch, rt, principal)
+            with contextlib.suppress(TalekeeperError):  # a mark of use is never worth a turn
+                await anyio.to_thread.run_sync(_touch, rt, principal)
         if principal is None:
             if is_public(path):
                 await self.app(scope, receive, send)

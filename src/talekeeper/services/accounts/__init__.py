@@ -9,7 +9,8 @@ Invariants:
 - An account is a user with a password. Names are 1 to 40 ASCII letters, digits, ``_``,
   ``.`` or ``-``, unique ignoring case; ``local`` is kept for local mode's user.
 - The migration rule: while the only user is the passwordless local user (the row local
-  mode plays as), the first account created takes over that row. It is renamed, given
+  mode plays as), the first administrator created takes over that row (a player never
+  does: the local stories and saved settings are the operator's). It is renamed, given
   the password and the admin flag asked for, and keeps its id, so every adventure,
   setting and AI call record the local user had becomes that account's. Once any other
   user exists, an account is a new, empty row.

@@ -33,7 +33,10 @@ from talekeeper.services.accounts.signin import Verified, open_session
 from talekeeper.services.accounts.users import create_user
 from talekeeper.storage.repositories.accounts import AccountRepository
 
-SETUP_PATH = "/setup/"  # the page's path; the raw secret follows it
+SETUP_PAGE = "/setup"  # the page's path
+# The link: the page, the raw secret in its fragment, which no browser sends to a server, so
+# no access log, proxy or Referer header ever holds it.
+SETUP_PATH = SETUP_PAGE + "#"
 
 
 class SetupClosed(AccountError):

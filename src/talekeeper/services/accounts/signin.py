@@ -2,7 +2,8 @@
 
 Invariants:
 
-- The throttle is asked before anything else, and a refused sign-in checks no password.
+- The throttle is asked before anything else (an attempt is reserved, then released), and
+  a refused sign-in checks no password.
 - An unknown name, a name without a password and a wrong password fail alike
   (``WrongCredentials``) after the same work (a verification against a hash at the same
   cost), and count as a failure for the name and for the address. Only the right password
@@ -46,6 +47,7 @@ from talekeeper.services.accounts.passwords import (
 )
 from talekeeper.services.accounts.throttle import THROTTLE, LoginThrottle
 from talekeeper.services.accounts.users import NAME
+from talekeeper.storage.models import User
 from talekeeper.storage.repositories.accounts import AccountRepository
 
 TOUCH_EVERY = timedelta(minutes=1)
@@ -61,6 +63,22 @@ class Verified:
     rehash: str | None = field(default=None, repr=False)  # at today's cost, when due
 
 
+def _verified_user(
+    session: Session, name: str, password: str, hasher: PasswordHasher | None
+) -> User | None:
+    """The account ``name`` if ``password`` is its password, else None, after the same work
+    either way (a verification at the same cost)."""
+    user = AccountRepository(session).user_named(name) if NAME.fullmatch(name) else None
+    stored = None if user is None else user.password_hash
+    if len(password) > MAX_PASSWORD_LENGTH:
+        burn_verification(password[:MAX_PASSWORD_LENGTH], hasher=hasher)
+        return None  # no such password was ever accepted, whoever the name is
+    if user is None or stored is None:
+        burn_verification(password, hasher=hasher)
+        return None
+    return user if verify_password(stored, password, hasher=hasher) else None
+
+
 def authenticate(
     session: Session,
     name: str,
@@ -74,22 +92,19 @@ def authenticate(
     """Check ``name`` and ``password`` from ``client`` (the throttle first); reads only."""
     now = utcnow() if now is None else now
     throttle = THROTTLE if throttle is None else throttle  # an empty one is falsy
-    throttle.check(name, client, now)
-    user = AccountRepository(session).user_named(name) if NAME.fullmatch(name) else None
-    stored = None if user is None else user.password_hash
-    if len(password) > MAX_PASSWORD_LENGTH:
-        good = False  # no such password was ever accepted, whoever the name is
-    elif user is None or stored is None:
-        burn_verification(password, hasher=hasher)
-        good = False
-    else:
-        good = verify_password(stored, password, hasher=hasher)
-    if not good or user is None or stored is None:
-        throttle.failed(name, client, now)
-        raise WrongCredentials()
+    throttle.begin(name, client, now)
+    try:
+        user = _verified_user(session, name, password, hasher)
+        if user is None:
+            throttle.failed(name, client, now)
+            raise WrongCredentials()
+    finally:
+        throttle.end(name, client)
     if user.disabled:
         raise AccountDisabled(user.name)
     throttle.succeeded(name)
+    stored = user.password_hash
+    assert stored is not None
     rehash = hash_password(password, hasher=hasher) if needs_rehash(stored, hasher=hasher) else None
     return Verified(Account.of(user), stored, rehash)
 

@@ -9,6 +9,10 @@ Invariants:
   key again at once (for twice as long).
 - A locked key refuses sign-ins before any password is checked, and a refused sign-in is
   not counted as a failure.
+- Attempts are reserved before their password is checked (``begin``, released by
+  ``end``): a key whose recent failures plus attempts still being checked reach
+  ``failures`` refuses more, so a burst of simultaneous guesses gets no more checks than
+  guesses made one after another.
 - A success clears the account's key only, never the address's: signing in to one's own
   account must not reset the count of guesses made from that address at others.
 - A key quiet for a whole window after its last failure and its last lock is forgotten,
@@ -54,6 +58,7 @@ class LoginThrottle:
         self.longest_lock_s = longest_lock_s
         self.max_keys = max_keys
         self._keys: dict[tuple[str, str], _Key] = {}
+        self._inflight: dict[tuple[str, str], int] = {}  # attempts being checked, per key
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -81,6 +86,42 @@ class LoginThrottle:
         wait = self.retry_after(name, client, now)
         if wait > 0:
             raise LoginThrottled(wait)
+
+    def begin(self, name: str, client: str, now: datetime) -> None:
+        """Reserve an attempt for ``name`` from ``client`` (``end`` releases it), or refuse
+        it: a locked key, or one whose recent failures and attempts in flight are already
+        as many as it allows."""
+        at = now.timestamp()
+        with self._lock:
+            keys = self._keys_of(name, client)
+            for key in keys:
+                entry = self._keys.get(key)
+                if entry is not None and entry.locked_until > at:
+                    raise LoginThrottled(math.ceil(entry.locked_until - at))
+            for key in keys:
+                if self._inflight.get(key, 0) >= self._allowance(self._keys.get(key), at):
+                    raise LoginThrottled(1)  # the attempts in flight decide first
+            for key in keys:
+                self._inflight[key] = self._inflight.get(key, 0) + 1
+
+    def _allowance(self, entry: _Key | None, at: float) -> int:
+        """How many attempts may be checked at once: those left before a lock, or one at a
+        time after a lock (the next failure locks the key again)."""
+        if entry is None or self._quiet(entry, at):
+            return self.failures
+        if entry.locks:
+            return 1
+        return self.failures - sum(1 for t in entry.failures if at - t <= self.window_s)
+
+    def end(self, name: str, client: str) -> None:
+        """Release the attempt ``begin`` reserved."""
+        with self._lock:
+            for key in self._keys_of(name, client):
+                left = self._inflight.get(key, 0) - 1
+                if left > 0:
+                    self._inflight[key] = left
+                else:
+                    self._inflight.pop(key, None)
 
     def failed(self, name: str, client: str, now: datetime) -> None:
         at = now.timestamp()

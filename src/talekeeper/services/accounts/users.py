@@ -54,22 +54,24 @@ def check_password(password: str) -> str:
 
 
 def _local_to_take_over(repo: AccountRepository) -> User | None:
-    """The local user, when it is the only user there is and has no password."""
+    """The local user, while it has no password and no administrator exists yet."""
     users = repo.all_users()
-    if len(users) == 1 and users[0].name == LOCAL_USER and users[0].password_hash is None:
-        return users[0]
-    return None
+    if any(u.is_admin for u in users):
+        return None
+    local = [u for u in users if u.name == LOCAL_USER and u.password_hash is None]
+    return local[0] if local else None
 
 
 def first_account_takes_over(session: Session) -> bool:
-    """Whether the next account created takes the local user's row (and everything it has)."""
+    """Whether the next administrator created takes the local user's row (and everything it
+    has). A player never does: the local stories and saved settings (an endpoint, its key)
+    are the operator's."""
     return _local_to_take_over(AccountRepository(session)) is not None
 
 
 def check_name_free(session: Session, name: str) -> None:
     """``NameTaken`` unless an account could be created as ``name`` now."""
-    repo = AccountRepository(session)
-    if _local_to_take_over(repo) is None and repo.user_named(name) is not None:
+    if AccountRepository(session).user_named(name) is not None:  # "local" is no account name
         raise _taken(name)
 
 
@@ -85,7 +87,7 @@ def create_user(
     hashed = hash_password(check_password(password), hasher=hasher)
     repo = AccountRepository(session)
     check_name_free(session, name)
-    user = _local_to_take_over(repo)
+    user = _local_to_take_over(repo) if admin else None
     if user is None:
         try:
             user = repo.add_user(name, hashed, admin=admin)

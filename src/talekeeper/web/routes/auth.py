@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 import anyio
 from fastapi import APIRouter, Depends, Request, Response
@@ -29,6 +30,7 @@ from pydantic import Field
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import NotFound, TalekeeperError
 from talekeeper.services.accounts import (
+    MAX_PASSWORD_LENGTH,
     SESSION_DAYS,
     Account,
     LoginThrottle,
@@ -62,12 +64,12 @@ class WrongCurrentPassword(TalekeeperError):
 
 class Credentials(Strict):
     username: str = Field(max_length=200)
-    password: str = Field(max_length=2000)
+    password: str = Field(max_length=MAX_PASSWORD_LENGTH)  # longer: a 400, not a guess
 
 
 class PasswordChange(Strict):
-    current: str = Field(max_length=2000)
-    new: str = Field(max_length=2000)
+    current: str = Field(max_length=MAX_PASSWORD_LENGTH)
+    new: str = Field(max_length=MAX_PASSWORD_LENGTH)
 
 
 class NewToken(Strict):
@@ -119,6 +121,25 @@ def _signed_in(request: Request) -> Principal:
     return found
 
 
+class BrowserOnly(TalekeeperError):
+    status = 403
+    code = "browser_only"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Tokens and the password are managed from a signed-in browser (the account "
+            "page), never with an API token: a token that leaked must not make others."
+        )
+
+
+def _browser(request: Request) -> Principal:
+    """The signed-in browser: token routes and the password take no API token."""
+    found = _signed_in(request)
+    if found.session_id is None:
+        raise BrowserOnly()
+    return found
+
+
 def _set_cookie(request: Request, response: Response, raw: str) -> None:
     response.set_cookie(
         COOKIE,
@@ -135,27 +156,63 @@ def _client(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def _throttle(request: Request) -> LoginThrottle:
-    """This app's sign-in throttle (one per app, so two apps in one process, as the tests
-    run them, never lock each other out)."""
-    throttle: LoginThrottle = request.app.state.throttle
-    return throttle
+class Gate(NamedTuple):
+    """This app's sign-in throttle, and the limit on password checks at once (one per app,
+    so two apps in one process, as the tests run them, never lock each other out)."""
+
+    throttle: LoginThrottle
+    checks: anyio.CapacityLimiter
+
+
+CHECKS_AT_ONCE = 2  # password checks running (each takes a worker thread ~0.2 s)
+CHECKS_WAITING = 16  # beyond this many waiting, a sign-in is refused at once
+
+
+class TooManySignIns(TalekeeperError):
+    status = 429
+    code = "too_many_sign_ins"
+    retry_after = 2
+
+    def __init__(self) -> None:
+        super().__init__("Too many sign-ins at once: try again in a moment.")
+
+
+def _gate(request: Request) -> Gate:
+    gate: Gate = request.app.state.sign_in
+    return gate
 
 
 async def _sign_in(
-    rt: Runtime, throttle: LoginThrottle, name: str, password: str, client: str
+    rt: Runtime, gate: Gate, name: str, password: str, client: str
 ) -> tuple[str, Account]:
+    """Check a password and open a session. The check waits for one of ``CHECKS_AT_ONCE``
+    places on the event loop, never in a worker thread: a burst of sign-ins cannot take
+    the threads every other request needs."""
+
     def check() -> Verified:
         with read_scope(rt.sessions) as session:
-            return authenticate(session, name, password, client, throttle=throttle)
+            return authenticate(session, name, password, client, throttle=gate.throttle)
 
     def open_(verified: Verified) -> str:
         with session_scope(rt.sessions) as session:
             return open_session(session, verified)
 
-    verified = await anyio.to_thread.run_sync(check)
+    if gate.checks.statistics().tasks_waiting >= CHECKS_WAITING:
+        raise TooManySignIns()
+    verified = await anyio.to_thread.run_sync(check, limiter=gate.checks)
     raw = await anyio.to_thread.run_sync(open_, verified)
     return raw, verified.account
+
+
+async def _end_session(rt: Runtime, raw: str | None) -> None:
+    if not raw:
+        return
+
+    def drop() -> None:
+        with session_scope(rt.sessions) as session:
+            logout(session, raw)
+
+    await anyio.to_thread.run_sync(drop)
 
 
 @router.post("/auth/login", response_model=Me)
@@ -163,8 +220,10 @@ async def sign_in(
     body: Credentials, request: Request, response: Response, rt: Runtime = Depends(runtime)
 ) -> Me:
     _accounts(rt)
-    throttle = _throttle(request)
-    raw, account = await _sign_in(rt, throttle, body.username, body.password, _client(request))
+    raw, account = await _sign_in(
+        rt, _gate(request), body.username, body.password, _client(request)
+    )
+    await _end_session(rt, session_cookie(request.headers))  # the browser's earlier one, if any
     _set_cookie(request, response, raw)
     return Me(name=account.name, admin=account.is_admin, mode="accounts")
 
@@ -172,13 +231,7 @@ async def sign_in(
 @router.post("/auth/logout", response_model=Done)
 async def sign_out(request: Request, response: Response, rt: Runtime = Depends(runtime)) -> Done:
     _accounts(rt)
-    raw = session_cookie(request.headers)
-
-    def drop() -> None:
-        with session_scope(rt.sessions) as session:
-            logout(session, raw or "")
-
-    await anyio.to_thread.run_sync(drop)
+    await _end_session(rt, session_cookie(request.headers))
     response.delete_cookie(COOKIE, path="/")
     return Done()
 
@@ -196,21 +249,20 @@ async def change_password(
     body: PasswordChange, request: Request, response: Response, rt: Runtime = Depends(runtime)
 ) -> Done:
     _accounts(rt)
-    who = _signed_in(request)
-
-    client, throttle = _client(request), _throttle(request)
+    who = _browser(request)
+    client, gate = _client(request), _gate(request)
 
     def change() -> None:
         try:  # the current password is checked like a sign-in: throttled, and alike
             with read_scope(rt.sessions) as session:
-                authenticate(session, who.user.name, body.current, client, throttle=throttle)
+                authenticate(session, who.user.name, body.current, client, throttle=gate.throttle)
         except WrongCredentials:
             raise WrongCurrentPassword() from None
         with session_scope(rt.sessions) as session:
             set_password(session, who.user.name, body.new)
 
-    await anyio.to_thread.run_sync(change)
-    raw, _ = await _sign_in(rt, throttle, who.user.name, body.new, client)
+    await anyio.to_thread.run_sync(change, limiter=gate.checks)
+    raw, _ = await _sign_in(rt, gate, who.user.name, body.new, client)
     _set_cookie(request, response, raw)
     return Done()
 
@@ -218,7 +270,7 @@ async def change_password(
 @router.post("/tokens", response_model=CreatedToken, status_code=201)
 def new_token(body: NewToken, request: Request, rt: Runtime = Depends(runtime)) -> CreatedToken:
     _accounts(rt)
-    who = _signed_in(request)
+    who = _browser(request)
     with session_scope(rt.sessions) as session:
         raw, info = create_token(
             session, who.user.id, body.name, set(body.scopes), body.expires_days
@@ -229,7 +281,7 @@ def new_token(body: NewToken, request: Request, rt: Runtime = Depends(runtime)) 
 @router.get("/tokens", response_model=TokenList)
 def tokens(request: Request, rt: Runtime = Depends(runtime)) -> TokenList:
     _accounts(rt)
-    who = _signed_in(request)
+    who = _browser(request)
     with read_scope(rt.sessions) as session:
         return TokenList(tokens=[TokenView.of(t) for t in list_tokens(session, who.user.id)])
 
@@ -237,7 +289,7 @@ def tokens(request: Request, rt: Runtime = Depends(runtime)) -> TokenList:
 @router.delete("/tokens/{token_id}", response_model=Done)
 def revoke(token_id: RowId, request: Request, rt: Runtime = Depends(runtime)) -> Done:
     _accounts(rt, f"There is no token {token_id}")
-    who = _signed_in(request)
+    who = _browser(request)
     with session_scope(rt.sessions) as session:
         if not revoke_token(session, who.user.id, token_id):
             raise NotFound(f"There is no token {token_id} on this account.")

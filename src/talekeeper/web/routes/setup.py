@@ -9,10 +9,13 @@ Invariants:
   ``app.state.announce_setup`` when the entry point set one (``talekeeper serve`` prints
   it with the address it listens on); without one, the log says how to make the first
   account, without the secret. Otherwise ``app.state.setup`` is None.
-- ``GET /setup/{secret}`` and ``POST /api/auth/setup`` are public (``web/auth.py`` lets
-  them through without a session). A wrong, spent or earlier secret, local mode, and a
-  server that has an account all get the same 404 (a page, or the JSON error), which says
-  nothing of which it was.
+- The link is ``/setup#<secret>``: the secret rides in the fragment, which browsers never
+  send, so it is in no access log, proxy log or Referer header; the page's script sends it
+  in the body of its post. ``GET /setup`` and ``POST /api/auth/setup`` are public
+  (``web/auth.py`` lets them through without a session). The page is a 404 unless a link
+  is open (accounts mode, no account, not spent); the post with a wrong, spent or earlier
+  secret, in local mode or once an account exists, is the same 404, which says nothing of
+  which it was.
 - The post checks the secret before anything else, then the name and the password (a 400
   leaves the link usable for another try), then makes the account and its session in one
   write unit of work (``first_admin``: all or nothing, refused if any account exists by
@@ -34,6 +37,7 @@ from pydantic import Field
 from talekeeper.bootstrap import Runtime
 from talekeeper.services.accounts import Account, check_name, check_password, has_accounts
 from talekeeper.services.accounts.setup import (
+    SETUP_PAGE,
     SETUP_PATH,
     SetupClosed,
     SetupSecret,
@@ -85,17 +89,22 @@ def _usable(request: Request, raw: str) -> SetupSecret | None:
     return secret if secret is not None and secret.matches(raw) else None
 
 
-@router.get(SETUP_PATH + "{secret}", response_class=HTMLResponse, include_in_schema=False)
-def setup_page(secret: str, request: Request, rt: Runtime = Depends(runtime)) -> HTMLResponse:
-    link = _usable(request, secret)
+@router.get(SETUP_PAGE, response_class=HTMLResponse, include_in_schema=False)
+def setup_page(request: Request, rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    link: SetupSecret | None = getattr(request.app.state, "setup", None)
+    if link is not None and link.spent:
+        link = None
     if link is not None:
         with read_scope(rt.sessions) as session:
             if has_accounts(session):  # made meanwhile, by 'talekeeper users add'
                 link.spend()
                 link = None
     if link is None:
-        return render(rt, None, "setup.html", 404, usable=False, message=SetupClosed().message)
-    return render(rt, None, "setup.html", usable=True, message="")
+        page = render(rt, None, "setup.html", 404, usable=False, message=SetupClosed().message)
+    else:
+        page = render(rt, None, "setup.html", usable=True, message="")
+    page.headers["Referrer-Policy"] = "no-referrer"
+    return page
 
 
 @router.post("/api/auth/setup", response_model=Me)

@@ -105,9 +105,13 @@ def action_story(
 ) -> Story:
     """The tree of the adventure that ``action_id`` belongs to."""
     row = StoryRepository(session).action(action_id)
+    missing = NotFound(f"There is no action {action_id}.")
     if row is None:
-        raise NotFound(f"There is no action {action_id}.")
-    return Story.load(session, row.adventure_id, uid, rt.memory)
+        raise missing
+    try:
+        return Story.load(session, row.adventure_id, uid, rt.memory)
+    except NotFound:  # someone else's action reads as no action at all, not as their story
+        raise missing from None
 
 
 @router.post("/api/adventures/{adventure_id}/actions")

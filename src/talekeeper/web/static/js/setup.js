@@ -1,6 +1,7 @@
 // Setup page: makes the first administrator from the one-time link and, once made (and so
 // signed in), goes to the adventures page. Invariants:
-// - The secret is read from this page's own address and sent only in the body of
+// - The secret is read from this page's address, its fragment (which no browser sends to a
+//   server, so no log or Referer holds it), and sent only in the body of
 //   POST /api/auth/setup; the page never writes it anywhere else.
 // - The two passwords must match before anything is sent; every other rule (the name, the
 //   length) is the server's, whose sentence is shown in the form's alert as it is.
@@ -14,7 +15,7 @@ const password = document.getElementById("setup-password");
 const repeat = document.getElementById("setup-repeat");
 const alertBox = document.getElementById("setup-error");
 const submit = form.querySelector('button[type="submit"]');
-const secret = decodeURIComponent(window.location.pathname.split("/").pop() || "");
+const secret = decodeURIComponent(window.location.hash.slice(1));
 
 function refuse(message, field) {
   alertBox.textContent = message;
