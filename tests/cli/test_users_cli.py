@@ -166,3 +166,19 @@ def test_on_a_terminal_the_password_is_asked_twice_without_echo(
     assert "New password for mara: " in shown and "The same password again: " in shown
     assert PASSWORD not in shown  # never echoed
     assert can_sign_in(sessions, "mara", PASSWORD)
+
+
+def test_the_console_grants_and_removes_the_administrator_flag(
+    users: Users, sessions: sessionmaker[Session]
+) -> None:
+    assert users.run("users", "add", "mara", stdin=PASSWORD + "\n").returncode == 0  # a player
+    granted = users.run("users", "admin", "Mara")
+    assert granted.returncode == 0 and "'mara' is an administrator." in granted.stdout
+    with read_scope(sessions) as session:
+        assert accounts.account_named(session, "mara").is_admin
+    removed = users.run("users", "admin", "mara", "--off")
+    assert removed.returncode == 0 and "no longer an administrator" in removed.stdout
+    with read_scope(sessions) as session:
+        assert not accounts.account_named(session, "mara").is_admin
+    unknown = users.run("users", "admin", "nobody")
+    assert unknown.returncode == 1 and "nobody" in unknown.stderr

@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "users list": "List the accounts.",
     "users disable": "Disable an account and sign it out everywhere.",
     "users enable": "Enable a disabled account again.",
+    "users admin": "Make an account an administrator (--off: a player again).",
     "users passwd": "Set an account's password and sign it out everywhere.",
     "tokens add": "Make an API token for an account (--user, --scope) and print it once.",
     "tokens list": "List an account's API tokens (--user).",
@@ -363,6 +364,9 @@ def build_parser() -> argparse.ArgumentParser:
         user.add_parser(verb, help=COMMANDS[f"users {verb}"]).add_argument(
             "name", help="the account's name"
         )
+    admin = user.add_parser("admin", help=COMMANDS["users admin"])
+    admin.add_argument("name", help="the account's name")
+    admin.add_argument("--off", action="store_true", help="remove the administrator flag")
     users.set_defaults(run=_users)
     _token_parsers(sub)
     bench = sub.add_parser("bench", help="Benchmarks.").add_subparsers(dest="bench", required=True)

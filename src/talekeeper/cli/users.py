@@ -1,4 +1,6 @@
-"""``talekeeper users``: accounts from the command line (add, list, disable, enable, passwd).
+"""``talekeeper users``: accounts from the command line (add, list, disable, enable, passwd,
+admin). The console is the server's operator: ``admin`` may grant or remove any account's
+administrator flag (the way back when no administrator can sign in).
 
 Invariants:
 
@@ -138,6 +140,14 @@ def _passwd(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _admin(settings: Settings, args: argparse.Namespace) -> int:
+    with database(settings) as sessions, session_scope(sessions) as session:
+        account = accounts.set_admin(session, args.name, not args.off)
+    role = "an administrator" if account.is_admin else "a player, no longer an administrator"
+    print(f"{account.name!r} is {role}.")
+    return 0
+
+
 def acting_user(rt: Runtime, name: str | None) -> int:
     """The id of the user a terminal command acts as: the local user (local mode, no
     name), or the enabled account ``name`` (accounts mode)."""
@@ -161,5 +171,6 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         "disable": _disable,
         "enable": _enable,
         "passwd": _passwd,
+        "admin": _admin,
     }
     return commands[args.users](settings, args)
