@@ -562,3 +562,19 @@ def test_guesses_sent_at_once_get_no_more_checks_than_guesses_sent_one_after_ano
     assert hasher.verifications == outcomes.count("WrongCredentials") == throttle.failures
     with pytest.raises(LoginThrottled):  # and the account is locked now, as five in a row do
         sign_in(sessions, "mara", throttle=throttle)
+
+
+def test_a_renewed_password_signs_out_every_browser_and_opens_one_without_a_second_check(
+    sessions: sessionmaker[Session], throttle: LoginThrottle
+) -> None:
+    add(sessions, "mara")
+    elsewhere, _ = sign_in(sessions, "mara", throttle=throttle)
+    hasher = CountingHasher()
+    with session_scope(sessions) as session:
+        fresh = accounts.renew_password(session, "mara", "a new long secret", T0, hasher=hasher)
+    assert (hasher.hashes, hasher.verifications) == (1, 0)
+    with read_scope(sessions) as session:
+        assert accounts.principal_for_session(session, elsewhere, T0) is None
+        found = accounts.principal_for_session(session, fresh, T0)
+        assert found is not None and found.user.name == "mara"
+    sign_in(sessions, "mara", "a new long secret", throttle=throttle)

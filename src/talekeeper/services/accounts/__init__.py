@@ -75,6 +75,7 @@ from talekeeper.services.accounts.signin import (
     logout,
     open_session,
     principal_for_session,
+    renew_password,
     touch_session,
 )
 from talekeeper.services.accounts.throttle import THROTTLE, LoginThrottle
@@ -141,6 +142,7 @@ __all__ = [
     "needs_rehash",
     "open_session",
     "principal_for_session",
+    "renew_password",
     "principal_for_token",
     "reset_password",
     "revoke_any_token",

@@ -46,7 +46,7 @@ from talekeeper.services.accounts.passwords import (
     verify_password,
 )
 from talekeeper.services.accounts.throttle import THROTTLE, LoginThrottle
-from talekeeper.services.accounts.users import NAME
+from talekeeper.services.accounts.users import NAME, set_password
 from talekeeper.storage.models import User
 from talekeeper.storage.repositories.accounts import AccountRepository
 
@@ -168,6 +168,23 @@ def touch_session(session: Session, session_id: int, now: datetime | None = None
     """Mark a session used now, unless it was within the last minute; whether it wrote."""
     now = utcnow() if now is None else now
     return AccountRepository(session).touch_session(session_id, now, now - TOUCH_EVERY)
+
+
+def renew_password(
+    session: Session,
+    name: str,
+    password: str,
+    now: datetime | None = None,
+    *,
+    hasher: PasswordHasher | None = None,
+) -> str:
+    """A new password for ``name`` (every browser of the account is signed out) and a fresh
+    session for the one that changed it: its raw id. The caller checked the current
+    password; the new one is not verified again, nor counted by the throttle."""
+    account = set_password(session, name, password, hasher=hasher)
+    user = AccountRepository(session).user(account.id)
+    assert user is not None and user.password_hash is not None
+    return open_session(session, Verified(account, user.password_hash), now)
 
 
 def logout(session: Session, raw: str) -> None:

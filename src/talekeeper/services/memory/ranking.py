@@ -451,7 +451,8 @@ class _Hop:
         if not weights.hop or keys is None or sc.keyed is None:
             return None
         finals = sc.keyed.final
-        if not np.isfinite(finals).any():
+        key_mask = np.isfinite(finals)  # the candidate keys
+        if not key_mask.any():
             return None
         bridge = int(np.argmax(finals))
         asked = set(unique_terms)
@@ -459,7 +460,6 @@ class _Hop:
         if not names:
             return None
         terms_ = [t for t in unique_terms if not keys.holds(bridge, t)] + list(names)
-        key_mask = np.isfinite(finals)
         kc = np.flatnonzero(key_mask).astype(np.int64)
         lexical = np.zeros(keys.size)
         lexical[kc], _ = _lexical(keys.postings, key_mask, kc, terms_)

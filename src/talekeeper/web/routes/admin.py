@@ -19,6 +19,7 @@ Invariants:
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -86,21 +87,8 @@ class UserView(Strict):
 
     @classmethod
     def of(cls, row: UserUsage) -> UserView:
-        return cls(
-            id=row.id,
-            name=row.name,
-            admin=row.is_admin,
-            disabled=row.disabled,
-            created_at=row.created_at,
-            adventures=row.adventures,
-            turns=row.turns,
-            ai_calls=row.ai_calls,
-            tokens_in=row.tokens_in,
-            tokens_out=row.tokens_out,
-            sessions=row.sessions,
-            api_tokens=row.api_tokens,
-            last_seen=row.last_seen,
-        )
+        fields = asdict(row)
+        return cls(admin=fields.pop("is_admin"), **fields)
 
 
 class UserList(Strict):

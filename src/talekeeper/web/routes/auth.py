@@ -44,8 +44,8 @@ from talekeeper.services.accounts import (
     list_tokens,
     logout,
     open_session,
+    renew_password,
     revoke_token,
-    set_password,
 )
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.web.auth import COOKIE, accounts_mode, session_cookie
@@ -140,7 +140,8 @@ def _browser(request: Request) -> Principal:
     return found
 
 
-def _set_cookie(request: Request, response: Response, raw: str) -> None:
+def set_cookie(request: Request, response: Response, raw: str) -> None:
+    """The session cookie for ``raw`` (sign-in, password change, the setup link)."""
     response.set_cookie(
         COOKIE,
         raw,
@@ -224,7 +225,7 @@ async def sign_in(
         rt, _gate(request), body.username, body.password, _client(request)
     )
     await _end_session(rt, session_cookie(request.headers))  # the browser's earlier one, if any
-    _set_cookie(request, response, raw)
+    set_cookie(request, response, raw)
     return Me(name=account.name, admin=account.is_admin, mode="accounts")
 
 
@@ -252,18 +253,16 @@ async def change_password(
     who = _browser(request)
     client, gate = _client(request), _gate(request)
 
-    def change() -> None:
+    def change() -> str:
         try:  # the current password is checked like a sign-in: throttled, and alike
             with read_scope(rt.sessions) as session:
                 authenticate(session, who.user.name, body.current, client, throttle=gate.throttle)
         except WrongCredentials:
             raise WrongCurrentPassword() from None
-        with session_scope(rt.sessions) as session:
-            set_password(session, who.user.name, body.new)
+        with session_scope(rt.sessions) as session:  # hashed before its first statement
+            return renew_password(session, who.user.name, body.new)
 
-    await anyio.to_thread.run_sync(change, limiter=gate.checks)
-    raw, _ = await _sign_in(rt, gate, who.user.name, body.new, client)
-    _set_cookie(request, response, raw)
+    set_cookie(request, response, await anyio.to_thread.run_sync(change, limiter=gate.checks))
     return Done()
 
 

@@ -46,7 +46,7 @@ from talekeeper.services.accounts.setup import (
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.web.auth import accounts_mode
 from talekeeper.web.deps import Strict, runtime
-from talekeeper.web.routes.auth import Me, _set_cookie
+from talekeeper.web.routes.auth import Me, set_cookie
 from talekeeper.web.routes.pages import render
 
 log = logging.getLogger(__name__)
@@ -128,5 +128,5 @@ async def setup(
         link.spend()
         raise
     link.spend()
-    _set_cookie(request, response, raw)
+    set_cookie(request, response, raw)
     return Me(name=account.name, admin=account.is_admin, mode="accounts")
