@@ -120,6 +120,12 @@ class WriterQueue:
         self._held = False
         self._waiting: deque[threading.Event] = deque()
 
+    @property
+    def waiting(self) -> int:
+        """How many writers wait for the lock now."""
+        with self._mutex:
+            return len(self._waiting)
+
     def acquire(self, timeout: float) -> bool:
         with self._mutex:
             if not self._held:
