@@ -150,7 +150,7 @@ class Story:
 
     def state(self) -> dict[str, Any]:
         """Where the player stands: the head, whether it still waits for a reply (the
-        narrator failed or the client left), whether redo can restore something."""
+        narrator failed or the app stopped mid-reply), whether redo can restore something."""
         head = self.head_view()
         return {
             "head": head,

@@ -181,7 +181,7 @@ class TurnRunner:
 
         Never raises for a failure: any exception becomes the "error" event, which says
         whether the player's action is saved and carries a complete reply that could not
-        be saved. Only cancellation (a client that left) ends it without one.
+        be saved. Only cancellation (the app stopping: ``web/streaming.py``) ends it without one.
         """
         if pending.action is not None:
             yield TurnEvent("action", {"action": pending.action})

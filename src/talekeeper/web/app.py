@@ -46,6 +46,7 @@ from talekeeper.web.routes import (
     story,
     user_settings,
 )
+from talekeeper.web.streaming import TurnStreams
 
 
 class GuardedApp(FastAPI):
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            await app.state.streams.aclose()  # turns whose client left finish and save first
             await runtime.aclose()
 
     # Every JSON body is checked for text no UTF-8 store can hold, whatever the route.
@@ -89,6 +91,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     errors.install(app)
+    app.state.streams = TurnStreams()  # streamed turns, detached from their connections
     routers = (health, auth, admin, setup, user_settings, ai_calls, adventures, story, memory)
     for module in (*routers, pages):
         app.include_router(module.router)

@@ -10,7 +10,10 @@ A turn answers in one of two shapes, chosen by the ``Accept`` header:
   (``reply_text``) in the error.
 - ``text/event-stream``: events ``action`` (the saved player action), ``chunk``
   (``{"text"}`` pieces as they are generated), then always ``reply`` or
-  ``error`` (with the same fields as the JSON error).
+  ``error`` (with the same fields as the JSON error); a ``: heartbeat`` comment
+  while the turn is silent. The turn is detached from the connection
+  (``web/streaming.py``): a client that leaves does not stop it, and the reply is
+  saved for the next read of the story.
 
 Everything that can be refused (bad input, unknown ids, a retry with nothing
 to retry) is refused before the stream starts, as a JSON 4xx. Ids and depths
@@ -21,8 +24,6 @@ as an integer it cannot hold.
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query, Request
@@ -34,10 +35,11 @@ from talekeeper.core.errors import NotFound
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.models import ModelSet
 from talekeeper.services.tree import Story, action_view
-from talekeeper.services.turns import Pending, TurnEvent
+from talekeeper.services.turns import Pending
 from talekeeper.storage.repositories.story import StoryRepository
 from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 from talekeeper.web.errors import answer
+from talekeeper.web.streaming import TurnStreams
 
 router = APIRouter(tags=["story"])
 
@@ -74,20 +76,14 @@ def _wants_stream(request: Request) -> bool:
     return "text/event-stream" in request.headers.get("accept", "")
 
 
-def _sse(event: TurnEvent) -> bytes:
-    return f"event: {event.kind}\ndata: {json.dumps(event.data)}\n\n".encode()
-
-
 async def _respond(request: Request, rt: Runtime, pending: Pending, models: ModelSet) -> Any:
     events = rt.turns.run(pending, models)
     if _wants_stream(request):
-
-        async def stream() -> AsyncIterator[bytes]:
-            async for event in events:
-                yield _sse(event)
-
+        streams: TurnStreams = request.app.state.streams
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+        return StreamingResponse(
+            streams.stream(events), media_type="text/event-stream", headers=headers
+        )
     async for event in events:
         if event.kind == "reply":
             return event.data
