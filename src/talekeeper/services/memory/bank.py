@@ -35,7 +35,8 @@ from sqlalchemy.orm.attributes import flag_modified
 
 from talekeeper.services.memory.authority import classify
 from talekeeper.services.memory.evidence import Passage
-from talekeeper.services.memory.keyset import Keys
+from talekeeper.services.memory.int8 import Codes
+from talekeeper.services.memory.keyset import QUANTIZE_AT, Keys
 from talekeeper.services.memory.ranking import Bank
 from talekeeper.services.memory.terms import term_set
 from talekeeper.storage.models import Memory, MemoryKey
@@ -255,6 +256,7 @@ def _keys(ids: np.ndarray, keys: dict[int, list[KeyRow]], width: int) -> Keys | 
         starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
         postings=_postings(k.terms for k in ordered),
         names=[k.names for k in ordered],
+        codes=Codes.of(matrix) if len(ordered) >= QUANTIZE_AT else None,
     )
 
 

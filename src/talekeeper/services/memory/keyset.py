@@ -3,7 +3,9 @@
 Invariants: the keys of bank row ``r`` are the contiguous rows
 ``starts[r]:starts[r + 1]``, in the order their memory lists them; every key row belongs
 to a memory of the bank and has the bank's vector size; vectors are normalised (a
-non-finite one becomes zero and so ranks nowhere). No key text is held here.
+non-finite one becomes zero and so ranks nowhere). No key text is held here. From
+``QUANTIZE_AT`` keys on, the vectors are also held as int8 codes (``int8.Codes``), which
+ranking reads first and rescores exactly where the order depends on it.
 """
 
 from __future__ import annotations
@@ -15,9 +17,15 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from talekeeper.services.memory.int8 import Codes
+
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float32]
 BoolArray = npt.NDArray[np.bool_]
+
+# Below this many keys one float32 product is already cheap (about 0.3 ms for 5,000); the
+# codes cost a quarter more memory and their own pass, so they pay only for large banks.
+QUANTIZE_AT = 8192
 
 
 class KeyInput(NamedTuple):
@@ -43,6 +51,7 @@ class Keys:
     starts: IntArray  # (bank size + 1,)
     postings: dict[str, IntArray] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)  # per key: its names, space-separated
+    codes: Codes | None = None  # the vectors as int8 codes (large banks only)
 
     @property
     def size(self) -> int:
@@ -70,9 +79,16 @@ class Keys:
         )
 
     @classmethod
-    def build(cls, memory_ids: IntArray, keys: Sequence[KeyInput], dims: int) -> Keys:
+    def build(
+        cls,
+        memory_ids: IntArray,
+        keys: Sequence[KeyInput],
+        dims: int,
+        quantize_at: int = QUANTIZE_AT,
+    ) -> Keys:
         """Keys of the bank's memories (``memory_ids`` in bank-row order); keys of other
-        memories or of another vector size are left out."""
+        memories or of another vector size are left out. ``quantize_at``: from how many
+        keys the int8 codes are built too."""
         row_of = {int(m): i for i, m in enumerate(memory_ids)}
         kept = [k for k in keys if k.memory_id in row_of and int(np.size(k.vector)) == dims]
         kept.sort(key=lambda k: row_of[k.memory_id])  # stable: each run keeps its order
@@ -96,4 +112,5 @@ class Keys:
             starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
             postings={t: np.array(ix, dtype=np.int64) for t, ix in index.items()},
             names=[" ".join(sorted(k.names)) for k in kept],
+            codes=Codes.of(vectors) if len(kept) >= quantize_at else None,
         )

@@ -23,9 +23,17 @@ Scores of a candidate ``m`` (rows are L2-normalised, so a dot product is a cosin
   (``Scored.key`` names the passage; on a tie the text wins).
 - Order (**fused**, reciprocal-rank fusion): the candidates are ranked twice, by their
   own text's score and by their final score (ranks from 1, ties by lower id), and
-  fused = 1/(``FUSION_K`` + text rank) + ``SOURCE_WEIGHT``/(``FUSION_K`` + final rank).
-  A memory first in either ranking comes before one that is middling in both. With no
-  keys (or a source weight of 0) the order is the text's alone.
+  fused = 1/(``FUSION_K`` + text rank) + ``SOURCE_WEIGHT``/(``FUSION_K`` + final rank),
+  each term 0 for a place past ``RANK_WINDOW``. A memory first in either ranking comes
+  before one that is middling in both. With no keys (or a source weight of 0) the order
+  is the text's alone. ``Scored.key_rank`` is None past the window (not told apart there).
+- Large banks (``keyset.QUANTIZE_AT`` keys and more): the passages' cosines are read at
+  int8 precision first (``int8``: a quarter of the bytes, with an error bound), and every
+  passage whose bound reaches a decision is rescored in float32: a memory's best passage
+  where the memory can be in the window, the best passage of all, the hop's candidates,
+  and every passage of a chosen memory. The choice is the float32 product's; scores that
+  differ by less than float32 rounding (about 1e-6: the same sentence in two memories) may
+  be ordered either way, as they could be before.
 - The **hop** (``HOP``): a question may describe someone the story names ("the blacksmith
   at Zabreen"). The best-scoring key of all (the *bridge*) is read for names
   (``evidence.names``) the input does not hold; when it has some, the keys are scored
@@ -58,7 +66,14 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from talekeeper.services.memory.keyset import BoolArray, FloatArray, IntArray, KeyInput, Keys
+from talekeeper.services.memory.keyset import (
+    QUANTIZE_AT,
+    BoolArray,
+    FloatArray,
+    IntArray,
+    KeyInput,
+    Keys,
+)
 
 INPUT_WEIGHT = 0.6  # the player's own words say best what this turn is about
 CONTEXT_WEIGHT = 0.4  # the scene resolves "her" and "it" but must not drown the question
@@ -87,6 +102,11 @@ FUSION_K = 1.0
 # passages of scenery that resemble the newest narration outranked the memories that state
 # the fact asked about (planted-fact set: 0.90 against 0.92).
 KEY_CONTEXT_WEIGHT = 0.0
+# Reciprocal-rank fusion's depth: a memory's place past the first RANK_WINDOW of a ranking
+# counts for nothing (the usual practice of the method). It changes nothing on the
+# benchmarks' banks (docs/benchmarks.md, "Evidence keys") and lets a large bank's passages be
+# read at int8 precision, only the few that can reach the window rescored exactly.
+RANK_WINDOW = 50
 # Follow the names of the best passage (the module docstring's hop). Tune seed: questions
 # that join two statements went from 0.67 to 0.83 found, nothing else moved.
 HOP = True
@@ -102,6 +122,7 @@ class Weights(NamedTuple):
     key_context: float = KEY_CONTEXT_WEIGHT  # the context's share in a passage's semantic part
     fusion_k: float = FUSION_K
     hop: bool = HOP
+    window: int = RANK_WINDOW
 
 
 WEIGHTS = Weights()
@@ -143,8 +164,15 @@ class Bank:
         return int(self.vectors.shape[1])
 
     @classmethod
-    def build(cls, rows: Sequence[BankRow], dims: int, keys: Sequence[KeyInput] = ()) -> Bank:
-        """A bank of ``rows`` in the order given, with the ``keys`` of those rows.
+    def build(
+        cls,
+        rows: Sequence[BankRow],
+        dims: int,
+        keys: Sequence[KeyInput] = (),
+        quantize_at: int = QUANTIZE_AT,
+    ) -> Bank:
+        """A bank of ``rows`` in the order given, with the ``keys`` of those rows (held as
+        int8 codes too from ``quantize_at`` keys on: ``keyset``).
 
         Raises ValueError on a vector of another size or with a non-finite value.
         """
@@ -180,7 +208,7 @@ class Bank:
             pinned=np.array([r.pinned for r in rows], dtype=np.bool_),
             heuristic=np.array([r.heuristic for r in rows], dtype=np.bool_),
             postings={t: np.array(ix, dtype=np.int64) for t, ix in index.items()},
-            keys=Keys.build(ids, keys, dims) if keys else None,
+            keys=Keys.build(ids, keys, dims, quantize_at) if keys else None,
         )
 
 
@@ -209,7 +237,7 @@ class Scored:
     own_final: float | None = None  # the memory's own text's score, when a passage won
     fused: float = 0.0  # the order's score (module docstring)
     text_rank: int = 0  # its place among the candidates by its own text (from 1)
-    key_rank: int | None = None  # ... by its final score (None: keys unused)
+    key_rank: int | None = None  # ... by its final score (None: keys unused, or past the window)
     via: int | None = None  # the hop: the memory whose passage named what led here
     names: tuple[str, ...] = ()  # the hop: the names followed
 
@@ -242,20 +270,15 @@ def _semantic(
 ) -> npt.NDArray[np.float64]:
     if cand.size == 0 or (input_vec is None and context_vec is None):
         return np.zeros(cand.size, dtype=np.float64)
-    total = int(matrix.shape[0])
-    # Most rows are candidates: multiplying them all beats copying them out first.
-    rows = matrix if cand.size * 2 >= total else matrix[cand]
-
-    def cosines(query: FloatArray) -> npt.NDArray[np.float64]:
-        # One matrix-vector product each: a (N, 2) product goes through a slower GEMM path.
-        cos = (rows @ query).astype(np.float64)
-        return cos[cand] if rows is matrix else cos
-
     if input_vec is None or context_vec is None:
-        only = input_vec if input_vec is not None else context_vec
-        assert only is not None
-        return cosines(only)
-    return weights.input * cosines(input_vec) + weights.context * cosines(context_vec)
+        query = input_vec if input_vec is not None else context_vec
+        assert query is not None
+    else:  # a weighted sum of cosines is the cosine with the weighted sum: one product
+        query = (weights.input * input_vec + weights.context * context_vec).astype(np.float32)
+    # Most rows are candidates: multiplying them all beats copying them out first.
+    if cand.size * 2 >= int(matrix.shape[0]):
+        return (matrix @ query).astype(np.float64)[cand]
+    return (matrix[cand] @ query).astype(np.float64)
 
 
 def _lexical(
@@ -278,37 +301,125 @@ def _lexical(
 
 @dataclass
 class _KeyScores:
-    """The candidate keys' scores, over all key rows (-inf where not a candidate)."""
+    """The candidate keys' scores. ``semantic`` is exact where ``known``, elsewhere the int8
+    estimate, off by at most ``bound`` (``int8``). ``final`` is exact where ``known`` and
+    -inf elsewhere; it is known for every key that can be its memory's best key above the
+    memory's text while that memory can be in the first ``window`` by final score, and for
+    the best keys of all. ``low``: per bank row, the memory's final score where it is
+    settled (so for every memory in the first ``window``), a lower bound elsewhere."""
 
+    cand: BoolArray  # per key row: its memory is a candidate
     semantic: npt.NDArray[np.float64]
-    lexical: npt.NDArray[np.float64]
+    lexical: npt.NDArray[np.float64]  # exact (0 where not a candidate)
+    bound: npt.NDArray[np.float64]  # 0 where ``known``
+    known: BoolArray
     final: npt.NDArray[np.float64]
-    best: npt.NDArray[np.float64]  # per bank row: its best key's final (-inf: none)
+    low: npt.NDArray[np.float64]
+    weight: float  # the lexical weight
+    vectors: FloatArray
+    query: FloatArray | None  # the keys' query vector (None: no semantic part)
+
+    def exact(self, rows: IntArray) -> None:
+        """Make ``semantic`` and ``final`` exact at the candidate keys of ``rows``."""
+        rows = rows[self.cand[rows]]
+        unknown = rows[~self.known[rows]]
+        if unknown.size and self.query is not None:
+            self.semantic[unknown] = (self.vectors[unknown] @ self.query).astype(np.float64)
+        self.bound[unknown] = 0.0
+        self.known[unknown] = True
+        self.final[rows] = self.semantic[rows] + self.weight * self.lexical[rows]
+
+    def best_key(self, keys: Keys, row: int) -> tuple[int, float] | None:
+        """Candidate bank row ``row``'s best key (the first on a tie) and its final score,
+        every one of its keys made exact; None when it has none."""
+        start, end = int(keys.starts[row]), int(keys.starts[row + 1])
+        if start == end:
+            return None
+        if not self.known[start:end].all():
+            self.exact(np.arange(start, end, dtype=np.int64))
+        finals = self.semantic[start:end] + self.weight * self.lexical[start:end]
+        best = int(np.argmax(finals))
+        return start + best, float(finals[best])
+
+
+def _key_query(
+    input_vec: FloatArray | None, context_vec: FloatArray | None, weights: Weights
+) -> FloatArray | None:
+    """The one vector a key's semantic part is the cosine with (a weighted sum of the two
+    unit queries is a weighted sum of their cosines)."""
+    if input_vec is not None and (context_vec is None or weights.key_context == 0):
+        return input_vec
+    if input_vec is None:
+        return context_vec
+    assert context_vec is not None
+    mixed = (1.0 - weights.key_context) * input_vec + weights.key_context * context_vec
+    return mixed.astype(np.float32)
+
+
+def _per_memory_max(values: npt.NDArray[np.float64], keys: Keys) -> npt.NDArray[np.float64]:
+    """Per bank row, the largest of its keys' ``values`` (-inf for a memory without keys);
+    each memory's keys are one contiguous run, so this is one ``reduceat``."""
+    rows = keys.starts.shape[0] - 1
+    out = np.full(rows, -np.inf)
+    has = keys.starts[1:] > keys.starts[:-1]
+    if values.size and has.any():
+        out[has] = np.maximum.reduceat(values, keys.starts[:-1][has])
+    return out
+
+
+def _nth_largest(values: npt.NDArray[np.float64], n: int) -> float:
+    """The ``n``-th largest finite value (-inf when there are fewer than ``n``)."""
+    finite = values[np.isfinite(values)]
+    if n <= 0 or finite.size < n:
+        return -np.inf
+    return float(np.partition(finite, finite.size - n)[finite.size - n])
 
 
 def _key_scores(
     keys: Keys,
     mask: BoolArray,
+    own: npt.NDArray[np.float64],
     input_vec: FloatArray | None,
     context_vec: FloatArray | None,
     unique_terms: list[str],
     weights: Weights,
 ) -> _KeyScores:
-    key_mask = mask[keys.owner]
-    kc = np.flatnonzero(key_mask).astype(np.int64)
-    semantic = np.full(keys.size, -np.inf)
+    """``own``: per bank row, the memory's text score (-inf where not a candidate)."""
+    cand = mask[keys.owner]
+    query = _key_query(input_vec, context_vec, weights)
     lexical = np.zeros(keys.size)
-    final = np.full(keys.size, -np.inf)
-    best = np.full(mask.shape[0], -np.inf)
-    if kc.size and weights.source > 0:
-        share = weights._replace(input=1.0 - weights.key_context, context=weights.key_context)
-        if input_vec is not None and weights.key_context == 0:
-            context_vec = None
-        semantic[kc] = _semantic(keys.vectors, kc, input_vec, context_vec, share)
-        lexical[kc], _ = _lexical(keys.postings, key_mask, kc, unique_terms)
-        final[kc] = semantic[kc] + weights.lexical * lexical[kc]
-        np.maximum.at(best, keys.owner[kc], final[kc])
-    return _KeyScores(semantic, lexical, final, best)
+    kc = np.flatnonzero(cand).astype(np.int64)
+    if kc.size:
+        lexical[kc], _ = _lexical(keys.postings, cand, kc, unique_terms)
+    read = keys.codes.estimate(query) if keys.codes is not None and query is not None else None
+    if read is None:  # every key exact: one float32 product
+        semantic = (
+            (keys.vectors @ query).astype(np.float64) if query is not None else np.zeros(keys.size)
+        )
+        bound = np.zeros(keys.size)
+    else:
+        semantic, bound = read
+    scores = _KeyScores(
+        cand, semantic, lexical, bound, np.full(keys.size, read is None),
+        np.full(keys.size, -np.inf), own.copy(), weights.lexical, keys.vectors, query,
+    )  # fmt: skip
+    if not kc.size:
+        return scores
+    # Which keys can matter (the class docstring): those whose upper bound reaches their
+    # memory's text score, the lower bound of that memory's best key and the window's
+    # threshold (the window-th largest lower bound of a memory's final score), and those
+    # that can be the best key of all. With bounds of 0 (every key exact): each memory's
+    # best keys, where they beat its text and it is in the window.
+    estimate = semantic + weights.lexical * lexical
+    upper = np.where(cand, estimate + bound, -np.inf)
+    lower = np.where(cand, estimate - bound, -np.inf)
+    memory_low = np.maximum(own, _per_memory_max(lower, keys))
+    threshold = _nth_largest(memory_low, weights.window)
+    floor = np.maximum(memory_low, threshold)[keys.owner]
+    scores.exact(np.flatnonzero((upper >= floor) | (upper >= lower.max())).astype(np.int64))
+    low = np.where(scores.known, scores.final, lower)
+    scores.low = np.maximum(own, _per_memory_max(low, keys))
+    return scores
 
 
 def _ranks(score: npt.NDArray[np.float64], ids: IntArray) -> npt.NDArray[np.float64]:
@@ -317,6 +428,11 @@ def _ranks(score: npt.NDArray[np.float64], ids: IntArray) -> npt.NDArray[np.floa
     ranks = np.empty(score.size, dtype=np.float64)
     ranks[order] = np.arange(1, score.size + 1, dtype=np.float64)
     return ranks
+
+
+def _vote(ranks: npt.NDArray[np.float64], weight: float, weights: Weights) -> np.ndarray:
+    """A ranking's share of the fused score: weight / (k + place), 0 past the window."""
+    return np.where(ranks <= weights.window, weight / (weights.fusion_k + ranks), 0.0)
 
 
 @dataclass
@@ -328,10 +444,10 @@ class _Scores:
     semantic: npt.NDArray[np.float64]  # of the memory's own text
     lexical: npt.NDArray[np.float64]
     own: npt.NDArray[np.float64]  # the text's score
-    final: npt.NDArray[np.float64]  # the winning key's score
+    final: npt.NDArray[np.float64]  # the winning key's score (settled in the window only)
     fused: npt.NDArray[np.float64]
     text_rank: npt.NDArray[np.float64]
-    key_rank: npt.NDArray[np.float64] | None
+    key_rank: npt.NDArray[np.float64] | None  # inf past the window
     keyed: _KeyScores | None
 
 
@@ -350,13 +466,20 @@ def _score(
     own = semantic + weights.lexical * lexical
     text_rank = _ranks(own, ids)
     if bank.keys is None or not bank.keys.size or weights.source <= 0:
-        fused = 1.0 / (weights.fusion_k + text_rank)
+        fused = _vote(text_rank, 1.0, weights)
         return _Scores(cand, ids, semantic, lexical, own, own, fused, text_rank, None, None)
-    keyed = _key_scores(bank.keys, mask, input_unit, context_unit, unique_terms, weights)
-    final = np.maximum(own, keyed.best[cand])
+    own_rows = np.full(bank.size, -np.inf)
+    own_rows[cand] = own
+    keyed = _key_scores(bank.keys, mask, own_rows, input_unit, context_unit, unique_terms, weights)
+    final = keyed.low[cand]
     key_rank = _ranks(final, ids)
-    fused = 1.0 / (weights.fusion_k + text_rank) + weights.source / (weights.fusion_k + key_rank)
+    key_rank[key_rank > weights.window] = np.inf  # past the window ``final`` is a bound only
+    fused = _vote(text_rank, 1.0, weights) + _vote(key_rank, weights.source, weights)
     return _Scores(cand, ids, semantic, lexical, own, final, fused, text_rank, key_rank, keyed)
+
+
+def _place(rank: float) -> int | None:
+    return int(rank) if math.isfinite(rank) else None
 
 
 def rank(
@@ -386,17 +509,18 @@ def rank(
             id=int(sc.ids[pos]),
             semantic=float(sc.semantic[pos]),
             lexical=float(sc.lexical[pos]),
-            final=float(sc.final[pos]),
+            final=own,
             pinned=bool(bank.pinned[row]),
             heuristic=bool(bank.heuristic[row]),
             fused=float(sc.fused[pos]),
             text_rank=int(sc.text_rank[pos]),
-            key_rank=int(sc.key_rank[pos]) if sc.key_rank is not None else None,
+            key_rank=_place(sc.key_rank[pos]) if sc.key_rank is not None else None,
         )
-        if sc.keyed is not None and keys is not None and sc.keyed.best[row] > own:
-            start, end = int(keys.starts[row]), int(keys.starts[row + 1])
-            k = start + int(np.argmax(sc.keyed.final[start:end]))
-            out = _with_key(out, keys, k, sc.keyed.semantic[k], sc.keyed.lexical[k], own)
+        keyed = sc.keyed
+        best = keyed.best_key(keys, row) if keyed is not None and keys is not None else None
+        if best is not None and keys is not None and keyed is not None and best[1] > own:
+            k = best[0]
+            return _with_key(out, keys, k, keyed.semantic[k], keyed.lexical[k], own, final=best[1])
         return out
 
     pinned_pos = np.flatnonzero(bank.pinned[sc.cand])
@@ -441,31 +565,25 @@ class _Hop:
 
     bridge: int  # key row
     names: tuple[str, ...]
-    final: npt.NDArray[np.float64]  # per key row (-inf: not a candidate)
-    lexical: npt.NDArray[np.float64]
+    lexical: npt.NDArray[np.float64]  # per key row, for the hop's terms
+    weight: float  # the lexical weight
 
     @classmethod
     def plan(
         cls, sc: _Scores, keys: Keys | None, unique_terms: list[str], weights: Weights
     ) -> _Hop | None:
-        if not weights.hop or keys is None or sc.keyed is None:
+        if not weights.hop or keys is None or sc.keyed is None or not sc.keyed.cand.any():
             return None
-        finals = sc.keyed.final
-        key_mask = np.isfinite(finals)  # the candidate keys
-        if not key_mask.any():
-            return None
-        bridge = int(np.argmax(finals))
+        bridge = int(np.argmax(sc.keyed.final))  # exact: ``_KeyScores`` keeps the best of all
         asked = set(unique_terms)
         names = tuple(n for n in keys.names_of(bridge) if n not in asked)
         if not names:
             return None
         terms_ = [t for t in unique_terms if not keys.holds(bridge, t)] + list(names)
-        kc = np.flatnonzero(key_mask).astype(np.int64)
+        kc = np.flatnonzero(sc.keyed.cand).astype(np.int64)
         lexical = np.zeros(keys.size)
-        lexical[kc], _ = _lexical(keys.postings, key_mask, kc, terms_)
-        final = sc.keyed.semantic + weights.lexical * lexical  # -inf stays -inf
-        final[bridge] = -np.inf  # the bridge is where the hop starts, not where it lands
-        return cls(bridge, names, final, lexical)
+        lexical[kc], _ = _lexical(keys.postings, sc.keyed.cand, kc, terms_)
+        return cls(bridge, names, lexical, weights.lexical)
 
     def choose(
         self,
@@ -476,21 +594,22 @@ class _Hop:
         make: Callable[[int], Scored],
     ) -> Scored | None:
         """The best hop key's memory not chosen, suppressed or repeating a chosen one."""
-        keys = bank.keys
-        assert keys is not None and sc.keyed is not None
+        keys, keyed = bank.keys, sc.keyed
+        assert keys is not None and keyed is not None
         taken = {s.id for s in chosen} | {int(i) for i, _ in suppressed}
         via = int(bank.ids[keys.owner[self.bridge]])
-        for k in _best_keys(self.final):
+        for k in self._best_keys(keyed):
             row = int(keys.owner[k])
             if int(bank.ids[row]) in taken or _duplicate_of(bank, row, chosen) is not None:
                 continue
             pos = int(np.searchsorted(sc.cand, row))  # ``cand`` is ascending
             own = float(sc.own[pos])
+            final = keyed.semantic[k] + self.weight * self.lexical[k]
             return _with_key(
-                replace(make(pos), final=float(self.final[k])),
+                replace(make(pos), final=float(final)),
                 keys,
                 int(k),
-                sc.keyed.semantic[k],
+                keyed.semantic[k],
                 self.lexical[k],
                 own,
                 via=via,
@@ -498,29 +617,37 @@ class _Hop:
             )
         return None
 
+    def _best_keys(self, keyed: _KeyScores) -> Iterator[int]:
+        """Candidate keys but the bridge, best hop score first (ties by lower row), sorted
+        only as far as the caller reads (the keys are tens of thousands, the caller wants
+        one). Each window rescores exactly every key whose bound reaches its threshold, so
+        the keys it gives are in the exact order."""
+        rows = np.flatnonzero(keyed.cand)
+        rows = rows[rows != self.bridge].astype(np.int64)
+        estimate = keyed.semantic[rows] + self.weight * self.lexical[rows]
+        lower, upper = estimate - keyed.bound[rows], estimate + keyed.bound[rows]
+        window, given = _HOP_WINDOW, 0
+        while given < rows.size:
+            count = min(window, rows.size)
+            threshold = (
+                np.partition(lower, rows.size - count)[rows.size - count]
+                if count < rows.size
+                else -np.inf
+            )
+            among = rows[upper >= threshold]
+            keyed.exact(among)
+            final = keyed.semantic[among] + self.weight * self.lexical[among]
+            order = np.lexsort((among, -final))
+            certain = among[order][final[order] >= threshold]
+            for k in certain[given:]:
+                yield int(k)
+            given = max(given, certain.size)
+            if count == rows.size:
+                return
+            window *= 4
+
 
 _HOP_WINDOW = 16  # hop keys sorted at first: a few are passed over (their memory is in)
-
-
-def _best_keys(final: npt.NDArray[np.float64]) -> Iterator[int]:
-    """Key rows with a finite score, best first (ties by lower row), sorting only as far as
-    the caller reads: the keys are tens of thousands, the caller wants one."""
-    finite = np.flatnonzero(np.isfinite(final))
-    window = _HOP_WINDOW
-    done = 0
-    while done < finite.size:
-        count = min(window, finite.size)
-        if count < finite.size:
-            scores = final[finite]
-            kth = np.partition(scores, finite.size - count)[finite.size - count]
-            among = finite[scores >= kth]
-        else:
-            among = finite
-        order = among[np.lexsort((among, -final[among]))]
-        for k in order[done:]:
-            yield int(k)
-        done = order.size
-        window *= 4
 
 
 def _choose_rest(
