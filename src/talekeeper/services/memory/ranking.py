@@ -329,17 +329,25 @@ class _KeyScores:
         self.known[unknown] = True
         self.final[rows] = self.semantic[rows] + self.weight * self.lexical[rows]
 
-    def best_key(self, keys: Keys, row: int) -> tuple[int, float] | None:
-        """Candidate bank row ``row``'s best key (the first on a tie) and its final score,
-        every one of its keys made exact; None when it has none."""
-        start, end = int(keys.starts[row]), int(keys.starts[row + 1])
-        if start == end:
-            return None
-        if not self.known[start:end].all():
-            self.exact(np.arange(start, end, dtype=np.int64))
-        finals = self.semantic[start:end] + self.weight * self.lexical[start:end]
-        best = int(np.argmax(finals))
-        return start + best, float(finals[best])
+    def best_keys(self, keys: Keys, rows: IntArray) -> dict[int, tuple[int, float]]:
+        """For each candidate bank row of ``rows`` that has keys: its best key (the first on
+        a tie) and that key's final score, every one of its keys made exact first. One
+        gather and one ``reduceat`` for them all (every pinned memory is chosen at once)."""
+        starts, ends = keys.starts[rows], keys.starts[rows + 1]
+        has = ends > starts
+        rows, starts, counts = rows[has], starts[has], (ends - starts)[has]
+        if not rows.size:
+            return {}
+        offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+        span = np.arange(int(counts.sum()), dtype=np.int64)
+        key_rows = span - np.repeat(offsets, counts) + np.repeat(starts, counts)
+        self.exact(key_rows)
+        finals = self.semantic[key_rows] + self.weight * self.lexical[key_rows]
+        best = np.maximum.reduceat(finals, offsets)
+        owner = np.repeat(np.arange(rows.size), counts)
+        _, first = np.unique(owner[finals == best[owner]], return_index=True)
+        winners = key_rows[np.flatnonzero(finals == best[owner])[first]]
+        return {int(r): (int(k), float(f)) for r, k, f in zip(rows, winners, best, strict=True)}
 
 
 def _key_query(
@@ -501,6 +509,8 @@ def rank(
     _, term_weights = _lexical(bank.postings, mask, sc.cand, unique_terms)
     keys = bank.keys
 
+    settled: dict[int, tuple[int, float]] = {}
+
     def scored(pos: int) -> Scored:
         row = int(sc.cand[pos])
         own = float(sc.own[pos])
@@ -517,13 +527,19 @@ def rank(
             key_rank=_place(sc.key_rank[pos]) if sc.key_rank is not None else None,
         )
         keyed = sc.keyed
-        best = keyed.best_key(keys, row) if keyed is not None and keys is not None else None
-        if best is not None and keys is not None and keyed is not None and best[1] > own:
+        if keyed is None or keys is None:
+            return out
+        if row not in settled:
+            settled.update(keyed.best_keys(keys, np.array([row], dtype=np.int64)))
+        best = settled.get(row)
+        if best is not None and best[1] > own:
             k = best[0]
             return _with_key(out, keys, k, keyed.semantic[k], keyed.lexical[k], own, final=best[1])
         return out
 
     pinned_pos = np.flatnonzero(bank.pinned[sc.cand])
+    if sc.keyed is not None and keys is not None:
+        settled.update(sc.keyed.best_keys(keys, sc.cand[pinned_pos]))
     chosen = [scored(int(p)) for p in pinned_pos]
     order = np.lexsort((sc.ids, -sc.final, -sc.fused))
     rest = order[~bank.pinned[sc.cand[order]]]
