@@ -19,6 +19,7 @@ Invariants:
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,8 +33,11 @@ from talekeeper.providers.embedded import DEFAULT_N_CTX, EmbeddedProvider
 from talekeeper.providers.openai_compat import OpenAICompatProvider, shared_client
 from talekeeper.services.ai_calls import CallRecord, LoggedModel
 from talekeeper.services.limits import quoted
+from talekeeper.services.memory.bank import BankCache
 from talekeeper.services.memory.base import MemoryService, NullMemory
+from talekeeper.services.memory.passes.runner import Runner
 from talekeeper.services.memory.service import MemorySystem
+from talekeeper.services.memory.worker import Worker
 from talekeeper.services.models import ModelSet
 from talekeeper.services.scenarios import Scenario, load_scenarios
 from talekeeper.services.turns import TurnRunner
@@ -52,6 +56,16 @@ from talekeeper.storage.models import AiCall
 from talekeeper.storage.repositories.users import UserRepository
 
 log = logging.getLogger(__name__)
+
+
+def memory_system(
+    sessions: sessionmaker[Session], models_for_user: Callable[[int], ModelSet]
+) -> MemorySystem:
+    """The memory system and the adapter of its ``BackgroundWork`` port: today the
+    ``derived_jobs`` outbox and this process's worker, which runs the passes' runner."""
+    cache = BankCache()  # one per process: retrieval and the passes see the same bank
+    runner = Runner(sessions, models_for_user, cache)
+    return MemorySystem(sessions, cache, Worker(sessions, runner.run))
 
 
 # What a user may not set for themselves where the endpoint is the server's (accounts mode).
@@ -84,7 +98,7 @@ class Runtime:
             schema_head=migrate.head_revision(engine),
             scenarios=load_scenarios(),
         )
-        runtime.memory = MemorySystem(runtime.sessions, runtime.models_for_user)
+        runtime.memory = memory_system(runtime.sessions, runtime.models_for_user)
         return runtime
 
     async def start(self) -> None:

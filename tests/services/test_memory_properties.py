@@ -64,16 +64,21 @@ from talekeeper.services import adventures
 from talekeeper.services.memory import extractive, manage
 from talekeeper.services.memory.base import MatchedKey, RetrievalQuery
 from talekeeper.services.memory.evidence import passages
+from talekeeper.services.memory.passes.blocks import NewBlocks
+from talekeeper.services.memory.passes.refresh import RefreshStale
+from talekeeper.services.memory.passes.runner import Runner
+from talekeeper.services.memory.passes.seam import run_pass
+from talekeeper.services.memory.passes.work import Work
 from talekeeper.services.memory.service import MemorySystem
+from talekeeper.services.memory.source import material, source_rows
 from talekeeper.services.memory.summary import SUMMARY_EVERY
-from talekeeper.services.memory.work import Work, block_text, material, source_rows, upto
 from talekeeper.services.memory.writer import (
     BLOCK_ACTIONS,
     FIRST_AT,
     SETTLE_SLACK,
-    memory_pass,
+    block_text,
     plan_blocks,
-    refresh_stale,
+    upto,
 )
 from talekeeper.services.rendering import NARRATION, is_player, render
 from talekeeper.services.tree import Story
@@ -128,9 +133,14 @@ class Env:
         assert isinstance(self.runtime.memory, MemorySystem)
         return self.runtime.memory
 
+    @property
+    def runner(self) -> Runner:
+        """The runner the worker runs, over the same bank cache."""
+        return Runner(self.runtime.sessions, self.runtime.models_for_user, self.system.cache)
+
     def run(self, adventure_id: int) -> None:
         """One background run, as the worker would do it for a pending job."""
-        self.loop.run_until_complete(self.system.run(adventure_id))
+        self.loop.run_until_complete(self.runner.run(adventure_id))
         with session_scope(self.runtime.sessions) as session:
             job = session.get(DerivedJob, adventure_id)
             if job is not None:
@@ -1102,21 +1112,20 @@ def test_a_refresh_never_undoes_a_join_made_while_it_waited_for_the_model(
 
     double.responders["double-summary"] = held_refresh
     env = play.env
-    work = Work(
-        env.runtime.sessions,
-        play.adventure_id,
-        env.runtime.models_for_user(env.user_id),
-        env.system.cache,
-    )
+    sessions = env.runtime.sessions
+    work = Work(play.adventure_id, env.runtime.models_for_user(env.user_id), env.system.cache)
 
     async def second_run() -> None:
         await asyncio.to_thread(arrived.wait, 30)
-        assert await memory_pass(work)  # joins the gap: 18-29, rewritten, not stale
+        joins = await run_pass(sessions, play.adventure_id, NewBlocks(work))
+        assert joins.did_work  # joins the gap: 18-29, rewritten, not stale
         play.do(lambda s: s.edit(main[20].id, "Brother Tam counts 7 gulls on the chapel."))
         release.set()
 
     async def both() -> None:
-        await asyncio.gather(refresh_stale(work), second_run())
+        await asyncio.gather(
+            run_pass(sessions, play.adventure_id, RefreshStale(work)), second_run()
+        )
 
     env.loop.run_until_complete(both())
     settle(play)

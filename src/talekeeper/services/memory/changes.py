@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from talekeeper.core.lineage import lineage_of, on_lineage
 from talekeeper.services.memory.bank import BankCache, drop_keys, set_status
 from talekeeper.services.memory.base import StoryChange
-from talekeeper.services.memory.work import memory_lineage, upto
+from talekeeper.services.memory.writer import memory_lineage, upto
 from talekeeper.storage.models import Action, Memory, SummaryVersion
 from talekeeper.storage.repositories.memory import AUTO, COVERING, WITHDRAWN
 from talekeeper.storage.repositories.story import ACTIVE, StoryRepository

@@ -46,7 +46,7 @@ from talekeeper.services.memory.bank import (
     set_text,
 )
 from talekeeper.services.memory.base import MemoryService
-from talekeeper.services.memory.work import source_rows
+from talekeeper.services.memory.source import source_rows
 from talekeeper.services.rendering import render
 from talekeeper.services.tree import Story
 from talekeeper.storage.models import Adventure, Memory

@@ -1,9 +1,13 @@
 """The in-process background worker: one run per adventure at a time, never in a turn.
 
+The adapter of ``port.BackgroundWork`` over the ``derived_jobs`` table (an
+outbox written in the caller's transaction) and this process's event loop.
+
 Invariants:
 
 - Work exists as a ``derived_jobs`` row written in the transaction of the turn
-  (or change) that caused it, so it exists exactly when that commit happened.
+  (or change) that caused it (``request``), so it exists exactly when that commit
+  happened; the worker wakes itself after that commit.
 - Claims belong to a worker: each ``Worker`` has its own token (``owner``), and a
   run claims the row for it (``claimed_by``, ``claimed_at``) in one conditional
   UPDATE, runs every pass, then deletes the row, unless a newer request arrived
@@ -31,6 +35,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
+from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
@@ -93,6 +98,15 @@ class Worker:
                 log.exception("releasing this worker's background work claims failed")
         self.tasks.clear()
         self.loop = None
+
+    def request(self, session: Session, adventure_id: int) -> None:
+        """Ask for a run in the caller's transaction; the worker wakes once it commits."""
+        MemoryRepository(session).request_work(adventure_id)
+
+        def wake(_: Session) -> None:
+            self.kick(adventure_id)
+
+        event.listen(session, "after_commit", wake, once=True)
 
     def kick(self, adventure_id: int) -> None:
         """Wake the worker for an adventure; safe from any thread, a no-op when stopped."""

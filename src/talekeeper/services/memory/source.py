@@ -1,56 +1,36 @@
-"""What every background pass needs: the adventure, its path, its cast, its models.
+"""Where memories come from: the player's path, the adventure's fixed material, a
+memory's source block, and whether what was read is still the story.
+
+Reads within the caller's session only (no unit of work of its own, no model): the
+player's side (``manage``, ``changes``, ``summary``) and the background passes
+(``passes``) read the story the same way.
 
 Invariants:
 
-- A pass reads in short units of work of its own and never holds a
-  transaction open while a model runs; it writes each result in its own short
-  transaction after checking that what it read is still the story (the
-  actions still active, their text unchanged), so a turn, an undo or an edit
-  that landed during the model call is never overwritten.
 - A memory's source block is read along the branch it was written on, up to
   the node it is attached to, whatever branch the player is on now.
+- ``still_there`` is the re-check every background save starts with: each row
+  read is still an active action with the text that was read, so a turn, an
+  undo or an edit that landed meanwhile is never overwritten.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
-from talekeeper.core.errors import NotFound, ProviderError
+from talekeeper.core.errors import NotFound
 from talekeeper.core.lineage import BranchLink, Lineage, lineage_of
-from talekeeper.core.tokens import CharCounter, TokenCounter
-from talekeeper.providers.base import CompletionRequest
-from talekeeper.services.ai_calls import CallKind
+from talekeeper.core.tokens import TokenCounter
 from talekeeper.services.cards import CardView
-from talekeeper.services.memory.bank import BankCache
 from talekeeper.services.memory.cast import Persona, cast_brief
-from talekeeper.services.models import ModelSet
-from talekeeper.services.rendering import is_player, render
+from talekeeper.services.memory.writer import block_lead, memory_lineage
+from talekeeper.services.rendering import is_player
 from talekeeper.storage.models import Adventure, Memory
 from talekeeper.storage.repositories.memory import MemoryRepository, PathRow
 from talekeeper.storage.repositories.story import StoryRepository
-
-
-@dataclass
-class Work:
-    """One background run for one adventure."""
-
-    sessions: sessionmaker[Session]
-    adventure_id: int
-    models: ModelSet
-    cache: BankCache
-
-    @property
-    def writer(self) -> str:
-        return self.models.summary.model if self.models.summary else "extractive"
-
-    def counter(self) -> TokenCounter:
-        summary = self.models.summary
-        if summary is None:
-            return CharCounter()
-        return summary.provider.token_counter(summary.model)
 
 
 @dataclass(frozen=True)
@@ -107,48 +87,6 @@ def material(session: Session, adventure: Adventure) -> Material:
         cards=tuple(CardView.of(c) for c in StoryRepository(session).cards(adventure.id)),
         plot_essentials=adventure.plot_essentials,
     )
-
-
-async def ask(
-    work: Work,
-    request: CompletionRequest,
-    kind: CallKind,
-    clean: Callable[[str], str],
-    what: str,
-) -> str:
-    """One call to the summary model, its answer cleaned; an empty answer is a failure of
-    the pass (recorded, retried), never an empty memory or summary."""
-    model = work.models.summary
-    assert model is not None
-    result = await model.complete(request, kind=kind, adventure_id=work.adventure_id)
-    text = clean(result.text)
-    if not text:
-        raise ProviderError(f"The summary model ({model.model}) wrote an empty {what}.")
-    return text
-
-
-def upto(lineage: Lineage, depth: int) -> Lineage:
-    """``lineage`` cut at ``depth``: the path up to and including that depth."""
-    return tuple((b, depth if m is None else min(m, depth)) for b, m in lineage)
-
-
-def memory_lineage(links: dict[int, BranchLink], memory: Memory) -> Lineage:
-    """The path a memory was written on, up to the node it is attached to."""
-    return upto(lineage_of(links, memory.branch_id), memory.depth)
-
-
-def block_text(rows: Sequence[PathRow]) -> str:
-    """The block as the player read it: each action rendered, blank lines between."""
-    return "\n\n".join(render(r.type, r.text) for r in rows)
-
-
-def block_lead(previous: PathRow | None, first: PathRow) -> str:
-    """The player's action (``previous``, as the player read it) when the block starting
-    at ``first`` opens on the reply to it, else "": the extractive writer weighs what came
-    of that action."""
-    if previous is None or is_player(first.type) or not is_player(previous.type):
-        return ""
-    return render(previous.type, previous.text)
 
 
 def _source(session: Session, memory: Memory) -> tuple[Lineage, list[PathRow]]:
