@@ -27,8 +27,16 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# The tests that touch the database, run a second time on PostgreSQL (tests/pg.py starts a
+# throwaway server; where PostgreSQL is not installed, that pass says so and passes). Not
+# again: the browser and embedded-model tests (nothing in them differs by database) and
+# the pure unit tests at the top of tests/ and in tests/providers, tests/benchmarks.
+PG_TESTS := tests/test_storage.py tests/test_accounts_migration.py tests/test_postgres.py \
+	tests/test_postgres_differences.py tests/services tests/web tests/cli
+
 test: lint
 	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --db=postgresql -m "not model and not browser" $(PG_TESTS)
 
 format: install
 	$(BIN)/ruff format src tests benchmarks

@@ -1,13 +1,23 @@
-"""Shared fixtures: a loopback model double, a migrated temporary database, an app client."""
+"""Shared fixtures: a loopback model double, a migrated temporary database, an app client.
+
+The database is a SQLite file in the test's temporary folder, or with ``--db=postgresql``
+a database of its own in a throwaway PostgreSQL cluster (``tests/pg.py``): the same
+fixtures and tests run on either. ``database_url(path)`` is the database a test keeps
+at ``path`` (the same one each time it asks); ``make_settings`` uses the data folder's.
+Tests about one database itself are marked ``sqlite_only`` or ``postgresql_only`` (with
+the reason) and are not collected on the other pass.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
+from tests import pg
 from tests.double.server import ModelDouble
 
 from talekeeper.services.accounts import create_user
@@ -18,6 +28,105 @@ from talekeeper.web.app import create_app
 # The Host the test clients send: the app answers only loopback names (and those the
 # host allows), never FastAPI's default "testserver".
 LOCAL = "http://localhost"
+BACKENDS = ("sqlite", "postgresql")
+ONLY = {"sqlite": "sqlite_only", "postgresql": "postgresql_only"}  # backend -> its marker
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--db",
+        choices=BACKENDS,
+        default="sqlite",
+        help="the database the tests run on: sqlite (a file per test, the default) or "
+        "postgresql (a throwaway local cluster, a database per test)",
+    )
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if session.config.getoption("--db") != "postgresql":
+        return
+    try:
+        pg.active = pg.start()
+    except FileNotFoundError as exc:  # not installed: the pass is skipped, in one message
+        if os.environ.get(pg.REQUIRE_ENV):
+            pytest.exit(str(exc), returncode=1)
+        pg.missing = str(exc)
+    except RuntimeError as exc:
+        pytest.exit(str(exc), returncode=1)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if pg.active is not None:
+        pg.active.cluster.stop()
+        pg.active = None
+    if pg.missing and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.exitstatus = pytest.ExitCode.OK  # skipped for want of PostgreSQL: not a failure
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if pg.missing:
+        terminalreporter.section("PostgreSQL pass skipped", yellow=True)
+        terminalreporter.write_line(pg.missing)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests about one database itself are not collected on the other database's pass;
+    without PostgreSQL, its pass collects nothing."""
+    if pg.missing:
+        config.hook.pytest_deselected(items=list(items))
+        items.clear()
+        return
+    backend = config.getoption("--db")
+    keep: list[pytest.Item] = []
+    other: list[pytest.Item] = []
+    for item in items:
+        marks = {name: item.get_closest_marker(name) for name in ONLY.values()}
+        for name, mark in marks.items():
+            if mark is not None and not mark.args:
+                raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.{name} needs its reason")
+        elsewhere = [name for name, mark in marks.items() if mark and name != ONLY[backend]]
+        (other if elsewhere else keep).append(item)
+    if other:
+        config.hook.pytest_deselected(items=other)
+        items[:] = keep
+
+
+def on_postgresql() -> bool:
+    """Whether this is the PostgreSQL pass."""
+    return pg.active is not None
+
+
+def data_env(data: Path) -> dict[str, str]:
+    """The environment that points Talekeeper at the data folder ``data`` and its database
+    (on the PostgreSQL pass, the database ``make_settings`` gives the same folder)."""
+    env = {"TALEKEEPER_DATA_DIR": str(data)}
+    if pg.active is not None:
+        env["TALEKEEPER_DATABASE_URL"] = pg.active.url_for(str(data))
+    return env
+
+
+def data_database(data: Path) -> str:
+    """The URL of the database Talekeeper uses with the data folder ``data``."""
+    return data_env(data).get("TALEKEEPER_DATABASE_URL", f"sqlite:///{data / 'talekeeper.db'}")
+
+
+def database_url(path: Path, *, blank: bool = False) -> str:
+    """The database a test keeps at ``path``: that SQLite file, or on the PostgreSQL pass a
+    database of its own (the same one for the same path), migrated unless ``blank``. A
+    SQLite file starts blank; ``upgrade`` migrates either."""
+    if pg.active is None:
+        return f"sqlite:///{path}"
+    return pg.active.url_for(str(path), blank=blank)
+
+
+@pytest.fixture(autouse=True)
+def _drop_test_databases() -> Iterator[None]:
+    """On the PostgreSQL pass, the databases a test made are dropped when it ends."""
+    databases = pg.active
+    mark = databases.made if databases is not None else 0
+    yield
+    if databases is not None and pg.active is databases:
+        databases.drop_since(mark)
 
 
 @pytest.fixture
@@ -29,6 +138,8 @@ def double() -> Iterator[ModelDouble]:
 def make_settings(tmp_path: Path, **env: str) -> Settings:
     values = {"TALEKEEPER_DATA_DIR": str(tmp_path / "data")}
     values.update({"TALEKEEPER_" + k.upper(): v for k, v in env.items()})
+    if "database_url" not in env:
+        values = data_env(Path(values["TALEKEEPER_DATA_DIR"])) | values
     return load_settings(values)
 
 

@@ -24,6 +24,7 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+@pytest.mark.sqlite_only("the modes of SQLite's own files")
 def test_a_new_data_dir_and_its_database_files_are_private(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, api_key=SECRET_KEY)
     data = Path(settings.data_dir)
@@ -37,6 +38,7 @@ def test_a_new_data_dir_and_its_database_files_are_private(tmp_path: Path) -> No
     assert set(modes.values()) == {0o600}
 
 
+@pytest.mark.sqlite_only("the modes of SQLite's own files")
 def test_an_existing_database_readable_by_others_is_tightened_at_start(tmp_path: Path) -> None:
     data = tmp_path / "shared"
     data.mkdir(mode=0o755)
@@ -58,6 +60,7 @@ def test_an_existing_database_readable_by_others_is_tightened_at_start(tmp_path:
     assert _mode(data) == 0o755  # a directory we did not create is the owner's business
 
 
+@pytest.mark.sqlite_only("a SQLite trigger; tests/test_postgres.py has PostgreSQL's twin")
 def test_a_logged_database_error_shows_no_sql_parameters(
     endpoint_settings: Settings, double: ModelDouble, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -1,3 +1,9 @@
+"""The database layer on SQLite and PostgreSQL alike (``--db=postgresql`` runs this file
+again on a throwaway PostgreSQL): migrations from a blank database, up and down; models
+and migrations agree; units of work roll back, never lose an update to a race, and a
+read never waits for a writer. Tests of SQLite itself (its file, WAL, busy timeout,
+writer queue, the copy before a migration) are marked ``sqlite_only``."""
+
 from __future__ import annotations
 
 import logging
@@ -8,14 +14,17 @@ import threading
 import time
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, inspect, select, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
+from tests import pg
+from tests.conftest import database_url, on_postgresql
 
 from talekeeper.core.errors import ConfigurationError
 from talekeeper.storage import migrate
@@ -27,11 +36,21 @@ from talekeeper.storage.db import (
     session_scope,
 )
 from talekeeper.storage.models import Base, User
+from talekeeper.storage.postgresql import WRITER_LOCK
 from talekeeper.storage.repositories.users import UserRepository
+
+SQLITE_ITSELF = "about SQLite itself"
+
+
+def blank(path: Path) -> Engine:
+    """An engine on a blank database (no tables): the SQLite file at ``path``, or a
+    PostgreSQL database of its own."""
+    return make_engine(database_url(path, blank=True))
 
 
 def test_a_blank_database_migrates_to_head_with_the_local_user(tmp_path: Path) -> None:
-    engine = make_engine(f"sqlite:///{tmp_path / 'nested' / 'tk.db'}")
+    engine = blank(tmp_path / "nested" / "tk.db")
+    assert migrate.current_revision(engine) is None
     migrate.upgrade(engine)
     assert migrate.current_revision(engine) == migrate.head_revision(engine)
     assert {"users", "user_settings", "ai_calls"} <= set(inspect(engine).get_table_names())
@@ -40,13 +59,30 @@ def test_a_blank_database_migrates_to_head_with_the_local_user(tmp_path: Path) -
 
 
 def test_models_and_migrations_agree(tmp_path: Path) -> None:
-    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    engine = blank(tmp_path / "tk.db")
     migrate.upgrade(engine)
     with engine.connect() as connection:
         context = MigrationContext.configure(connection, opts={"compare_type": True})
         assert compare_metadata(context, Base.metadata) == []
 
 
+def test_down_to_nothing_and_up_again(tmp_path: Path) -> None:
+    """Every migration's downgrade undoes its upgrade: down to base leaves no table but
+    Alembic's own, and the way up again ends where a fresh database does."""
+    engine = blank(tmp_path / "tk.db")
+    migrate.upgrade(engine)
+    command.downgrade(migrate.alembic_config(engine), "base")
+    assert migrate.current_revision(engine) is None
+    assert set(inspect(engine).get_table_names()) <= {"alembic_version"}
+    migrate.upgrade(engine)
+    assert migrate.current_revision(engine) == migrate.head_revision(engine)
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT name FROM users")).scalars().all() == ["local"]
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        assert compare_metadata(context, Base.metadata) == []
+
+
+@pytest.mark.sqlite_only(SQLITE_ITSELF)
 def test_sqlite_runs_with_wal_foreign_keys_and_a_busy_timeout(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
     with engine.connect() as connection:
@@ -56,7 +92,7 @@ def test_sqlite_runs_with_wal_foreign_keys_and_a_busy_timeout(tmp_path: Path) ->
 
 
 def test_a_unit_of_work_rolls_back_on_error_and_settings_round_trip(tmp_path: Path) -> None:
-    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    engine = blank(tmp_path / "tk.db")
     migrate.upgrade(engine)
     sessions = make_session_factory(engine)
     try:
@@ -78,7 +114,7 @@ def test_a_unit_of_work_rolls_back_on_error_and_settings_round_trip(tmp_path: Pa
 
 
 def test_an_existing_story_summary_becomes_the_players_first_version(tmp_path: Path) -> None:
-    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    engine = blank(tmp_path / "tk.db")
     migrate.upgrade(engine, "0002")
     with engine.begin() as connection:
         now = "2026-12-01 10:00:00"
@@ -88,10 +124,10 @@ def test_an_existing_story_summary_becomes_the_players_first_version(tmp_path: P
                     "INSERT INTO adventures (user_id, title, persona_name, persona_pronouns, "
                     "persona_description, ai_instructions, plot_essentials, authors_note, "
                     "story_summary, auto_summarize, memory_bank, created_at, updated_at) "
-                    "VALUES (1, :t, '', '', '', '', '', '', :s, 1, 1, :n, :n)"
+                    "VALUES (1, :t, '', '', '', '', '', '', :s, true, true, :n, :n) RETURNING id"
                 ),
                 {"t": title, "s": summary, "n": now},
-            ).lastrowid
+            ).scalar_one()
             connection.execute(
                 text(
                     "INSERT INTO branches (adventure_id, fork_depth, name, created_at) "
@@ -131,17 +167,17 @@ def _story_at_0003(engine: Engine) -> None:
                 "INSERT INTO adventures (user_id, title, persona_name, persona_pronouns, "
                 "persona_description, ai_instructions, plot_essentials, authors_note, "
                 "auto_summarize, memory_bank, created_at, updated_at) "
-                "VALUES (1, 'kept', '', '', '', '', '', '', 1, 1, :n, :n)"
+                "VALUES (1, 'kept', '', '', '', '', '', '', true, true, :n, :n) RETURNING id"
             ),
             {"n": now},
-        ).lastrowid
+        ).scalar_one()
         branch = connection.execute(
             text(
                 "INSERT INTO branches (adventure_id, fork_depth, name, created_at) "
-                "VALUES (:a, 0, 'Main', :n)"
+                "VALUES (:a, 0, 'Main', :n) RETURNING id"
             ),
             {"a": adventure, "n": now},
-        ).lastrowid
+        ).scalar_one()
         for depth, state in ((0, "active"), (1, "take"), (1, "active")):
             connection.execute(
                 text(
@@ -160,7 +196,7 @@ def _story_at_0003(engine: Engine) -> None:
 
 
 def test_0004_counts_each_adventures_rows_and_downgrades_without_loss(tmp_path: Path) -> None:
-    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    engine = blank(tmp_path / "tk.db")
     _story_at_0003(engine)
     migrate.upgrade(engine)
     with engine.connect() as connection:
@@ -180,7 +216,7 @@ def test_0004_counts_each_adventures_rows_and_downgrades_without_loss(tmp_path: 
 
 
 def test_0006_drops_the_keys_so_they_are_read_again_with_their_names(tmp_path: Path) -> None:
-    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    engine = blank(tmp_path / "tk.db")
     _story_at_0003(engine)
     command.upgrade(migrate.alembic_config(engine), "0005")
     with engine.begin() as connection:
@@ -189,8 +225,8 @@ def test_0006_drops_the_keys_so_they_are_read_again_with_their_names(tmp_path: P
                 "INSERT INTO memories (adventure_id, branch_id, depth, text, terms, authority, "
                 "origin, writer, status, pinned, stale, revision, use_count, keyed, created_at, "
                 "updated_at) SELECT id, (SELECT min(id) FROM branches), 1, 'Toen hates cabbage.', "
-                "'toen hate cabbage', 'accepted_story', 'auto', '', 'active', 0, 0, 1, 0, 1, "
-                "created_at, created_at FROM adventures"
+                "'toen hate cabbage', 'accepted_story', 'auto', '', 'active', false, false, 1, 0, "
+                "true, created_at, created_at FROM adventures"
             )
         )
         connection.execute(
@@ -203,12 +239,13 @@ def test_0006_drops_the_keys_so_they_are_read_again_with_their_names(tmp_path: P
     migrate.upgrade(engine)
     with engine.connect() as connection:
         assert connection.execute(text("SELECT count(*) FROM memory_keys")).scalar() == 0
-        assert connection.execute(text("SELECT keyed FROM memories")).scalar() == 0
+        assert connection.execute(text("SELECT keyed FROM memories")).scalar() == 0  # false
         assert connection.execute(text("SELECT count(*) FROM memories")).scalar() == 1
         columns = {c["name"] for c in inspect(connection).get_columns("memory_keys")}
         assert "names" in columns
 
 
+@pytest.mark.sqlite_only("the copy is of SQLite's file; a PostgreSQL server backs up itself")
 def test_an_older_database_is_copied_before_it_is_migrated(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -236,7 +273,7 @@ def test_an_older_database_is_copied_before_it_is_migrated(
 
 
 def test_a_fresh_or_current_database_is_not_copied(tmp_path: Path) -> None:
-    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    engine = blank(tmp_path / "tk.db")
     migrate.upgrade(engine)  # fresh: nothing to keep
     migrate.upgrade(engine)  # already at head: nothing changes
     assert migrate.backup_before_upgrade(engine) is None
@@ -253,8 +290,9 @@ def test_read_then_write_transactions_racing_each_other_never_fail_as_locked(
 ) -> None:
     """Each unit reads a counter, lets the other thread commit, then writes it back: a
     deferred transaction would fail at its write (its snapshot is stale, and SQLite answers
-    "database is locked" at once, without waiting); a write unit takes the lock first."""
-    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    "database is locked" at once, without waiting); on PostgreSQL, READ COMMITTED alone
+    would lose updates. A write unit takes the writer lock first, on both."""
+    engine = make_engine(database_url(tmp_path / "tk.db"))
     migrate.upgrade(engine)
     sessions = make_session_factory(engine)
     _counter(sessions)
@@ -284,27 +322,60 @@ def test_read_then_write_transactions_racing_each_other_never_fail_as_locked(
         assert repo.settings(repo.local_user().id)["n"] == 2 * rounds  # no update was lost
 
 
+class OutsideWriter:
+    """Another process's connection to the same database, holding the writer lock."""
+
+    def __init__(self, url: str, path: Path) -> None:
+        self.connection: Any
+        if on_postgresql():
+            self.connection = pg.connect(url)
+            self.connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK,))
+        else:
+            self.connection = sqlite3.connect(path, isolation_level=None)
+            self.connection.execute("BEGIN IMMEDIATE")
+
+    def release(self) -> None:
+        self.connection.rollback()
+        self.connection.close()
+
+
 def test_a_read_unit_never_waits_for_a_writer_and_cannot_write(tmp_path: Path) -> None:
-    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}?timeout=2")
+    url = database_url(tmp_path / "tk.db")
+    engine = make_engine(f"{url}{'&' if '?' in url else '?'}timeout=2")
     migrate.upgrade(engine)
     sessions = make_session_factory(engine)
-    outside = sqlite3.connect(tmp_path / "tk.db", isolation_level=None)
-    outside.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    outside = OutsideWriter(url, tmp_path / "tk.db")
     try:
         began = time.monotonic()
         with read_scope(sessions) as session:
             assert session.scalar(select(User.name)) == "local"
         assert time.monotonic() - began < 0.5
-        with pytest.raises(OperationalError, match="readonly"), read_scope(sessions) as session:
+        refused = "readonly|read-only transaction"  # SQLite's words, PostgreSQL's
+        with pytest.raises(DBAPIError, match=refused), read_scope(sessions) as session:
             session.add(User(name="intruder"))
             session.flush()
     finally:
-        outside.execute("ROLLBACK")
-        outside.close()
+        outside.release()
     with read_scope(sessions) as session:
         assert session.scalar(select(User).where(User.name == "intruder")) is None
 
 
+def test_a_read_unit_sees_one_snapshot(tmp_path: Path) -> None:
+    """A read unit's second read sees what its first saw, whatever was committed between
+    them (SQLite's deferred transaction; REPEATABLE READ on PostgreSQL)."""
+    engine = make_engine(database_url(tmp_path / "tk.db"))
+    migrate.upgrade(engine)
+    sessions = make_session_factory(engine)
+    with read_scope(sessions) as reading:
+        before = reading.scalars(select(User.name)).all()
+        with session_scope(sessions) as writing:
+            writing.add(User(name="newcomer"))
+        assert reading.scalars(select(User.name)).all() == before
+    with read_scope(sessions) as reading:
+        assert "newcomer" in reading.scalars(select(User.name)).all()
+
+
+@pytest.mark.sqlite_only(SQLITE_ITSELF)
 def test_the_busy_timeout_comes_from_the_url_and_a_bad_one_is_refused(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}?timeout=0.25")
     with engine.connect() as connection:
@@ -313,6 +384,7 @@ def test_the_busy_timeout_comes_from_the_url_and_a_bad_one_is_refused(tmp_path: 
         make_engine(f"sqlite:///{tmp_path / 'tk.db'}?timeout=soon")
 
 
+@pytest.mark.sqlite_only("the writer queue is SQLite's (PostgreSQL queues its lock itself)")
 def test_the_writer_queue_hands_the_lock_over_in_arrival_order() -> None:
     """Writers that queued one after another get the lock in that order, and a newcomer
     never barges in ahead of a writer already waiting."""
@@ -343,6 +415,7 @@ def test_the_writer_queue_hands_the_lock_over_in_arrival_order() -> None:
     writers.release()
 
 
+@pytest.mark.sqlite_only("the writer queue is SQLite's (PostgreSQL queues its lock itself)")
 def test_a_writer_that_gives_up_leaves_the_queue() -> None:
     writers = WriterQueue()
     assert writers.acquire(1.0)
@@ -358,8 +431,9 @@ def test_writers_of_one_process_take_the_lock_in_turn(tmp_path: Path) -> None:
     a loaded machine can pause a thread between reading the count and joining the queue
     (CI once saw 15); SQLite's own busy handler, which polls with growing sleeps, let a
     waiting writer be overtaken by hundreds, so the bound still tells the two apart. The
-    exact order is the unit test above."""
-    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    exact order is the unit test above. On PostgreSQL the server queues the writer lock
+    itself, and the same bound holds."""
+    engine = make_engine(database_url(tmp_path / "tk.db"))
     migrate.upgrade(engine)
     sessions = make_session_factory(engine)
     threads, rounds = 8, 40

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 from talekeeper.core.errors import ConfigurationError
 from talekeeper.providers.base import without_userinfo
+from talekeeper.storage.dialect import complaint as database_url_complaint
 
 ENV_PREFIX = "TALEKEEPER_"
 EMBEDDED = "embedded"
@@ -41,6 +42,9 @@ DEFAULT_CONTEXT_TOKENS = 4096  # used when neither the setting nor the model say
 # A URL, a model name or a key: anything longer is a paste gone wrong, and it would be
 # stored and sent with every model call.
 TEXT_MAX = 2_000
+# A model name, or an endpoint URL without its credentials, is kept with every AI call and
+# every memory written, in columns of this many characters (PostgreSQL enforces them).
+STORED_MAX = 255
 
 
 class AuthMode(StrEnum):
@@ -161,6 +165,15 @@ def _check_url(value: str) -> str | None:
         return f"it is not a valid URL ({exc}); it must be {example}"
     if not parts.hostname or any(c.isspace() for c in value):
         return f"it has no host name; it must be {example}"
+    stored = len(without_userinfo(value).rstrip("/"))
+    if stored > STORED_MAX:
+        return f"it is {stored:,} characters (without any credentials); the limit is {STORED_MAX}"
+    return None
+
+
+def _check_model(value: str) -> str | None:
+    if len(value) > STORED_MAX:
+        return f"a model name is at most {STORED_MAX} characters; this one has {len(value):,}"
     return None
 
 
@@ -225,6 +238,7 @@ REGISTRY: tuple[Setting, ...] = (
         str,
         "",
         "SQLAlchemy URL; overrides the data dir's SQLite file (e.g. postgresql+psycopg://...).",
+        check=database_url_complaint,
         url=True,
     ),
     Setting(
@@ -251,6 +265,7 @@ REGISTRY: tuple[Setting, ...] = (
         EMBEDDED,
         "Narrator: a model name at the endpoint, or 'embedded' (in-process).",
         per_user=True,
+        check=_check_model,
     ),
     Setting(
         "summary_model",
@@ -259,6 +274,7 @@ REGISTRY: tuple[Setting, ...] = (
         "Memories and Story Summary: a model name, 'embedded' or 'extractive' (no model). "
         "Empty: the narrator's model, or 'extractive' when that is 'embedded'.",
         per_user=True,
+        check=_check_model,
     ),
     Setting(
         "embedding_model",
@@ -266,6 +282,7 @@ REGISTRY: tuple[Setting, ...] = (
         EMBEDDED,
         "Embeddings: a model name at the endpoint, 'embedded' (in-process) or 'none' (bank off).",
         per_user=True,
+        check=_check_model,
     ),
     Setting(
         "api_mode",

@@ -16,7 +16,6 @@ import json
 import queue
 import re
 import socket
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -27,7 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.cli.test_cli import Cli, one_line_error
-from tests.conftest import make_settings
+from tests.conftest import data_database, make_settings
 from tests.double.server import ModelDouble
 
 from talekeeper.cli.main import build_parser, main, setup_announcer
@@ -57,14 +56,12 @@ def add_account(cli: Cli, name: str, *flags: str) -> None:
 
 def owners(cli: Cli) -> dict[int, str]:
     """Each adventure's id and the name of the user it belongs to."""
-    with sqlite3.connect(cli.data / "talekeeper.db") as db:
-        query = "SELECT a.id, u.name FROM adventures a JOIN users u ON u.id = a.user_id"
-        return dict(db.execute(query).fetchall())
+    query = "SELECT a.id, u.name FROM adventures a JOIN users u ON u.id = a.user_id"
+    return dict(cli.query(query))
 
 
 def user_names(cli: Cli) -> list[str]:
-    with sqlite3.connect(cli.data / "talekeeper.db") as db:
-        return [name for (name,) in db.execute("SELECT name FROM users ORDER BY id")]
+    return [name for (name,) in cli.query("SELECT name FROM users ORDER BY id")]
 
 
 def new_id(done: subprocess.CompletedProcess[str]) -> int:
@@ -149,7 +146,7 @@ def test_play_with_no_adventure_suggests_the_command_with_the_account(cli: Cli) 
 
 
 def principal(cli: Cli, raw: str) -> accounts.Principal | None:
-    engine = make_engine(f"sqlite:///{cli.data / 'talekeeper.db'}")
+    engine = make_engine(data_database(cli.data))
     try:
         with read_scope(make_session_factory(engine)) as session:
             return accounts.principal_for_token(session, raw)

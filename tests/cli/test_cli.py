@@ -12,7 +12,6 @@ import copy
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -23,8 +22,9 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
-from tests.conftest import LOCAL, make_settings
+from tests.conftest import LOCAL, data_database, data_env, make_settings
 from tests.double.server import ModelDouble
 
 from talekeeper.core.clock import utcnow
@@ -32,7 +32,8 @@ from talekeeper.services.memory.authority import classify
 from talekeeper.services.memory.bank import set_pinned, set_status, set_vector
 from talekeeper.services.memory.scene import set_scene
 from talekeeper.services.memory.terms import term_set
-from talekeeper.storage.db import session_scope
+from talekeeper.storage import migrate
+from talekeeper.storage.db import make_engine, session_scope
 from talekeeper.storage.models import (
     Action,
     Adventure,
@@ -54,7 +55,7 @@ class Cli:
         self.data = data
         self.double = double
         self.env = {
-            "TALEKEEPER_DATA_DIR": str(data),
+            **data_env(data),
             "TALEKEEPER_ENDPOINT_URL": double.url,
             "TALEKEEPER_MODEL": "double-narrator",
             "TALEKEEPER_EMBEDDING_MODEL": "double-embed",
@@ -123,18 +124,26 @@ class Cli:
 
     def counts(self) -> dict[str, int]:
         """Rows per table: what an import that fails must leave exactly as it was."""
-        with sqlite3.connect(self.data / "talekeeper.db") as db:
-            tables = (
-                "adventures",
-                "branches",
-                "actions",
-                "story_cards",
-                "insights",
-                "memories",
-                "memory_uses",
-                "summary_versions",
-            )
-            return {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+        tables = (
+            "adventures",
+            "branches",
+            "actions",
+            "story_cards",
+            "insights",
+            "memories",
+            "memory_uses",
+            "summary_versions",
+        )
+        return {t: self.query(f"SELECT count(*) FROM {t}")[0][0] for t in tables}
+
+    def query(self, sql: str, **params: Any) -> list[tuple[Any, ...]]:
+        """Rows read straight from the database the commands use, as another process."""
+        engine = make_engine(data_database(self.data))
+        try:
+            with engine.connect() as connection:
+                return [tuple(row) for row in connection.execute(text(sql), params)]
+        finally:
+            engine.dispose()
 
 
 class Terminal:
@@ -231,7 +240,8 @@ def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
 def test_new_prints_the_id_and_play_picks_the_newest_adventure(cli: Cli) -> None:
     nothing = one_line_error(cli.run("play"))
     assert "no adventure yet" in nothing and "talekeeper new --scenario" in nothing
-    assert cli.data.joinpath("talekeeper.db").exists()  # migrated by that first command
+    migrated = cli.query("SELECT version_num FROM alembic_version")  # by that first command
+    assert migrated == [(migrate.head_revision(make_engine(data_database(cli.data))),)]
 
     blank, unknown = cli.run_all([["new"], ["new", "--scenario", "nowhere"]])
     assert blank.returncode == 1 and unknown.returncode == 1
@@ -252,9 +262,8 @@ def test_new_prints_the_id_and_play_picks_the_newest_adventure(cli: Cli) -> None
 
     # Without an id, play opens the newest adventure: here an empty story, where every
     # command that needs an action answers with one line and the game goes on.
-    with sqlite3.connect(cli.data / "talekeeper.db") as db:
-        query = "SELECT current_branch_id FROM adventures WHERE id = ?"
-        main = db.execute(query, (newest,)).fetchone()[0]
+    query = "SELECT current_branch_id FROM adventures WHERE id = :id"
+    main = cli.query(query, id=newest)[0][0]
     too_large = "99999999999999999999"  # more than the database can hold
     commands = [
         f"/branch {main}",

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select as sql_select
 from sqlalchemy.orm import Session, sessionmaker
+from tests.conftest import data_database, data_env
 
 from talekeeper.services import accounts
 from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
@@ -28,7 +29,7 @@ PASSWORD = "correct horse battery"
 class Users:
     def __init__(self, data: Path) -> None:
         self.data = data
-        self.env = {"TALEKEEPER_DATA_DIR": str(data), "PATH": os.environ["PATH"]}
+        self.env = {**data_env(data), "PATH": os.environ["PATH"]}
 
     def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
@@ -52,7 +53,7 @@ def users(tmp_path: Path) -> Users:
 
 @pytest.fixture
 def sessions(users: Users) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(f"sqlite:///{users.data / 'talekeeper.db'}")
+    engine = make_engine(data_database(users.data))
     yield make_session_factory(engine)
     engine.dispose()
 

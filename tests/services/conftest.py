@@ -1,4 +1,5 @@
-"""A migrated temporary SQLite database and its session factory, for service tests."""
+"""A migrated temporary database (SQLite, or PostgreSQL with ``--db=postgresql``) and its
+session factory, for service tests."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
+from tests.conftest import database_url
 
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory
@@ -14,7 +16,7 @@ from talekeeper.storage.db import make_engine, make_session_factory
 
 @pytest.fixture
 def sessions(tmp_path: Path) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(f"sqlite:///{tmp_path / 'tk.db'}")
+    engine = make_engine(database_url(tmp_path / "tk.db"))
     migrate.upgrade(engine)
     yield make_session_factory(engine)
     engine.dispose()

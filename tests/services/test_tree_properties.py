@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.orm import Session, sessionmaker
+from tests.conftest import database_url
 
 from talekeeper.core.errors import Conflict
 from talekeeper.services import adventures
@@ -28,7 +29,7 @@ OPS = ("do", "reply", "retry", "switch", "undo", "redo", "edit", "delete", "fork
 @pytest.fixture(scope="module")
 def sessions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sessionmaker[Session]]:
     path: Path = tmp_path_factory.mktemp("tree") / "tk.db"
-    engine = make_engine(f"sqlite:///{path}")
+    engine = make_engine(database_url(path))
     migrate.upgrade(engine)
     yield make_session_factory(engine)
     engine.dispose()

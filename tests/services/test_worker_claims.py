@@ -2,8 +2,9 @@
 ``talekeeper serve`` and ``talekeeper play`` are) never run one job twice, and a job whose
 owner was killed is recovered once its claim goes stale.
 
-Real parts throughout: a migrated SQLite file, ``Worker`` instances with short timings, and
-for the kill a worker in a child process ended with SIGKILL.
+Real parts throughout: a migrated database (a SQLite file, or PostgreSQL), ``Worker``
+instances with short timings, and for the kill a worker in a child process ended with
+SIGKILL.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
+from tests.conftest import database_url
 
 from talekeeper.core.clock import utcnow
 from talekeeper.services import adventures
@@ -54,7 +56,7 @@ asyncio.run(main())
 
 @pytest.fixture
 def database(tmp_path: Path) -> Iterator[tuple[str, sessionmaker[Session]]]:
-    url = f"sqlite:///{tmp_path / 'tk.db'}"
+    url = database_url(tmp_path / "tk.db")
     engine = make_engine(url)
     migrate.upgrade(engine)
     yield url, make_session_factory(engine)

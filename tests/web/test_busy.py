@@ -1,9 +1,11 @@
 """A database held busy by another connection: writes wait for it, then answer 503 with
 ``Retry-After``; reads go on; a turn's finished reply is never lost.
 
-The lock is taken from outside, as another process would: a plain ``sqlite3`` connection
-running ``BEGIN IMMEDIATE`` on the app's own database file. The app's database URL sets a
-short busy timeout (``?timeout=``), so "past the window" is about a second, not fifteen.
+The lock is taken from outside, as another process would: on SQLite a plain ``sqlite3``
+connection running ``BEGIN IMMEDIATE`` on the app's own database file; on PostgreSQL a
+plain ``psycopg`` connection holding the writer lock that every writing unit takes
+first. The app's database URL sets a short busy timeout (``?timeout=``, on either), so
+"past the window" is about a second, not fifteen.
 """
 
 from __future__ import annotations
@@ -17,15 +19,19 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import LOCAL, make_settings
+from sqlalchemy.engine import make_url
+from tests import pg
+from tests.conftest import LOCAL, database_url, make_settings
 from tests.double.server import ModelDouble
 from tests.live_server import serving
 from tests.web.sse import parse_events
 
 from talekeeper.settings import Settings
 from talekeeper.storage.db import LOCK_ATTEMPTS
+from talekeeper.storage.postgresql import WRITER_LOCK
 from talekeeper.web.app import create_app
 
 WAIT_S = 0.3  # each try's busy timeout, as the database URL sets it
@@ -34,21 +40,31 @@ REPLY = "The gate swings open and lantern light spills over the wet stones of th
 
 
 class OutsideLock:
-    """Another connection to the same file (opened once the app has created it) that can
-    hold the one write lock."""
+    """Another connection to the app's database (opened once the app has created it)
+    that can hold the one writer lock."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.connection: sqlite3.Connection | None = None
+    def __init__(self, url: str) -> None:
+        self.url = make_url(url)
+        self.connection: sqlite3.Connection | psycopg.Connection[Any] | None = None
 
     def take(self) -> None:
+        if self.url.get_backend_name() == "postgresql":
+            if self.connection is None:
+                self.connection = pg.connect(self.url.render_as_string(hide_password=False))
+            assert isinstance(self.connection, psycopg.Connection)
+            self.connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK,))
+            return
         if self.connection is None:
             self.connection = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=30
+                str(self.url.database), isolation_level=None, check_same_thread=False, timeout=30
             )
+        assert isinstance(self.connection, sqlite3.Connection)
         self.connection.execute("BEGIN IMMEDIATE")
 
     def release(self) -> None:
+        if isinstance(self.connection, psycopg.Connection):
+            self.connection.rollback()
+            return
         assert self.connection is not None
         self.connection.execute("ROLLBACK")
 
@@ -57,15 +73,17 @@ class OutsideLock:
             self.connection.close()
 
 
-def database(tmp_path: Path) -> Path:
-    return tmp_path / "data" / "talekeeper.db"
+def database(tmp_path: Path) -> str:
+    """The app's database URL, with the short busy timeout."""
+    url = database_url(tmp_path / "data" / "talekeeper.db")
+    return f"{url}{'&' if '?' in url else '?'}timeout={WAIT_S}"
 
 
 @pytest.fixture
 def busy_settings(tmp_path: Path, double: ModelDouble) -> Settings:
     return make_settings(
         tmp_path,
-        database_url=f"sqlite:///{database(tmp_path)}?timeout={WAIT_S}",
+        database_url=database(tmp_path),
         endpoint_url=double.url,
         model="double-narrator",
         embedding_model="double-embed",

@@ -151,6 +151,7 @@ def test_a_reply_is_not_saved_over_a_story_that_changed_while_it_streamed(
     assert "slow words arrive one at a time here" not in texts and "wait" not in texts
 
 
+@pytest.mark.sqlite_only("its fault is a trigger written in SQLite's dialect, from outside")
 def test_an_unexpected_failure_ends_the_stream_with_an_error_event_carrying_the_reply(
     server: str, double: ModelDouble, endpoint_settings: Settings
 ) -> None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import event
+
+pytestmark = pytest.mark.sqlite_only("reads SQLite's own query plans (EXPLAIN QUERY PLAN)")
 
 
 def test_every_statement_of_a_turn_uses_an_index_on_actions(client: TestClient) -> None:

@@ -8,7 +8,11 @@ Invariant: before a SQLite database file whose tables are at an older revision
 is migrated, it is copied next to itself (``<name>.backup-<revision>-<UTC time>``,
 mode 0600) with SQLite's backup API, which copies one consistent snapshot even
 while other connections write through the WAL; the log says where. A fresh
-database (no revision yet) or one already at the target makes no copy.
+database (no revision yet) or one already at the target makes no copy. A PostgreSQL
+database is the server's to back up (``pg_dump``): nothing is copied here.
+
+The same migrations run on SQLite and PostgreSQL (``migrations/env.py`` alters SQLite
+tables by copy where it must, PostgreSQL's in place).
 """
 
 from __future__ import annotations
@@ -22,9 +26,12 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 
 from talekeeper.core.clock import utcnow
-from talekeeper.storage.db import READ_ONLY
+from talekeeper.core.errors import ConfigurationError
+from talekeeper.storage.dialect import database_file
+from talekeeper.storage.locking import READ_ONLY
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +48,24 @@ def alembic_config(engine: Engine) -> Config:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
+    reachable(engine)
     backup_before_upgrade(engine, revision)
     command.upgrade(alembic_config(engine), revision)
+
+
+def reachable(engine: Engine) -> None:
+    """Open one connection, or say in one sentence why the database cannot be opened (a
+    server that is down or refuses us, a file that cannot be created): the first thing
+    every start does, so a wrong URL is a clear error rather than a traceback."""
+    try:
+        engine.connect().close()
+    except OperationalError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
+        raise ConfigurationError(
+            f"Talekeeper could not open its database ({reason}). Check "
+            f"TALEKEEPER_DATABASE_URL (or the data folder) and that the database server is "
+            f"running, then start again."
+        ) from exc
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -62,7 +85,7 @@ def head_revision(engine: Engine) -> str | None:
 def backup_before_upgrade(engine: Engine, revision: str = "head") -> Path | None:
     """Copy the SQLite database file if upgrading to ``revision`` would migrate it; the
     copy's path, or None when there is nothing to copy (not a file, fresh, up to date)."""
-    path = _database_file(engine)
+    path = database_file(engine)
     if path is None:
         return None
     current = current_revision(engine)
@@ -78,16 +101,6 @@ def backup_before_upgrade(engine: Engine, revision: str = "head") -> Path | None
         target,
     )
     return copy
-
-
-def _database_file(engine: Engine) -> Path | None:
-    if engine.dialect.name != "sqlite":
-        return None
-    database = engine.url.database
-    if not database or database == ":memory:" or database.startswith("file:"):
-        return None
-    path = Path(database).expanduser()
-    return path if path.is_file() and path.stat().st_size > 0 else None
 
 
 def _backup(path: Path, revision: str) -> Path:

@@ -3,6 +3,8 @@
 Invariants:
 
 - Every timestamp is stored as UTC and read back timezone-aware (``UtcDateTime``).
+- Row ids, and every column that holds one, are 64-bit on SQLite and PostgreSQL alike
+  (``ID``); other whole numbers (depths, takes, counts) are 32-bit.
 - Every adventure and settings row belongs to a user; a local user exists from
   the first migration on, so a fresh install needs no login.
 - Sign-in secrets are never stored as given: passwords as argon2id hashes,
@@ -25,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -51,6 +54,11 @@ NAMING = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+# Row ids are 64-bit on both databases, so every id a client can name (``limits.MAX_ID``)
+# fits its column: BIGINT on PostgreSQL; on SQLite INTEGER, because only an INTEGER
+# PRIMARY KEY is the (64-bit) rowid that numbers new rows.
+ID = BigInteger().with_variant(Integer(), "sqlite")
 
 LOCAL_USER = "local"  # the user every request acts as until login exists
 
@@ -84,7 +92,7 @@ class User(Base):
 
     __tablename__ = "users"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
     name: Mapped[str] = mapped_column(String(80), unique=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     password_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)  # argon2id
@@ -98,8 +106,8 @@ class AuthSession(Base):
 
     __tablename__ = "auth_sessions"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"), index=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 hex of the id
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
@@ -111,8 +119,8 @@ class ApiToken(Base):
 
     __tablename__ = "api_tokens"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(80))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     scopes: Mapped[str] = mapped_column(String(64))  # space-separated scope names
@@ -127,7 +135,7 @@ class UserSetting(Base):
     __tablename__ = "user_settings"
 
     user_id: Mapped[int] = mapped_column(
-        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+        ID, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
     )
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
@@ -140,12 +148,12 @@ class AiCall(Base):
     __tablename__ = "ai_calls"
     __table_args__ = (Index("ix_ai_calls_user_id_id", "user_id", "id"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
     user_id: Mapped[int | None] = mapped_column(
-        ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+        ID, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
     )
     adventure_id: Mapped[int | None] = mapped_column(
-        ForeignKey("adventures.id", ondelete="SET NULL"), nullable=True, index=True
+        ID, ForeignKey("adventures.id", ondelete="SET NULL"), nullable=True, index=True
     )
     kind: Mapped[str] = mapped_column(String(16))
     provider: Mapped[str] = mapped_column(String(255))
@@ -163,8 +171,8 @@ class Adventure(Base):
 
     __tablename__ = "adventures"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"), index=True)
     title: Mapped[str] = mapped_column(String(200))
     scenario_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
     persona_name: Mapped[str] = mapped_column(String(120), default="")
@@ -183,7 +191,7 @@ class Adventure(Base):
     scene_by_player: Mapped[bool] = mapped_column(Boolean, default=False)
     # No foreign key: adventures and branches would reference each other, which SQLite's
     # table-copy migrations handle badly; the tree service keeps it pointing at a branch.
-    current_branch_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    current_branch_id: Mapped[int | None] = mapped_column(ID, nullable=True)
     # Action rows of every state, kept by the tree service as it writes them (the cap on
     # rows per adventure reads it instead of counting); NULL until first counted.
     action_rows: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -197,15 +205,15 @@ class Branch(Base):
 
     __tablename__ = "branches"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
     adventure_id: Mapped[int] = mapped_column(
-        ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), index=True
     )
     parent_id: Mapped[int | None] = mapped_column(
-        ForeignKey("branches.id", ondelete="CASCADE"), nullable=True
+        ID, ForeignKey("branches.id", ondelete="CASCADE"), nullable=True
     )
     fork_depth: Mapped[int] = mapped_column(Integer, default=0)
-    forked_from_action_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    forked_from_action_id: Mapped[int | None] = mapped_column(ID, nullable=True)
     name: Mapped[str] = mapped_column(String(120), default="")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
@@ -234,11 +242,11 @@ class Action(Base):
         ),
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
     adventure_id: Mapped[int] = mapped_column(
-        ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), index=True
     )
-    branch_id: Mapped[int] = mapped_column(ForeignKey("branches.id", ondelete="CASCADE"))
+    branch_id: Mapped[int] = mapped_column(ID, ForeignKey("branches.id", ondelete="CASCADE"))
     depth: Mapped[int] = mapped_column(Integer)
     type: Mapped[str] = mapped_column(String(16))
     text: Mapped[str] = mapped_column(Text)
@@ -253,9 +261,9 @@ class StoryCard(Base):
 
     __tablename__ = "story_cards"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
     adventure_id: Mapped[int] = mapped_column(
-        ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), index=True
     )
     name: Mapped[str] = mapped_column(String(120))
     type: Mapped[str] = mapped_column(String(16))
@@ -272,7 +280,7 @@ class InsightSnapshot(Base):
     __tablename__ = "insights"
 
     action_id: Mapped[int] = mapped_column(
-        ForeignKey("actions.id", ondelete="CASCADE"), primary_key=True
+        ID, ForeignKey("actions.id", ondelete="CASCADE"), primary_key=True
     )
     data: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
@@ -298,14 +306,14 @@ class Memory(Base):
         Index("ix_memories_branch_id_depth", "branch_id", "depth"),
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
     adventure_id: Mapped[int] = mapped_column(
-        ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), index=True
     )
-    branch_id: Mapped[int] = mapped_column(ForeignKey("branches.id", ondelete="CASCADE"))
+    branch_id: Mapped[int] = mapped_column(ID, ForeignKey("branches.id", ondelete="CASCADE"))
     depth: Mapped[int] = mapped_column(Integer)
     action_id: Mapped[int | None] = mapped_column(
-        ForeignKey("actions.id", ondelete="SET NULL"), nullable=True
+        ID, ForeignKey("actions.id", ondelete="SET NULL"), nullable=True
     )
     source_start: Mapped[int | None] = mapped_column(Integer, nullable=True)
     source_end: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -338,10 +346,10 @@ class MemoryKey(Base):
     __tablename__ = "memory_keys"
     __table_args__ = (Index("ix_memory_keys_memory_id_position", "memory_id", "position"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    memory_id: Mapped[int] = mapped_column(ForeignKey("memories.id", ondelete="CASCADE"))
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
+    memory_id: Mapped[int] = mapped_column(ID, ForeignKey("memories.id", ondelete="CASCADE"))
     adventure_id: Mapped[int] = mapped_column(
-        ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), index=True
     )
     position: Mapped[int] = mapped_column(Integer)  # story order within the memory
     depth: Mapped[int] = mapped_column(Integer)  # the action the passage comes from
@@ -358,10 +366,10 @@ class MemoryUse(Base):
     __tablename__ = "memory_uses"
 
     memory_id: Mapped[int] = mapped_column(
-        ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True
+        ID, ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True
     )
     action_id: Mapped[int] = mapped_column(
-        ForeignKey("actions.id", ondelete="CASCADE"), primary_key=True
+        ID, ForeignKey("actions.id", ondelete="CASCADE"), primary_key=True
     )
 
 
@@ -379,21 +387,21 @@ class SummaryVersion(Base):
 
     __tablename__ = "summary_versions"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
     adventure_id: Mapped[int] = mapped_column(
-        ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), index=True
     )
-    branch_id: Mapped[int] = mapped_column(ForeignKey("branches.id", ondelete="CASCADE"))
+    branch_id: Mapped[int] = mapped_column(ID, ForeignKey("branches.id", ondelete="CASCADE"))
     depth: Mapped[int] = mapped_column(Integer)  # -1: before the first action
     action_id: Mapped[int | None] = mapped_column(
-        ForeignKey("actions.id", ondelete="SET NULL"), nullable=True
+        ID, ForeignKey("actions.id", ondelete="SET NULL"), nullable=True
     )
     covers_to: Mapped[int] = mapped_column(Integer)  # the depth its content covers up to
     text: Mapped[str] = mapped_column(Text)
     trigger: Mapped[str] = mapped_column(String(12))
     writer: Mapped[str] = mapped_column(String(255), default="")
-    base_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    refreshes_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    base_id: Mapped[int | None] = mapped_column(ID, nullable=True)
+    refreshes_id: Mapped[int | None] = mapped_column(ID, nullable=True)
     stale: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
@@ -410,7 +418,7 @@ class DerivedJob(Base):
     __tablename__ = "derived_jobs"
 
     adventure_id: Mapped[int] = mapped_column(
-        ForeignKey("adventures.id", ondelete="CASCADE"), primary_key=True
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), primary_key=True
     )
     requested_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     claimed_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
@@ -423,7 +431,7 @@ class DerivedState(Base):
     __tablename__ = "derived_states"
 
     adventure_id: Mapped[int] = mapped_column(
-        ForeignKey("adventures.id", ondelete="CASCADE"), primary_key=True
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), primary_key=True
     )
     kind: Mapped[str] = mapped_column(String(16), primary_key=True)
     state: Mapped[str] = mapped_column(String(8), default="idle")  # idle, running, failed

@@ -1,7 +1,8 @@
 """The write of an import: a checked plan, inserted in one short transaction.
 
 Each table is one bulk insert, in the order of its references (adventure, branches,
-actions, cards, snapshots, memories and their uses, summary versions). The ids the
+actions, cards, snapshots, memories and their uses, summary versions); on PostgreSQL a
+batch of thousands of rows goes in a few statements (one holds at most 32,700 values). The ids the
 database gives are read back in the order of the rows sent: with ``RETURNING`` where the
 database returns a batch's ids in order (PostgreSQL), else (SQLite) by the rule that a new
 row takes the largest id plus one, under the write lock this transaction holds.
@@ -18,6 +19,7 @@ from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.services.exchange.plan import ImportPlan, Planned, Ref
+from talekeeper.storage.dialect import returns_ids_in_order
 from talekeeper.storage.models import (
     Action,
     Adventure,
@@ -100,7 +102,7 @@ def _insert(
 
 def _new_ids(session: Session, table: Any, values: list[dict[str, Any]]) -> list[int]:
     """Insert ``values``; the ids they were given, in the order sent."""
-    if session.get_bind().dialect.name != "sqlite":
+    if returns_ids_in_order(session.get_bind()):
         statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
         return [int(i) for i in session.execute(statement, values).scalars()]
     # SQLite cannot return a batch's ids in order, so it would insert row by row. But it

@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Engine
 
+from talekeeper.storage.dialect import alters_by_copy
 from talekeeper.storage.models import Base
 
 engine = context.config.attributes.get("engine")
@@ -15,7 +16,7 @@ with engine.connect() as connection:
     context.configure(
         connection=connection,
         target_metadata=Base.metadata,
-        render_as_batch=connection.dialect.name == "sqlite",  # SQLite alters tables by copy
+        render_as_batch=alters_by_copy(connection),
         compare_type=True,
     )
     with context.begin_transaction():

@@ -7,7 +7,8 @@ Invariants:
   anchor action also needs that action to be active (an undone or replaced node takes
   its versions out of force without deleting them).
 - The bank's hot read (``bank_rows``) never loads memory text: ids, node,
-  flags, vector and terms only, and only rows whose revision moved.
+  flags, vector and terms only, and only rows whose revision moved, in revision order
+  on every database.
 - ``next_revision`` is the only source of revisions: one per adventure, growing.
 - A job's claim names its owner (a worker's token); claiming is one conditional
   UPDATE, so of two workers racing for a job exactly one wins, and a claim is
@@ -208,7 +209,10 @@ class MemoryRepository:
             query = query.where(Memory.id.in_(ids))
         else:
             query = query.where(Memory.revision > after_revision)
-        # Through the connection: plain rows, without the ORM's per-row machinery.
+        # In revision order on every database (the bank keeps the order it read them in;
+        # without an order PostgreSQL returns rows as they lie in the table, where an update
+        # moves a row to the end). Through the connection: plain rows, without the ORM.
+        query = query.order_by(Memory.revision, Memory.id)
         return [BankRow._make(row) for row in self.session.connection().execute(query).all()]
 
     def texts(self, ids: Sequence[int]) -> dict[int, Memory]:

@@ -39,7 +39,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from talekeeper.core.lineage import BranchLink, Lineage
-from talekeeper.storage.models import Action, Adventure, Branch, InsightSnapshot, StoryCard
+from talekeeper.storage.models import ID, Action, Adventure, Branch, InsightSnapshot, StoryCard
 
 Row = TypeVar("Row", Action, "ActionText")
 
@@ -128,7 +128,7 @@ def _entry_ranges(lineage: Lineage) -> list[tuple[tuple[int, int | None], int, i
 
 def _lineage_table(lineage: Lineage) -> Any:
     rows = ", ".join(f"(:lineage_b{i}, :lineage_m{i})" for i in range(len(lineage)))
-    params = [bindparam(f"lineage_b{i}", b, type_=_INT) for i, (b, _) in enumerate(lineage)]
+    params = [bindparam(f"lineage_b{i}", b, type_=ID) for i, (b, _) in enumerate(lineage)]
     params += [
         bindparam(f"lineage_m{i}", OPEN if m is None else m, type_=_INT)
         for i, (_, m) in enumerate(lineage)
@@ -137,7 +137,7 @@ def _lineage_table(lineage: Lineage) -> Any:
     return (
         text(f"VALUES {rows}")
         .bindparams(*params)
-        .columns(column("column1", _INT), column("column2", _INT))
+        .columns(column("column1", ID), column("column2", _INT))
         .cte("lineage")
     )
 

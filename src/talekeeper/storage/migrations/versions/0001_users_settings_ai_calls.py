@@ -16,11 +16,14 @@ down_revision: str | None = None
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+# Row ids: BIGINT on PostgreSQL; on SQLite INTEGER, whose key is the 64-bit rowid.
+ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
 
 def upgrade() -> None:
     users = op.create_table(
         "users",
-        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("id", ID, nullable=False),
         sa.Column("name", sa.String(length=80), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_users")),
@@ -28,7 +31,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "user_settings",
-        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("user_id", ID, nullable=False),
         sa.Column("key", sa.String(length=64), nullable=False),
         sa.Column("value", sa.Text(), nullable=False),
         sa.Column("updated_at", sa.DateTime(), nullable=False),
@@ -42,9 +45,9 @@ def upgrade() -> None:
     )
     op.create_table(
         "ai_calls",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("user_id", sa.Integer(), nullable=True),
-        sa.Column("adventure_id", sa.Integer(), nullable=True),
+        sa.Column("id", ID, nullable=False),
+        sa.Column("user_id", ID, nullable=True),
+        sa.Column("adventure_id", ID, nullable=True),
         sa.Column("kind", sa.String(length=16), nullable=False),
         sa.Column("provider", sa.String(length=255), nullable=False),
         sa.Column("model", sa.String(length=255), nullable=False),

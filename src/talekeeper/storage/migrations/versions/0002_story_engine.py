@@ -15,12 +15,15 @@ down_revision: str | None = "0001"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+# Row ids: BIGINT on PostgreSQL; on SQLite INTEGER, whose key is the 64-bit rowid.
+ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
 
 def upgrade() -> None:
     op.create_table(
         "adventures",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("id", ID, nullable=False),
+        sa.Column("user_id", ID, nullable=False),
         sa.Column("title", sa.String(length=200), nullable=False),
         sa.Column("scenario_id", sa.String(length=64), nullable=True),
         sa.Column("persona_name", sa.String(length=120), nullable=False),
@@ -32,7 +35,7 @@ def upgrade() -> None:
         sa.Column("story_summary", sa.Text(), nullable=False),
         sa.Column("auto_summarize", sa.Boolean(), nullable=False),
         sa.Column("memory_bank", sa.Boolean(), nullable=False),
-        sa.Column("current_branch_id", sa.Integer(), nullable=True),
+        sa.Column("current_branch_id", ID, nullable=True),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.Column("updated_at", sa.DateTime(), nullable=False),
         sa.ForeignKeyConstraint(
@@ -43,11 +46,11 @@ def upgrade() -> None:
     op.create_index(op.f("ix_adventures_user_id"), "adventures", ["user_id"])
     op.create_table(
         "branches",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("adventure_id", sa.Integer(), nullable=False),
-        sa.Column("parent_id", sa.Integer(), nullable=True),
+        sa.Column("id", ID, nullable=False),
+        sa.Column("adventure_id", ID, nullable=False),
+        sa.Column("parent_id", ID, nullable=True),
         sa.Column("fork_depth", sa.Integer(), nullable=False),
-        sa.Column("forked_from_action_id", sa.Integer(), nullable=True),
+        sa.Column("forked_from_action_id", ID, nullable=True),
         sa.Column("name", sa.String(length=120), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.ForeignKeyConstraint(
@@ -67,9 +70,9 @@ def upgrade() -> None:
     op.create_index(op.f("ix_branches_adventure_id"), "branches", ["adventure_id"])
     op.create_table(
         "actions",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("adventure_id", sa.Integer(), nullable=False),
-        sa.Column("branch_id", sa.Integer(), nullable=False),
+        sa.Column("id", ID, nullable=False),
+        sa.Column("adventure_id", ID, nullable=False),
+        sa.Column("branch_id", ID, nullable=False),
         sa.Column("depth", sa.Integer(), nullable=False),
         sa.Column("type", sa.String(length=16), nullable=False),
         sa.Column("text", sa.Text(), nullable=False),
@@ -104,8 +107,8 @@ def upgrade() -> None:
     )
     op.create_table(
         "story_cards",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("adventure_id", sa.Integer(), nullable=False),
+        sa.Column("id", ID, nullable=False),
+        sa.Column("adventure_id", ID, nullable=False),
         sa.Column("name", sa.String(length=120), nullable=False),
         sa.Column("type", sa.String(length=16), nullable=False),
         sa.Column("keywords", sa.Text(), nullable=False),
@@ -124,7 +127,7 @@ def upgrade() -> None:
     op.create_index(op.f("ix_story_cards_adventure_id"), "story_cards", ["adventure_id"])
     op.create_table(
         "insights",
-        sa.Column("action_id", sa.Integer(), nullable=False),
+        sa.Column("action_id", ID, nullable=False),
         sa.Column("data", sa.Text(), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.ForeignKeyConstraint(

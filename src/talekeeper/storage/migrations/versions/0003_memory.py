@@ -19,15 +19,18 @@ down_revision: str | None = "0002"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+# Row ids: BIGINT on PostgreSQL; on SQLite INTEGER, whose key is the 64-bit rowid.
+ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
 
 def upgrade() -> None:
     op.create_table(
         "memories",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("adventure_id", sa.Integer(), nullable=False),
-        sa.Column("branch_id", sa.Integer(), nullable=False),
+        sa.Column("id", ID, nullable=False),
+        sa.Column("adventure_id", ID, nullable=False),
+        sa.Column("branch_id", ID, nullable=False),
         sa.Column("depth", sa.Integer(), nullable=False),
-        sa.Column("action_id", sa.Integer(), nullable=True),
+        sa.Column("action_id", ID, nullable=True),
         sa.Column("source_start", sa.Integer(), nullable=True),
         sa.Column("source_end", sa.Integer(), nullable=True),
         sa.Column("text", sa.Text(), nullable=False),
@@ -72,8 +75,8 @@ def upgrade() -> None:
     op.create_index(op.f("ix_memories_adventure_id"), "memories", ["adventure_id"], unique=False)
     op.create_table(
         "memory_uses",
-        sa.Column("memory_id", sa.Integer(), nullable=False),
-        sa.Column("action_id", sa.Integer(), nullable=False),
+        sa.Column("memory_id", ID, nullable=False),
+        sa.Column("action_id", ID, nullable=False),
         sa.ForeignKeyConstraint(
             ["action_id"],
             ["actions.id"],
@@ -90,17 +93,17 @@ def upgrade() -> None:
     )
     op.create_table(
         "summary_versions",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("adventure_id", sa.Integer(), nullable=False),
-        sa.Column("branch_id", sa.Integer(), nullable=False),
+        sa.Column("id", ID, nullable=False),
+        sa.Column("adventure_id", ID, nullable=False),
+        sa.Column("branch_id", ID, nullable=False),
         sa.Column("depth", sa.Integer(), nullable=False),
-        sa.Column("action_id", sa.Integer(), nullable=True),
+        sa.Column("action_id", ID, nullable=True),
         sa.Column("covers_to", sa.Integer(), nullable=False),
         sa.Column("text", sa.Text(), nullable=False),
         sa.Column("trigger", sa.String(length=12), nullable=False),
         sa.Column("writer", sa.String(length=255), nullable=False),
-        sa.Column("base_id", sa.Integer(), nullable=True),
-        sa.Column("refreshes_id", sa.Integer(), nullable=True),
+        sa.Column("base_id", ID, nullable=True),
+        sa.Column("refreshes_id", ID, nullable=True),
         sa.Column("stale", sa.Boolean(), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.ForeignKeyConstraint(
@@ -128,7 +131,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "derived_jobs",
-        sa.Column("adventure_id", sa.Integer(), nullable=False),
+        sa.Column("adventure_id", ID, nullable=False),
         sa.Column("requested_at", sa.DateTime(), nullable=False),
         sa.Column("claimed_at", sa.DateTime(), nullable=True),
         sa.ForeignKeyConstraint(
@@ -141,7 +144,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "derived_states",
-        sa.Column("adventure_id", sa.Integer(), nullable=False),
+        sa.Column("adventure_id", ID, nullable=False),
         sa.Column("kind", sa.String(length=16), nullable=False),
         sa.Column("state", sa.String(length=8), nullable=False),
         sa.Column("last_run_at", sa.DateTime(), nullable=True),

@@ -18,6 +18,9 @@ down_revision: str | None = "0004"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+# Row ids: BIGINT on PostgreSQL; on SQLite INTEGER, whose key is the 64-bit rowid.
+ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
 
 def upgrade() -> None:
     # Native ALTER TABLE: a batch copy of ``memories`` would drop the table, and its
@@ -28,9 +31,9 @@ def upgrade() -> None:
     )
     op.create_table(
         "memory_keys",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("memory_id", sa.Integer(), nullable=False),
-        sa.Column("adventure_id", sa.Integer(), nullable=False),
+        sa.Column("id", ID, nullable=False),
+        sa.Column("memory_id", ID, nullable=False),
+        sa.Column("adventure_id", ID, nullable=False),
         sa.Column("position", sa.Integer(), nullable=False),
         sa.Column("depth", sa.Integer(), nullable=False),
         sa.Column("text", sa.Text(), nullable=False),

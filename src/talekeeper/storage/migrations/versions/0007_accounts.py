@@ -18,6 +18,9 @@ down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+# Row ids: BIGINT on PostgreSQL; on SQLite INTEGER, whose key is the 64-bit rowid.
+ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
 
 def upgrade() -> None:
     # Native ALTER TABLE, never a batch copy: dropping the old ``users`` table during a
@@ -31,8 +34,8 @@ def upgrade() -> None:
     )
     op.create_table(
         "auth_sessions",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("id", ID, nullable=False),
+        sa.Column("user_id", ID, nullable=False),
         sa.Column("token_hash", sa.String(length=64), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.Column("expires_at", sa.DateTime(), nullable=False),
@@ -49,8 +52,8 @@ def upgrade() -> None:
     op.create_index(op.f("ix_auth_sessions_user_id"), "auth_sessions", ["user_id"])
     op.create_table(
         "api_tokens",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("id", ID, nullable=False),
+        sa.Column("user_id", ID, nullable=False),
         sa.Column("name", sa.String(length=80), nullable=False),
         sa.Column("token_hash", sa.String(length=64), nullable=False),
         sa.Column("scopes", sa.String(length=64), nullable=False),
