@@ -9,7 +9,6 @@ plain ``psycopg`` connections standing in for other processes.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -23,8 +22,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 from tests import pg
-from tests.conftest import LOCAL, database_url, double_settings, make_settings
-from tests.double.server import ModelDouble
+from tests.conftest import LOCAL, database_url, make_settings
 
 from talekeeper.core.errors import DatabaseBusy
 from talekeeper.storage import migrate
@@ -201,38 +199,3 @@ def test_ids_past_32_bits_are_stored_and_found(sessions: sessionmaker[Session]) 
         session.add(User(name="far"))
     with read_scope(sessions) as session:
         assert session.scalar(select(User.id).where(User.name == "far")) == big + 1
-
-
-def test_a_logged_database_error_shows_no_sql_parameters(
-    tmp_path: Path, double: ModelDouble, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A reply refused by the server (a trigger standing in for a disk or schema fault):
-    the error is logged with its SQL but without the story text it was saving."""
-    reply = "Maren whispers the vault's combination: seven, nineteen, forty-two."
-    settings = double_settings(tmp_path, double)
-    with TestClient(create_app(settings), base_url=LOCAL) as client:
-        adventure = client.post("/api/adventures", json={"scenario": "lantern-coast"}).json()
-        with pg.connect(settings.database_url, autocommit=True) as outside:
-            outside.execute(
-                "CREATE FUNCTION refuse_replies() RETURNS trigger LANGUAGE plpgsql AS $$ "
-                "BEGIN IF NEW.type = 'narration' THEN RAISE EXCEPTION 'replies refused'; "
-                "END IF; RETURN NEW; END $$"
-            )
-            outside.execute(
-                "CREATE TRIGGER refuse_replies BEFORE INSERT ON actions "
-                "FOR EACH ROW EXECUTE FUNCTION refuse_replies()"
-            )
-        double.script(reply)
-        caplog.clear()
-        with caplog.at_level(logging.ERROR):
-            answer = client.post(
-                f"/api/adventures/{adventure['id']}/actions",
-                json={"text": "ask Maren for the secret combination"},
-            )
-    logged = caplog.text
-    assert "replies refused" in logged and "INSERT INTO actions" in logged  # it was logged
-    assert "SQL parameters hidden" in logged
-    assert "seven, nineteen" not in logged and "secret combination" not in logged
-    assert answer.status_code == 500
-    error = answer.json()["error"]
-    assert error["code"] == "internal_error" and error["reply_text"] == reply

@@ -9,8 +9,10 @@ PostgreSQL with ``--db=postgresql``).
 
 from __future__ import annotations
 
+import logging
 import os
 import random
+import sqlite3
 import string
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +20,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
-from tests.conftest import LOCAL, database_url, double_settings, make_settings
+from tests import pg
+from tests.conftest import LOCAL, database_url, double_settings, make_settings, on_postgresql
 from tests.double.server import ModelDouble
 
 from talekeeper.cli.main import main
@@ -26,7 +29,7 @@ from talekeeper.core.errors import ConfigurationError
 from talekeeper.services import adventures
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.memory.base import NullMemory
-from talekeeper.settings import STORED_MAX
+from talekeeper.settings import STORED_MAX, Settings
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope
 from talekeeper.storage.models import Memory
@@ -204,3 +207,54 @@ def test_a_database_server_that_is_not_there_is_one_line_at_start(
     assert err.count("\n") == 1 and err.startswith("talekeeper: ")
     assert "could not open its database" in err and "TALEKEEPER_DATABASE_URL" in err
     assert "Traceback" not in err and "secret" not in err
+
+
+def _refuse_replies(settings: Settings) -> None:
+    """A trigger that refuses every reply row, standing in for a disk or schema fault."""
+    if on_postgresql():
+        with pg.connect(settings.database_url, autocommit=True) as outside:
+            outside.execute(
+                "CREATE FUNCTION refuse_replies() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                "BEGIN IF NEW.type = 'narration' THEN RAISE EXCEPTION 'replies refused'; "
+                "END IF; RETURN NEW; END $$"
+            )
+            outside.execute(
+                "CREATE TRIGGER refuse_replies BEFORE INSERT ON actions "
+                "FOR EACH ROW EXECUTE FUNCTION refuse_replies()"
+            )
+        return
+    database = sqlite3.connect(Path(settings.data_dir) / "talekeeper.db")
+    with database:
+        database.execute(
+            "CREATE TRIGGER refuse_replies BEFORE INSERT ON actions "
+            "WHEN NEW.type = 'narration' BEGIN SELECT RAISE(ABORT, 'replies refused'); END"
+        )
+    database.close()
+
+
+def test_a_logged_database_error_shows_no_sql_parameters(
+    tmp_path: Path, double: ModelDouble, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A reply refused by the database: the error is logged with its SQL but without the
+    story text it was saving, and the player still gets the reply's text in the answer."""
+    reply = "Maren whispers the vault's combination: seven, nineteen, forty-two."
+    settings = double_settings(tmp_path, double)
+    with TestClient(create_app(settings), base_url=LOCAL) as client:
+        adventure = client.post("/api/adventures", json={"scenario": "lantern-coast"}).json()
+        _refuse_replies(settings)
+        double.script(reply)
+        caplog.clear()
+        with caplog.at_level(logging.ERROR):
+            answer = client.post(
+                f"/api/adventures/{adventure['id']}/actions",
+                json={"text": "ask Maren for the secret combination"},
+            )
+    logged = caplog.text
+    assert "replies refused" in logged and "INSERT INTO actions" in logged  # it was logged
+    assert "SQL parameters hidden" in logged
+    assert "seven, nineteen" not in logged and "secret combination" not in logged
+    assert answer.status_code == 500
+    error = answer.json()["error"]
+    assert error["code"] == "internal_error" and "Traceback" not in answer.text
+    assert error["code"] == "internal_error" and error["reply_text"] == reply
+    assert error["reply_text"] == reply and error["action_saved"] is True

@@ -345,8 +345,9 @@ class _KeyScores:
         finals = self.semantic[key_rows] + self.weight * self.lexical[key_rows]
         best = np.maximum.reduceat(finals, offsets)
         owner = np.repeat(np.arange(rows.size), counts)
-        _, first = np.unique(owner[finals == best[owner]], return_index=True)
-        winners = key_rows[np.flatnonzero(finals == best[owner])[first]]
+        tops = np.flatnonzero(finals == best[owner])  # each memory's best keys, in order
+        _, first = np.unique(owner[tops], return_index=True)
+        winners = key_rows[tops[first]]
         return {int(r): (int(k), float(f)) for r, k, f in zip(rows, winners, best, strict=True)}
 
 
