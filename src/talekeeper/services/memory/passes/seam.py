@@ -86,8 +86,8 @@ async def run_pass(
             outcome.saved += 1
         else:
             outcome.dropped += 1
-    if outcome.dropped:
-        log.info(
+    if outcome.dropped:  # routine (a turn landed meanwhile): never in the player's terminal
+        log.debug(
             "%s pass for adventure %s: %d saved, %d not (the story moved, or nothing was left"
             " to write): the next run reads them again",
             step.name,
