@@ -30,8 +30,8 @@ from sqlalchemy.engine import make_url
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine
 
-BIN_ENV = "TALEKEEPER_TEST_PG_BIN"  # a folder holding initdb and pg_ctl, if not found
-REQUIRE_ENV = "TALEKEEPER_TEST_REQUIRE_POSTGRESQL"  # CI: a missing PostgreSQL is a failure
+BIN_ENV = "PG_BIN_FOR_TESTS"  # a folder holding initdb and pg_ctl, if not found
+REQUIRE_ENV = "REQUIRE_POSTGRESQL_FOR_TESTS"  # CI: a missing PostgreSQL is a failure
 NOT_INSTALLED = (
     "PostgreSQL is not installed here, so the PostgreSQL pass (--db=postgresql) did not "
     "run. Install it (Debian or Ubuntu: `apt-get install postgresql`; elsewhere, set "
@@ -67,8 +67,11 @@ def _version(name: str) -> tuple[int, ...]:
 class Cluster:
     """A private PostgreSQL server in a temporary directory."""
 
-    def __init__(self, bindir: Path) -> None:
+    def __init__(self, bindir: Path, *, durable: bool = False) -> None:
+        """``durable``: fsync and synchronous commits on, as a real server runs (the
+        benchmarks); off for the tests."""
         self.bindir = bindir
+        self.durable = durable
         self.as_user: list[str] = []
         if os.geteuid() == 0:
             try:
@@ -92,12 +95,42 @@ class Cluster:
         if self.as_user:
             shutil.chown(self.root, user=SERVER_USER)
         self._run("initdb", *INITDB, "-D", str(self.data))
-        options = (
-            f"-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-            f"-c listen_addresses='' -k {self.root} -c max_connections=200"
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-w",
+            "-o",
+            self._options(),
+            "start",
         )
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-o", options, "start")
         self._running = True
+
+    def _options(self) -> str:
+        fast = (
+            ""
+            if self.durable
+            else "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+        )
+        return f"{fast}-c listen_addresses='' -k {self.root} -c max_connections=200"
+
+    def restart(self) -> None:
+        """Stop the server (``fast``: every session is cut off) and start it again."""
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-m",
+            "fast",
+            "-w",
+            "-o",
+            self._options(),
+            "restart",
+        )
 
     def stop(self) -> None:
         """Stop the server and remove its directory; safe to call more than once."""

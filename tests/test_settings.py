@@ -95,3 +95,17 @@ def test_a_password_in_a_url_never_reaches_a_message_or_a_repr() -> None:
         }
     )
     assert "hunter2" not in repr(settings) and "s3cret" not in repr(settings)
+
+
+def test_the_test_harness_variables_are_not_taken_for_settings() -> None:
+    """CI sets the harness's own variables for the whole run, the CLI's settings read included.
+
+    Under the settings' prefix they would be refused as unknown settings by every command.
+    """
+    from tests import pg
+
+    harness = {pg.REQUIRE_ENV: "1", pg.BIN_ENV: "/usr/lib/postgresql/15/bin"}
+    ci_script = (Path(__file__).parent.parent / ".ci" / "run").read_text()
+    exported = set(re.findall(r"^export (\w+)=", ci_script, flags=re.M))
+    assert exported, "the CI script exports the variables the run needs"
+    load_settings(harness | dict.fromkeys(exported, "1"))
