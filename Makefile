@@ -32,6 +32,7 @@ lint: install
 # again: the browser and embedded-model tests (nothing in them differs by database) and
 # the pure unit tests at the top of tests/ and in tests/providers, tests/benchmarks.
 PG_TESTS := tests/test_storage.py tests/test_accounts_migration.py tests/test_postgres.py \
+	tests/test_revision_counter.py \
 	tests/test_postgres_differences.py tests/services tests/web tests/cli
 
 test: lint

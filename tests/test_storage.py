@@ -21,7 +21,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, inspect, select, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 from tests import pg
 from tests.conftest import database_url, on_postgresql
@@ -40,6 +40,7 @@ from talekeeper.storage.postgresql import WRITER_LOCK
 from talekeeper.storage.repositories.users import UserRepository
 
 SQLITE_ITSELF = "about SQLite itself"
+COMPARE = {"compare_type": True}
 
 
 def blank(path: Path) -> Engine:
@@ -62,7 +63,7 @@ def test_models_and_migrations_agree(tmp_path: Path) -> None:
     engine = blank(tmp_path / "tk.db")
     migrate.upgrade(engine)
     with engine.connect() as connection:
-        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        context = MigrationContext.configure(connection, opts=COMPARE)
         assert compare_metadata(context, Base.metadata) == []
 
 
@@ -78,7 +79,7 @@ def test_down_to_nothing_and_up_again(tmp_path: Path) -> None:
     assert migrate.current_revision(engine) == migrate.head_revision(engine)
     with engine.connect() as connection:
         assert connection.execute(text("SELECT name FROM users")).scalars().all() == ["local"]
-        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        context = MigrationContext.configure(connection, opts=COMPARE)
         assert compare_metadata(context, Base.metadata) == []
 
 
@@ -243,6 +244,39 @@ def test_0006_drops_the_keys_so_they_are_read_again_with_their_names(tmp_path: P
         assert connection.execute(text("SELECT count(*) FROM memories")).scalar() == 1
         columns = {c["name"] for c in inspect(connection).get_columns("memory_keys")}
         assert "names" in columns
+
+
+def test_0008_numbers_the_revisions_again_and_starts_each_counter_at_its_last(
+    tmp_path: Path,
+) -> None:
+    """Duplicated revisions (a bulk change gave many memories one) become 1..n per adventure
+    in (revision, id) order, the counter starts at n, and the index is unique from then on."""
+    engine = blank(tmp_path / "tk.db")
+    _story_at_0003(engine)
+    command.upgrade(migrate.alembic_config(engine), "0007")
+    insert = text(
+        "INSERT INTO memories (adventure_id, branch_id, depth, text, terms, authority, origin, "
+        "writer, status, pinned, stale, revision, use_count, keyed, created_at, updated_at) "
+        "SELECT id, (SELECT min(id) FROM branches), 1, :text, '', 'accepted_story', 'auto', "
+        "'', 'active', false, false, :revision, 0, false, created_at, created_at "
+        "FROM adventures"
+    )
+    with engine.begin() as connection:
+        for name, revision in (("c", 7), ("a", 3), ("b", 3), ("d", 9)):
+            connection.execute(insert, {"text": name, "revision": revision})
+    migrate.upgrade(engine)
+    with engine.begin() as connection:
+        rows = connection.execute(text("SELECT text, revision FROM memories ORDER BY id")).all()
+        assert [tuple(r) for r in rows] == [("c", 3), ("a", 1), ("b", 2), ("d", 4)]
+        assert connection.execute(text("SELECT memory_revision FROM adventures")).scalar() == 4
+    with pytest.raises(IntegrityError), engine.begin() as connection:
+        connection.execute(insert, {"text": "e", "revision": 4})
+    command.downgrade(migrate.alembic_config(engine), "0007")
+    with engine.begin() as connection:
+        connection.execute(insert, {"text": "e", "revision": 4})  # no longer unique
+        assert "memory_revision" not in {
+            c["name"] for c in inspect(connection).get_columns("adventures")
+        }
 
 
 @pytest.mark.sqlite_only("the copy is of SQLite's file; a PostgreSQL server backs up itself")

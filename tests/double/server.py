@@ -13,6 +13,9 @@ What the double guarantees:
 - Embeddings come from ``embed_text``: stable in every process (sha256 feature hashing), unit
   length, and texts that share words have a higher cosine than unrelated texts.
 - ``chunk_delay`` paces streamed events (default 0), so a client can go away mid-stream.
+- ``reply_delay`` holds every completion (streamed or not) that long before its first
+  byte (default 0): a model that takes its time, for benchmarks under realistic load.
+  Embeddings are not held. ``stop()`` ends the wait.
 - Every request is recorded, in arrival order, before it is answered (faulted ones included).
 - Faults queued by ``fail_next`` hit the next requests to /chat/completions, /completions and
   /embeddings (never /models), one fault per request, in order; a fault queued for a ``model``
@@ -177,6 +180,7 @@ class ModelDouble:
         self.api_key = api_key
         self.default_reply = default_reply
         self.chunk_delay = 0.0  # seconds between streamed events: time for a client to leave
+        self.reply_delay = 0.0  # seconds before a completion's first byte: a model thinking
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._replies: deque[str] = deque()
@@ -424,6 +428,8 @@ class _Handler(BaseHTTPRequestHandler):
         max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 0):
             return self._error(400, "max_tokens must be a non-negative integer")
+        if double.reply_delay:
+            double._stopping.wait(double.reply_delay)
         responder = double.responders.get(model)
         text = responder(body) if responder is not None else double._next_reply()
         reply, finish = _truncate(text, max_tokens)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import math
 import os
@@ -439,3 +440,22 @@ def test_stopped_double_refuses_even_pooled_connections() -> None:
 def test_url_requires_start() -> None:
     with pytest.raises(RuntimeError):
         _ = ModelDouble().url
+
+
+def test_reply_delay_holds_completions_but_not_embeddings_and_stop_ends_it(
+    double: ModelDouble, client: httpx.Client
+) -> None:
+    double.reply_delay = 0.4
+    chat = {"model": "double-narrator", "messages": [{"role": "user", "content": "Go."}]}
+    began = time.monotonic()
+    assert client.post("/chat/completions", json=chat).is_success
+    assert time.monotonic() - began >= 0.4
+    began = time.monotonic()
+    assert client.post("/embeddings", json={"model": "double-embed", "input": "x"}).is_success
+    assert time.monotonic() - began < 0.4
+    double.reply_delay = 30.0
+    threading.Timer(0.2, double.stop).start()
+    began = time.monotonic()
+    with contextlib.suppress(httpx.TransportError):  # answered or cut off: either is an end
+        client.post("/chat/completions", json=chat)
+    assert time.monotonic() - began < 10  # not the 30 s it was told to wait

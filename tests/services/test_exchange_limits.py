@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import event, insert, select
+from sqlalchemy import event, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 from tests.services.test_exchange_memory import T0, T1, action, counts, version_2_file
 
@@ -24,7 +24,7 @@ from talekeeper.core.errors import InvalidInput
 from talekeeper.services import exchange, limits
 from talekeeper.services.exchange.fileformat import MAX_NESTING
 from talekeeper.storage.db import session_scope
-from talekeeper.storage.models import Memory, StoryCard, User
+from talekeeper.storage.models import Adventure, Memory, StoryCard, User
 
 
 def story_file(actions: int, *, memories: int = 0, used_by: int = 0) -> dict[str, Any]:
@@ -162,7 +162,10 @@ def test_a_memory_past_the_cap_is_refused_naming_the_count_and_the_cap(
         "authority": "accepted_story",
         "status": "deleted",  # every status counts
     }
-    _fill(client, Memory, [row] * (limits.MAX_MEMORIES - 1))
+    filled = limits.MAX_MEMORIES - 1
+    _fill(client, Memory, [row | {"revision": r} for r in range(1, filled + 1)])
+    with session_scope(sessions_of(client)) as session:  # the revisions given so far
+        session.execute(update(Adventure).where(Adventure.id == aid).values(memory_revision=filled))
     body = {"text": "The bell rings at dawn."}
     assert client.post(f"/api/adventures/{aid}/memories", json=body).status_code == 201
     refused = client.post(f"/api/adventures/{aid}/memories", json=body)

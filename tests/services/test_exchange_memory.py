@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 from talekeeper.storage.db import session_scope
+from talekeeper.storage.repositories.memory import MemoryRepository
 
 T0 = "2026-03-01T09:00:00+00:00"
 T1 = "2026-03-01T09:05:30.250000+00:00"
@@ -246,6 +247,8 @@ def test_imported_memories_wait_to_be_embedded_with_fresh_terms(client: TestClie
             {"a": adventure},
         ).all()
     assert [r.revision for r in rows] == [1, 2, 3, 4, 5]
+    with session_scope(runtime.sessions) as session:  # the counter goes on from the last
+        assert MemoryRepository(session).next_revision(adventure) == 6
     assert all(r.vector is None and r.vector_model is None for r in rows)
     assert rows[0].terms == "brass found key mara pier"
     assert rows[4].terms == "afraid deep pip water"

@@ -195,6 +195,9 @@ class Adventure(Base):
     # Action rows of every state, kept by the tree service as it writes them (the cap on
     # rows per adventure reads it instead of counting); NULL until first counted.
     action_rows: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # The last revision given to one of its memories (``MemoryRepository.next_revision``
+    # bumps it under this row's lock, so revisions are given in commit order).
+    memory_revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
 
@@ -297,12 +300,14 @@ class Memory(Base):
     listed, never retrieved), ``withdrawn`` (its source left the story: undo, delete,
     retry), ``deleted`` (the player deleted it: hidden, but its source stays covered so it
     is not written again). ``revision`` grows with every change that a cache of the bank
-    must see (see ``services.memory.bank``).
+    must see (see ``services.memory.bank``); it comes from the adventure's
+    ``memory_revision`` and no two memories of an adventure share one.
     """
 
     __tablename__ = "memories"
     __table_args__ = (
-        Index("ix_memories_adventure_id_revision", "adventure_id", "revision"),
+        # Unique: a cache that reads the rows past the revision it holds misses none.
+        Index("ix_memories_adventure_id_revision", "adventure_id", "revision", unique=True),
         Index("ix_memories_branch_id_depth", "branch_id", "depth"),
     )
 

@@ -23,7 +23,8 @@ Invariants:
   when the reply was generated, ids included.
 - Memory vectors are not exported: they belong to one embedding model, and the
   bank re-embeds imported memories over the following runs. Their terms are
-  recomputed from their text; revisions start again at 1.
+  recomputed from their text; revisions start again at 1, and the adventure's revision
+  counter at the number of memories.
 - A version 1 file still imports: its ``story_summary`` becomes the player's
   Story Summary version before the first action of the first branch.
 """

@@ -88,6 +88,7 @@ def plan_import(data: Any, user_id: int) -> ImportPlan:
     }
     if legacy.strip():
         sections["summaries"].append(_legacy_version(min(branch_keys), legacy, meta))
+    adventure["memory_revision"] = len(sections["memories"])  # they take 1..n
     return ImportPlan(adventure, current, meta.time("updated_at"), sections)
 
 

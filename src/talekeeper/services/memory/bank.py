@@ -384,30 +384,32 @@ def set_pinned(session: Session, memory: Memory, pinned: bool, cache: BankCache 
 def clear_other_models(
     session: Session, adventure_id: int, model: str, cache: BankCache | None
 ) -> int:
-    """The embedding model changed: every vector of another model is cleared, in one
-    statement (the bank re-embeds itself over the following runs)."""
+    """The embedding model changed: every vector of another model is cleared (the bank
+    re-embeds itself over the following runs), each changed memory given a revision."""
     repo = MemoryRepository(session)
     stale = repo.other_model_vectors(adventure_id, model)
     keys = KeyRepository(session)
     owners = keys.other_model_owners(adventure_id, model)
     if not stale and not owners:
         return 0
-    revision = repo.next_revision(adventure_id)
+    changed = sorted({m.id for m in stale} | set(owners))
+    if owners:
+        keys.clear_vectors(owners)
     if stale:
         session.execute(
             update(Memory)
             .where(Memory.id.in_([m.id for m in stale]))
-            .values(vector=None, vector_model=None, revision=revision)
+            .values(vector=None, vector_model=None)
             .execution_options(synchronize_session="fetch")
         )
-    if owners:
-        keys.clear_vectors(owners)
-        session.execute(
-            update(Memory)
-            .where(Memory.id.in_(owners))
-            .values(revision=revision)
-            .execution_options(synchronize_session="fetch")
-        )
+    # Each changed memory its own revision (no two memories of an adventure share one).
+    revisions = repo.next_revisions(adventure_id, len(changed))
+    session.execute(
+        update(Memory),
+        [{"id": i, "revision": r} for i, r in zip(changed, revisions, strict=True)],
+    )
+    for memory in stale:  # a bulk update by key leaves loaded rows as they were read
+        session.expire(memory, ["revision"])
     if cache is not None:
         cache.invalidate(adventure_id)
     return len(stale)

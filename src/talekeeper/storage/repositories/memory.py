@@ -9,7 +9,12 @@ Invariants:
 - The bank's hot read (``bank_rows``) never loads memory text: ids, node,
   flags, vector and terms only, and only rows whose revision moved, in revision order
   on every database.
-- ``next_revision`` is the only source of revisions: one per adventure, growing.
+- ``next_revision`` is the only source of revisions: the adventure's counter, bumped
+  by one ``UPDATE … RETURNING`` that holds the adventure row's lock until the
+  transaction ends. So a revision is never given twice, and of two writers the second
+  gets its revision only after the first committed: a reader that holds every row up to
+  revision R has seen every change that will ever carry a revision <= R (no ``max + 1``,
+  which two writers that cannot see each other's rows both take).
 - A job's claim names its owner (a worker's token); claiming is one conditional
   UPDATE, so of two workers racing for a job exactly one wins, and a claim is
   free again only when unclaimed or not refreshed since the staleness cutoff.
@@ -25,9 +30,11 @@ from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.core.clock import utcnow
+from talekeeper.core.errors import NotFound
 from talekeeper.core.lineage import Lineage
 from talekeeper.storage.models import (
     Action,
+    Adventure,
     DerivedJob,
     DerivedState,
     Memory,
@@ -179,8 +186,22 @@ class MemoryRepository:
         return list(self.session.scalars(query).all())
 
     def next_revision(self, adventure_id: int) -> int:
-        query = select(func.max(Memory.revision)).where(Memory.adventure_id == adventure_id)
-        return int(self.session.scalar(query) or 0) + 1
+        return self.next_revisions(adventure_id, 1)[0]
+
+    def next_revisions(self, adventure_id: int, n: int) -> range:
+        """``n`` new revisions of the adventure's memories, in order."""
+        bump = (
+            update(Adventure)
+            .where(Adventure.id == adventure_id)
+            # The adventure's own updated_at stays: a memory is not an edit of the story.
+            .values(memory_revision=Adventure.memory_revision + n, updated_at=Adventure.updated_at)
+            .returning(Adventure.memory_revision)
+            .execution_options(synchronize_session=False)
+        )
+        top = self.session.scalar(bump)
+        if top is None:
+            raise NotFound(f"Adventure {adventure_id} does not exist (it was deleted).")
+        return range(int(top) - n + 1, int(top) + 1)
 
     def bank_state(self, adventure_id: int) -> tuple[int, int]:
         """(highest revision, number of rows) of an adventure's memories: one index read."""

@@ -64,13 +64,7 @@ class NewBlocks:
             return []
         facts = material(session, adventure)
         repo = MemoryRepository(session)
-        # Depths only: a long story's every text is never read to find the next blocks.
-        depths = repo.path_depths(facts.lineage)
-        others = repo.off_path(adventure.id, facts.lineage)
-        covered = repo.coverage(adventure.id, facts.lineage)
-        blocks = plan_blocks(
-            depths, covered, no_end=shared_nodes(facts.lineage, others, facts.links)
-        )
+        depths, covered, blocks = _plan(repo, facts)
         if not blocks:
             return []
         # From the action before the first block: every block's predecessor is in hand.
@@ -126,6 +120,26 @@ class NewBlocks:
         else:
             drop_keys(session, memory, work.cache)  # its source grew: read its evidence again
         return True
+
+
+def _plan(
+    repo: MemoryRepository, facts: Material
+) -> tuple[list[int], list[tuple[int, int]], list[list[int]]]:
+    """The path's depths, its coverage, and the blocks due (at most ``MAX_PER_RUN``)."""
+    # Depths only: a long story's every text is never read to find the next blocks.
+    depths = repo.path_depths(facts.lineage)
+    others = repo.off_path(facts.adventure_id, facts.lineage)
+    covered = repo.coverage(facts.adventure_id, facts.lineage)
+    no_end = shared_nodes(facts.lineage, others, facts.links)
+    return depths, covered, plan_blocks(depths, covered, no_end=no_end)
+
+
+def due_blocks(session: Session, adventure: Adventure) -> list[list[int]]:
+    """The blocks of the current path a memory pass would write now (their depths): none
+    once the background work has caught up (what a check of lost memories asks)."""
+    if not adventure.auto_summarize:
+        return []
+    return _plan(MemoryRepository(session), material(session, adventure))[2]
 
 
 def _joined(repo: MemoryRepository, facts: Material, span: tuple[int, int]) -> Memory | None:
