@@ -95,17 +95,7 @@ class Cluster:
         if self.as_user:
             shutil.chown(self.root, user=SERVER_USER)
         self._run("initdb", *INITDB, "-D", str(self.data))
-        self._run(
-            "pg_ctl",
-            "-D",
-            str(self.data),
-            "-l",
-            str(self.log),
-            "-w",
-            "-o",
-            self._options(),
-            "start",
-        )
+        self._pg_ctl("start")
         self._running = True
 
     def _options(self) -> str:
@@ -117,19 +107,23 @@ class Cluster:
         return f"{fast}-c listen_addresses='' -k {self.root} -c max_connections=200"
 
     def restart(self) -> None:
-        """Stop the server (``fast``: every session is cut off) and start it again."""
+        """Stop the server (``fast``: every session is cut off) and start it again (the
+        scale-out benchmark's fault)."""
+        self._pg_ctl("restart", "-m", "fast")
+
+    def _pg_ctl(self, action: str, *extra: str) -> None:
+        """``pg_ctl ACTION`` on this cluster, with its log and options, waiting for it."""
         self._run(
             "pg_ctl",
             "-D",
             str(self.data),
             "-l",
             str(self.log),
-            "-m",
-            "fast",
+            *extra,
             "-w",
             "-o",
             self._options(),
-            "restart",
+            action,
         )
 
     def stop(self) -> None:
