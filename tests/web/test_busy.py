@@ -168,7 +168,10 @@ def test_a_write_waits_for_a_lock_released_in_time_and_is_refused_past_it(
         for answer in refused:
             _assert_busy(answer)
         assert took >= WAIT_S * LOCK_ATTEMPTS  # every try waited its busy timeout
-        assert listing.status_code == 200 and read_took < WAIT_S  # a read never waits
+        # A read never waits: one that waited for the lock held here would end in a 503
+        # after the whole window; the bound is that window, not one try's timeout, which a
+        # loaded machine's first read on a fresh connection can pass (0.55 s seen on 2 cores).
+        assert listing.status_code == 200 and read_took < WAIT_S * LOCK_ATTEMPTS
 
         # Nothing of the refused changes was written.
         titles = [a["title"] for a in client.get("/api/adventures").json()]
