@@ -13,7 +13,7 @@ from talekeeper.services.context import HistoryEntry, Section, build_context
 from talekeeper.services.memory.base import MatchedKey, Retrieval, UsedMemory
 from talekeeper.services.memory.evidence import (
     MAX_KEYS,
-    MIN_KEY_WORDS,
+    MIN_KEY_TERMS,
     names,
     passages,
     sentences,
@@ -29,6 +29,7 @@ from talekeeper.services.memory.ranking import (
     lineage_mask,
     rank,
 )
+from talekeeper.services.memory.terms import terms
 
 # -- passages ------------------------------------------------------------------------------
 
@@ -47,11 +48,25 @@ def test_short_sentences_join_their_neighbours_and_never_stand_alone() -> None:
     block = [(3, "Yes. He nods. Tal's sister moved to Harrow in March. Fine.")]
     got = passages(block)
     assert [p.text for p in got] == ["Yes. He nods. Tal's sister moved to Harrow in March. Fine."]
-    assert all(len(p.text.split()) >= MIN_KEY_WORDS for p in got)
+    assert all(len(terms(p.text)) >= MIN_KEY_TERMS for p in got)
     long = [(4, "Tal's sister moved to Harrow in March. The mill burned down in the spring.")]
     assert [p.text for p in passages(long)] == [
         "Tal's sister moved to Harrow in March.",
         "The mill burned down in the spring.",
+    ]
+
+
+def test_a_short_sentence_that_states_something_is_a_key_of_its_own() -> None:
+    # Four words, three terms: joined to the next sentence, half of the passage's vector
+    # would be about a spindle, and "who is Hivura's daughter?" would pass it by.
+    block = [(7, "Pozoll is Hivura's daughter. Sugork bought a pewter spindle at the fair.")]
+    assert [p.text for p in passages(block)] == [
+        "Pozoll is Hivura's daughter.",
+        "Sugork bought a pewter spindle at the fair.",
+    ]
+    # Terms, not words, are counted: stop words say nothing of their own.
+    assert [p.text for p in passages([(8, "He is not here at all. Tal sold the mare.")])] == [
+        "He is not here at all. Tal sold the mare."
     ]
 
 

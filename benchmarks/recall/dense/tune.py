@@ -7,7 +7,9 @@ frame is pickled, and each rule of ``RULES`` is replayed over the frames
 *fact in prompt* at the product's top-k by probe kind. The product's own rule is
 replayed too and must agree with the dry runs (the count of frames where it does not
 is printed). Figures a rule was tuned on are the tune seed's; report held-out seeds
-(``--collect --seeds 41 77``) apart.
+(``--collect --seeds 41 77``) apart. How the source is cut into passages
+(``evidence.passages``) is fixed in the frames (their keys' vectors): a change there is
+compared by collecting each variant's frames apart, not by a rule.
 
     .venv/bin/python -m benchmarks.recall.dense.tune --collect frames.pickle [--seeds 14]
     .venv/bin/python -m benchmarks.recall.dense.tune --frames frames.pickle

@@ -10,8 +10,10 @@ Invariants:
 
 - A key is a passage of **one** action of the memory's source block, as the player
   read it (``render``): one sentence, or a few consecutive short ones joined until the
-  passage holds ``MIN_KEY_WORDS`` words, so "Yes." or "He nods." never stands alone
-  when its action has more to say (an action that is one short sentence is one passage).
+  passage holds ``MIN_KEY_TERMS`` terms (``terms``: words that are not stop words), so
+  "Yes." or "He nods." never stands alone when its action has more to say (an action
+  that is one short sentence is one passage), while a short sentence that states
+  something ("Pozoll is Hivura's daughter.": three terms) is a key of its own.
 - Every passage is a key, those the memory's own text states too: a sentence scores
   against a question as a sentence, and the memory's statement of a fact must not
   lose to a sentence of scenery only because a whole memory's vector is a blend of
@@ -30,7 +32,9 @@ Invariants:
   when the memory is keyed, dropped (``bank.drop_keys``) whenever its text or its source
   changes (a re-derivation, an edit of a covered action, a gap joined), and read again
   by the next embedding pass. A memory out of the bank (withdrawn, forgotten, deleted)
-  is never ranked, so neither are its keys.
+  is never ranked, so neither are its keys. Keys cut by an earlier rule (six words, not
+  three terms) stay until their memory is keyed again: each is still a passage of one
+  action, only a coarser one.
 
 Why sentences and not the block (measured on the dense recall benchmark, see
 docs/benchmarks.md): a whole block as one vector blurs its six actions' facts together,
@@ -46,7 +50,13 @@ from dataclasses import dataclass
 
 from talekeeper.services.memory.terms import term_set, terms
 
-MIN_KEY_WORDS = 6  # shorter sentences ("He nods.") join their neighbour: alone they match anything
+# A sentence with this many terms states something on its own ("Pozoll is Hivura's daughter.");
+# shorter ones ("He nods.", "Yes, she says.") join the next: alone they match anything. Counted
+# in words before (6), that joined four-word statements to an unrelated neighbour, whose half
+# of the vector then outweighed the fact (dense tune seed: fact in prompt 0.83 -> 0.89, the two
+# probes gained asking "who is X's daughter" and for a shepherd by another name; planted-fact
+# recall unchanged at 0.94; docs/benchmarks.md, "Evidence keys").
+MIN_KEY_TERMS = 3
 MAX_KEYS = 48  # per memory: six long narrations; beyond it a block costs vectors for little
 STATED_SHARE = 0.8  # a passage whose terms are this much the memory's own is already stated
 # Sentence ends: . ! ? … followed by space, optionally after a closing quote or bracket.
@@ -86,17 +96,17 @@ def sentences(text: str) -> list[str]:
 
 
 def _joined(pieces: list[str]) -> list[str]:
-    """Consecutive short sentences joined until each passage holds ``MIN_KEY_WORDS`` words;
-    a short last one joins the passage before it."""
+    """Consecutive short sentences joined until each passage holds ``MIN_KEY_TERMS`` terms
+    (repeats counted); a short last one joins the passage before it."""
     out: list[str] = []
     current: list[str] = []
-    words = 0
+    held = 0
     for piece in pieces:
         current.append(piece)
-        words += len(piece.split())
-        if words >= MIN_KEY_WORDS:
+        held += len(terms(piece))
+        if held >= MIN_KEY_TERMS:
             out.append(" ".join(current))
-            current, words = [], 0
+            current, held = [], 0
     if current:
         if out:
             out[-1] = out[-1] + " " + " ".join(current)
