@@ -91,12 +91,22 @@ def check_passage_shown(dialog: Any, snapshot: dict[str, Any], memory: dict[str,
         f"matched a passage of the story (action {memory['evidence_depth']})"
     )
     expect(match.locator(".ins-evidence")).to_have_text(memory["evidence"])
+    badges = {
+        ".ins-evidence-in": "in the context",
+        ".ins-evidence-stated": "said by the memory itself",
+        ".ins-evidence-out": LEFT_OUT,
+    }
     if memory["evidence_in_context"]:
-        expect(match.locator(".ins-evidence-in")).to_have_text("in the context")
-        expect(match.locator(".ins-evidence-out")).to_have_count(0)
+        shown = ".ins-evidence-in"
+    elif memory["evidence_stated"]:
+        shown = ".ins-evidence-stated"
     else:
-        expect(match.locator(".ins-evidence-out")).to_have_text(LEFT_OUT)
-        expect(match.locator(".ins-evidence-in")).to_have_count(0)
+        shown = ".ins-evidence-out"
+    for badge, label in badges.items():
+        if badge == shown:
+            expect(match.locator(badge)).to_have_text(label)
+        else:
+            expect(match.locator(badge)).to_have_count(0)
     for name in ("semantic", "lexical", "final"):  # the scores are the passage's
         value = memory[f"{name}_score"]
         expect(item.locator(f'[data-score="{name}"] .ins-score-value')).to_have_text(f"{value:.4f}")
@@ -164,13 +174,15 @@ def test_insights_show_the_passage_that_matched_and_whether_it_went_in(
     page.keyboard.press("Escape")
     assert live.api.patch("/api/settings", json={"memory_top_k": None}).status_code == 200
 
-    # A question the memory's own words answer: the sentence saying it wins as a passage, and
-    # here it goes in with the short sentence before it ("Rain lashes the conservatory glass.")
-    # that the memory does not say.
+    # A question the memory's own words answer: the sentence saying it wins as a passage of
+    # its own, one the memory already says, so only the memory goes in and the dialog says
+    # why (not "over the budget").
     expected = dry_run(live, adventure_id, TEXT_QUESTION)
     stated = [m for m in expected["memories"]["used"] if "greenhouse key" in m["text"]]
     assert stated and stated[0]["matched"] == "source", expected["memories"]
-    assert "greenhouse key" in stated[0]["evidence"] and stated[0]["evidence_in_context"]
+    assert "greenhouse key" in stated[0]["evidence"], stated[0]
+    assert stated[0]["evidence_stated"] and not stated[0]["evidence_in_context"], stated[0]
+    assert f"from the story: {stated[0]['evidence']}" not in memories_text(expected)
     dialog = open_insights(page, {"dryRun": {"type": "do", "text": TEXT_QUESTION}})
     check_passage_shown(dialog, expected, stated[0])
     page.keyboard.press("Escape")
