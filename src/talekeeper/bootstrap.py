@@ -12,8 +12,14 @@ Invariants:
   record survives the rollback of the request that made the call.
 - One memory service per process (``turns`` hands it to a stateless turn
   runner, so a memory service set after build is the one used); its
-  background worker runs on the event loop that called ``start`` and stops in
-  ``aclose``. The scenarios are read and validated once, at build.
+  background work runs on the event loop that called ``start`` and stops in
+  ``aclose``. The adapter of its ``BackgroundWork`` port follows the database's
+  queue (``storage.dialect.job_queue``): on SQLite the outbox and this process's
+  worker (``Worker``), which always runs; on PostgreSQL procrastinate's queue
+  (``QueuedWork``), which this process works only when ``start(queue_worker=True)``
+  (``talekeeper play``, the tests), never in ``talekeeper serve``. The in-process
+  ``Worker`` is never built on PostgreSQL. The scenarios are read and validated
+  once, at build.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ from talekeeper.services.limits import quoted
 from talekeeper.services.memory.bank import BankCache
 from talekeeper.services.memory.base import MemoryService, NullMemory
 from talekeeper.services.memory.passes.runner import Runner
+from talekeeper.services.memory.port import BackgroundWork
+from talekeeper.services.memory.queue import QueuedWork
 from talekeeper.services.memory.service import MemorySystem
 from talekeeper.services.memory.worker import Worker
 from talekeeper.services.models import ModelSet
@@ -52,20 +60,29 @@ from talekeeper.settings import (
 )
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
+from talekeeper.storage.dialect import JobQueue, job_queue
 from talekeeper.storage.models import AiCall
+from talekeeper.storage.postgresql import conninfo
 from talekeeper.storage.repositories.users import UserRepository
 
 log = logging.getLogger(__name__)
 
 
 def memory_system(
-    sessions: sessionmaker[Session], models_for_user: Callable[[int], ModelSet]
+    engine: Engine, sessions: sessionmaker[Session], models_for_user: Callable[[int], ModelSet]
 ) -> MemorySystem:
-    """The memory system and the adapter of its ``BackgroundWork`` port: today the
-    ``derived_jobs`` outbox and this process's worker, which runs the passes' runner."""
+    """The memory system and the adapter of its ``BackgroundWork`` port, by the database's
+    queue: the ``derived_jobs`` outbox and this process's worker, or procrastinate's queue
+    shared by every process; either runs the passes' runner."""
     cache = BankCache()  # one per process: retrieval and the passes see the same bank
     runner = Runner(sessions, models_for_user, cache)
-    return MemorySystem(sessions, cache, Worker(sessions, runner.run))
+    background: BackgroundWork
+    match job_queue(engine):
+        case JobQueue.OUTBOX:
+            background = Worker(sessions, runner.run)
+        case JobQueue.SHARED:
+            background = QueuedWork(sessions, runner.run, conninfo=conninfo(engine.url))
+    return MemorySystem(sessions, cache, background)
 
 
 # What a user may not set for themselves where the endpoint is the server's (accounts mode).
@@ -98,13 +115,19 @@ class Runtime:
             schema_head=migrate.head_revision(engine),
             scenarios=load_scenarios(),
         )
-        runtime.memory = memory_system(runtime.sessions, runtime.models_for_user)
+        runtime.memory = memory_system(engine, runtime.sessions, runtime.models_for_user)
         return runtime
 
-    async def start(self) -> None:
-        """Start background work (the memory worker) on the running event loop."""
+    async def start(self, *, queue_worker: bool = True) -> None:
+        """Start background work on the running event loop: the memory worker, and where the
+        database's queue is shared, a worker of that queue only with ``queue_worker``."""
         if isinstance(self.memory, MemorySystem):
-            await self.memory.start()
+            await self.memory.start(queue_worker=queue_worker)
+
+    @property
+    def background(self) -> BackgroundWork | None:
+        """The memory system's background work (None: no memory system, no work)."""
+        return self.memory.background if isinstance(self.memory, MemorySystem) else None
 
     @property
     def turns(self) -> TurnRunner:

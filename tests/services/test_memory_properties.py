@@ -54,6 +54,7 @@ from hypothesis.stateful import (
 )
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from tests.background import take_job
 from tests.conftest import make_settings
 from tests.double.server import ModelDouble, summarize
 
@@ -83,7 +84,7 @@ from talekeeper.services.memory.writer import (
 from talekeeper.services.rendering import NARRATION, is_player, render
 from talekeeper.services.tree import Story
 from talekeeper.storage.db import session_scope
-from talekeeper.storage.models import Action, Adventure, DerivedJob, Memory
+from talekeeper.storage.models import Action, Adventure, Memory
 from talekeeper.storage.repositories.memory import (
     ACTIVE,
     AUTO,
@@ -142,9 +143,7 @@ class Env:
         """One background run, as the worker would do it for a pending job."""
         self.loop.run_until_complete(self.runner.run(adventure_id))
         with session_scope(self.runtime.sessions) as session:
-            job = session.get(DerivedJob, adventure_id)
-            if job is not None:
-                session.delete(job)
+            take_job(session, adventure_id)
 
 
 def build_env(tmp_path: Path, **env: str) -> Iterator[Env]:
@@ -466,7 +465,7 @@ class MemoryMachine(RuleBasedStateMachine):
     def background(self) -> None:
         """The worker picks up a job an edit or a delete scheduled."""
         with session_scope(self.env.runtime.sessions) as session:
-            pending = session.get(DerivedJob, self.adventure_id) is not None
+            pending = self.env.system.background.pending(session, self.adventure_id)
         if pending:
             self.settle(new_head=False)
 

@@ -165,7 +165,7 @@ class Game:
 
     def derived(self) -> dict[str, Any]:
         with read_scope(self.runtime.sessions) as session:
-            return derived_view(session, self.adventure_id)
+            return derived_view(session, self.adventure_id, self.system.background)
 
 
 @pytest.fixture
@@ -346,7 +346,7 @@ PURE = {"writer", "eviction", "extractive", "evidence", "terms", "authority", "e
 PURE |= {"cast", "prompts", "ranking", "keyset", "int8"}
 REQUEST = {"base", "service", "retrieval", "changes", "manage", "bank", "scene", "summary"}
 REQUEST |= {"source", "port"}
-BACKGROUND = {"worker", "passes"}
+BACKGROUND = {"worker", "queue", "passes"}
 NO_IO = ("sqlalchemy", "talekeeper.storage.db", "talekeeper.storage.repositories")
 
 

@@ -2,9 +2,10 @@
 ``talekeeper serve`` and ``talekeeper play`` are) never run one job twice, and a job whose
 owner was killed is recovered once its claim goes stale.
 
-Real parts throughout: a migrated database (a SQLite file, or PostgreSQL), ``Worker``
-instances with short timings, and for the kill a worker in a child process ended with
-SIGKILL.
+Real parts throughout: a migrated SQLite file, ``Worker`` instances with short timings,
+and for the kill a worker in a child process ended with SIGKILL. The outbox and its
+worker are SQLite's only: ``Worker`` refuses PostgreSQL (tested here), whose queue is
+procrastinate's (tests/services/test_job_queue.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope
 from talekeeper.storage.models import DerivedJob
 from talekeeper.storage.repositories.users import UserRepository
+
+pytestmark = pytest.mark.sqlite_only("the outbox and its in-process worker are SQLite's")
 
 BEAT = 0.05
 STALE = timedelta(seconds=1.0)

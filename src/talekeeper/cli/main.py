@@ -30,6 +30,7 @@ from talekeeper.settings import AuthMode, Settings, load_settings
 
 COMMANDS: dict[str, str] = {
     "serve": "Run the web app and the JSON API.",
+    "worker": "Run the background passes of a PostgreSQL database (any number of workers).",
     "play": "Play an adventure in the terminal (default: the most recent one).",
     "new": "Start an adventure from a scenario and print its id.",
     "export": "Write an adventure as JSON to standard output.",
@@ -129,7 +130,8 @@ def _serve(settings: Settings, _args: argparse.Namespace) -> int:
     from talekeeper.web.app import create_app
 
     print(f"Talekeeper {__version__} on http://{settings.host}:{settings.port}", file=sys.stderr)
-    app = create_app(settings)
+    # On PostgreSQL the background passes run in `talekeeper worker` processes, never here.
+    app = create_app(settings, queue_worker=False)
     app.state.announce_setup = setup_announcer(settings)
     uvicorn.run(
         app,
@@ -192,6 +194,8 @@ def _play(settings: Settings, args: argparse.Namespace) -> int:
         # The log shares the terminal with the story: a line per model request would land in
         # the middle of the streamed reply. Each call is in the AI call log anyway.
         logging.getLogger("httpx").setLevel(logging.WARNING)
+        # The same for the job queue's line per deferred and per run job (PostgreSQL).
+        logging.getLogger("procrastinate").setLevel(logging.WARNING)
 
     async def work(rt: Any, uid: int) -> int:
         return await play(rt, args.adventure, user_id=uid, user_name=args.as_user)
@@ -257,6 +261,12 @@ def _import(settings: Settings, args: argparse.Namespace) -> int:
         return 0
 
     return _with_runtime(settings, args.as_user, work)
+
+
+def _worker(settings: Settings, args: argparse.Namespace) -> int:
+    from talekeeper.cli.worker import run
+
+    return run(settings, args)
 
 
 def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
@@ -332,11 +342,50 @@ def _token_parsers(sub: Any) -> None:
     tokens.set_defaults(run=_tokens)
 
 
+def _positive(what: str, kind: Callable[[str], float]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+        return value
+
+    return parse
+
+
+def _worker_parser(sub: Any) -> None:
+    # The defaults are the job queue's (services.memory.queue), filled in by the command:
+    # importing it here would cost every command its start-up time.
+    worker = sub.add_parser("worker", help=COMMANDS["worker"])
+    worker.add_argument(
+        "--concurrency",
+        type=_positive("a number of runs (a whole number above 0)", int),
+        help="runs at once, each of another adventure (default: 4)",
+    )
+    seconds = {
+        "--stalled-after": "a worker silent this long is taken for dead and its runs run "
+        "again; give every worker of a database the same value (default: 30)",
+        "--grace": "on SIGTERM or Ctrl-C, how long running passes may finish before they "
+        "are handed back to be run again (default: 20)",
+    }
+    for flag, meaning in seconds.items():
+        worker.add_argument(
+            flag,
+            type=_positive("a number of seconds above 0", float),
+            metavar="SECONDS",
+            help=meaning,
+        )
+    worker.set_defaults(run=_worker)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="talekeeper", description="Talekeeper " + __version__)
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help=COMMANDS["serve"]).set_defaults(run=_serve)
+    _worker_parser(sub)
     play = sub.add_parser("play", help=COMMANDS["play"])
     play.add_argument("adventure", nargs="?", type=_adventure_id, help="adventure id")
     play.set_defaults(run=_play)

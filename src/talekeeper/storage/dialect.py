@@ -10,8 +10,8 @@ Invariants:
 - Every "SQLite or PostgreSQL?" of the application is answered here: the engine and
   its locking (``storage.sqlite``, ``storage.postgresql``), what "busy" means, whether
   a batch insert returns its ids in order, whether a migration alters a table by
-  copying it, and which file to copy before a migration. Other code asks these
-  questions and never looks at a dialect's name.
+  copying it, which file to copy before a migration, and where background work waits
+  (``job_queue``). Other code asks these questions and never looks at a dialect's name.
 """
 
 from __future__ import annotations
@@ -38,6 +38,16 @@ FORMS = (
 class Backend(StrEnum):
     SQLITE = "sqlite"
     POSTGRESQL = "postgresql"
+
+
+class JobQueue(StrEnum):
+    """Where background work waits, and which processes run it."""
+
+    # A ``derived_jobs`` row per adventure, run by the in-process worker of the process
+    # that serves (or plays): a database file on one machine.
+    OUTBOX = "outbox"
+    # Procrastinate's tables on the server, run by any number of worker processes.
+    SHARED = "shared"
 
 
 # Driver names each backend is reached through; the first is the one a bare name means.
@@ -103,6 +113,13 @@ def alters_by_copy(bind: Any) -> bool:
     """Whether a migration alters a table by copying it (SQLite's ALTER TABLE cannot
     change constraints)."""
     return backend_of(bind) is Backend.SQLITE
+
+
+def job_queue(bind: Any) -> JobQueue:
+    """Where background work waits on this database: several processes on several machines
+    share a PostgreSQL server, so its work waits in a queue any of them may run; a SQLite
+    file's waits in its outbox for the process that serves it."""
+    return JobQueue.SHARED if backend_of(bind) is Backend.POSTGRESQL else JobQueue.OUTBOX
 
 
 def database_file(engine: Engine) -> Path | None:

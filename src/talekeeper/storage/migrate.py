@@ -12,7 +12,9 @@ database (no revision yet) or one already at the target makes no copy. A Postgre
 database is the server's to back up (``pg_dump``): nothing is copied here.
 
 The same migrations run on SQLite and PostgreSQL (``migrations/env.py`` alters SQLite
-tables by copy where it must, PostgreSQL's in place).
+tables by copy where it must, PostgreSQL's in place). On PostgreSQL they also write the
+job queue's schema (procrastinate's tables, revision 0009), which the models do not
+describe: comparing the models with a database leaves those tables out (``ours``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 import sqlite3
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -37,6 +40,13 @@ log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 BACKUP_MODE = 0o600  # the copy holds every story and any API key the database holds
+QUEUE_TABLES = "procrastinate_"  # the job queue's tables (revision 0009), not the models'
+
+
+def ours(name: str | None, type_: str, _parents: Any) -> bool:
+    """Whether a database object is described by the models (Alembic's ``include_name``):
+    every one but the job queue's tables and what belongs to them."""
+    return not (type_ == "table" and (name or "").startswith(QUEUE_TABLES))
 
 
 def alembic_config(engine: Engine) -> Config:

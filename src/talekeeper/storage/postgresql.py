@@ -18,6 +18,8 @@ Invariants:
   driver; connecting gives up after ``CONNECT_TIMEOUT_S`` unless the URL's
   ``connect_timeout`` says otherwise. The pool is small and pings a connection before
   handing it out, so a restarted server costs no request.
+- Connections SQLAlchemy does not make (the job queue's pool and its LISTEN connection,
+  ``conninfo``) reach the same server, database and user with the same options.
 - "Busy" (``postgresql_busy``): the lock wait ran out, a serialization failure, a
   deadlock, a server that refuses or drops connections for now. Each means "try again
   shortly"; nothing else does.
@@ -73,6 +75,16 @@ def postgresql_engine(url: URL) -> Engine:
     )
     event.listen(engine, "begin", _begin(timeout))
     return engine
+
+
+def conninfo(url: URL) -> str:
+    """The libpq connection string of a PostgreSQL URL, for connections SQLAlchemy does not
+    make (the job queue's): without the driver's name and Talekeeper's busy timeout (which
+    libpq would refuse), with the engine's connect timeout unless the URL names one."""
+    url = url.difference_update_query([TIMEOUT_QUERY]).set(drivername="postgresql")
+    if "connect_timeout" not in url.query:
+        url = url.update_query_dict({"connect_timeout": str(CONNECT_TIMEOUT_S)})
+    return url.render_as_string(hide_password=False)
 
 
 def _begin(timeout: float) -> Any:

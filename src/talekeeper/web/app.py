@@ -60,7 +60,10 @@ class GuardedApp(FastAPI):
         return Guard(Auth(super().build_middleware_stack()), self.allowed_hosts)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, queue_worker: bool = True) -> FastAPI:
+    """The app. ``queue_worker``: where the database's job queue is shared (PostgreSQL),
+    this process also runs the background passes (``talekeeper serve`` leaves them to
+    ``talekeeper worker``); on SQLite the app's own worker runs them either way."""
     resolved = settings if settings is not None else load_settings()
 
     @asynccontextmanager
@@ -72,7 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Sign-in failures per account and address, and password checks at once (routes/auth).
         app.state.sign_in = auth.Gate(LoginThrottle(), anyio.CapacityLimiter(auth.CHECKS_AT_ONCE))
         setup.prepare(app, runtime)  # accounts mode, no account yet: the one-time setup link
-        await runtime.start()
+        await runtime.start(queue_worker=queue_worker)
         try:
             yield
         finally:

@@ -1,11 +1,14 @@
 """The port for "background work needs doing for this adventure", and its contract.
 
 The request-time side (``service.MemorySystem``) asks for work through this protocol
-only; an adapter runs the runner (``passes.runner``) out of the turn. Today's adapter
-is ``worker.Worker``: a ``derived_jobs`` row written in the caller's transaction (an
-outbox) and an in-process worker that claims it. Another adapter (a job queue shared
-by several processes) implements the same protocol; the composition root
-(``bootstrap``) picks one.
+only; an adapter runs the runner (``passes.runner``) out of the turn. Two adapters, one
+per kind of queue the database has (``storage.dialect.job_queue``), picked by the
+composition root (``bootstrap``):
+
+- ``worker.Worker`` (SQLite): a ``derived_jobs`` row written in the caller's transaction
+  (an outbox) and an in-process worker that claims it, in the process that serves.
+- ``queue.QueuedWork`` (PostgreSQL): a procrastinate job deferred in the caller's
+  transaction, run by ``talekeeper worker`` processes (and, when asked, by this one).
 
 The contract an adapter keeps:
 
@@ -22,9 +25,14 @@ The contract an adapter keeps:
   run whose process died is run again after a bounded delay.
 - A run is ``Run``: the runner's ``run(adventure_id)``, which the adapter is built
   with; the adapter logs and survives any error it raises.
+- ``pending(session, adventure_id)``: whether a run of the adventure waits or goes on,
+  read in the caller's unit of work (the player's view of the background work).
 - ``start`` and ``stop`` run on the event loop that runs the passes; ``stop`` hands
   this process's claims back so another process (or the next start) takes them at
-  once. ``idle`` waits until no job waits or runs (tests and the terminal use it).
+  once. ``start(queue_worker=False)``: where the database's queue is shared, this
+  process leaves the runs to the worker processes (``talekeeper serve``); an outbox has
+  no worker but this process's, which runs either way. ``idle`` waits until no job
+  waits or runs (tests and the terminal use it).
 """
 
 from __future__ import annotations
@@ -42,7 +50,9 @@ class BackgroundWork(Protocol):
 
     def kick(self, adventure_id: int) -> None: ...
 
-    async def start(self) -> None: ...
+    def pending(self, session: Session, adventure_id: int) -> bool: ...
+
+    async def start(self, *, queue_worker: bool = True) -> None: ...
 
     async def stop(self) -> None: ...
 

@@ -11,7 +11,8 @@ Invariants:
   eviction) is the runner's (``passes.runner``); it records each ``Kind``'s
   ``PassState`` in ``derived_states``, which ``derived_view`` shows. A failing
   pass is recorded with its error and does not stop the others, and a later run
-  retries it.
+  retries it. Whether work waits is the port's to say (``BackgroundWork.pending``),
+  whichever queue holds it.
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ class MemorySystem:
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    async def start(self) -> None:
-        await self.background.start()
+    async def start(self, *, queue_worker: bool = True) -> None:
+        await self.background.start(queue_worker=queue_worker)
 
     async def stop(self) -> None:
         await self.background.stop()
@@ -87,12 +88,14 @@ class MemorySystem:
         await self.background.idle(timeout)
 
 
-def derived_view(session: Session, adventure_id: int) -> dict[str, Any]:
-    """Per kind: state, last success, last failure and its error; and whether work waits."""
-    repo = MemoryRepository(session)
-    states = repo.states(adventure_id)
-    job = repo.job(adventure_id)
-    out: dict[str, Any] = {"adventure_id": adventure_id, "pending": job is not None}
+def derived_view(
+    session: Session, adventure_id: int, background: BackgroundWork | None
+) -> dict[str, Any]:
+    """Per kind: state, last success, last failure and its error; and whether work waits
+    (never, with no background work at all)."""
+    states = MemoryRepository(session).states(adventure_id)
+    pending = background is not None and background.pending(session, adventure_id)
+    out: dict[str, Any] = {"adventure_id": adventure_id, "pending": pending}
     for kind in KINDS:
         row = states.get(kind)
         out[kind] = {

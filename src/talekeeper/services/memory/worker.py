@@ -1,9 +1,15 @@
 """The in-process background worker: one run per adventure at a time, never in a turn.
 
 The adapter of ``port.BackgroundWork`` over the ``derived_jobs`` table (an
-outbox written in the caller's transaction) and this process's event loop.
+outbox written in the caller's transaction) and this process's event loop, for a
+database whose queue is an outbox (``storage.dialect.job_queue``: a SQLite file).
 
 Invariants:
+
+- It is never built on a database whose queue is shared (PostgreSQL): there any
+  number of processes on any number of machines share the database, and the
+  procrastinate queue (``queue.QueuedWork``) runs the passes. ``Worker`` refuses
+  such a database with a ``ConfigurationError``.
 
 - Work exists as a ``derived_jobs`` row written in the transaction of the turn
   (or change) that caused it (``request``), so it exists exactly when that commit
@@ -39,7 +45,9 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
+from talekeeper.core.errors import ConfigurationError
 from talekeeper.storage.db import read_scope, session_scope
+from talekeeper.storage.dialect import JobQueue, job_queue
 from talekeeper.storage.repositories.memory import MemoryRepository
 
 log = logging.getLogger(__name__)
@@ -61,6 +69,13 @@ class Worker:
     ) -> None:
         if heartbeat >= stale.total_seconds() / 2:
             raise ValueError("the heartbeat must come well within the staleness window")
+        bind = sessions.kw.get("bind")
+        if bind is None or job_queue(bind) is not JobQueue.OUTBOX:
+            raise ConfigurationError(
+                "The in-process background worker runs on a SQLite database only: a "
+                "PostgreSQL database is shared by several processes, and its background "
+                "passes run in 'talekeeper worker' processes."
+            )
         self.sessions = sessions
         self.run = run
         self.heartbeat = heartbeat
@@ -71,7 +86,9 @@ class Worker:
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self._chores: list[asyncio.Task[None]] = []
 
-    async def start(self, *, release_claims: bool = True) -> None:
+    async def start(self, *, queue_worker: bool = True, release_claims: bool = True) -> None:
+        """Start working. ``queue_worker`` does not apply: an outbox has no other worker
+        than this process's (see ``port``)."""
         self.loop = asyncio.get_running_loop()
         if release_claims:
             await asyncio.to_thread(self._release_stale)
@@ -107,6 +124,9 @@ class Worker:
             self.kick(adventure_id)
 
         event.listen(session, "after_commit", wake, once=True)
+
+    def pending(self, session: Session, adventure_id: int) -> bool:
+        return MemoryRepository(session).job(adventure_id) is not None
 
     def kick(self, adventure_id: int) -> None:
         """Wake the worker for an adventure; safe from any thread, a no-op when stopped."""

@@ -6,6 +6,7 @@ from alembic import context
 from sqlalchemy import Engine
 
 from talekeeper.storage.dialect import alters_by_copy
+from talekeeper.storage.migrate import ours
 from talekeeper.storage.models import Base
 
 engine = context.config.attributes.get("engine")
@@ -18,6 +19,7 @@ with engine.connect() as connection:
         target_metadata=Base.metadata,
         render_as_batch=alters_by_copy(connection),
         compare_type=True,
+        include_name=ours,  # the job queue's tables are procrastinate's, not the models'
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -15,13 +15,14 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query
 from sqlalchemy.orm import Session
 
+from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.adventures import listing
 from talekeeper.services.ai_calls import CALL_KINDS
 from talekeeper.services.limits import MAX_ID, quoted
 from talekeeper.services.memory.service import KINDS, derived_view
 from talekeeper.storage.repositories.ai_calls import AiCallRepository
-from talekeeper.web.deps import DB, user_id
+from talekeeper.web.deps import DB, runtime, user_id
 
 router = APIRouter(tags=["ai-calls"])
 
@@ -67,13 +68,19 @@ def list_calls(
 
 
 @router.get("/api/derived")
-def list_derived(session: Session = DB, uid: int = Depends(user_id)) -> dict[str, Any]:
+def list_derived(
+    session: Session = DB, uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
+) -> dict[str, Any]:
     """Every adventure's background work: per kind its state, last success, last failure
     with its error, and failures in a row; and whether work waits."""
     return {
         "kinds": list(KINDS),
         "adventures": [
-            {"id": a["id"], "title": a["title"], "derived": derived_view(session, a["id"])}
+            {
+                "id": a["id"],
+                "title": a["title"],
+                "derived": derived_view(session, a["id"], rt.background),
+            }
             for a in listing(session, uid)
         ],
     }

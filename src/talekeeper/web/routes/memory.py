@@ -208,9 +208,10 @@ def read_derived(
     adventure_id: RowId,
     session: Session = DB,
     uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
 ) -> dict[str, Any]:
     load_adventure(session, adventure_id, uid)
-    return derived_view(session, adventure_id)
+    return derived_view(session, adventure_id, rt.background)
 
 
 # -- the Scene ------------------------------------------------------------------------------

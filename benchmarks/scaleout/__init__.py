@@ -1,0 +1,1 @@
+"""Scale-out: one process on SQLite against app processes and workers on PostgreSQL."""
