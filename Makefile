@@ -35,9 +35,9 @@ PG_TESTS := tests/test_storage.py tests/test_accounts_migration.py tests/test_po
 	tests/test_revision_counter.py \
 	tests/test_postgres_differences.py tests/services tests/web tests/cli
 
+# Both passes run side by side (tests/both_passes.sh); the PostgreSQL pass's output follows.
 test: lint
-	$(BIN)/python -m pytest
-	$(BIN)/python -m pytest --db=postgresql -m "not model and not browser" $(PG_TESTS)
+	tests/both_passes.sh $(BIN) $(PG_TESTS)
 
 format: install
 	$(BIN)/ruff format src tests benchmarks

@@ -2,10 +2,15 @@
 
 - Lost actions: an action a player was answered 2xx for that the story does not hold;
   doubled: one the story holds more than once (a resend of an action already saved).
-- Lost memories: blocks of the story a memory pass would still write now
-  (``passes.blocks.due_blocks``), once no work is pending: a job that vanished leaves
-  them. Duplicated memories: two automatic memories on the path covering one action
-  (a pass run twice over one block, or two runs at once).
+- Behind: blocks of the story a memory pass would still write (``passes.blocks.due_blocks``)
+  when play ended and no work was pending. A run writes at most ``writer.MAX_PER_RUN``
+  memories and a failed pass waits for the next run, which the next turn asks for; a
+  deployment whose workers fell behind ends with some.
+- Lost memories: blocks still due after the run's ``settle`` asked for those next runs
+  (as the next turns would) until no more were written: a job that vanished, or a pass
+  that cannot succeed, leaves them.
+- Duplicated memories: two automatic memories on the path covering one action (a pass
+  run twice over one block, or two runs at once).
 - Overlapping passes: two background model calls (memory or summary writing) for one
   adventure whose times overlap, from the AI call log. One run makes those calls one
   after another, so an overlap is two runs for one adventure at the same time.
@@ -14,17 +19,21 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from benchmarks.scaleout.players import Player
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.services.memory.passes.blocks import due_blocks
+from talekeeper.services.memory.queue import QueuedWork
 from talekeeper.services.memory.source import path_of
-from talekeeper.storage.db import make_engine, make_session_factory, read_scope
+from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
+from talekeeper.storage.dialect import JobQueue, job_queue
 from talekeeper.storage.models import Action, Adventure, AiCall, Memory
+from talekeeper.storage.postgresql import conninfo
 from talekeeper.storage.repositories.memory import MemoryRepository
 
 WRITING = ("memory", "summary")  # background calls of one run come one after another
@@ -36,16 +45,19 @@ class Left:
     lost_actions: int = 0
     doubled_actions: int = 0
     memories: int = 0
-    lost_memories: int = 0  # blocks still due
+    behind: int = 0  # blocks due when play ended
+    lost_memories: int = 0  # blocks still due after the catch-up runs
+    catch_up_runs: int = 0  # rounds of catch-up runs asked for
     duplicated_memories: int = 0  # actions covered twice on the path
     background_calls: int = 0
     overlapping_passes: int = 0
 
 
-def check(database_url: str, players: list[Player]) -> Left:
+def check(database_url: str, players: list[Player], behind: int) -> Left:
+    """What the run left; ``behind``: the blocks that were due when play ended."""
     engine = make_engine(database_url)
     sessions = make_session_factory(engine)
-    left = Left()
+    left = Left(behind=behind)
     try:
         with read_scope(sessions) as session:
             for player in players:
@@ -55,10 +67,52 @@ def check(database_url: str, players: list[Player]) -> Left:
     return left
 
 
+def due(database_url: str, players: list[Player]) -> int:
+    """Blocks a memory pass would write now, over every player's adventure."""
+    engine = make_engine(database_url)
+    sessions = make_session_factory(engine)
+    try:
+        with read_scope(sessions) as session:
+            return sum(len(due_blocks(session, _adventure(session, p))) for p in players)
+    finally:
+        engine.dispose()
+
+
+def request_runs(database_url: str, players: list[Player]) -> None:
+    """Ask for a background run of every player's adventure, through the port a turn asks
+    through (the deployment's own processes run it)."""
+    engine = make_engine(database_url)
+    sessions = make_session_factory(engine)
+    try:
+        background = _requester(engine, sessions)
+        for player in players:
+            with session_scope(sessions) as session:
+                background(session, player.adventure)
+    finally:
+        engine.dispose()
+
+
+def _requester(engine: Engine, sessions: sessionmaker[Session]) -> Callable[[Session, int], None]:
+    match job_queue(engine):
+        case JobQueue.OUTBOX:  # the server's worker finds the row at its next poll
+            return lambda session, aid: MemoryRepository(session).request_work(aid)
+        case JobQueue.SHARED:
+
+            async def never(adventure_id: int) -> None:
+                raise AssertionError("this process only defers")
+
+            return QueuedWork(sessions, never, conninfo=conninfo(engine.url)).request
+
+
+def _adventure(session: Session, player: Player) -> Adventure:
+    adventure = session.get(Adventure, player.adventure)
+    assert adventure is not None
+    return adventure
+
+
 def _one(session: Session, player: Player, left: Left) -> None:
     aid = player.adventure
-    adventure = session.get(Adventure, aid)
-    assert adventure is not None
+    adventure = _adventure(session, player)
     texts = Counter(
         session.scalars(
             select(Action.text).where(Action.adventure_id == aid, Action.state == "active")

@@ -13,7 +13,7 @@ The faults run on the PostgreSQL deployment while the players play: a worker kil
 PostgreSQL server restarted. Each is reported with what it left behind.
 
     .venv/bin/python -m benchmarks.scaleout.run [--players 32] [--turns 20] [--delay 1.0]
-        [--fault-turns 30] [--short] [--write docs/benchmarks.md]
+        [--fault-turns 30] [--short] [--keep DIR] [--write docs/benchmarks.md]
 
 Run from the repository root (the model double and the PostgreSQL cluster come from
 ``tests/``); it needs PostgreSQL's server programs (Debian: ``apt-get install
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import psycopg
 from benchmarks.concurrency.harness import REPLY, run_together
-from benchmarks.scaleout.checks import Left, check
+from benchmarks.scaleout.checks import Left, check, due, request_runs
 from benchmarks.scaleout.deploy import Deployment
 from benchmarks.scaleout.players import Attempt, Player, make_players, play, wait_idle
 from tests.double.server import ModelDouble
@@ -46,6 +46,7 @@ PLAYERS = 32
 TURNS = 20
 FAULT_TURNS = 30
 DELAY_S = 1.0
+CATCH_UP_ROUNDS = 20  # each writes up to 5 memories an adventure
 COMMAND = ".venv/bin/python -m benchmarks.scaleout.run --write docs/benchmarks.md"
 
 
@@ -86,15 +87,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=TURNS, help="turns per player")
     parser.add_argument("--fault-turns", type=int, default=FAULT_TURNS)
     parser.add_argument("--delay", type=float, default=DELAY_S, help="seconds per completion")
-    parser.add_argument("--short", action="store_true", help="8 players, 4 turns: development")
+    parser.add_argument("--short", action="store_true", help="8 players, 8 turns: development")
+    parser.add_argument(
+        "--keep", type=Path, help="run in this folder and keep it (the processes' logs, data)"
+    )
     args = parser.parse_args(argv)
     if args.short:
-        args.players, args.turns, args.fault_turns = 8, 4, 12
+        args.players, args.turns, args.fault_turns = 8, 8, 12
     load_before = os.getloadavg()[0]
     with (
         ModelDouble(default_reply=REPLY) as double,
-        tempfile.TemporaryDirectory(prefix="talekeeper-scaleout-") as folder,
+        tempfile.TemporaryDirectory(prefix="talekeeper-scaleout-") as temporary,
     ):
+        folder = args.keep or temporary
         double.reply_delay = args.delay
         root = Path(folder)
         runs = []
@@ -136,11 +141,29 @@ def measure(label: str, deployment: Deployment, players: int, turns: int) -> Mea
         began, ended = run_together(
             players, lambda i, start: play(deployment, who[i], 0, turns, start)
         )
-        drain = wait_idle(deployment, who)
-        left = check(deployment.database_url, who)
+        drain, left = settle(deployment, who)
     finally:
         deployment.stop()
     return Measured(label, who, ended - began, drain, left)
+
+
+def settle(deployment: Deployment, who: list[Player]) -> tuple[float, Left]:
+    """Wait for the background work to drain (its seconds), then ask for the runs the next
+    turns would ask for until every due block is written or a round writes none; what was
+    left."""
+    drain = wait_idle(deployment, who)
+    behind = due(deployment.database_url, who)
+    rounds, still = 0, behind
+    while still and rounds < CATCH_UP_ROUNDS:
+        rounds += 1
+        request_runs(deployment.database_url, who)
+        wait_idle(deployment, who)
+        before, still = still, due(deployment.database_url, who)
+        if still >= before:
+            break
+    left = check(deployment.database_url, who, behind)
+    left.catch_up_runs = rounds
+    return drain, left
 
 
 def fault_run(deployment: Deployment, players: int, turns: int) -> tuple[Measured, list[Fault]]:
@@ -159,8 +182,7 @@ def fault_run(deployment: Deployment, players: int, turns: int) -> tuple[Measure
         finally:
             done.set()
             strikes.join()
-        drain = wait_idle(deployment, who)
-        left = check(deployment.database_url, who)
+        drain, left = settle(deployment, who)
         _after(deployment, faults, who)
     finally:
         deployment.stop()
@@ -183,7 +205,10 @@ def _strike(deployment: Deployment, faults: list[Fault], done: threading.Event) 
     doing = _jobs(deployment, "doing")
     worker.at = time.monotonic()
     deployment.kill(deployment.live("worker")[0])
-    worker.notes.append(f"{doing} job(s) running when it was killed; 1 worker left")
+    worker.notes.append(f"{doing} job(s) running on the two workers when one was killed")
+    done.wait(3.0)
+    deployment.worker()  # started again, as a supervisor would
+    worker.recovered_at = time.monotonic()
     done.wait(6.0)
     app.at = time.monotonic()
     deployment.kill(deployment.live("serve")[0])
@@ -202,8 +227,13 @@ def _after(deployment: Deployment, faults: list[Fault], who: list[Player]) -> No
     worker, app, database = faults
     retried = _retried(deployment)
     worker.notes.append(f"jobs run more than once (retried after a failure or a stall): {retried}")
-    cut = [(p, a) for p in who for a in p.attempts if a.status == 0 and a.at >= app.at - 0.01]
-    cut = [(p, a) for p, a in cut if a.at < app.recovered_at]
+    # In flight when it was killed, or sent to it while it was down.
+    cut = [
+        a
+        for p in who
+        for a in p.attempts
+        if a.status == 0 and a.at + a.latency_ms / 1000 >= app.at and a.at < app.recovered_at
+    ]
     retries = sum(1 for p in who for a in p.attempts if a.retry and 200 <= a.status < 300)
     app.notes.append(
         f"{len(cut)} request(s) cut off or refused by the dead process; {retries} saved "
@@ -224,10 +254,15 @@ def _after(deployment: Deployment, faults: list[Fault], who: list[Player]) -> No
 
 
 def _retried(deployment: Deployment) -> int:
-    assert deployment.cluster is not None
-    with psycopg.connect(deployment.cluster.url("talekeeper").replace("+psycopg", "")) as db:
-        row = db.execute("SELECT count(*) FROM procrastinate_jobs WHERE attempts > 1")
-        return int((row.fetchone() or (0,))[0])
+    """Runs that ran again: put back after their worker went silent, or after an error or an
+    abort. Read from the workers' logs, since a job that ends well is deleted with its
+    attempts count."""
+    again = ("it runs again", "ended with status: Error, to retry", "Aborted, to retry")
+    count = 0
+    for log in deployment.root.glob("worker-*.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            count += any(mark in line for mark in again)
+    return count
 
 
 def markdown(
@@ -243,19 +278,46 @@ def markdown(
         f"{load[0]:.1f} before, {load[1]:.1f} after.",
         "",
         "| deployment | turns/s | p50 ms | p95 ms | failed requests | background calls "
-        "| drain s | lost actions | lost / duplicated memories | overlapping passes |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| memories | drain s | behind (catch-up runs) | lost actions "
+        "| lost / duplicated memories | overlapping passes |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs + [faulted]:
         turns = r.left.acknowledged
         lines.append(
             f"| {r.label} | {turns / r.play_s:.1f} | {r.latency(0.5):.0f} | "
             f"{r.latency(0.95):.0f} | {r.failed()} | {r.left.background_calls} | "
-            f"{r.drain_s:.1f} | {r.left.lost_actions} (+{r.left.doubled_actions} doubled) | "
+            f"{r.left.memories} | {r.drain_s:.1f} | {r.left.behind} ({r.left.catch_up_runs}) | "
+            f"{r.left.lost_actions} (+{r.left.doubled_actions} doubled) | "
             f"{r.left.lost_memories} / {r.left.duplicated_memories} | "
             f"{r.left.overlapping_passes} |"
         )
-    lines += ["", "Faults (the last row above), on the PostgreSQL deployment:", ""]
+    lines += [
+        "",
+        "Turns/s: acknowledged turns over the time from the first send to the last answer. "
+        "Background calls: the memory and summary model calls the runs made. Drain: seconds "
+        "from the last answer until no run waited or ran. Behind: blocks of the stories "
+        "still without their memory at that moment (a run writes at most 5 memories, and "
+        "a failed pass waits for the next run, which the next turn asks for); the benchmark "
+        "then asks for those next runs itself, round after round, until none is due or a "
+        "round writes nothing (catch-up runs: how many rounds). Lost memories: blocks still "
+        "due after that.",
+        "",
+        "Everything runs on this one machine: the app processes, the workers, PostgreSQL, "
+        "the model double and the players' threads share its cores, so the second "
+        "deployment's gain here is a floor, not what a second machine gives. A worker runs "
+        "4 adventures at once (`--concurrency`), 8 for the two, where SQLite's in-process "
+        "worker starts every adventure that waits: with a model answering each call in 1 s "
+        "the workers fall behind during play and catch up after it (drain). Each fault "
+        "strikes while the players play: a worker is killed (SIGKILL) while runs are going "
+        "on and started again 3 s later, as a supervisor would; 6 s on, an app process is "
+        "killed and started again 3 s later (its players fail over to the other process and "
+        "Retry a saved action, or send one that was not saved); 6 s on, PostgreSQL is "
+        "restarted (fast shutdown: every session cut off).",
+        "",
+        "Faults (the last row above), on the PostgreSQL deployment:",
+        "",
+    ]
     for fault in faults:
         lines.append(f"- **{fault.name}**: " + "; ".join(fault.notes) + ".")
     gave_up = [p.gave_up for p in faulted.players if p.gave_up]
