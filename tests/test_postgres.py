@@ -182,8 +182,12 @@ def test_the_app_answers_503_while_the_server_refuses_connections(tmp_path: Path
                 assert answer.status_code == 503, answer.text
                 assert answer.json()["error"]["code"] == "database_busy"
                 assert answer.headers["Retry-After"]
+            probe = client.get("/api/ready")  # what a load balancer sees meanwhile
+            assert probe.status_code == 503 and probe.json() == {"status": "down"}
+            assert probe.headers["Retry-After"]
         finally:
             admin.execute("ALTER ROLE player CONNECTION LIMIT -1")
+        assert client.get("/api/ready").json() == {"status": "ok"}
         assert [a["title"] for a in client.get("/api/adventures").json()] == ["Before"]
     with pg.active.cluster.admin() as admin:  # roles belong to the cluster, not the database
         admin.execute(f"DROP DATABASE {url.database} WITH (FORCE)")

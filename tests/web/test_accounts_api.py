@@ -24,7 +24,7 @@ from talekeeper.web.app import create_app
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 PASSWORD = "correct horse battery"
-PUBLIC_API = {("POST", "/api/auth/login"), ("POST", "/api/auth/setup")}
+PUBLIC_API = {("POST", "/api/auth/login"), ("POST", "/api/auth/setup"), ("GET", "/api/ready")}
 
 
 @pytest.fixture
@@ -68,6 +68,17 @@ def test_every_api_route_answers_401_without_a_session_or_token(app: Any) -> Non
     assert forged.get("/api/adventures").status_code == 401
     token = anonymous.get("/api/adventures", headers={"Authorization": "Bearer tk_" + "a" * 43})
     assert token.status_code == 401 and "token" in token.json()["error"]["message"]
+
+
+def test_the_readiness_probe_answers_anyone_and_says_nothing_else(app: Any) -> None:
+    """A load balancer has no account: ``/api/ready`` answers it, with "ok" alone (no
+    version, no models, no database details), while ``/api/health`` stays signed-in."""
+    anonymous = TestClient(app, base_url=LOCAL)
+    answer = anonymous.get("/api/ready")
+    assert answer.status_code == 200 and answer.json() == {"status": "ok"}
+    assert anonymous.get("/api/health").status_code == 401
+    # only a read: a write to it is no route at all, and never a way past sign-in
+    assert anonymous.post("/api/ready", json={}).status_code in (401, 405)
 
 
 def test_pages_send_the_browser_to_sign_in_and_the_sign_in_page_is_open(app: Any) -> None:

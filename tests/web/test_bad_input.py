@@ -50,6 +50,7 @@ EXEMPT: dict[Key, str] = {
     ("GET", "/settings"): "the HTML settings page; it takes no input",
     ("GET", "/debug"): "the HTML debug page; it takes no input",
     ("GET", "/api/health"): "takes no input: no path id, query parameter or body",
+    ("GET", "/api/ready"): "takes no input: no path id, query parameter or body",
     ("GET", "/api/settings"): "takes no input: no path id, query parameter or body",
     ("GET", "/api/settings/models"): "takes no input: the saved endpoint's model list",
     ("GET", "/api/derived"): "takes no input: every adventure's background work",

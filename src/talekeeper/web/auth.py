@@ -50,8 +50,9 @@ COOKIE = "tk_session"
 TOKEN_PREFIX = "tk_"
 LOGIN_PAGE = "/login"
 # Served to anyone: the sign-in page and route, the one-time setup page and route (it checks
-# its own secret), and the files every page loads.
-PUBLIC = frozenset({LOGIN_PAGE, "/api/auth/login", "/setup", "/api/auth/setup"})
+# its own secret), the files every page loads, and the readiness probe of load balancers
+# (it says "ok" or "down" and nothing else).
+PUBLIC = frozenset({LOGIN_PAGE, "/api/auth/login", "/setup", "/api/auth/setup", "/api/ready"})
 PUBLIC_PREFIXES = ("/static/",)
 ADMIN_PREFIX = "/api/admin/"
 

@@ -1,12 +1,19 @@
-"""``GET /api/health``: the database, each configured model's reachability, and their names."""
+"""``GET /api/health``: the database, each configured model's reachability, and their names.
+
+``GET /api/ready``: whether this process can serve, for a load balancer or a supervisor. It
+answers anyone (accounts mode too: a probe has no account), so it says only "ok" (200: the
+database answers) or "down" (503), never why, which version or which models.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from enum import StrEnum
 from typing import Any
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from sqlalchemy import text
 
 from talekeeper import __version__
@@ -17,6 +24,32 @@ from talekeeper.storage.db import READ_ONLY
 from talekeeper.web.deps import runtime, user_id
 
 router = APIRouter(tags=["health"])
+
+
+class ReadyState(StrEnum):
+    OK = "ok"
+    DOWN = "down"
+
+
+class Readiness(BaseModel):
+    status: ReadyState
+
+
+def _answers(rt: Runtime) -> bool:
+    try:
+        with rt.engine.execution_options(**{READ_ONLY: True}).connect() as connection:
+            connection.execute(text("SELECT 1"))
+    except Exception:  # noqa: BLE001 - any failure to reach the database is "down"
+        return False
+    return True
+
+
+@router.get("/api/ready", response_model=Readiness, responses={503: {"model": Readiness}})
+async def ready(rt: Runtime = Depends(runtime)) -> JSONResponse:
+    if await asyncio.to_thread(_answers, rt):
+        return JSONResponse(Readiness(status=ReadyState.OK).model_dump(mode="json"))
+    down = Readiness(status=ReadyState.DOWN).model_dump(mode="json")
+    return JSONResponse(down, status_code=503, headers={"Retry-After": "5"})
 
 
 def _database(rt: Runtime) -> dict[str, Any]:
