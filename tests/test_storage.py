@@ -280,6 +280,49 @@ def test_0008_numbers_the_revisions_again_and_starts_each_counter_at_its_last(
         }
 
 
+def test_0010_gives_existing_cards_the_rules_they_fired_by_and_downgrades_without_loss(
+    tmp_path: Path,
+) -> None:
+    """A card written before 0010 is not always on, has no secondary keywords and the rule
+    ANY (so it fires exactly as before); the way down drops the three columns and keeps
+    the card."""
+    engine = blank(tmp_path / "tk.db")
+    _story_at_0003(engine)
+    config = migrate.alembic_config(engine)
+    command.upgrade(config, "0009")
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO story_cards (adventure_id, name, type, keywords, entry, notes, "
+                "created_at, updated_at) SELECT id, 'Mara', 'character', '[\"mara\"]', "
+                "'A smuggler.', '', created_at, created_at FROM adventures"
+            )
+        )
+    migrate.upgrade(engine)
+    with engine.begin() as connection:
+        row = connection.execute(
+            text("SELECT always_on, secondary_keywords, secondary_rule FROM story_cards")
+        ).one()
+        assert (bool(row[0]), row[1], row[2]) == (False, "[]", "any")
+        connection.execute(  # the columns take the new rules
+            text(
+                "UPDATE story_cards SET always_on = :on, secondary_keywords = '[\"storm\"]', "
+                "secondary_rule = 'none'"
+            ),
+            {"on": True},
+        )
+    command.downgrade(config, "0009")
+    with engine.connect() as connection:
+        columns = {c["name"] for c in inspect(connection).get_columns("story_cards")}
+        assert not columns & {"always_on", "secondary_keywords", "secondary_rule"}
+        card = connection.execute(text("SELECT name, keywords, entry FROM story_cards")).one()
+        assert tuple(card) == ("Mara", '["mara"]', "A smuggler.")
+    migrate.upgrade(engine)
+    with engine.connect() as connection:
+        row = connection.execute(text("SELECT always_on, secondary_rule FROM story_cards")).one()
+        assert (bool(row[0]), row[1]) == (False, "any")
+
+
 @pytest.mark.sqlite_only("the copy is of SQLite's file; a PostgreSQL server backs up itself")
 def test_an_older_database_is_copied_before_it_is_migrated(
     tmp_path: Path, caplog: pytest.LogCaptureFixture

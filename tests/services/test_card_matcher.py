@@ -23,17 +23,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.services import adventures
-from talekeeper.services.cards import (
-    _IOTA,
-    WORD,
-    CardView,
-    FiredCard,
-    fired_cards,
-    fired_in,
-    fold,
-    keyword_in,
-    matcher_for,
-)
+from talekeeper.services.card_match import _IOTA, WORD, CardKeys, fold, keyword_in, matcher_for
+from talekeeper.services.cards import CardView, FiredCard, fired_cards, fired_in
 from talekeeper.services.memory.base import NullMemory
 from talekeeper.services.tree import Story
 from talekeeper.storage.db import session_scope
@@ -223,14 +214,19 @@ def test_the_stored_matcher_is_built_once_and_rebuilt_when_a_card_changes(
         with session_scope(sessions) as session:
             return fired_in(session, aid, text, "")
 
-    def stored() -> tuple[tuple[int, str], ...]:
+    def stored() -> tuple[CardKeys, ...]:
         with session_scope(sessions) as session:
             rows = session.execute(
-                select(StoryCard.id, StoryCard.keywords)
+                select(
+                    StoryCard.id,
+                    StoryCard.keywords,
+                    StoryCard.secondary_keywords,
+                    StoryCard.secondary_rule,
+                )
                 .where(StoryCard.adventure_id == aid)
                 .order_by(StoryCard.id)
             )
-            return tuple((int(i), str(k)) for i, k in rows)
+            return tuple(CardKeys(int(i), str(k), str(s), str(r)) for i, k, s, r in rows)
 
     assert [(f.card.name, f.keyword, f.card.entry) for f in fire()] == [
         ("Mara", "mara", ""),

@@ -7,6 +7,7 @@ import pytest
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.cards import (
     CardView,
+    SecondaryRule,
     cards_section,
     clean_card,
     fired_cards,
@@ -61,8 +62,11 @@ def test_card_validation_states_what_to_fix() -> None:
         "name": "Mara",
         "type": "character",
         "keywords": ["mara", "x"],
+        "secondary_keywords": [],
         "entry": "",
         "notes": "",
+        "always_on": False,
+        "secondary_rule": SecondaryRule.ANY,
     }
     with pytest.raises(InvalidInput, match="'type' must be one of character, location"):
         clean_card({"name": "A", "type": "spell"})
@@ -80,3 +84,37 @@ def test_card_validation_states_what_to_fix() -> None:
 def test_search_looks_at_name_keywords_entry_and_notes() -> None:
     assert matches_search(MARA, "SMUGGLER") and matches_search(KEY, "lamp room")
     assert not matches_search(PORT, "mara")
+
+
+def test_the_card_rules_are_validated_like_keywords_and_state_what_to_fix() -> None:
+    card = clean_card(
+        {
+            "name": "Storm",
+            "always_on": True,
+            "secondary_keywords": [" night ", "NIGHT", "rain", ""],
+            "secondary_rule": " ALL ",
+        }
+    )
+    assert card["always_on"] is True
+    assert card["secondary_keywords"] == ["night", "rain"]  # trimmed, no empties, de-duplicated
+    assert card["secondary_rule"] is SecondaryRule.ALL
+    assert clean_card({"secondary_rule": "none"}, partial=True) == {
+        "secondary_rule": SecondaryRule.NONE
+    }
+    with pytest.raises(InvalidInput, match="'always_on' must be true or false; got 'yes'"):
+        clean_card({"name": "A", "always_on": "yes"})
+    with pytest.raises(InvalidInput, match="'secondary_keywords' must be a list of text"):
+        clean_card({"name": "A", "secondary_keywords": "night"})
+    with pytest.raises(InvalidInput, match="at most 30 secondary keywords"):
+        clean_card({"name": "A", "secondary_keywords": [f"k{i}" for i in range(31)]})
+    with pytest.raises(InvalidInput, match="'secondary_keywords' is 81 characters"):
+        clean_card({"name": "A", "secondary_keywords": ["k" * 81]})
+    with pytest.raises(InvalidInput, match="'secondary_rule' must be one of any, all, none; got"):
+        clean_card({"name": "A", "secondary_rule": "some"})
+    with pytest.raises(InvalidInput, match="'secondary_rule' must be one of any, all, none"):
+        clean_card({"name": "A", "secondary_rule": 1})
+
+
+def test_search_looks_at_secondary_keywords_too() -> None:
+    storm = CardView(4, "Storm", "lore", ("storm",), "", secondary_keywords=("lighthouse",))
+    assert matches_search(storm, "LIGHTHOUSE") and not matches_search(storm, "harbour")

@@ -236,7 +236,10 @@ class Terminal:
         for section in data["sections"]:
             self.say(f"  {section['title']:<18} {section['tokens']:>6}  {section['reason']}")
         for card in data["cards"]:
-            self.say(f"  card {card['name']}: '{card['keyword']}' in the {card['where']}")
+            if card.get("always_on"):
+                self.say(f"  card {card['name']}: always on")
+            else:
+                self.say(f"  card {card['name']}: '{card['keyword']}' in the {card['where']}")
         for memory in data["memories"]["used"]:
             self.say(f"  memory #{memory['id']} {memory['final_score']:.2f}: {memory['text'][:60]}")
 

@@ -14,7 +14,6 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sqlalchemy import func, select
@@ -23,7 +22,7 @@ from sqlalchemy.orm import Session
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.lineage import lineage_of
 from talekeeper.services import limits
-from talekeeper.services.cards import CardView, clean_card, matches_search
+from talekeeper.services.cards import CardView, card_columns, clean_card, matches_search
 from talekeeper.services.memory import summary as story_summary
 from talekeeper.services.memory.base import MemoryService
 from talekeeper.services.memory.scene import current_scene
@@ -138,6 +137,9 @@ def create(
                 "keywords": list(c.keywords),
                 "entry": c.entry,
                 "notes": c.notes,
+                "always_on": c.always_on,
+                "secondary_keywords": list(c.secondary_keywords),
+                "secondary_rule": c.secondary_rule,
             }
             for c in scenario.cards_for_creation()
         ]
@@ -209,14 +211,7 @@ def add_card(session: Session, adventure: Adventure, data: dict[str, Any]) -> Ca
             "adding another.",
             code="limit_reached",
         )
-    row = StoryCard(
-        adventure_id=adventure.id,
-        name=fields["name"],
-        type=fields["type"],
-        keywords=json.dumps(fields["keywords"]),
-        entry=fields["entry"],
-        notes=fields["notes"],
-    )
+    row = StoryCard(adventure_id=adventure.id, **card_columns(fields))
     StoryRepository(session).add(row)
     return CardView.of(row)
 
@@ -240,8 +235,8 @@ def card_row(session: Session, card_id: int, user_id: int) -> StoryCard:
 
 
 def update_card(session: Session, row: StoryCard, data: dict[str, Any]) -> CardView:
-    for key, value in clean_card(data, partial=True).items():
-        setattr(row, key, json.dumps(value) if key == "keywords" else value)
+    for key, value in card_columns(clean_card(data, partial=True)).items():
+        setattr(row, key, value)
     session.flush()
     return CardView.of(row)
 

@@ -1,52 +1,71 @@
-"""Story cards: validation, search, and which cards a turn's text triggers.
+"""Story cards: validation, search, and which cards enter a turn's context.
 
 Invariants:
 
-- A card enters the context when one of its keywords appears, as a whole word
-  (or phrase) and ignoring case, in the recent story or in the player's input.
-  "Mara" fires on "mara's boat" and "MARA", never on "Marathon". ``keyword_in``
-  is the one definition of "appears"; everything else here only decides which
-  keywords are worth asking it about.
+- A card fires when one of its keywords appears in the recent story or in the
+  player's input and its secondary keywords, if any, satisfy its ``SecondaryRule``
+  (``card_match``: ``keyword_in`` is the one definition of "appears", whole words
+  for most scripts, substrings for those written without spaces; everything else
+  here only decides which keywords are worth asking it about).
 - Each fired card records the keyword that fired it and where (the player's
   input is checked first, then the recent story; within a place, the card's
-  first keyword that appears); Insights shows both.
-- Cards enter the context in card order (oldest first), one line each:
-  "Name (type): entry".
-- A card set is matched by one ``CardMatcher``, built once per set of (card id,
-  keywords) and cached by exactly that, so any change to a card's keywords, a
-  card added or a card deleted builds a new one. A turn costs the words of its
-  text plus the keywords that could fire, not the number of cards.
+  first keyword that appears), and the secondary keywords that held; Insights
+  shows them.
+- The Story Cards section holds the always-on cards first, every turn, whether
+  or not a keyword appears, then the other fired cards; each group in card order
+  (oldest first), one line each: "Name (type): entry". When the budget cuts the
+  section it cuts from its end, so always-on cards are the last to go. Insights
+  says "always on" for such a card instead of a keyword. An always-on card still
+  fires by its keywords for the scene (``fired``), as any card does.
+- A card set is matched by one ``CardMatcher``, built once per set of card keys
+  (card id, keywords, secondary keywords, rule) and cached by exactly that. A turn
+  costs the words of its text plus the keywords that could fire, not the number of
+  cards; only the cards that fire, and the always-on ones, are read whole.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import limits
+from talekeeper.services.card_match import (
+    CardKeys,
+    CardMatcher,
+    SecondaryRule,
+    Where,
+    keyword_in,
+    matcher_for,
+)
 from talekeeper.services.scenarios import CARD_TYPES
 from talekeeper.storage.models import StoryCard
 
-CARD_SCAN_ACTIONS = 6  # recent actions whose text can fire a card: the current scene, not the past
-MATCHERS_KEPT = 4  # card sets whose matcher stays built: the adventures being played now
+__all__ = [
+    "CARD_SCAN_ACTIONS",
+    "CardMatcher",
+    "CardView",
+    "FiredCard",
+    "SecondaryRule",
+    "TurnCards",
+    "card_columns",
+    "cards_section",
+    "clean_card",
+    "fired_cards",
+    "fired_in",
+    "in_section",
+    "keyword_in",
+    "matches_search",
+    "turn_cards",
+]
 
-Where = Literal["input", "story"]
-WORD = re.compile(r"\w+")
-# Under IGNORECASE, ``re`` treats I, i, İ and ı as one letter, but ``casefold`` keeps ı and
-# İ apart; every other case class of Unicode casefolds to one string (a test checks every
-# code point against ``re``'s own tables).
-_DOTTED_I = str.maketrans({"İ": "i", "ı": "i"})
-# The one case class that mixes a word character with a non-word one (ι, Ι, ι and the
-# combining ypogegrammeni): a keyword with it can match across what ``\w+`` splits.
-_IOTA = "ι"
+CARD_SCAN_ACTIONS = 6  # recent actions whose text can fire a card: the current scene, not the past
+LISTS = ("keywords", "secondary_keywords")  # the card fields a row holds as JSON lists
 
 
 @dataclass(frozen=True)
@@ -57,12 +76,26 @@ class CardView:
     keywords: tuple[str, ...]
     entry: str
     notes: str = ""
+    always_on: bool = False
+    secondary_keywords: tuple[str, ...] = ()
+    secondary_rule: SecondaryRule = SecondaryRule.ANY
 
     @classmethod
     def of(cls, row: StoryCard) -> CardView:
         return cls(
-            row.id, row.name, row.type, tuple(json.loads(row.keywords)), row.entry, row.notes
+            row.id,
+            row.name,
+            row.type,
+            tuple(json.loads(row.keywords)),
+            row.entry,
+            row.notes,
+            bool(row.always_on),
+            tuple(json.loads(row.secondary_keywords or "[]")),
+            SecondaryRule(row.secondary_rule or SecondaryRule.ANY),
         )
+
+    def keys(self) -> CardKeys:
+        return CardKeys(self.id, self.keywords, self.secondary_keywords, self.secondary_rule)
 
     def public(self) -> dict[str, Any]:
         return {
@@ -72,6 +105,9 @@ class CardView:
             "keywords": list(self.keywords),
             "entry": self.entry,
             "notes": self.notes,
+            "always_on": self.always_on,
+            "secondary_keywords": list(self.secondary_keywords),
+            "secondary_rule": self.secondary_rule.value,
         }
 
     def line(self) -> str:
@@ -80,171 +116,123 @@ class CardView:
 
 @dataclass(frozen=True)
 class FiredCard:
+    """A card in the context: fired by ``keyword`` in ``where``, or always on (``where``
+    None, ``keyword`` empty)."""
+
     card: CardView
     keyword: str
-    where: Where
+    where: Where | None
+    secondary: tuple[str, ...] = ()  # the card's secondary keywords that appeared
+
+    @property
+    def always(self) -> bool:
+        return self.where is None
 
     def public(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.card.id,
             "name": self.card.name,
             "type": self.card.type,
-            "keyword": self.keyword,
+            "keyword": None if self.always else self.keyword,
             "where": self.where,
+            "always_on": self.always,
         }
+        if self.card.secondary_keywords and not self.always:
+            out["secondary_rule"] = self.card.secondary_rule.value
+            out["secondary"] = list(self.secondary)  # for NONE: empty, none appeared
+            out["secondary_keywords"] = list(self.card.secondary_keywords)
+        return out
+
+    def reason(self) -> str:
+        if self.always:
+            return f"{self.card.name}: always on"
+        said = f"{self.card.name}: '{self.keyword}' in the {self.where}"
+        if not self.card.secondary_keywords:
+            return said
+        if self.card.secondary_rule is SecondaryRule.NONE:
+            return said + ", and none of " + _listed(self.card.secondary_keywords)
+        return said + ", with " + _listed(self.secondary)
 
 
-def _compile(word: str) -> re.Pattern[str]:
-    words = [re.escape(w) for w in word.split()]
-    return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.IGNORECASE)
-
-
-_pattern = lru_cache(maxsize=4096)(_compile)
-
-
-def _found(word: str, pattern: re.Pattern[str], text: str, folded: str) -> bool:
-    # A plain substring test first: most keywords are absent, and the regex is the slow part.
-    if len(word.split()) == 1 and word.casefold() not in folded:
-        return False
-    return pattern.search(text) is not None
-
-
-def keyword_in(keyword: str, text: str, folded: str | None = None) -> bool:
-    """Whether ``keyword`` occurs in ``text`` as a whole word or phrase, ignoring case.
-    ``folded``: ``text.casefold()``, when the caller checks many keywords against it."""
-    word = keyword.strip()
-    if not word:
-        return False
-    return _found(word, _pattern(word), text, folded or text.casefold())
-
-
-def fold(text: str) -> str:
-    """``text`` folded so that two words ``re`` matches ignoring case fold alike."""
-    return text.translate(_DOTTED_I).casefold()
-
-
-class CardMatcher:
-    """The keywords of a card set, indexed by one word each.
-
-    A keyword made of words can only appear where its longest word is a whole word of
-    the text (its words are bounded by the keyword's own edges, spaces or punctuation),
-    so it is indexed by that word, folded; a text's words, folded, name the only
-    keywords worth checking, and ``keyword_in``'s test decides. Keywords without a word
-    character, or with the iota class, are checked on every text. A keyword is named by
-    one number, ``card * stride + position``, to keep a large set small in memory.
-    """
-
-    def __init__(self, cards: Sequence[tuple[int, Sequence[str]]]) -> None:
-        self.card_ids = [card_id for card_id, _ in cards]
-        self._cards = [tuple(keywords) for _, keywords in cards]
-        self._stride = max(map(len, self._cards), default=0) + 1
-        self._index: dict[str, list[int]] = {}
-        self._always: list[int] = []
-        self._patterns: dict[str, re.Pattern[str]] = {}
-        buckets: dict[str, list[int] | None] = {}  # each distinct keyword: where it is kept
-        for card, keywords in enumerate(self._cards):
-            for position, keyword in enumerate(keywords):
-                word = keyword.strip()
-                if word not in buckets:
-                    buckets[word] = self._bucket(word)
-                bucket = buckets[word]
-                if bucket is not None:  # None: an empty keyword fires on nothing
-                    bucket.append(card * self._stride + position)
-
-    def _bucket(self, word: str) -> list[int] | None:
-        if not word:
-            return None
-        atoms = WORD.findall(word)
-        if not atoms or _IOTA in fold(word):
-            return self._always
-        return self._index.setdefault(max(map(fold, atoms), key=len), [])
-
-    def _first(self, text: str, done: dict[int, tuple[int, Where]]) -> dict[int, int]:
-        """Per card not ``done``: the position of its first keyword that appears in
-        ``text``. Each card's possible keywords are checked in its order, up to the first
-        that appears, so a card costs one check however many of its keywords appear."""
-        folded = text.casefold()
-        codes = [c for w in {fold(w) for w in WORD.findall(text)} for c in self._index.get(w, ())]
-        options: dict[int, list[int]] = {}
-        for code in (*codes, *self._always):
-            card, position = divmod(code, self._stride)
-            if card not in done:
-                options.setdefault(card, []).append(position)
-        seen: dict[str, bool] = {}
-        first: dict[int, int] = {}
-        for card, positions in options.items():
-            for position in sorted(positions):
-                word = self._cards[card][position].strip()
-                found = seen.get(word)
-                if found is None:
-                    found = seen[word] = _found(word, self._compiled(word), text, folded)
-                if found:
-                    first[card] = position
-                    break
-        return first
-
-    def _compiled(self, word: str) -> re.Pattern[str]:
-        pattern = self._patterns.get(word)
-        if pattern is None:
-            pattern = self._patterns[word] = _compile(word)
-        return pattern
-
-    def fire(self, recent_story: str, player_input: str) -> list[tuple[int, str, Where]]:
-        """(card position, keyword, where) of every card that fires, in card order: its
-        first keyword in the input, else its first keyword in the recent story."""
-        fired: dict[int, tuple[int, Where]] = {}
-        places: tuple[tuple[Where, str], ...] = (("input", player_input), ("story", recent_story))
-        for where, text in places:
-            fired.update((card, (at, where)) for card, at in self._first(text, fired).items())
-        return [
-            (card, self._cards[card][position], where)
-            for card, (position, where) in sorted(fired.items())
-        ]
-
-
-@lru_cache(maxsize=MATCHERS_KEPT)
-def matcher_for(cards: tuple[tuple[int, tuple[str, ...] | str], ...]) -> CardMatcher:
-    """The matcher of a card set given as (card id, keywords) pairs, keywords as a tuple or
-    as the JSON list a row stores."""
-    return CardMatcher(
-        [(cid, json.loads(kws) if isinstance(kws, str) else kws) for cid, kws in cards]
-    )
+def _listed(words: Iterable[str]) -> str:
+    return ", ".join(f"'{w}'" for w in words)
 
 
 def fired_cards(cards: Iterable[CardView], recent_story: str, player_input: str) -> list[FiredCard]:
-    """The cards that fire, in card order, each with its keyword and where it appeared."""
+    """The cards that fire by their keywords, in card order, each with its keyword, where
+    it appeared and the secondary keywords that held."""
     views = tuple(cards)
-    matcher = matcher_for(tuple((c.id, c.keywords) for c in views))
+    matcher = matcher_for(tuple(c.keys() for c in views))
     return [
-        FiredCard(views[card], keyword, where)
-        for card, keyword, where in matcher.fire(recent_story, player_input)
+        FiredCard(views[hit.card], hit.keyword, hit.where, hit.secondary)
+        for hit in matcher.fire(recent_story, player_input)
     ]
+
+
+def in_section(cards: Iterable[CardView], fired: Iterable[FiredCard]) -> list[FiredCard]:
+    """The Story Cards section's cards: the always-on ones of ``cards`` first, then the
+    other ``fired`` ones, each group in the order given."""
+    always = [FiredCard(card, "", None) for card in cards if card.always_on]
+    return always + [f for f in fired if not f.card.always_on]
+
+
+@dataclass(frozen=True)
+class TurnCards:
+    fired: list[FiredCard]  # the cards that fire by their keywords (the scene reads these)
+    section: list[FiredCard]  # the Story Cards section (``in_section``)
+
+
+def turn_cards(
+    session: Session,
+    adventure_id: int,
+    recent_story: str,
+    player_input: str,
+    *,
+    always_on: bool = True,
+) -> TurnCards:
+    """``fired_cards`` and ``in_section`` over an adventure's stored cards: their keys are
+    read (not their entries), and only the cards that fire or are always on (with
+    ``always_on``) are read whole."""
+    query = select(
+        StoryCard.id,
+        StoryCard.keywords,
+        StoryCard.secondary_keywords,
+        StoryCard.secondary_rule,
+        StoryCard.always_on,
+    ).where(StoryCard.adventure_id == adventure_id)
+    rows = session.execute(query.order_by(StoryCard.id)).all()
+    keys = tuple(CardKeys(int(i), str(k), str(s), str(r)) for i, k, s, r, _ in rows)
+    matcher = matcher_for(keys)
+    hits = matcher.fire(recent_story, player_input)
+    ids = [matcher.card_ids[hit.card] for hit in hits]
+    wanted = [StoryCard.id.in_(ids)] if ids else []
+    if always_on and any(on for *_, on in rows):
+        wanted.append(StoryCard.always_on.is_(True))
+    if not wanted:
+        return TurnCards([], [])
+    whole = select(StoryCard).where(StoryCard.adventure_id == adventure_id, or_(*wanted))
+    read = {r.id: CardView.of(r) for r in session.scalars(whole.order_by(StoryCard.id))}
+    fired = [
+        FiredCard(read[cid], hit.keyword, hit.where, hit.secondary)
+        for cid, hit in zip(ids, hits, strict=True)
+        if cid in read  # deleted since its keys were read
+    ]
+    always = [view for view in read.values() if always_on and view.always_on]
+    return TurnCards(fired, in_section(always, fired))
 
 
 def fired_in(
     session: Session, adventure_id: int, recent_story: str, player_input: str
 ) -> list[FiredCard]:
-    """``fired_cards`` over an adventure's stored cards: their keywords are read (not their
-    entries), and only the cards that fire are read whole."""
-    query = select(StoryCard.id, StoryCard.keywords).where(StoryCard.adventure_id == adventure_id)
-    stored = tuple((int(i), str(k)) for i, k in session.execute(query.order_by(StoryCard.id)))
-    matcher = matcher_for(stored)
-    hits = matcher.fire(recent_story, player_input)
-    if not hits:
-        return []
-    ids = [matcher.card_ids[card] for card, _, _ in hits]
-    rows = {r.id: r for r in session.scalars(select(StoryCard).where(StoryCard.id.in_(ids)))}
-    return [
-        FiredCard(CardView.of(rows[cid]), keyword, where)
-        for cid, (_, keyword, where) in zip(ids, hits, strict=True)
-        if cid in rows  # deleted since its keywords were read
-    ]
+    """The cards of an adventure that fire by their keywords (``turn_cards``' ``fired``)."""
+    return turn_cards(session, adventure_id, recent_story, player_input, always_on=False).fired
 
 
-def cards_section(fired: list[FiredCard]) -> tuple[str, str]:
-    """The section text and its reason (which keyword fired each card, and where)."""
-    text = "\n".join(f.card.line() for f in fired)
-    reason = "; ".join(f"{f.card.name}: '{f.keyword}' in the {f.where}" for f in fired)
+def cards_section(cards: list[FiredCard]) -> tuple[str, str]:
+    """The section text and its reason (which keyword fired each card, and where, or that
+    it is always on)."""
+    text = "\n".join(f.card.line() for f in cards)
+    reason = "; ".join(f.reason() for f in cards)
     return text, reason
 
 
@@ -262,25 +250,44 @@ def clean_card(data: dict[str, Any], *, partial: bool = False) -> dict[str, Any]
                 f"'type' must be one of {', '.join(CARD_TYPES)}; got {limits.quoted(kind)}."
             )
         out["type"] = kind
-    if not partial or "keywords" in data:
-        out["keywords"] = _keywords(data.get("keywords", []))
+    for key in LISTS:
+        if not partial or key in data:
+            out[key] = _keywords(data.get(key, []), key)
     for key, limit in (("entry", limits.CARD_ENTRY_MAX), ("notes", limits.CARD_NOTES_MAX)):
         if not partial or key in data:
             out[key] = limits.text_field(data.get(key, ""), key, limit)
+    if not partial or "always_on" in data:
+        value = data.get("always_on", False)
+        if not isinstance(value, bool):
+            raise InvalidInput(f"'always_on' must be true or false; got {limits.quoted(value)}.")
+        out["always_on"] = value
+    if not partial or "secondary_rule" in data:
+        out["secondary_rule"] = _rule(data.get("secondary_rule", SecondaryRule.ANY))
     return out
 
 
-def _keywords(value: Any) -> list[str]:
+def _rule(value: Any) -> SecondaryRule:
+    rules = ", ".join(rule.value for rule in SecondaryRule)
+    if isinstance(value, str):
+        try:
+            return SecondaryRule(value.strip().lower())
+        except ValueError:
+            pass
+    raise InvalidInput(f"'secondary_rule' must be one of {rules}; got {limits.quoted(value)}.")
+
+
+def _keywords(value: Any, key: str = "keywords") -> list[str]:
+    what = "secondary keywords" if key == "secondary_keywords" else "keywords"
     if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
-        raise InvalidInput('\'keywords\' must be a list of text, e.g. ["mara", "the smuggler"].')
+        raise InvalidInput(f'\'{key}\' must be a list of text, e.g. ["mara", "the smuggler"].')
     cleaned: list[str] = []
     seen: set[str] = set()
     for keyword in value:
-        word = limits.text_field(keyword, "keywords", limits.CARD_KEYWORD_MAX)
+        word = limits.text_field(keyword, key, limits.CARD_KEYWORD_MAX)
         if word and word.casefold() not in seen:
             if len(cleaned) == limits.CARD_KEYWORDS_MAX:  # stop here: the list may be huge
                 raise InvalidInput(
-                    f"A card has at most {limits.CARD_KEYWORDS_MAX} keywords; this one has "
+                    f"A card has at most {limits.CARD_KEYWORDS_MAX} {what}; this one has "
                     f"more ({len(value):,} given)."
                 )
             seen.add(word.casefold())
@@ -288,8 +295,20 @@ def _keywords(value: Any) -> list[str]:
     return cleaned
 
 
+def card_columns(fields: dict[str, Any]) -> dict[str, Any]:
+    """``clean_card``'s fields as a ``StoryCard`` row holds them (lists as JSON text)."""
+    out = dict(fields)
+    for key in LISTS:
+        if key in out:
+            out[key] = json.dumps(out[key])
+    if "secondary_rule" in out:
+        out["secondary_rule"] = SecondaryRule(out["secondary_rule"]).value
+    return out
+
+
 def matches_search(card: CardView, query: str) -> bool:
-    """Case-insensitive substring search over name, keywords, entry and notes."""
+    """Case-insensitive substring search over name, keywords (secondary ones too), entry
+    and notes."""
     needle = query.casefold()
-    haystack = [card.name, card.entry, card.notes, *card.keywords]
+    haystack = [card.name, card.entry, card.notes, *card.keywords, *card.secondary_keywords]
     return any(needle in field.casefold() for field in haystack)

@@ -23,7 +23,7 @@ from talekeeper.core.errors import ConfigurationError
 from talekeeper.core.lineage import Lineage
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.providers.base import CompletionRequest, Message
-from talekeeper.services.cards import CARD_SCAN_ACTIONS, FiredCard, cards_section, fired_in
+from talekeeper.services.cards import CARD_SCAN_ACTIONS, FiredCard, cards_section, turn_cards
 from talekeeper.services.context import (
     BuiltContext,
     HistoryEntry,
@@ -71,7 +71,8 @@ class ContextInputs:
     query_context: str
     bank: bool  # the adventure's Memory Bank toggle
     scene: Scene
-    fired: list[FiredCard]
+    fired: list[FiredCard]  # by their keywords (the scene's cards)
+    cards: list[FiredCard]  # the Story Cards section's: the always-on ones first
     budget: int
     counter: TokenCounter
     mode: str
@@ -138,11 +139,11 @@ def _memory_reason(retrieval: Retrieval) -> str:
     return f"{len(retrieval.used)} of {retrieval.considered} memories considered"
 
 
-def fixed_sections(adventure: Adventure, fired: list[FiredCard], summary: str) -> list[Section]:
+def fixed_sections(adventure: Adventure, cards: list[FiredCard], summary: str) -> list[Section]:
     persona = persona_line(adventure)
     essentials = "\n".join(p for p in (adventure.plot_essentials.strip(), persona) if p)
     instructions = adventure.ai_instructions.strip()
-    cards_text, cards_reason = cards_section(fired)
+    cards_text, cards_reason = cards_section(cards)
     return [
         Section(
             "ai_instructions",
@@ -215,8 +216,8 @@ def gather(
     newest_narration = next((r.text for r, _ in reversed(rows) if r.type == NARRATION), "")
     recent = [rendered for _, rendered in rows[-(CARD_SCAN_ACTIONS - 1) :]]
     recent_text = "\n".join([*recent, rendered_action])
-    fired = fired_in(story.session, story.adventure.id, recent_text, player_text)
-    scene = scene_for(story.adventure, fired, recent_text)
+    cards = turn_cards(story.session, story.adventure.id, recent_text, player_text)
+    scene = scene_for(story.adventure, cards.fired, recent_text)
     query_input, query_context = query_texts(player_text, scene, newest_narration, counter)
     lineage = story.lineage()
     summary = MemoryRepository(story.session).summary_in_force(story.adventure.id, lineage)
@@ -226,7 +227,7 @@ def gather(
         lineage=lineage,
         base_head_id=head_id,
         retry_of=retry_of.id if retry_of else None,
-        fixed=fixed_sections(story.adventure, fired, summary.text if summary else ""),
+        fixed=fixed_sections(story.adventure, cards.section, summary.text if summary else ""),
         history=[
             HistoryEntry(r.id, "narrator" if r.type == NARRATION else "player", rendered)
             for r, rendered in rows
@@ -237,7 +238,8 @@ def gather(
         query_context=query_context,
         bank=story.adventure.memory_bank,
         scene=scene,
-        fired=fired,
+        fired=cards.fired,
+        cards=cards.section,
         budget=budget,
         counter=counter,
         mode=models.mode,

@@ -3,7 +3,10 @@
 A snapshot is written with the reply, in the same transaction, and never
 changes afterwards (an edit of the story later does not rewrite what the model
 was shown). Every section appears, with its tokens: an empty one says why it
-is empty, so the player can see what the narrator did *not* get.
+is empty, so the player can see what the narrator did *not* get. Its cards are the
+Story Cards section's, in its order: an always-on card says so (``always_on``, no
+keyword), a fired one names its keyword, where it appeared and, when the card has
+secondary keywords, its rule and those that held (``FiredCard.public``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ EMPTY_REASONS = {
     "plot_essentials": "no Plot Essentials or persona",
     "story_summary": "no Story Summary yet",
     "memories": "no memory retrieved",
-    "story_cards": "no card keyword in the recent story or the player's input",
+    "story_cards": "no card is always on, and no card's keywords matched the recent story "
+    "or the player's input",
     "knowledge": "no library attached",
     "history": "no earlier action fits, or the story is empty",
     "authors_note": "no Author's Note",
@@ -76,7 +80,7 @@ def snapshot(
     return {
         "sections": sections,
         "memories": retrieval.insights(),
-        "cards": [f.public() for f in inputs.fired],
+        "cards": [f.public() for f in inputs.cards],
         "history": {
             "kept": len(report.history_kept),
             "dropped": dropped,

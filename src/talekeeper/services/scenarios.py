@@ -8,6 +8,9 @@ Invariants:
   scenario's own cards, de-duplicated by name (case-insensitive): a cast
   member whose name already has a card adds nothing, so the scenario author's
   card wins.
+- A card may say ``always_on`` (true or false), ``secondary_keywords`` (a list of
+  text) and ``secondary_rule`` (any, all or none); without them it is not always
+  on and fires on its keywords alone.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from talekeeper.core.errors import InvalidInput
+from talekeeper.services.card_match import SecondaryRule
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 CARD_TYPES = ("character", "location", "item", "faction", "lore", "other")
@@ -32,6 +36,9 @@ class CardSpec:
     keywords: tuple[str, ...]
     entry: str
     notes: str = ""
+    always_on: bool = False
+    secondary_keywords: tuple[str, ...] = ()
+    secondary_rule: SecondaryRule = SecondaryRule.ANY
 
 
 @dataclass(frozen=True)
@@ -85,7 +92,29 @@ def _card(data: Any, where: str, *, cast: bool) -> CardSpec:
         keywords=tuple(k.strip() for k in keywords),
         entry=_text(data, "entry", where, required=True),
         notes=_text(data, "notes", where, required=False),
+        **_rules(data, where),
     )
+
+
+def _rules(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """A card's optional ``always_on``, ``secondary_keywords`` and ``secondary_rule``."""
+    always_on = data.get("always_on", False)
+    if not isinstance(always_on, bool):
+        raise InvalidInput(f"{where}: 'always_on' must be true or false.")
+    secondary = data.get("secondary_keywords", [])
+    if not isinstance(secondary, list) or not all(
+        isinstance(k, str) and k.strip() for k in secondary
+    ):
+        raise InvalidInput(f"{where}: 'secondary_keywords' must be a list of text.")
+    rule = data.get("secondary_rule", SecondaryRule.ANY)
+    if rule not in tuple(SecondaryRule):
+        rules = ", ".join(r.value for r in SecondaryRule)
+        raise InvalidInput(f"{where}: 'secondary_rule' must be one of {rules}.")
+    return {
+        "always_on": always_on,
+        "secondary_keywords": tuple(k.strip() for k in secondary),
+        "secondary_rule": SecondaryRule(rule),
+    }
 
 
 def parse_scenario(data: Any, where: str) -> Scenario:

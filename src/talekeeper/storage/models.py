@@ -260,7 +260,8 @@ class Action(Base):
 
 
 class StoryCard(Base):
-    """A story card (lorebook entry / world info). ``keywords`` is a JSON list of text."""
+    """A story card (lorebook entry / world info). ``keywords`` and ``secondary_keywords``
+    are JSON lists of text; ``secondary_rule`` is one of ``services.cards.SecondaryRule``."""
 
     __tablename__ = "story_cards"
 
@@ -273,6 +274,9 @@ class StoryCard(Base):
     keywords: Mapped[str] = mapped_column(Text, default="[]")
     entry: Mapped[str] = mapped_column(Text, default="")
     notes: Mapped[str] = mapped_column(Text, default="")
+    always_on: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    secondary_keywords: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")
+    secondary_rule: Mapped[str] = mapped_column(String(8), default="any", server_default="any")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
 

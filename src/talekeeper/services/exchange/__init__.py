@@ -4,8 +4,10 @@ Invariants:
 
 - Full fidelity: the tree (every branch, every action in every state, takes,
   the redo stack, deleted rows), plot components, persona, toggles, the Scene,
-  story cards, Insights snapshots, memories (every status, with the replies that
-  used them) and every Story Summary version, with their timestamps.
+  story cards (with their rules: always on, secondary keywords and their rule; a
+  file from before them imports its cards with the defaults), Insights snapshots,
+  memories (every status, with the replies that used them) and every Story Summary
+  version, with their timestamps.
 - Rows are named by keys local to the file (1..n in creation order), never by
   database ids, so ``export(import(f)) == f`` for any file we wrote.
 - An import is read and checked whole before the database is written

@@ -79,6 +79,9 @@ def export(session: Session, adventure_id: int, user_id: int) -> dict[str, Any]:
                 "keywords": json.loads(c.keywords),
                 "entry": c.entry,
                 "notes": c.notes,
+                "always_on": c.always_on,
+                "secondary_keywords": json.loads(c.secondary_keywords),
+                "secondary_rule": c.secondary_rule,
                 "created_at": time_text(c.created_at),
                 "updated_at": time_text(c.updated_at),
             }

@@ -16,7 +16,7 @@ from typing import Any
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import limits
 from talekeeper.services.adventures import COMPONENTS, SUMMARY, TOGGLES
-from talekeeper.services.cards import clean_card
+from talekeeper.services.cards import card_columns, clean_card
 from talekeeper.services.exchange.fileformat import (
     AUTHORITIES,
     FORMAT,
@@ -240,9 +240,8 @@ def _card(card: Reader) -> Planned:
         fields = clean_card(card.data)
     except InvalidInput as exc:
         raise InvalidInput(f"{NOT_VALID}: {card.where}: {exc.message}") from None
-    fields["keywords"] = json.dumps(fields["keywords"])
     times = {"created_at": card.time("created_at"), "updated_at": card.time("updated_at")}
-    return Planned(fields | times)
+    return Planned(card_columns(fields) | times)  # a file without the rules: the defaults
 
 
 def _insights(snaps: list[Reader], action_keys: set[int]) -> list[Planned]:

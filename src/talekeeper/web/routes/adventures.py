@@ -2,7 +2,8 @@
 
 Request bodies are ``Strict`` models and ids are ``RowId``s (``web.deps``);
 lengths and emptiness are checked by the services, so the terminal gets the
-same rules.
+same rules. A story card is answered as a ``CardOut``: its secondary rule is one
+of ``SecondaryRule``, and a body with another is refused with the ones it takes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import adventures, exchange
+from talekeeper.services.cards import CardView, SecondaryRule
 from talekeeper.services.tree import Story, load_adventure
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
 from talekeeper.web.errors import NOT_JSON
@@ -48,6 +50,25 @@ class CardIn(Strict):
     keywords: list[str] | None = None
     entry: str | None = None
     notes: str | None = None
+    always_on: bool | None = None
+    secondary_keywords: list[str] | None = None
+    secondary_rule: SecondaryRule | None = None
+
+
+class CardOut(BaseModel):
+    id: int
+    name: str
+    type: str
+    keywords: list[str]
+    entry: str
+    notes: str
+    always_on: bool
+    secondary_keywords: list[str]
+    secondary_rule: SecondaryRule
+
+    @classmethod
+    def of(cls, card: CardView) -> CardOut:
+        return cls(**card.public())
 
 
 def given(body: BaseModel, *skip: str) -> dict[str, Any]:
@@ -85,7 +106,9 @@ def read_scenario(scenario_id: str, rt: Runtime = Depends(runtime)) -> dict[str,
         "authors_note": s.authors_note,
         "persona": s.persona,
         "story_cards": [
-            c.__dict__ | {"keywords": list(c.keywords)} for c in s.cards_for_creation()
+            c.__dict__
+            | {"keywords": list(c.keywords), "secondary_keywords": list(c.secondary_keywords)}
+            for c in s.cards_for_creation()
         ],
     }
 
@@ -169,37 +192,37 @@ def import_adventure(
 # -- story cards --------------------------------------------------------------------------
 
 
-@router.get("/api/adventures/{adventure_id}/cards")
+@router.get("/api/adventures/{adventure_id}/cards", response_model=list[CardOut])
 def list_cards(
     adventure_id: RowId,
     q: str = Query("", description="search name, keywords, entry and notes"),
     session: Session = DB,
     uid: int = Depends(user_id),
-) -> list[dict[str, Any]]:
+) -> list[CardOut]:
     adventure = load_adventure(session, adventure_id, uid)
-    return [c.public() for c in adventures.cards(session, adventure, q)]
+    return [CardOut.of(c) for c in adventures.cards(session, adventure, q)]
 
 
-@router.post("/api/adventures/{adventure_id}/cards", status_code=201)
+@router.post("/api/adventures/{adventure_id}/cards", response_model=CardOut, status_code=201)
 def create_card(
     adventure_id: RowId,
     body: CardIn,
     session: Session = DB,
     uid: int = Depends(user_id),
-) -> dict[str, Any]:
+) -> CardOut:
     adventure = load_adventure(session, adventure_id, uid)
-    return adventures.add_card(session, adventure, given(body)).public()
+    return CardOut.of(adventures.add_card(session, adventure, given(body)))
 
 
-@router.patch("/api/cards/{card_id}")
+@router.patch("/api/cards/{card_id}", response_model=CardOut)
 def update_card(
     card_id: RowId,
     body: CardIn,
     session: Session = DB,
     uid: int = Depends(user_id),
-) -> dict[str, Any]:
+) -> CardOut:
     row = adventures.card_row(session, card_id, uid)
-    return adventures.update_card(session, row, given(body)).public()
+    return CardOut.of(adventures.update_card(session, row, given(body)))
 
 
 @router.delete("/api/cards/{card_id}")
