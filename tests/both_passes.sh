@@ -15,13 +15,13 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/talekeeper-tests-XXXXXX")
 pg_log="$work/postgresql.log"
 
 "$bin/python" -m pytest -p no:cacheprovider --basetemp="$work/postgresql" \
-    --db=postgresql -m "not model and not browser" "$@" >"$pg_log" 2>&1 &
+    --durations=15 --db=postgresql -m "not model and not browser" "$@" >"$pg_log" 2>&1 &
 pg=$!
 # Stopped (Ctrl-C, a CI timeout): the PostgreSQL pass stops too, and its output is shown.
 trap 'kill "$pg" 2>/dev/null; wait "$pg"; cat "$pg_log"; rm -rf "$work"; exit 130' INT TERM
 
 echo "== The SQLite pass (the PostgreSQL pass runs beside it; its output follows)"
-"$bin/python" -m pytest --basetemp="$work/sqlite"
+"$bin/python" -m pytest --durations=15 --basetemp="$work/sqlite"
 sqlite=$?
 wait "$pg"
 postgresql=$?

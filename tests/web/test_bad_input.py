@@ -89,6 +89,14 @@ PATH_VALUES: dict[str, Callable[[World], str]] = {
     "user_id": lambda w: "1",  # local mode has no accounts: a valid id that is not found
 }
 
+# Valid values of the query parameters some routes require, so that only what a test makes
+# wrong is wrong.
+QUERY_VALUES = {"filename": "lore.json", "format": "sillytavern"}
+BAD_QUERY_VALUES: dict[Any, list[str]] = {
+    int: ["abc", "1.5", "-1", TOO_BIG_ID],
+    bool: ["maybe", "2"],
+}
+
 VALID_BODIES: dict[Key, Callable[[World], Any]] = {
     ("POST", "/api/adventures"): lambda w: {"title": "A new tale"},
     ("PATCH", "/api/adventures/{adventure_id}"): lambda w: {"title": "Renamed"},
@@ -328,8 +336,14 @@ class Sweep:
         return endpoint.path.format(**values)
 
     def send(self, endpoint: Endpoint, url: str | None = None, **kwargs: Any) -> Any:
+        """With valid values for the route's required query parameters, unless given."""
         self.sent += 1
-        return self.client.request(endpoint.method, url or self.url(endpoint), **kwargs)
+        names = {name for name, _ in endpoint.query_params()}
+        params = {n: v for n, v in QUERY_VALUES.items() if n in names}
+        params.update(kwargs.pop("params", None) or {})
+        return self.client.request(
+            endpoint.method, url or self.url(endpoint), params=params, **kwargs
+        )
 
     def body(self, endpoint: Endpoint, body: Any) -> Any:
         """``body`` as JSON text (lone surrogates escaped, as a client's encoder would)."""
@@ -415,7 +429,10 @@ def test_every_route_is_swept_or_exempt(client: TestClient) -> None:
             assert name in PATH_VALUES, f"add a valid value for path parameter {name!r}"
             assert kind in (int, str), f"{endpoint.key}: teach the sweep path type {kind}"
         for name, kind in endpoint.query_params():
-            assert kind in (int, str), f"{endpoint.key}: teach the sweep query type {kind} ({name})"
+            known = kind in (int, str, bool) or (
+                isinstance(kind, type) and issubclass(kind, StrEnum)
+            )
+            assert known, f"{endpoint.key}: teach the sweep query type {kind} ({name})"
         if endpoint.takes_body():
             assert endpoint.key in VALID_BODIES, f"add a valid body for {endpoint.key}"
             if endpoint.body_model() is None:
@@ -472,7 +489,7 @@ def test_bad_query_parameters_are_refused_on_every_route(client: TestClient, wor
     for endpoint in endpoints(client.app):
         for name, kind in endpoint.query_params():
             swept += 1
-            values = ["abc", "1.5", "-1", TOO_BIG_ID] if kind is int else ["q" * 5_000]
+            values = BAD_QUERY_VALUES.get(kind, ["q" * 5_000])
             for value in values:
                 response = sweep.send(endpoint, params={name: value})
                 label = f"{endpoint.method} {endpoint.path}?{name}={value[:20]}"
@@ -515,6 +532,8 @@ def fields_of(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, s
             yield dotted, "texts"
         elif get_origin(annotation) is list and _choices(get_args(annotation)):
             yield dotted, "choices"
+        elif isinstance(annotation, type) and issubclass(annotation, StrEnum):
+            yield dotted, "choice"
         else:
             raise AssertionError(f"{model.__name__}.{name}: teach the sweep type {annotation}")
 
@@ -525,6 +544,8 @@ WRONG_TYPES: dict[str, list[Any]] = {
     "bool": ["maybe", 7, ["x"]],
     "texts": ["x", [1], {"a": 1}],
     "choices": ["x", [1], {"a": 1}],
+    # One of a string enum: any other text (huge, or not Unicode) is as wrong as a number.
+    "choice": ["x", 5, ["x"], {"a": 1}, HUGE, "\ud800"],
     "object": ["x", 5, [], {"bogus_field": 1}],
 }
 

@@ -18,6 +18,7 @@ from tests.double.server import ModelDouble
 from tests.web.test_accounts_api import CHEAP, PASSWORD
 from tests.web.test_bad_input import (
     PATH_VALUES,
+    QUERY_VALUES,
     VALID_BODIES,
     World,
     endpoints,
@@ -104,7 +105,8 @@ def test_no_route_lets_one_account_read_or_change_anothers(
             values["token_id"] = str(mara_token)
         url = endpoint.path.format(**values)
         body = VALID_BODIES[endpoint.key](tal_world) if endpoint.key in VALID_BODIES else None
-        answer = tal.request(endpoint.method, url, json=body)
+        query = {n: v for n, v in QUERY_VALUES.items() if n in dict(endpoint.query_params())}
+        answer = tal.request(endpoint.method, url, json=body, params=query)
         swept += 1
         label = f"{endpoint.method} {url}: {answer.status_code} {answer.text[:200]}"
         assert answer.status_code == 404, label

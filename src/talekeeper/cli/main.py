@@ -6,7 +6,7 @@ printed as one line, never as a traceback. An adventure id on the command line
 is a whole number the database can hold; argparse refuses anything else (exit
 status 2) before any command runs.
 
-``play``, ``new``, ``export`` and ``import`` act as the local user in local mode, and as
+``play``, ``new``, ``export``, ``import`` and ``lore`` act as the local user in local mode, and as
 the account ``--user NAME`` names in accounts mode (the person at the server's console is
 trusted, as with ``users add``). ``--user`` is required in accounts mode and refused in
 local mode, in one line with exit status 2, before anything is opened.
@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from talekeeper import __version__
+from talekeeper.cli.lore import add_parsers as add_lore_parsers
+from talekeeper.cli.lore import add_reading_options
 from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.settings import AuthMode, Settings, load_settings
 
@@ -32,9 +34,11 @@ COMMANDS: dict[str, str] = {
     "serve": "Run the web app and the JSON API.",
     "worker": "Run the background passes of a PostgreSQL database (any number of workers).",
     "play": "Play an adventure in the terminal (default: the most recent one).",
-    "new": "Start an adventure from a scenario and print its id.",
+    "new": "Start an adventure from a scenario or a file (--from-file) and print its id.",
     "export": "Write an adventure as JSON to standard output.",
     "import": "Read an adventure from a JSON file and print its new id.",
+    "lore import": "Import another tool's lorebook or cards into an adventure (--adventure).",
+    "lore export": "Write an adventure's story cards in another tool's format (--format).",
     "db upgrade": "Bring the database to the newest schema (the app also does this on start).",
     "users add": "Add an account (NAME, --admin for an administrator); asks for its password.",
     "users list": "List the accounts.",
@@ -169,6 +173,9 @@ def _with_runtime(
     return asyncio.run(run())
 
 
+with_runtime = _with_runtime  # for the commands defined in modules of their own
+
+
 def _as_user_refusal(settings: Settings, args: argparse.Namespace) -> str | None:
     """Why this command's ``--user`` does not fit the auth mode, if it does not."""
     if "as_user" not in vars(args):
@@ -207,7 +214,19 @@ def _new(settings: Settings, args: argparse.Namespace) -> int:
     from talekeeper.services import adventures
     from talekeeper.storage.db import session_scope
 
+    if args.from_file is not None and (args.scenario or args.title):
+        raise InvalidInput("Give --from-file alone: the file gives the title and the scenario.")
+    reading = (args.dry_run, args.greeting, args.include_disabled, args.split_long)
+    if args.from_file is None and any((*reading, args.move_instructions)):
+        raise InvalidInput(
+            "--dry-run, --greeting and the reading options are for --from-file FILE."
+        )
+
     async def work(rt: Any, uid: int) -> int:
+        if args.from_file is not None:
+            from talekeeper.cli.lore import new_from_file
+
+            return new_from_file(rt, uid, args)
         data = {"title": args.title} if args.title else {}
         with session_scope(rt.sessions) as session:
             scenario = rt.scenario(args.scenario) if args.scenario else None
@@ -380,6 +399,10 @@ def _worker_parser(sub: Any) -> None:
     worker.set_defaults(run=_worker)
 
 
+def _acting(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--user", dest="as_user", metavar="NAME", help=ACT_AS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="talekeeper", description="Talekeeper " + __version__)
     parser.add_argument("--version", action="version", version=__version__)
@@ -392,6 +415,19 @@ def build_parser() -> argparse.ArgumentParser:
     new = sub.add_parser("new", help=COMMANDS["new"])
     new.add_argument("--scenario", help="a scenario id (see GET /api/scenarios)")
     new.add_argument("--title", help="the title (default: the scenario's)")
+    new.add_argument(
+        "--from-file",
+        metavar="FILE",
+        help="a character card, or a NovelAI, AI Dungeon or KoboldAI scenario or story",
+    )
+    new.add_argument(
+        "--greeting",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --from-file: open with the file's Nth alternate greeting (0: its opening)",
+    )
+    add_reading_options(new)
     new.set_defaults(run=_new)
     export = sub.add_parser("export", help=COMMANDS["export"])
     export.add_argument("adventure", type=_adventure_id, help="adventure id")
@@ -400,7 +436,8 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("file", help="a file written by talekeeper export")
     imp.set_defaults(run=_import)
     for acting in (play, new, export, imp):  # see the module docstring
-        acting.add_argument("--user", dest="as_user", metavar="NAME", help=ACT_AS)
+        _acting(acting)
+    add_lore_parsers(sub, _adventure_id, _acting)
     db = sub.add_parser("db", help="Database commands.").add_subparsers(dest="db", required=True)
     db.add_parser("upgrade", help=COMMANDS["db upgrade"]).set_defaults(run=_db_upgrade)
     users = sub.add_parser("users", help="Accounts, for TALEKEEPER_AUTH=accounts.")

@@ -37,6 +37,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from talekeeper.services.limits import BODY_MAX, IMPORT_BODY_MAX
+from talekeeper.services.lore.fields import MAX_FILE_BYTES as LORE_FILE_MAX
 from talekeeper.settings import host_name
 from talekeeper.web.errors import error_response
 
@@ -75,6 +76,8 @@ class BodyLimit:
 
 BODY_LIMITS: tuple[BodyLimit, ...] = (
     BodyLimit("POST", "/api/adventures/import", IMPORT_BODY_MAX, "an adventure import"),
+    BodyLimit("POST", "/api/adventures/{id}/lore/import", LORE_FILE_MAX, "a lore file"),
+    BodyLimit("POST", "/api/adventures/from-file", LORE_FILE_MAX, "a lore or scenario file"),
 )
 DEFAULT_LIMIT = BodyLimit("*", "*", BODY_MAX, "a request")
 

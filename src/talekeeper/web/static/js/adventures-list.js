@@ -14,7 +14,8 @@ export function renderList(root, adventures, ctx) {
       h("p", { class: "adv-empty-lead", text: "No adventures yet." }),
       h("p", { class: "muted" },
         "Pick a story below and press Start: you will be playing in one click. ",
-        "Or write your own from a blank page, or import a file you exported before."),
+        "Or write your own from a blank page, start from another tool's file, or import a file you "
+        + "exported before."),
       h("a", { class: "button primary", href: "#new-adventure", text: "Choose a story to begin" })));
     return;
   }

@@ -7,10 +7,13 @@
 //   optional fields are left out, so the server's defaults apply.
 // - The server checks every value; its refusal is shown as its own sentence and the form
 //   keeps what was typed. Success goes straight to the play page.
+// - Another tool's file (a character card, a scenario) is previewed before anything is made
+//   (adventures-file.js).
 import { h, fill, api, showError } from "./ui.js";
 import {
   textInput, textArea, field, personaFields, personaOf, toggles, togglesOf, value, LIMITS,
 } from "./adventures-fields.js";
+import { fileCard, filePreview } from "./adventures-file.js";
 
 /** Show the scenario chooser in `root`. scenarios: the list, or null when it could not be
  * read (then ctx.retry() reads it again). */
@@ -33,7 +36,8 @@ function chooser(view, focusId = null) {
       ? h("p", { class: "muted",
         text: "Pick a story and press Start to play at once, or choose your character first." })
       : null,
-    h("ul", { class: "scenario-grid", attrs: { "aria-label": "Ways to start" } }, items, blankCard(view)));
+    h("ul", { class: "scenario-grid", attrs: { "aria-label": "Ways to start" } }, items, blankCard(view),
+      fileCard((file) => filePreview(root, file, () => chooser(view, "start-from-file")))));
   if (focusId) document.getElementById(focusId)?.focus();
 }
 

@@ -10,6 +10,8 @@ import { h, fill, api, showError, notify } from "./ui.js";
 import { renderList } from "./adventures-list.js";
 import { renderNew } from "./adventures-new.js";
 
+const OTHER_TOOLS = " A file from another tool (a character card, a scenario) starts an adventure "
+  + "through “Start from a file…” under Start a new adventure.";
 const state = { adventures: null, scenarios: null, fresh: null };
 let listRoot = null;
 let newRoot = null;
@@ -89,7 +91,7 @@ async function importFile(file) {
     data = JSON.parse(await file.text());
   } catch {
     showError(`“${file.name}” is not a JSON file, so it is not an exported adventure. `
-      + "Choose a file that Export saved.");
+      + "Choose a file that Export saved." + OTHER_TOOLS);
     return;
   }
   notify(`Importing “${file.name}”…`);
@@ -98,7 +100,7 @@ async function importFile(file) {
     created = await api("POST", "/api/adventures/import", data);
   } catch (error) {
     notify("");
-    showError(`“${file.name}” was not imported: ${error.message}`);
+    showError(`“${file.name}” was not imported: ${error.message}` + OTHER_TOOLS);
     return;
   }
   notify(`Imported “${created.title}”.`);

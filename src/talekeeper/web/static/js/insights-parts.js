@@ -105,7 +105,8 @@ function sectionItem(section, index, available, budget) {
     empty ? null : h("pre", { class: "ins-text", text: section.text }));
 }
 
-/** The cards in the context, with the keyword that fired each and where it was found. */
+/** The cards in the context, in its order: an always-on card says so; a fired one names the
+ * keyword that fired it, where it was found and, with secondary keywords, those that held. */
 export function cardsPart(snapshot) {
   const cards = Array.isArray(snapshot.cards) ? snapshot.cards : [];
   const section = sectionsOf(snapshot).find((s) => s.name === "story_cards");
@@ -118,9 +119,25 @@ export function cardsPart(snapshot) {
       h("li", { class: "ins-card", dataset: { cardId: card.id } },
         h("strong", { class: "ins-card-name", text: card.name }), " ",
         h("span", { class: "badge", text: card.type }), " ",
-        h("span", { class: "muted", text: "fired by " }),
-        h("span", { class: "ins-keyword", text: card.keyword }),
-        h("span", { class: "muted", text: " in " + (WHERE[card.where] || card.where) })))));
+        card.always_on
+          ? h("span", { class: "badge ins-always", text: "always on",
+            title: "In the context every turn, whether or not a keyword appears" })
+          : [
+            h("span", { class: "muted", text: "fired by " }),
+            h("span", { class: "ins-keyword", text: card.keyword }),
+            h("span", { class: "muted", text: " in " + (WHERE[card.where] || card.where) }),
+            secondaryHeld(card),
+          ]))));
+}
+
+/** ", with storm, gale" / ", and none of war, plague": a card's secondary keywords that held. */
+function secondaryHeld(card) {
+  if (!card.secondary_rule) return null;
+  const none = card.secondary_rule === "none";
+  const words = (none ? card.secondary_keywords : card.secondary) || [];
+  return h("span", { class: "ins-secondary" },
+    h("span", { class: "muted", text: none ? ", and none of " : ", with " }),
+    words.map((word, i) => [i ? ", " : null, h("span", { class: "ins-held", text: word })]));
 }
 
 /** What the budget left out: older history, a cut action, sections cut from their end. */

@@ -2,13 +2,24 @@
 // Invariants: the list is what GET /api/adventures/{id}/cards?q= answers (the server
 // searches name, keywords, entry and notes); a card is deleted only after the player
 // confirms in the page; the form's limits are the server's (services/limits.py), and the
-// server's refusal is shown as it is.
+// server's refusal is shown as it is. A card's rules are edited with it: "Always on" (in
+// the context every turn, marked in the list), its secondary keywords and their rule
+// (any / all / none, the server's SecondaryRule), shown in the list when it has some.
+// Other tools' lore comes in through a preview and goes out as their files
+// (panel-cards-lore.js).
 import { h, fill, api, notify, attempt, plural } from "./ui.js";
 import { confirmButton, refresher, splitList } from "./panel-kit.js";
+import { loreTools } from "./panel-cards-lore.js";
 
 const TYPES = ["character", "location", "item", "faction", "lore", "other"];
 const LIMITS = { name: 120, entry: 8000, notes: 8000, search: 200 };
 const SEARCH_DELAY_MS = 250;
+const RULES = [
+  ["any", "any: one of them appears too"],
+  ["all", "all: every one of them appears too"],
+  ["none", "none: not one of them appears"],
+];
+const RULE_WORDS = { any: "With any of", all: "With all of", none: "With none of" };
 
 export function cardsPanel(ctx) {
   const search = h("input", {
@@ -19,9 +30,10 @@ export function cardsPanel(ctx) {
   const formBox = h("div", { class: "card-form-box" });
   const count = h("p", { class: "muted small cards-count" });
   const list = h("ul", { class: "cards-list", attrs: { "aria-label": "Story cards" } });
+  const lore = loreTools(ctx, () => refresh());
   const el = h("div", { class: "panel-body" },
     h("div", { class: "row cards-tools" }, search, newButton),
-    formBox, count, list);
+    lore.tools, lore.box, formBox, count, list);
 
   const refresh = refresher(list, async () => {
     const q = search.value.trim();
@@ -54,6 +66,10 @@ export function cardsPanel(ctx) {
         h("div", { class: "row card-head" },
           h("strong", { class: "card-name", text: card.name }),
           h("span", { class: `badge type-${card.type}`, text: card.type }),
+          card.always_on
+            ? h("span", { class: "badge card-always", text: "always on",
+              title: "In the context every turn, before the cards a keyword fired" })
+            : null,
           h("span", { class: "spacer" }),
           h("button", {
             type: "button", class: "link", text: "Edit",
@@ -77,7 +93,14 @@ export function cardsPanel(ctx) {
         card.keywords.length
           ? h("p", { class: "small card-keywords" },
             h("span", { class: "muted", text: "Keywords: " }), card.keywords.join(", "))
-          : h("p", { class: "small muted", text: "No keywords: this card never enters the context by itself." }),
+          : h("p", { class: "small muted", text: card.always_on
+            ? "No keywords: it is always on."
+            : "No keywords: this card never enters the context by itself." }),
+        secondary(card).length
+          ? h("p", { class: "small card-secondary" },
+            h("span", { class: "muted", text: `${RULE_WORDS[card.secondary_rule] || RULE_WORDS.any}: ` }),
+            secondary(card).join(", "))
+          : null,
         card.entry ? h("p", { class: "small card-entry", text: card.entry }) : null);
     }
     show();
@@ -87,7 +110,10 @@ export function cardsPanel(ctx) {
   /** The form for a new card (`card` null) or an existing one. `close()` runs after a save
    * or on Cancel. */
   function cardForm(card, close) {
-    const v = card || { name: "", type: "character", keywords: [], entry: "", notes: "" };
+    const v = card || {
+      name: "", type: "character", keywords: [], entry: "", notes: "",
+      always_on: false, secondary_keywords: [], secondary_rule: "any",
+    };
     const prefix = card ? `card-${card.id}` : "card-new";
     const field = (key, label, input) => {
       input.id = `${prefix}-${key}`;
@@ -98,6 +124,13 @@ export function cardsPanel(ctx) {
     const keywords = h("input", {
       type: "text", value: v.keywords.join(", "), placeholder: "e.g. maren, the keeper",
     });
+    const alwaysOn = h("input", { type: "checkbox", checked: Boolean(v.always_on) });
+    alwaysOn.id = `${prefix}-always-on`;
+    const secondaryKeywords = h("input", {
+      type: "text", value: secondary(v).join(", "), placeholder: "e.g. storm, night",
+    });
+    const rule = h("select", {}, RULES.map(([value, text]) =>
+      h("option", { value, text, selected: value === (v.secondary_rule || "any") })));
     const entry = h("textarea", { value: v.entry, rows: 4, attrs: { maxlength: LIMITS.entry } });
     const notes = h("textarea", { value: v.notes, rows: 2, attrs: { maxlength: LIMITS.notes } });
     const save = h("button", { type: "submit", class: "primary", text: card ? "Save card" : "Create card" });
@@ -109,6 +142,11 @@ export function cardsPanel(ctx) {
       field("name", "Name", name),
       field("type", "Type", type),
       field("keywords", "Keywords (comma-separated; the card enters the context when one appears)", keywords),
+      // No label but the first says "keywords": a label is found by its words.
+      field("secondary", "Secondary keys (optional, comma-separated; checked once a keyword appears)", secondaryKeywords),
+      field("rule", "Secondary rule (the card enters when a keyword appears and, of the secondary ones…)", rule),
+      h("label", { class: "inline card-always-on", attrs: { for: alwaysOn.id } }, alwaysOn,
+        "Always on (in the context every turn, first, keyword or not)"),
       field("entry", "Entry (what the narrator reads)", entry),
       field("notes", "Notes (for you; never sent)", notes),
       h("div", { class: "row" }, save,
@@ -123,7 +161,8 @@ export function cardsPanel(ctx) {
       event.preventDefault();
       const body = {
         name: name.value, type: type.value, keywords: splitList(keywords.value),
-        entry: entry.value, notes: notes.value,
+        entry: entry.value, notes: notes.value, always_on: alwaysOn.checked,
+        secondary_keywords: splitList(secondaryKeywords.value), secondary_rule: rule.value,
       };
       save.disabled = true;
       const stored = await attempt(() => card
@@ -141,4 +180,9 @@ export function cardsPanel(ctx) {
   }
 
   return { el, refresh };
+}
+
+/** A card's secondary keywords (none for a card from before they existed). */
+function secondary(card) {
+  return Array.isArray(card.secondary_keywords) ? card.secondary_keywords : [];
 }

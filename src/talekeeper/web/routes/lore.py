@@ -1,0 +1,227 @@
+"""Other tools' lore in and out: import into an adventure, an adventure from a file, export.
+
+- ``POST /api/adventures/{id}/lore/import?filename=NAME[&dry_run=true]``: the file is the
+  raw request body (any Content-Type; it is recognised by what it holds). A dry run
+  answers the cards as they would be made and writes nothing; otherwise the cards are
+  made. Both answer 200 with ``{"format", "cards", "report"}``.
+- ``POST /api/adventures/from-file?filename=NAME[&dry_run=true][&greeting=N]``: a new
+  adventure from a character card or a scenario/story file; 201 with the adventure as
+  ``POST /api/adventures`` answers it plus ``"format"`` and ``"report"``; a dry run is a
+  200 with the preview and no adventure.
+- ``GET /api/adventures/{id}/lore/export?format=aidungeon|sillytavern|ccv3|novelai``: the
+  adventure's cards as a file of that tool, to download.
+
+Invariants: a file is read only by ``services.lore`` (bytes in; nothing in it runs), so a
+refused file is a 4xx whose message says what and where, never a 500; the body is
+capped by the guard (``web.guard.BODY_LIMITS``) before it is read and by the reader
+before it is decoded. Options are the same for the preview and the confirm.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy.orm import Session
+
+from talekeeper.bootstrap import Runtime
+from talekeeper.services import adventures, lore_apply
+from talekeeper.services.cards import CardView, SecondaryRule
+from talekeeper.services.lore import (
+    CardDraft,
+    ExportFormat,
+    LoreFormat,
+    Report,
+    ReportLevel,
+    export_cards,
+)
+from talekeeper.services.tree import Story, load_adventure
+from talekeeper.web.deps import DB, RowId, runtime, user_id
+
+router = APIRouter(tags=["lore"])
+
+FILENAME_MAX = 255
+Filename = Annotated[
+    str,
+    Query(
+        min_length=1,
+        max_length=FILENAME_MAX,
+        description="the file's name as the player chose it (shown in provenance notes)",
+    ),
+]
+DryRun = Annotated[bool, Query(description="answer the preview and write nothing")]
+IncludeDisabled = Annotated[bool, Query(description="make cards of disabled entries too")]
+SplitLong = Annotated[
+    bool, Query(description="split an entry over 8,000 characters into parts, not refuse it")
+]
+MoveInstructions = Annotated[
+    bool,
+    Query(description="always-on entries that read as instructions go to AI Instructions"),
+]
+Greeting = Annotated[
+    int, Query(ge=0, le=1000, description="0: the opening; N: the file's Nth alternate greeting")
+]
+UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._ -]+")
+
+
+async def file_body(request: Request) -> bytes:
+    """The request's raw body: the file, whatever Content-Type it came with."""
+    return await request.body()
+
+
+FileBody = Depends(file_body)
+
+
+class ReportItemOut(BaseModel):
+    level: ReportLevel
+    message: str
+    path: str
+    count: int
+
+
+class ReportOut(BaseModel):
+    totals: dict[str, int]
+    items: list[ReportItemOut]
+
+    @classmethod
+    def of(cls, report: Report, cards: int) -> ReportOut:
+        return cls.model_validate(report.to_json(cards))
+
+
+class LoreCard(BaseModel):
+    """A card as the file makes it; ``id`` once it is made (not on a dry run)."""
+
+    id: int | None = None
+    name: str
+    type: str
+    keywords: list[str]
+    entry: str
+    notes: str
+    always_on: bool
+    secondary_keywords: list[str]
+    secondary_rule: SecondaryRule
+    disabled: bool
+    instruction_like: bool
+    source: str
+
+    @classmethod
+    def of(cls, draft: CardDraft, made: CardView | None = None) -> LoreCard:
+        fields: dict[str, Any] = {k: v for k, v in draft.to_json().items() if k in cls.model_fields}
+        return cls(**fields, id=made.id if made is not None else None)
+
+
+class LoreImportOut(BaseModel):
+    format: LoreFormat
+    cards: list[LoreCard]
+    report: ReportOut
+
+
+class ScenarioPreview(BaseModel):
+    format: LoreFormat
+    title: str
+    description: str
+    opening: str
+    alternate_greetings: list[str]
+    ai_instructions: str
+    plot_essentials: str
+    authors_note: str
+    cards: list[LoreCard]
+    report: ReportOut
+
+
+class FromFileOut(BaseModel):
+    """The adventure as ``POST /api/adventures`` answers it, plus the file's report."""
+
+    model_config = ConfigDict(extra="allow")
+    id: int
+    title: str
+    format: LoreFormat
+    report: ReportOut
+
+
+def _options(
+    include_disabled: bool, split_long: bool, move_instructions: bool
+) -> lore_apply.ReadOptions:
+    return lore_apply.ReadOptions(include_disabled, split_long, move_instructions)
+
+
+@router.post("/api/adventures/{adventure_id}/lore/import", response_model=LoreImportOut)
+def import_lore(
+    adventure_id: RowId,
+    filename: Filename,
+    dry_run: DryRun = False,
+    include_disabled: IncludeDisabled = False,
+    split_long: SplitLong = False,
+    move_instructions: MoveInstructions = False,
+    data: bytes = FileBody,
+    session: Session = DB,
+    uid: int = Depends(user_id),
+) -> LoreImportOut:
+    adventure = load_adventure(session, adventure_id, uid)  # someone else's is a 404 first
+    options = _options(include_disabled, split_long, move_instructions)
+    if dry_run:
+        found, _ = lore_apply.read_lore_file(data, filename, options)
+        cards = [LoreCard.of(c) for c in found.cards]
+    else:
+        found, made = lore_apply.import_lore(session, adventure, data, filename, options)
+        cards = [LoreCard.of(c, m) for c, m in zip(found.cards, made, strict=True)]
+    return LoreImportOut(
+        format=found.format, cards=cards, report=ReportOut.of(found.report, len(cards))
+    )
+
+
+@router.post(
+    "/api/adventures/from-file",
+    status_code=201,
+    response_model=FromFileOut | ScenarioPreview,
+    responses={200: {"model": ScenarioPreview, "description": "the preview (dry_run=true)"}},
+)
+def adventure_from_file(
+    response: Response,
+    filename: Filename,
+    dry_run: DryRun = False,
+    greeting: Greeting = 0,
+    include_disabled: IncludeDisabled = False,
+    split_long: SplitLong = False,
+    move_instructions: MoveInstructions = False,
+    data: bytes = FileBody,
+    session: Session = DB,
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> FromFileOut | ScenarioPreview:
+    options = _options(include_disabled, split_long, move_instructions)
+    draft = lore_apply.read_scenario_file(data, filename, options)
+    report = ReportOut.of(draft.report, len(draft.cards))
+    if dry_run:
+        lore_apply.opening_of(draft, greeting)  # a greeting the file lacks is refused now
+        response.status_code = 200
+        preview = {k: v for k, v in draft.to_json().items() if k not in ("cards", "report")}
+        cards = [LoreCard.of(c) for c in draft.cards]
+        return ScenarioPreview(**preview, cards=cards, report=report)
+    story = lore_apply.adventure_from_file(session, uid, rt.memory, draft, greeting)
+    view = adventures.adventure_view(Story.load(session, story.adventure.id, uid, rt.memory))
+    return FromFileOut(**view, format=draft.format, report=report)
+
+
+@router.get(
+    "/api/adventures/{adventure_id}/lore/export",
+    response_class=Response,
+    responses={200: {"content": {"application/json": {}}, "description": "the file"}},
+)
+def export_lore(
+    adventure_id: RowId,
+    format: Annotated[ExportFormat, Query(description="the tool whose format to write")],
+    session: Session = DB,
+    uid: int = Depends(user_id),
+) -> Response:
+    adventure = load_adventure(session, adventure_id, uid)
+    cards = adventures.cards(session, adventure)
+    exported = export_cards(cards, format, title=adventure.title)
+    # The exporter names the file after the title; a header carries only plain ASCII.
+    name = UNSAFE_NAME.sub("", exported.filename).strip(" .") or f"cards.{format}"
+    headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+    if exported.warnings:  # e.g. AI Dungeon values over 1,000 characters
+        headers["X-Talekeeper-Warnings"] = str(len(exported.warnings))
+    return Response(exported.data, media_type="application/json", headers=headers)
