@@ -288,7 +288,7 @@ def test_a_v2_card_fills_the_scenario_and_makes_the_character_a_card() -> None:
     assert draft.title == "Seren Ashdown"
     assert draft.opening == 'Seren Ashdown unrolls a map. "Ready, Ada?"'
     assert draft.alternate_greetings == ("Seren Ashdown waves from a hill.",)
-    assert draft.ai_instructions == "{{original}} Stay in character as Seren Ashdown."
+    assert draft.ai_instructions == "Stay in character as Seren Ashdown."
     assert draft.authors_note == "Describe the land."
     assert draft.plot_essentials == "Ada and Seren Ashdown map the Sunken Vale."
     assert draft.description == "Best with long replies."

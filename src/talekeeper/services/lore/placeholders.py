@@ -5,7 +5,9 @@ Invariants:
 - ``{{char}}`` and ``<BOT>`` (any case) become the character's name (its V3
   nickname when it has one); ``{{user}}`` and ``<USER>`` the persona's name, or
   "you" when there is none.
-- ``{{// …}}`` comments are dropped.
+- ``{{// …}}`` comments are dropped, and so is ``{{original}}`` (in another tool, the
+  place of that tool's own system prompt; Talekeeper's narrator instructions always
+  come before the adventure's AI Instructions, so there is nothing to put there).
 - ``{{random:…}}``, ``{{roll:…}}`` and any other ``{{…}}`` macro are left as
   written (Talekeeper runs nothing from a file), and reported.
 - Every substitution is counted; ``report`` says what was done, once per file.
@@ -22,6 +24,7 @@ USER = re.compile(r"\{\{\s*+user\s*+\}\}|<USER>", re.IGNORECASE)
 # Possessive quantifiers: a macro's pattern never backtracks over a long text.
 RANDOM = re.compile(r"\{\{\s*+(?:random|roll)\b[^{}]*+\}\}", re.IGNORECASE)
 OTHER = re.compile(r"\{\{[^{}]*+\}\}")
+ORIGINAL = re.compile(r"\{\{\s*+original\s*+\}\}\s*+", re.IGNORECASE)
 
 
 def drop_comments(text: str) -> tuple[str, int]:
@@ -50,9 +53,12 @@ class Placeholders:
         self.comments = 0
         self.random = 0
         self.other = 0
+        self.originals = 0
 
     def __call__(self, text: str) -> str:
         text, dropped = drop_comments(text)
+        text, originals = ORIGINAL.subn("", text)
+        self.originals += originals
         text, chars = CHAR.subn(lambda _: self.char, text)
         text, users = USER.subn(lambda _: self.user, text)
         self.comments += dropped
@@ -67,6 +73,11 @@ class Placeholders:
             report.change(
                 f"{{{{char}}}}/<BOT> became {self.char!r} and {{{{user}}}}/<USER> became "
                 f"{self.user!r} ({self.names} places)"
+            )
+        if self.originals:
+            report.change(
+                f"{counted(self.originals, '{{original}} macro')} dropped: it stands for the "
+                "other tool's own system prompt, and Talekeeper's comes first anyway"
             )
         if self.comments:
             report.change(f"{counted(self.comments, '{{// comment}} macro')} dropped")
