@@ -55,8 +55,9 @@ class CardIn(Strict):
     secondary_rule: SecondaryRule | None = None
 
 
-class CardOut(BaseModel):
-    id: int
+class CardFields(BaseModel):
+    """What a story card holds, as the API answers it (see ``CardOut``, ``lore.LoreCard``)."""
+
     name: str
     type: str
     keywords: list[str]
@@ -65,6 +66,10 @@ class CardOut(BaseModel):
     always_on: bool
     secondary_keywords: list[str]
     secondary_rule: SecondaryRule
+
+
+class CardOut(CardFields):
+    id: int
 
     @classmethod
     def of(cls, card: CardView) -> CardOut:

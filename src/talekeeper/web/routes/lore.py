@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.services import adventures, lore_apply
-from talekeeper.services.cards import CardView, SecondaryRule
+from talekeeper.services.cards import CardView
 from talekeeper.services.lore import (
     CardDraft,
     ExportFormat,
@@ -39,6 +39,7 @@ from talekeeper.services.lore import (
 )
 from talekeeper.services.tree import Story, load_adventure
 from talekeeper.web.deps import DB, RowId, runtime, user_id
+from talekeeper.web.routes.adventures import CardFields
 
 router = APIRouter(tags=["lore"])
 
@@ -90,18 +91,10 @@ class ReportOut(BaseModel):
         return cls.model_validate(report.to_json(cards))
 
 
-class LoreCard(BaseModel):
+class LoreCard(CardFields):
     """A card as the file makes it; ``id`` once it is made (not on a dry run)."""
 
     id: int | None = None
-    name: str
-    type: str
-    keywords: list[str]
-    entry: str
-    notes: str
-    always_on: bool
-    secondary_keywords: list[str]
-    secondary_rule: SecondaryRule
     disabled: bool
     instruction_like: bool
     source: str
