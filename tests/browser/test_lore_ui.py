@@ -312,3 +312,178 @@ def test_markup_in_a_file_is_shown_as_text(live: Live, page: Any) -> None:
     expect(form.locator(".lore-greeting .opening").first).to_contain_text("<img src=y")
     assert page.locator("#new-adventure-root img").count() == 0
     assert page.evaluate("window.__pwned") is None
+
+
+# -- Files dropped on the page: the Cards panel and the adventures page ----------------------
+
+DROP_HINT = "Drop to preview the import"
+NEW_DROP_HINT = "Drop to preview a new adventure from this file"
+HIGHLIGHT = re.compile(r"\bdrop-target\b")
+
+
+def data_transfer(
+    page: Any, files: list[Path] | None = None, types: dict[str, str] | None = None
+) -> Any:
+    """A DataTransfer built in the page: the files (their text, their names) and any other
+    data by type ({"text/plain": "…"})."""
+    named = [[path.name, path.read_text(encoding="utf-8")] for path in files or []]
+    return page.evaluate_handle(
+        """([files, types]) => {
+            const d = new DataTransfer();
+            for (const [name, text] of files) {
+                d.items.add(new File([text], name, {type: "application/json"}));
+            }
+            for (const [type, value] of Object.entries(types)) d.setData(type, value);
+            return d;
+        }""",
+        [named, types or {}],
+    )
+
+
+def drag(target: Any, kind: str, transfer: Any) -> bool:
+    """Dispatch a drag event (`dragenter`, `dragover`, `dragleave`, `drop`) carrying
+    `transfer` at the target; True when the page prevented the browser's own handling."""
+    prevented: bool = target.evaluate(
+        """(el, [kind, transfer]) => {
+            const event = new DragEvent(kind, {
+                bubbles: true, cancelable: true, composed: true, dataTransfer: transfer,
+            });
+            el.dispatchEvent(event);
+            return event.defaultPrevented;
+        }""",
+        [kind, transfer],
+    )
+    return prevented
+
+
+def test_a_file_dropped_on_the_cards_panel_opens_the_import_preview(live: Live, page: Any) -> None:
+    aid = live.adventure(title="Eldoria")["id"]
+    expected = dry_run(live, aid, WORLD_INFO.read_bytes(), WORLD_INFO.name)
+    panel = open_play(live, page, aid, "Cards")
+    # What the button shows, to compare with what the drop shows.
+    chosen = choose_lore(panel, str(WORLD_INFO))
+    expect(chosen.locator("li.lore-card")).to_have_count(len(expected["cards"]))
+    by_button = chosen.inner_text()
+    chosen.get_by_role("button", name="Cancel").click()
+    expect(chosen).to_have_count(0)
+
+    transfer = data_transfer(page, [WORLD_INFO])
+    assert drag(panel, "dragenter", transfer)
+    assert drag(panel.locator(".cards-list"), "dragover", transfer)  # the browser never opens it
+    expect(panel).to_have_class(HIGHLIGHT)
+    expect(panel.get_by_text(DROP_HINT)).to_be_visible()
+    drag(panel, "dragleave", transfer)
+    expect(panel).not_to_have_class(HIGHLIGHT)
+    expect(page.get_by_text(DROP_HINT)).to_have_count(0)
+
+    assert drag(panel, "dragover", transfer)
+    expect(panel.get_by_text(DROP_HINT)).to_be_visible()
+    assert drag(panel.get_by_role("button", name="Import lore…"), "drop", transfer)
+    expect(page.get_by_text(DROP_HINT)).to_have_count(0)
+    expect(panel).not_to_have_class(HIGHLIGHT)
+    preview = panel.locator("section.lore-preview")
+    expect(preview.locator("h3")).to_have_text(f"Import “{WORLD_INFO.name}”")
+    expect(preview.locator(".lore-format")).to_have_text("Read as SillyTavern World Info.")
+    expect_report(preview, expected["report"])
+    names = preview.locator("li.lore-card .lore-card-name")
+    expect(names).to_have_text([c["name"] for c in expected["cards"]])
+    assert preview.inner_text() == by_button  # the same preview as the button's
+    expect(preview.locator(".lore-drop-note")).to_have_count(0)
+    assert stored_cards(live, aid) == []  # the drop keeps nothing
+    assert page.url == f"{live.url}/adventures/{aid}"
+
+    count = len(expected["cards"])
+    preview.get_by_role("button", name=f"Import {count} cards").click()
+    expect(preview).to_have_count(0)
+    expect(panel.locator("li.card-item")).to_have_count(count)
+    assert sorted(same(stored_cards(live, aid))) == sorted(same(expected["cards"]))
+    expect(panel.get_by_role("button", name="Import lore…")).to_be_focused()
+
+
+def test_text_dropped_does_nothing_and_a_file_dropped_elsewhere_is_refused(
+    live: Live, page: Any
+) -> None:
+    aid = live.adventure(title="Vale", opening="The gates open.")["id"]
+    panel = open_play(live, page, aid, "Cards")
+    expect(panel.get_by_role("button", name="Import lore…")).to_be_visible()
+    for types in (
+        {"text/plain": "Eldoria is a kingdom."},
+        {"text/uri-list": "https://example.com/lore.json", "text/plain": "a link"},
+    ):
+        transfer = data_transfer(page, types=types)
+        drag(panel, "dragenter", transfer)
+        drag(panel, "dragover", transfer)
+        expect(panel).not_to_have_class(HIGHLIGHT)
+        assert drag(panel, "drop", transfer)  # refused there: a link never navigates away
+    # A file dropped beside the Cards panel (on the story) opens nothing and never the file.
+    transfer = data_transfer(page, [WORLD_INFO])
+    story = page.locator("#story")
+    assert drag(story, "dragover", transfer)
+    expect(page.get_by_text(DROP_HINT)).to_have_count(0)
+    assert drag(story, "drop", transfer)
+    page.wait_for_timeout(300)
+    expect(page.locator("section.lore-preview")).to_have_count(0)
+    assert page.url == f"{live.url}/adventures/{aid}"
+    assert stored_cards(live, aid) == []
+
+    # The adventures page: text does nothing; a file dropped before the page is the
+    # chooser's target is refused there too.
+    page.goto(live.url + "/")
+    expect(page.get_by_role("button", name="Start from a file…")).to_be_visible()
+    target = page.locator("#adventures-page")
+    text = data_transfer(page, types={"text/plain": "A character card"})
+    drag(target, "dragover", text)
+    expect(target).not_to_have_class(HIGHLIGHT)
+    assert drag(target, "drop", text)
+    page.wait_for_timeout(300)
+    expect(page.locator("form.lore-preview")).to_have_count(0)
+    assert drag(page.locator("header.topbar"), "drop", data_transfer(page, [CHARACTER]))
+    page.wait_for_timeout(300)
+    expect(page.locator("form.lore-preview")).to_have_count(0)
+    assert page.url == live.url + "/"
+    assert [a["id"] for a in live.api.get("/api/adventures").json()] == [aid]
+
+
+def test_files_dropped_on_the_adventures_page_preview_the_first(live: Live, page: Any) -> None:
+    preview_api = live.api.post(
+        "/api/adventures/from-file",
+        params={"filename": CHARACTER.name, "dry_run": "true"},
+        content=CHARACTER.read_bytes(),
+        headers=OCTETS,
+    ).json()
+    page.goto(live.url + "/")
+    expect(page.get_by_role("button", name="Start from a file…")).to_be_visible()
+    target = page.locator("#adventures-page")
+    transfer = data_transfer(page, [CHARACTER, WORLD_INFO])
+    assert drag(page.locator("#adventures-root"), "dragenter", transfer)
+    assert drag(page.locator("#adventures-root"), "dragover", transfer)
+    expect(target).to_have_class(HIGHLIGHT)
+    expect(target.get_by_text(NEW_DROP_HINT)).to_be_visible()
+    assert drag(page.locator("#new-adventure-heading"), "drop", transfer)
+    expect(page.get_by_text(NEW_DROP_HINT)).to_have_count(0)
+    expect(target).not_to_have_class(HIGHLIGHT)
+
+    form = page.get_by_role("form", name=f"New adventure from “{CHARACTER.name}”")
+    expect(form.locator(".lore-drop-note")).to_have_text(
+        f"2 files were dropped: only the first, “{CHARACTER.name}”, is read."
+    )
+    expect(form.locator(".lore-format")).to_have_text("Read as Character Card V2.")
+    expect(form.locator(".lore-title")).to_have_text(preview_api["title"])
+    greetings = [preview_api["opening"], *preview_api["alternate_greetings"]]
+    expect(form.locator(".lore-greeting .opening")).to_have_text(greetings)
+    expect_report(form, preview_api["report"])
+    expect(form.get_by_role("button", name="Create adventure")).to_be_enabled()
+    assert live.api.get("/api/adventures").json() == []  # the preview makes nothing
+
+    # Back to the chooser: a single file dropped then says nothing about others.
+    form.get_by_role("button", name="Cancel").click()
+    expect(page.get_by_role("button", name="Start from a file…")).to_be_focused()
+    single = data_transfer(page, [CHARACTER])
+    drag(target, "dragover", single)
+    drag(target, "drop", single)
+    form = page.get_by_role("form", name=f"New adventure from “{CHARACTER.name}”")
+    expect(form.locator(".lore-title")).to_have_text(preview_api["title"])
+    expect(form.locator(".lore-drop-note")).to_have_count(0)
+    form.get_by_role("button", name="Create adventure").click()
+    expect(page).to_have_url(re.compile(r"/adventures/\d+$"))
+    assert [a["title"] for a in live.api.get("/api/adventures").json()] == [preview_api["title"]]

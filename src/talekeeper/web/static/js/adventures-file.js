@@ -8,18 +8,41 @@
 //   (`greeting=N`, 0 the opening), then opens the new adventure's page.
 // - A refusal is the server's message, shown in the preview area; nothing is made.
 // - Everything from the file is shown as text (`h`, textContent).
+// - A file dropped on the adventures page starts what choosing it with "Start from a file…"
+//   starts; of several files the first is read and the preview says so. Text or a link
+//   dropped there does nothing (lore-preview.js).
 import { h, fill } from "./ui.js";
 import {
   postFile, fileUrl, readingOptions, reportView, cardsView, refusalView, readingView,
-  formatLabel, cardCount,
+  formatLabel, cardCount, fileDropTarget,
 } from "./lore-preview.js";
 
 const ACCEPT = ".json,.png,.charx,.scenario,.story,.txt,application/json,image/png";
 const BRIEF_CHARS = 280;
 const URL_PATH = "/api/adventures/from-file";
+const DROP_ZONE = "adventures-page";
+
+let chosen = null; // the newest chooser's `onChosen`: where a dropped file goes
+let dropNote = null; // said by the preview a drop opens: "only the first of 3 files is read"
+
+// Files dropped on the page go where the chooser's button sends them. Listening from the
+// start: a file dropped before the chooser is shown must not replace the page either.
+fileDropTarget({
+  zone: () => (chosen ? document.getElementById(DROP_ZONE) : null),
+  hint: "Drop to preview a new adventure from this file",
+  onFile: (file, note) => {
+    dropNote = note;
+    try {
+      chosen(file);
+    } finally {
+      dropNote = null;
+    }
+  },
+});
 
 /** The chooser's card: "Start from a file…"; `onChosen(file)` when one is picked. */
 export function fileCard(onChosen) {
+  chosen = onChosen;
   const picker = h("input", {
     type: "file", hidden: true, id: "from-file-input",
     attrs: { accept: ACCEPT, "aria-label": "A file to start an adventure from" },
@@ -43,6 +66,7 @@ export function fileCard(onChosen) {
 
 /** The preview of `file` in `root`; `back()` returns to the chooser. */
 export function filePreview(root, file, back) {
+  const note = dropNote;
   const options = readingOptions(() => read(), "from-file");
   const status = h("div", { class: "lore-status" });
   const body = h("div", { class: "lore-body" });
@@ -56,6 +80,7 @@ export function filePreview(root, file, back) {
     h("h3", { text: `From “${file.name}”` }),
     h("span", { class: "spacer" }),
     h("button", { type: "button", class: "link", text: "← All the ways to start", on: { click: back } })),
+  note ? h("p", { class: "small muted lore-drop-note", attrs: { role: "status" }, text: note }) : null,
   status, body, options.el,
   h("div", { class: "row form-buttons" }, create, cancel));
   let serial = 0;

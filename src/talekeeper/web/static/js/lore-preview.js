@@ -8,6 +8,9 @@
 // - A refusal (a 4xx) is the server's own sentence, shown where the preview would be.
 // - The reading options are the same three for the preview and the confirm, so what the
 //   confirm makes is what the preview showed.
+// - A file dropped on a drop target (`fileDropTarget`) starts the same flow as its button;
+//   the browser never opens a dropped file itself, on the target or anywhere on the page.
+//   Only files count: dropped text or a link does nothing there (and never navigates).
 import { h, ApiError, plural } from "./ui.js";
 
 const FILENAME_MAX = 255; // the server's limit on ?filename=
@@ -171,6 +174,96 @@ export function refusalView(fileName, error) {
 /** "Reading “x.json”…" while a request runs. */
 export function readingView(fileName) {
   return h("p", { class: "muted lore-reading", attrs: { role: "status" }, text: `Reading “${fileName}”…` });
+}
+
+/** While files are dragged over `zone()` (the element, looked up at each event, or null) it is
+ * highlighted with the line `hint`; a drop there calls `onFile(first, note)`, `note` saying
+ * that only the first of several files is read (else null). Listens on the document, once per
+ * page: a file dropped anywhere else is refused (it would replace the page), and text or a
+ * link dropped on the target does nothing (a text field inside it still takes text). */
+export function fileDropTarget({ zone, hint, onFile }) {
+  const line = h("div", { class: "drop-hint" }, h("span", { class: "drop-hint-text", text: hint }));
+  let shown = null; // the highlighted zone
+  let depth = 0; // dragenter minus dragleave inside it (children fire their own)
+
+  const target = (event) => {
+    const el = zone();
+    return el && el.isConnected && event.target instanceof Node && el.contains(event.target) ? el : null;
+  };
+  const show = (el) => {
+    if (shown === el) return;
+    hide();
+    shown = el;
+    el.classList.add("drop-target");
+    el.appendChild(line);
+  };
+  function hide() {
+    depth = 0;
+    if (!shown) return;
+    shown.classList.remove("drop-target");
+    line.remove();
+    shown = null;
+  }
+  /** Not files: a text field in the target keeps its own drop; elsewhere in it, refused. */
+  const refuseOther = (event) => {
+    if (!target(event) || typesOf(event).length === 0 || editable(event.target)) return;
+    event.preventDefault();
+    if (event.dataTransfer) event.dataTransfer.dropEffect = "none";
+  };
+
+  document.addEventListener("dragenter", (event) => {
+    if (!carriesFiles(event)) return refuseOther(event);
+    event.preventDefault();
+    const el = target(event);
+    if (!el) return;
+    show(el);
+    depth += 1;
+  });
+  document.addEventListener("dragover", (event) => {
+    if (!carriesFiles(event)) return refuseOther(event);
+    event.preventDefault(); // never the browser's own "open the file"
+    const el = target(event);
+    event.dataTransfer.dropEffect = el ? "copy" : "none";
+    if (el) show(el);
+    else hide();
+  });
+  document.addEventListener("dragleave", (event) => {
+    if (!shown || !target(event)) return;
+    depth -= 1;
+    const box = shown.getBoundingClientRect();
+    const out = event.clientX <= box.left || event.clientX >= box.right
+      || event.clientY <= box.top || event.clientY >= box.bottom;
+    if (depth <= 0 || out) hide();
+  });
+  document.addEventListener("dragend", hide);
+  document.addEventListener("drop", (event) => {
+    if (!carriesFiles(event)) {
+      hide();
+      return refuseOther(event);
+    }
+    event.preventDefault();
+    const el = target(event);
+    hide();
+    const files = Array.from(event.dataTransfer.files || []);
+    if (!el || !files.length) return;
+    const note = files.length > 1
+      ? `${files.length} files were dropped: only the first, “${files[0].name}”, is read.`
+      : null;
+    onFile(files[0], note);
+  });
+}
+
+function typesOf(event) {
+  return event.dataTransfer ? Array.from(event.dataTransfer.types || []) : [];
+}
+
+function carriesFiles(event) {
+  return typesOf(event).includes("Files");
+}
+
+function editable(node) {
+  const el = node instanceof Element ? node : node && node.parentElement;
+  return !!el && (el.isContentEditable || !!el.closest("input, textarea, select"));
 }
 
 /** "3 cards" for buttons and messages. */

@@ -7,11 +7,14 @@
 //   anything: it sends the same file with the same options, then the card list is read
 //   again from the server. "Cancel" keeps nothing.
 // - A refusal is shown in the preview area as the server's message; nothing is kept.
+// - A file dropped on the Cards panel starts exactly what choosing it with "Import lore…"
+//   starts (the dry-run preview, then the confirm); of several files the first is read and
+//   the preview says so. Text or a link dropped there does nothing (lore-preview.js).
 // - Export is a plain link to GET …/lore/export?format=…; the server names the file.
 import { h, fill, notify } from "./ui.js";
 import {
   postFile, fileUrl, readingOptions, reportView, cardsView, refusalView, readingView,
-  formatLabel, cardCount,
+  formatLabel, cardCount, fileDropTarget,
 } from "./lore-preview.js";
 
 const EXPORTS = [
@@ -22,7 +25,8 @@ const EXPORTS = [
 ];
 
 /** `ctx.id`: the adventure; `refreshCards()`: read the card list again. Returns
- * `{ tools, box }`: the controls' row and the area the preview opens in. */
+ * `{ tools, box }`: the controls' row and the area the preview opens in. Files dropped on
+ * the panel that holds them open the same preview. */
 export function loreTools(ctx, refreshCards) {
   const picker = h("input", {
     type: "file", hidden: true, attrs: { "aria-label": "Lore file to import" },
@@ -34,10 +38,12 @@ export function loreTools(ctx, refreshCards) {
     on: { click: () => picker.click() },
   });
   const box = h("div", { class: "lore-preview-box" });
+  const openPreview = (file, note = null) =>
+    preview(ctx, file, box, refreshCards, () => importButton.focus(), note);
   picker.addEventListener("change", () => {
     const file = picker.files && picker.files[0];
     picker.value = ""; // the same file can be chosen again
-    if (file) preview(ctx, file, box, refreshCards, () => importButton.focus());
+    if (file) openPreview(file);
   });
   const exportUrl = (format) => `/api/adventures/${ctx.id}/lore/export?format=${format}`;
   const exporter = h("details", { class: "lore-export" },
@@ -46,11 +52,17 @@ export function loreTools(ctx, refreshCards) {
       EXPORTS.map(([format, label]) => h("li", {},
         h("a", { href: exportUrl(format), text: label, attrs: { download: "" } })))));
   const tools = h("div", { class: "row lore-tools" }, importButton, picker, exporter);
+  fileDropTarget({
+    // The whole Cards panel (the tab's box), known once the panel is on the page.
+    zone: () => tools.closest('[role="tabpanel"]') || tools.parentElement,
+    hint: "Drop to preview the import",
+    onFile: openPreview,
+  });
   return { tools, box };
 }
 
-/** Open the preview of `file` in `box` (see the invariants). */
-function preview(ctx, file, box, refreshCards, done) {
+/** Open the preview of `file` in `box` (see the invariants); `note`: a line above it. */
+function preview(ctx, file, box, refreshCards, done, note = null) {
   const url = (params) => fileUrl(`/api/adventures/${ctx.id}/lore/import`, file, params);
   const options = readingOptions(() => read(), `lore-${ctx.id}`);
   const status = h("div", { class: "lore-status" });
@@ -63,6 +75,7 @@ function preview(ctx, file, box, refreshCards, done) {
     on: { keydown: (event) => { if (event.key === "Escape" && !confirm.disabled) close(); } },
   },
   h("h3", { text: `Import “${file.name}”` }),
+  note ? h("p", { class: "small muted lore-drop-note", attrs: { role: "status" }, text: note }) : null,
   status, options.el, body,
   h("div", { class: "row lore-buttons" }, confirm, cancel));
   let serial = 0;
