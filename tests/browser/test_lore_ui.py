@@ -149,6 +149,12 @@ def test_an_option_reads_the_file_again_and_cancel_keeps_nothing(live: Live, pag
     assert sorted(same(stored_cards(live, aid))) == sorted(same(both["cards"]))
     instructions = live.api.get(f"/api/adventures/{aid}").json()["ai_instructions"]
     assert "Always write in present tense." in instructions
+    # ...and the Plot panel shows them without a reload.
+    page.get_by_role("tab", name="Plot").click()
+    plot = page.get_by_role("tabpanel", name="Plot")
+    expect(plot.locator("[data-component=ai_instructions]")).to_contain_text(
+        "Always write in present tense."
+    )
 
 
 def test_export_downloads_files_the_importer_reads_back(live: Live, page: Any) -> None:

@@ -127,7 +127,10 @@ function preview(ctx, file, box, refreshCards, done, note = null) {
     close();
     refreshCards();
     // Moved entries are now in the AI Instructions: the shared adventure is read again.
-    if (options.values().move_instructions && ctx.reloadAdventure) ctx.reloadAdventure().catch(() => {});
+    // The Plot panel shows them at once.
+    if (options.values().move_instructions) {
+      ctx.reloadAdventure().then(() => ctx.redraw("plot")).catch(() => {});
+    }
   });
 
   function close() {

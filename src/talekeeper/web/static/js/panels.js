@@ -95,6 +95,8 @@ async function start() {
     },
     /** Start watching background work (after anything that schedules it). */
     watch: () => status.check(),
+    /** Draw one panel again from ``ctx.adventure`` (after another panel changed it). */
+    redraw: (key) => panels.get(key).refresh(),
   };
 
   const panels = new Map();
