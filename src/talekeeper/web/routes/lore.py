@@ -134,10 +134,16 @@ class FromFileOut(BaseModel):
     report: ReportOut
 
 
-def _options(
-    include_disabled: bool, split_long: bool, move_instructions: bool
+def read_options(
+    include_disabled: IncludeDisabled = False,
+    split_long: SplitLong = False,
+    move_instructions: MoveInstructions = False,
 ) -> lore_apply.ReadOptions:
+    """How to read the file: the same query parameters on both ways in."""
     return lore_apply.ReadOptions(include_disabled, split_long, move_instructions)
+
+
+Options = Depends(read_options)
 
 
 @router.post("/api/adventures/{adventure_id}/lore/import", response_model=LoreImportOut)
@@ -145,15 +151,12 @@ def import_lore(
     adventure_id: RowId,
     filename: Filename,
     dry_run: DryRun = False,
-    include_disabled: IncludeDisabled = False,
-    split_long: SplitLong = False,
-    move_instructions: MoveInstructions = False,
+    options: lore_apply.ReadOptions = Options,
     data: bytes = FileBody,
     session: Session = DB,
     uid: int = Depends(user_id),
 ) -> LoreImportOut:
     adventure = load_adventure(session, adventure_id, uid)  # someone else's is a 404 first
-    options = _options(include_disabled, split_long, move_instructions)
     if dry_run:
         found, _ = lore_apply.read_lore_file(data, filename, options)
         cards = [LoreCard.of(c) for c in found.cards]
@@ -176,15 +179,12 @@ def adventure_from_file(
     filename: Filename,
     dry_run: DryRun = False,
     greeting: Greeting = 0,
-    include_disabled: IncludeDisabled = False,
-    split_long: SplitLong = False,
-    move_instructions: MoveInstructions = False,
+    options: lore_apply.ReadOptions = Options,
     data: bytes = FileBody,
     session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> FromFileOut | ScenarioPreview:
-    options = _options(include_disabled, split_long, move_instructions)
     draft = lore_apply.read_scenario_file(data, filename, options)
     report = ReportOut.of(draft.report, len(draft.cards))
     if dry_run:
