@@ -10,6 +10,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from tests.services.lore.builders import fixture, png, text_chunk
 
+from talekeeper.services import limits
 from talekeeper.services.lore.fields import MAX_FILE_BYTES
 
 OCTETS = {"Content-Type": "application/octet-stream"}
@@ -205,3 +206,16 @@ def test_every_export_reads_back_as_the_same_cards(client: TestClient) -> None:
         assert same(back.json()["cards"]) == same(stored), fmt
     bad = client.get(f"/api/adventures/{aid}/lore/export", params={"format": "docx"})
     assert 400 <= bad.status_code < 500
+
+
+def test_an_import_past_the_card_limit_adds_none_of_its_cards(client: TestClient) -> None:
+    aid = adventure(client)
+    assert client.post(f"/api/adventures/{aid}/cards", json={"name": "Mine"}).status_code == 201
+    many = [
+        {"title": f"Card {i}", "keys": f"key{i}", "value": f"Entry {i}.", "type": "lore"}
+        for i in range(limits.MAX_CARDS)
+    ]
+    answer = import_lore(client, aid, json.dumps(many).encode(), "many.json")
+    assert answer.status_code == 409, answer.text
+    assert f"{limits.MAX_CARDS:,}" in answer.json()["error"]["message"]
+    assert [c["name"] for c in cards_of(client, aid)] == ["Mine"]  # nothing half imported
