@@ -154,8 +154,7 @@ def create(
     root = Branch(adventure_id=adventure.id, parent_id=None, fork_depth=0, name="Main")
     repo.add(root)
     adventure.current_branch_id = root.id
-    for card in cards:
-        add_card(session, adventure, card)
+    add_cards(session, adventure, cards)
     story = Story.load(session, adventure.id, user_id, memory)
     if data.get(SUMMARY):
         story_summary.edit_summary(session, adventure, data[SUMMARY])
@@ -200,20 +199,31 @@ def listing_with_lengths(session: Session, user_id: int) -> list[dict[str, Any]]
 
 
 def add_card(session: Session, adventure: Adventure, data: dict[str, Any]) -> CardView:
-    fields = clean_card(data)
+    return add_cards(session, adventure, [data])[0]
+
+
+def add_cards(
+    session: Session, adventure: Adventure, cards: list[dict[str, Any]]
+) -> list[CardView]:
+    """Add ``cards`` in order: all of them, or (past the card limit, or one refused) none,
+    with one count of the adventure's cards however many are added."""
+    fields = [clean_card(data) for data in cards]
     count = session.scalar(
         select(func.count()).select_from(StoryCard).where(StoryCard.adventure_id == adventure.id)
     )
-    if (count or 0) >= limits.MAX_CARDS:
+    count = count or 0
+    if count + len(fields) > limits.MAX_CARDS:
+        adding = "another" if len(fields) == 1 else f"{len(fields):,} more"
         raise Conflict(
             f"Adventure {adventure.id} has {count:,} story cards and one adventure may hold at "
             f"most {limits.MAX_CARDS:,}: delete or merge cards you no longer need before "
-            "adding another.",
+            f"adding {adding}.",
             code="limit_reached",
         )
-    row = StoryCard(adventure_id=adventure.id, **card_columns(fields))
-    StoryRepository(session).add(row)
-    return CardView.of(row)
+    rows = [StoryCard(adventure_id=adventure.id, **card_columns(f)) for f in fields]
+    session.add_all(rows)
+    session.flush()  # one flush for all: each row has its id
+    return [CardView.of(row) for row in rows]
 
 
 def cards(session: Session, adventure: Adventure, query: str = "") -> list[CardView]:

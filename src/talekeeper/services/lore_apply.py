@@ -146,7 +146,7 @@ def import_lore(
     if instructions:
         current = adventure.ai_instructions or ""
         adventure.ai_instructions = with_instructions(current, instructions)
-    made = [adventures.add_card(session, adventure, card_fields(c)) for c in found.cards]
+    made = adventures.add_cards(session, adventure, [card_fields(c) for c in found.cards])
     session.flush()
     return found, made
 
@@ -182,7 +182,6 @@ def adventure_from_file(
     if opening:
         fields["opening"] = opening
     story = adventures.create(session, user_id, fields, memory)
-    for card in draft.cards:
-        adventures.add_card(session, story.adventure, card_fields(card))
+    adventures.add_cards(session, story.adventure, [card_fields(c) for c in draft.cards])
     session.flush()
     return story
