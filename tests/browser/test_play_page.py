@@ -322,6 +322,7 @@ def test_a_narrator_failure_is_readable_and_retry_completes_the_turn(live: Live,
     assert state(live, aid)["awaiting_reply"] is True
     notice.get_by_role("button", name="Retry").click()
     expect(page.locator(REPLIES).last).to_have_text("At last the inspector answers.")
+    expect(page.locator("#story .entry.streaming")).to_have_count(0)  # the turn has ended
     expect(notice).to_have_count(0)
     after = state(live, aid)
     assert after["awaiting_reply"] is False

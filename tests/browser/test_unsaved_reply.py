@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 from tests.browser.conftest import Live
-from tests.browser.test_play_page import REPLIES, open_play, state, story
+from tests.browser.test_play_page import open_play, state, story
 from tests.conftest import make_settings
 from tests.double.server import ModelDouble
 
@@ -68,7 +68,11 @@ def test_a_reply_that_could_not_be_saved_is_shown_and_retry_saves_one(
     assert state(live, aid)["awaiting_reply"] is True
     live.double.script("The keeper climbs down at last.")
     page.locator(".turn-error").get_by_role("button", name="Retry").click()
-    expect(page.locator(REPLIES).last).to_have_text("The keeper climbs down at last.")
+    # The streamed text shows before it is saved: wait for the story reloaded from the
+    # server (its entries carry their ids), which happens once the turn has ended.
+    saved = page.locator("#story .entry-narration[data-id] .entry-text")
+    expect(saved.last).to_have_text("The keeper climbs down at last.")
+    expect(page.locator("#story .entry.streaming")).to_have_count(0)
     expect(page.locator(".turn-error")).to_have_count(0)
     assert [a["type"] for a in story(live, aid)] == ["narration", "do", "narration"]
     assert state(live, aid)["head"]["text"] == "The keeper climbs down at last."
