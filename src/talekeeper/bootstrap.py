@@ -38,6 +38,8 @@ from talekeeper.providers.base import Provider
 from talekeeper.providers.embedded import DEFAULT_N_CTX, EmbeddedProvider
 from talekeeper.providers.openai_compat import OpenAICompatProvider, shared_client
 from talekeeper.services.ai_calls import CallRecord, LoggedModel
+from talekeeper.services.library.indexer import LibraryIndexer
+from talekeeper.services.library.search import KnowledgeSearch
 from talekeeper.services.limits import quoted
 from talekeeper.services.memory.bank import BankCache
 from talekeeper.services.memory.base import MemoryService, NullMemory
@@ -99,6 +101,8 @@ class Runtime:
     schema_head: str | None = None  # read once from the migration scripts, for health checks
     memory: MemoryService = field(default_factory=NullMemory)
     scenarios: dict[str, Scenario] = field(default_factory=dict)
+    knowledge: KnowledgeSearch | None = None  # set in build: one per process (its cache)
+    indexer: LibraryIndexer | None = None
     _endpoints: dict[tuple[str, str, float], OpenAICompatProvider] = field(default_factory=dict)
 
     @classmethod
@@ -116,13 +120,19 @@ class Runtime:
             scenarios=load_scenarios(),
         )
         runtime.memory = memory_system(engine, runtime.sessions, runtime.models_for_user)
+        runtime.knowledge = KnowledgeSearch(runtime.sessions)
+        runtime.indexer = LibraryIndexer(runtime.sessions, runtime.models_for_user)
         return runtime
 
     async def start(self, *, queue_worker: bool = True) -> None:
         """Start background work on the running event loop: the memory worker, and where the
-        database's queue is shared, a worker of that queue only with ``queue_worker``."""
+        database's queue is shared, a worker of that queue only with ``queue_worker``. The
+        library indexer runs wherever background work does: always on SQLite, on
+        PostgreSQL with ``queue_worker`` (and in ``talekeeper worker``)."""
         if isinstance(self.memory, MemorySystem):
             await self.memory.start(queue_worker=queue_worker)
+        if self.indexer is not None and (queue_worker or job_queue(self.engine) is JobQueue.OUTBOX):
+            await self.indexer.start()
 
     @property
     def background(self) -> BackgroundWork | None:
@@ -131,7 +141,7 @@ class Runtime:
 
     @property
     def turns(self) -> TurnRunner:
-        return TurnRunner(self.sessions, self.memory)
+        return TurnRunner(self.sessions, self.memory, self.knowledge)
 
     def scenario(self, scenario_id: str) -> Scenario:
         found = self.scenarios.get(scenario_id)
@@ -144,6 +154,8 @@ class Runtime:
         return found
 
     async def aclose(self) -> None:
+        if self.indexer is not None:
+            await self.indexer.stop()
         if isinstance(self.memory, MemorySystem):
             await self.memory.stop()
         await self.embedded.aclose()  # drops turns still waiting for the embedded narrator
@@ -235,6 +247,7 @@ class Runtime:
             top_p=settings.top_p,
             memory_top_k=settings.memory_top_k,
             bank_capacity=settings.bank_capacity,
+            knowledge_top_k=settings.knowledge_top_k,
         )
 
     def models_for_user(self, user_id: int) -> ModelSet:

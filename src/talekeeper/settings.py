@@ -339,6 +339,15 @@ REGISTRY: tuple[Setting, ...] = (
         maximum=50,
     ),
     Setting(
+        "knowledge_top_k",
+        int,
+        3,
+        "How many knowledge library passages are retrieved into each turn's context.",
+        per_user=True,
+        minimum=0,
+        maximum=20,
+    ),
+    Setting(
         "bank_capacity",
         int,
         200,
@@ -417,6 +426,7 @@ class Settings:
     timeout: float = 120.0
     memory_top_k: int = 5
     bank_capacity: int = 200
+    knowledge_top_k: int = 3
     host: str = "127.0.0.1"
     port: int = 8000
     allowed_hosts: str = ""

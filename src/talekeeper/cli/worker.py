@@ -59,6 +59,8 @@ async def _work(settings: Settings, args: argparse.Namespace) -> None:
             file=sys.stderr,
             flush=True,
         )
+        if runtime.indexer is not None:
+            await runtime.indexer.start()  # the library's vectors are made here too
         await background.work(
             concurrency=concurrency, stalled_after=stalled_after, grace=grace, signals=True
         )

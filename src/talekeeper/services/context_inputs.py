@@ -28,9 +28,13 @@ from talekeeper.services.context import (
     BuiltContext,
     HistoryEntry,
     Section,
+    SectionReport,
     build_context,
     render_fixed,
 )
+from talekeeper.services.library import store as library
+from talekeeper.services.library.search import SLOT_OVERHEAD, KnowledgeResult
+from talekeeper.services.library.store import PASSAGE_TOKENS
 from talekeeper.services.memory.base import Retrieval
 from talekeeper.services.memory.scene import Scene, query_texts, scene_for
 from talekeeper.services.models import ModelSet
@@ -50,6 +54,9 @@ MIN_BUDGET = 64  # below this no useful context fits
 # tokens of English with names) plus its mark. Passages of the story carried with the
 # memories fill what short memories leave of it; the memories themselves always go in.
 MEMORY_SLOT_TOKENS = 72
+# The Knowledge section's budget, per passage asked for (``knowledge_top_k``): a passage is
+# at most PASSAGE_TOKENS, plus the line naming its source and place.
+KNOWLEDGE_SLOT_TOKENS = PASSAGE_TOKENS + SLOT_OVERHEAD
 COMPLETION_STOP = ("\n>",)  # in completion mode the model must not write the player's next move
 DEFAULT_INSTRUCTIONS = (Path(__file__).parent / "prompts" / "narrator_default.txt").read_text(
     encoding="utf-8"
@@ -79,17 +86,27 @@ class ContextInputs:
     top_k: int
     reserved: int
     more_history: bool  # older actions exist that were not even read
+    knowledge_sources: list[int] = field(default_factory=list)  # the attached sources
+    knowledge_top_k: int = 0
     built: BuiltContext | None = field(default=None)
 
-    def build(self, retrieval: Retrieval) -> BuiltContext:
+    def build(self, retrieval: Retrieval, knowledge: KnowledgeResult | None = None) -> BuiltContext:
         budget = MEMORY_SLOT_TOKENS * max(self.top_k, len(retrieval.used))
         retrieval.fit_evidence(self.counter, budget)
         variants = retrieval.section_variants()
         memories = Section(
             "memories", retrieval.section_text(), _memory_reason(retrieval), tuple(variants)
         )
+        fixed = [*self.fixed, memories]
+        passages: list[str] = []
+        if knowledge is not None:
+            knowledge.fit(self.counter, KNOWLEDGE_SLOT_TOKENS * max(knowledge.top_k, 1))
+            passages = knowledge.section_variants()
+            fixed.append(
+                Section("knowledge", knowledge.section_text(), knowledge.reason(), tuple(passages))
+            )
         self.built = build_context(
-            [*self.fixed, memories],
+            fixed,
             self.history,
             self.authors_note,
             self.player_action,
@@ -98,6 +115,8 @@ class ContextInputs:
             entry_overhead=CHAT_MESSAGE_OVERHEAD if self.mode == "chat" else 0,
         )
         _note_dropped_evidence(retrieval, self.built, variants)
+        if knowledge is not None:
+            _note_dropped_passages(knowledge, self.built, passages)
         return self.built
 
     def request(self, models: ModelSet) -> CompletionRequest:
@@ -131,6 +150,26 @@ def _note_dropped_evidence(retrieval: Retrieval, built: BuiltContext, variants: 
             retrieval.keep_evidence(kept)
             return
     retrieval.keep_evidence(0)  # cut mid-text: no passage is whole
+
+
+def _note_dropped_passages(
+    knowledge: KnowledgeResult, built: BuiltContext, variants: list[str]
+) -> None:
+    """When the context overflowed and the Knowledge section was cut, only the passages
+    still whole in it are marked as in the context."""
+    section: SectionReport | None = next(
+        (s for s in built.report.sections if s.name == "knowledge"), None
+    )
+    if section is None:
+        knowledge.keep(0)
+        return
+    if not section.cut:
+        return
+    for kept, text in zip(range(len(variants), 0, -1), variants, strict=True):
+        if section.text == render_fixed(Section("knowledge", text)):
+            knowledge.keep(kept)
+            return
+    knowledge.keep(0)  # cut mid-text: no passage is whole
 
 
 def _memory_reason(retrieval: Retrieval) -> str:
@@ -221,6 +260,7 @@ def gather(
     query_input, query_context = query_texts(player_text, scene, newest_narration, counter)
     lineage = story.lineage()
     summary = MemoryRepository(story.session).summary_in_force(story.adventure.id, lineage)
+    knowledge_sources = library.attached_ids(story.session, story.adventure.id)
     return ContextInputs(
         adventure_id=story.adventure.id,
         branch_id=story.branch.id,
@@ -246,4 +286,6 @@ def gather(
         top_k=models.memory_top_k,
         reserved=reserved,
         more_history=more,
+        knowledge_sources=knowledge_sources,
+        knowledge_top_k=models.knowledge_top_k,
     )

@@ -6,7 +6,10 @@ was shown). Every section appears, with its tokens: an empty one says why it
 is empty, so the player can see what the narrator did *not* get. Its cards are the
 Story Cards section's, in its order: an always-on card says so (``always_on``, no
 keyword), a fired one names its keyword, where it appeared and, when the card has
-secondary keywords, its rule and those that held (``FiredCard.public``).
+secondary keywords, its rule and those that held (``FiredCard.public``). The
+``knowledge`` section carries the library passages that went in (``passages``: source,
+place, scores); ``knowledge`` at the top level adds the sources searched, the query, the
+weights and the runners-up (``services.library.search``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 from talekeeper.providers.base import Completion
 from talekeeper.services.context import AUTHORS_NOTE_DEPTH, FIXED_ORDER, TITLES
 from talekeeper.services.context_inputs import ContextInputs
+from talekeeper.services.library.search import KnowledgeResult
 from talekeeper.services.memory.base import Retrieval
 from talekeeper.services.models import ModelSet
 
@@ -52,6 +56,7 @@ def snapshot(
     timings: dict[str, float],
     models: ModelSet,
     done: Completion | None,
+    knowledge: KnowledgeResult | None = None,
 ) -> dict[str, Any]:
     assert inputs.built is not None
     report = inputs.built.report
@@ -61,6 +66,8 @@ def snapshot(
     for name in SECTION_ORDER:
         section = by_name.get(name)
         reason = EMPTY_REASONS[name]
+        if name == "knowledge" and knowledge is not None and section is None:
+            reason = knowledge.reason()
         if section is not None:
             reason = section.reason or PRESENT_REASONS.get(name, "")
             if name == "history":
@@ -77,9 +84,14 @@ def snapshot(
                 "cut": bool(section and section.cut),
             }
         )
+        if name == "knowledge":  # the passages themselves, with their sources and scores
+            sections[-1]["passages"] = [
+                h.public() for h in (knowledge.used if knowledge else []) if h.in_context
+            ]
     return {
         "sections": sections,
         "memories": retrieval.insights(),
+        "knowledge": (knowledge or KnowledgeResult(note="no library attached")).insights(),
         "cards": [f.public() for f in inputs.cards],
         "history": {
             "kept": len(report.history_kept),

@@ -25,6 +25,7 @@ class ModelSet:
     top_p: float
     memory_top_k: int
     bank_capacity: int = 200
+    knowledge_top_k: int = 3
 
     def names(self) -> dict[str, str]:
         return {

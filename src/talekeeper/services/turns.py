@@ -48,6 +48,8 @@ from talekeeper.core.errors import (
 )
 from talekeeper.services import insights, limits
 from talekeeper.services.context_inputs import ContextInputs, gather
+from talekeeper.services.library.indexer import catch_up
+from talekeeper.services.library.search import KnowledgeResult, KnowledgeSearch
 from talekeeper.services.memory.base import MemoryService, Retrieval, RetrievalQuery
 from talekeeper.services.models import ModelSet
 from talekeeper.services.rendering import NARRATION, TURN_TYPES
@@ -84,6 +86,7 @@ class Plan:
     inputs: ContextInputs
     retrieval: Retrieval
     timings: dict[str, float]
+    knowledge: KnowledgeResult = field(default_factory=KnowledgeResult)
 
 
 def _ms(started: float) -> float:
@@ -91,9 +94,15 @@ def _ms(started: float) -> float:
 
 
 class TurnRunner:
-    def __init__(self, sessions: sessionmaker[Session], memory: MemoryService) -> None:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        memory: MemoryService,
+        knowledge: KnowledgeSearch | None = None,
+    ) -> None:
         self.sessions = sessions
         self.memory = memory
+        self.knowledge = knowledge or KnowledgeSearch(sessions)
 
     # -- 1. the player's action ------------------------------------------------------------
 
@@ -153,9 +162,20 @@ class TurnRunner:
         )
         timings["retrieve_ms"] = _ms(started)
         started = time.perf_counter()
-        inputs.build(retrieval)  # counts come from the counter's cache: cheap enough inline
+        knowledge = await self.knowledge.search(
+            pending.user_id,
+            inputs.knowledge_sources,
+            inputs.query_input,
+            inputs.query_context,
+            inputs.knowledge_top_k,
+            models,
+            adventure_id=pending.adventure_id,
+        )
+        timings["knowledge_ms"] = _ms(started)
+        started = time.perf_counter()
+        inputs.build(retrieval, knowledge)  # counts come from the counter's cache: cheap
         timings["build_ms"] = _ms(started)
-        return Plan(inputs, retrieval, timings)
+        return Plan(inputs, retrieval, timings, knowledge)
 
     def _gather(
         self,
@@ -243,9 +263,12 @@ class TurnRunner:
                     touch=pending.action is None,  # a saved action touched it moments ago
                 )
                 takes = 1
-            snapshot = insights.snapshot(inputs, plan.retrieval, plan.timings, models, done)
+            snapshot = insights.snapshot(
+                inputs, plan.retrieval, plan.timings, models, done, plan.knowledge
+            )
             session.add(InsightSnapshot(action_id=row.id, data=insights.dumps(snapshot)))
             self.memory.record_use(session, plan.retrieval, row.id)
+            catch_up(session, plan.knowledge.failed_source_ids)  # a failed source retries now
             self.memory.schedule(session, pending.adventure_id, pending.user_id)
             reply = action_view(row, takes=takes)
         self.memory.kick(pending.adventure_id)
@@ -265,7 +288,9 @@ class TurnRunner:
         clean = _player_text(type_, text, required=False)
         hypothetical = (type_, clean) if clean else None
         plan = await self.plan(Pending(adventure_id, user_id), models, hypothetical=hypothetical)
-        snapshot = insights.snapshot(plan.inputs, plan.retrieval, plan.timings, models, None)
+        snapshot = insights.snapshot(
+            plan.inputs, plan.retrieval, plan.timings, models, None, plan.knowledge
+        )
         snapshot["dry_run"] = True
         return snapshot
 

@@ -33,6 +33,7 @@ from sqlalchemy.exc import OperationalError
 
 from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import ConfigurationError
+from talekeeper.storage import fulltext
 from talekeeper.storage.dialect import database_file
 from talekeeper.storage.locking import READ_ONLY
 
@@ -45,8 +46,11 @@ QUEUE_TABLES = "procrastinate_"  # the job queue's tables (revision 0009), not t
 
 def ours(name: str | None, type_: str, _parents: Any) -> bool:
     """Whether a database object is described by the models (Alembic's ``include_name``):
-    every one but the job queue's tables and what belongs to them."""
-    return not (type_ == "table" and (name or "").startswith(QUEUE_TABLES))
+    every one but the job queue's tables and what belongs to them, and the library's
+    full-text index (``storage.fulltext``), which only the migrations describe."""
+    if type_ == "table" and (name or "").startswith(QUEUE_TABLES):
+        return False
+    return not fulltext.is_index_object(name)
 
 
 def alembic_config(engine: Engine) -> Config:

@@ -40,6 +40,7 @@ from talekeeper.web.routes import (
     ai_calls,
     auth,
     health,
+    library,
     lore,
     memory,
     pages,
@@ -96,7 +97,19 @@ def create_app(settings: Settings | None = None, *, queue_worker: bool = True) -
     )
     errors.install(app)
     app.state.streams = TurnStreams()  # streamed turns, detached from their connections
-    routers = (health, auth, admin, setup, user_settings, ai_calls, adventures, lore, story, memory)
+    routers = (
+        health,
+        auth,
+        admin,
+        setup,
+        user_settings,
+        ai_calls,
+        adventures,
+        lore,
+        library,
+        story,
+        memory,
+    )
     for module in (*routers, pages):
         app.include_router(module.router)
     # The pages' scripts and styles ship inside the package: nothing to build.

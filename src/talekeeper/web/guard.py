@@ -36,6 +36,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from talekeeper.services.library.documents import CAPS as LIBRARY_CAPS
 from talekeeper.services.limits import BODY_MAX, IMPORT_BODY_MAX
 from talekeeper.services.lore.fields import MAX_FILE_BYTES as LORE_FILE_MAX
 from talekeeper.settings import host_name
@@ -74,10 +75,12 @@ class BodyLimit:
         )
 
 
+LIBRARY_FILE_MAX = LIBRARY_CAPS.file_bytes
 BODY_LIMITS: tuple[BodyLimit, ...] = (
     BodyLimit("POST", "/api/adventures/import", IMPORT_BODY_MAX, "an adventure import"),
     BodyLimit("POST", "/api/adventures/{id}/lore/import", LORE_FILE_MAX, "a lore file"),
     BodyLimit("POST", "/api/adventures/from-file", LORE_FILE_MAX, "a lore or scenario file"),
+    BodyLimit("POST", "/api/library", LIBRARY_FILE_MAX, "a library file"),
 )
 DEFAULT_LIMIT = BodyLimit("*", "*", BODY_MAX, "a request")
 

@@ -1,0 +1,285 @@
+"""The library indexer: makes the vectors of library passages in the background, in batches,
+with progress, on SQLite and PostgreSQL alike.
+
+Invariants:
+
+- Work is found in the database, never only in memory: a source is due when its state is
+  ``indexing``, or ``failed`` with ``retry_at`` passed. So an upload, a restart, a crash
+  or another process's upload all end in the same place: the next step finds the source.
+- A step claims one due source (a conditional UPDATE: unclaimed, or claimed longer ago
+  than ``STALE`` by a process that died), embeds the next ``BATCH`` passages that lack a
+  vector of the source's ``vector_model``, writes them and the progress (``embedded``,
+  ``revision``), and releases the claim: one batch at a time, oldest-touched source
+  first, so several sources progress side by side and any number of processes (``serve``
+  on SQLite, ``worker`` on PostgreSQL) share the work without doing a batch twice.
+- The model call happens with no transaction open. Vectors are written only if the
+  source still wants that model (a reindex or a model change meanwhile wins).
+- An embedding failure is recorded on the source (``failed``, ``error``, ``failures``)
+  and retried from ``retry_at`` with a backoff from ``RETRY_FIRST`` to ``RETRY_MAX``;
+  a turn that uses a failed source brings its retry forward (``catch_up``), so a fixed
+  endpoint is caught up on the next turn. The indexer never stops on a failure.
+- Every ``SYNC_SECONDS`` each owner's embedding model is compared with their sources'
+  (``store.sync_model``): a changed model re-embeds them, none makes them words-only.
+- Nothing here depends on an adventure or on whether its Memory Bank is on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+import numpy as np
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from talekeeper.core.clock import utcnow
+from talekeeper.core.errors import TalekeeperError
+from talekeeper.services.library import store
+from talekeeper.services.library.store import SourceState
+from talekeeper.services.models import ModelSet
+from talekeeper.storage.db import read_scope, session_scope
+from talekeeper.storage.models import LibraryPassage, LibrarySource
+
+log = logging.getLogger(__name__)
+
+BATCH = 32  # passages per embedding call: one call of a few hundred ms on the CPU
+POLL_SECONDS = 2.0  # how soon work another process wrote (or a lost wake-up) is found
+SYNC_SECONDS = 30.0  # how often each owner's embedding model is compared with their sources'
+STALE = timedelta(seconds=120)  # a claim this old was left by a process that died
+RETRY_FIRST = 5.0  # seconds before the first retry of a failed batch; doubled each time
+RETRY_MAX = 600.0
+ERROR_MAX = 2000
+
+
+def retry_delay(failures: int) -> float:
+    return float(min(RETRY_FIRST * 2.0 ** max(failures - 1, 0), RETRY_MAX))
+
+
+@dataclass(frozen=True)
+class Claim:
+    source_id: int
+    user_id: int
+    model: str
+
+
+def catch_up(session: Session, source_ids: list[int]) -> None:
+    """Failed sources among ``source_ids`` are retried at once (a turn used them)."""
+    if source_ids:
+        session.execute(
+            update(LibrarySource)
+            .where(LibrarySource.id.in_(source_ids), LibrarySource.state == SourceState.FAILED)
+            .values(retry_at=utcnow())
+        )
+
+
+class LibraryIndexer:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        models_for_user: Callable[[int], ModelSet],
+        *,
+        batch: int = BATCH,
+        poll_seconds: float = POLL_SECONDS,
+    ) -> None:
+        self.sessions = sessions
+        self.models_for_user = models_for_user
+        self.batch = batch
+        self.poll_seconds = poll_seconds
+        self.owner = secrets.token_hex(8)
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._synced_at = -SYNC_SECONDS
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="library-indexer")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(self._release_mine)
+
+    def kick(self) -> None:
+        self._wake.set()
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                worked = await self.step()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 -- a database fault: log, wait, go on
+                log.exception("the library indexer's step failed; trying again shortly")
+                worked = False
+            if worked:
+                await asyncio.sleep(0)
+                continue
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+
+    # -- one step ------------------------------------------------------------------------
+
+    async def step(self) -> bool:
+        """One batch of one due source; False when nothing was due."""
+        if time.monotonic() - self._synced_at >= SYNC_SECONDS:
+            await asyncio.to_thread(self.sync_models)
+        claim = await asyncio.to_thread(self._claim)
+        if claim is None:
+            return False
+        try:
+            batch = await asyncio.to_thread(self._next_batch, claim)
+            if not batch:
+                await asyncio.to_thread(self._finish, claim)
+                return True
+            try:
+                models = await asyncio.to_thread(self.models_for_user, claim.user_id)
+                if models.embedding is None or models.embedding.model != claim.model:
+                    self._synced_at = -SYNC_SECONDS  # the model changed: sync, then go on
+                    return True
+                result = await models.embedding.embed([text for _, text in batch])
+                vectors = [np.asarray(v, dtype=np.float32) for v in result.vectors]
+                if len(vectors) != len(batch):
+                    raise TalekeeperError(
+                        f"The embedding model returned {len(vectors)} vectors for "
+                        f"{len(batch)} passages."
+                    )
+            except TalekeeperError as exc:
+                await asyncio.to_thread(self._failed, claim, exc.message)
+                return True
+            await asyncio.to_thread(self._write, claim, batch, vectors)
+            return True
+        finally:
+            await asyncio.to_thread(self._release, claim)
+
+    def sync_models(self) -> None:
+        self._synced_at = time.monotonic()
+        with read_scope(self.sessions) as session:
+            users = list(session.scalars(select(LibrarySource.user_id).distinct()))
+        for user_id in users:
+            try:
+                models = self.models_for_user(user_id)
+            except TalekeeperError:
+                continue
+            model = models.embedding.model if models.embedding else None
+            with session_scope(self.sessions) as session:
+                store.sync_model(session, user_id, model)
+
+    def _claim(self) -> Claim | None:
+        now = utcnow()
+        free = or_(LibrarySource.claimed_by.is_(None), LibrarySource.claimed_at < now - STALE)
+        due = or_(
+            LibrarySource.state == SourceState.INDEXING,
+            and_(LibrarySource.state == SourceState.FAILED, LibrarySource.retry_at <= now),
+        )
+        with session_scope(self.sessions) as session:
+            candidates = session.execute(
+                select(LibrarySource.id, LibrarySource.user_id, LibrarySource.vector_model)
+                .where(due, free, LibrarySource.vector_model.is_not(None))
+                .order_by(LibrarySource.updated_at, LibrarySource.id)
+                .limit(4)
+            ).all()
+            for source_id, user_id, model in candidates:
+                taken = session.execute(
+                    update(LibrarySource)
+                    .where(LibrarySource.id == source_id, free)
+                    .values(claimed_by=self.owner, claimed_at=now)
+                    .execution_options(synchronize_session=False)
+                )
+                if taken.rowcount == 1:  # type: ignore[attr-defined]
+                    return Claim(int(source_id), int(user_id), str(model))
+        return None
+
+    def _next_batch(self, claim: Claim) -> list[tuple[int, str]]:
+        with read_scope(self.sessions) as session:
+            rows = session.execute(
+                select(LibraryPassage.id, LibraryPassage.text)
+                .where(
+                    LibraryPassage.source_id == claim.source_id,
+                    or_(
+                        LibraryPassage.vector_model.is_(None),
+                        LibraryPassage.vector_model != claim.model,
+                    ),
+                )
+                .order_by(LibraryPassage.position)
+                .limit(self.batch)
+            ).all()
+        return [(int(i), str(t)) for i, t in rows]
+
+    def _wanted(self, session: Session, claim: Claim) -> LibrarySource | None:
+        row = session.get(LibrarySource, claim.source_id)
+        if row is None or row.vector_model != claim.model or row.claimed_by != self.owner:
+            return None
+        return row
+
+    def _write(self, claim: Claim, batch: list[tuple[int, str]], vectors: list[np.ndarray]) -> None:
+        with session_scope(self.sessions) as session:
+            row = self._wanted(session, claim)
+            if row is None:
+                return
+            session.execute(
+                update(LibraryPassage),
+                [
+                    {"id": pid, "vector": v.tobytes(), "vector_model": claim.model}
+                    for (pid, _), v in zip(batch, vectors, strict=True)
+                ],
+            )
+            self._progress(session, row, claim.model)
+
+    def _progress(self, session: Session, row: LibrarySource, model: str) -> None:
+        done = session.scalar(
+            select(func.count()).where(
+                LibraryPassage.source_id == row.id, LibraryPassage.vector_model == model
+            )
+        )
+        row.embedded = int(done or 0)
+        row.revision += 1
+        row.error, row.failures, row.retry_at = None, 0, None
+        row.state = SourceState.READY if row.embedded >= row.passage_count else SourceState.INDEXING
+
+    def _finish(self, claim: Claim) -> None:
+        with session_scope(self.sessions) as session:
+            row = self._wanted(session, claim)
+            if row is not None:
+                self._progress(session, row, claim.model)
+
+    def _failed(self, claim: Claim, message: str) -> None:
+        with session_scope(self.sessions) as session:
+            row = self._wanted(session, claim)
+            if row is None:
+                return
+            row.failures += 1
+            row.state = SourceState.FAILED
+            row.error = message[:ERROR_MAX]
+            row.retry_at = utcnow() + timedelta(seconds=retry_delay(row.failures))
+        log.warning("library source %s: embedding failed: %s", claim.source_id, message)
+
+    def _release(self, claim: Claim) -> None:
+        with session_scope(self.sessions) as session:
+            session.execute(
+                update(LibrarySource)
+                .where(LibrarySource.id == claim.source_id, LibrarySource.claimed_by == self.owner)
+                .values(claimed_by=None, claimed_at=None)
+                .execution_options(synchronize_session=False)
+            )
+
+    def _release_mine(self) -> None:
+        with session_scope(self.sessions) as session:
+            session.execute(
+                update(LibrarySource)
+                .where(LibrarySource.claimed_by == self.owner)
+                .values(claimed_by=None, claimed_at=None)
+                .execution_options(synchronize_session=False)
+            )

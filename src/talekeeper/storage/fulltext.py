@@ -1,0 +1,100 @@
+"""The knowledge library's full-text index: which passages hold a term, on either database.
+
+The index holds each passage's ``terms`` (``services.memory.terms``: lowercase words,
+stop words removed, plurals folded), so it agrees with the memories on what a word is; a
+query asks it one term at a time, and the scoring is ours (``services.library.search``),
+identical on both databases. The index only answers "which passages hold this term".
+
+- SQLite: an FTS5 table ``library_fts`` (rowid = the passage's id, ``source_id``
+  unindexed), tokenizer ``unicode61`` with diacritics kept and the apostrophe a word
+  character, so a term is one token ("o'brien", "café"). Rows are written and deleted
+  here, with the passages (a virtual table has no cascade).
+- PostgreSQL: a GIN index over ``to_tsvector('simple', terms)``: the ``simple``
+  configuration only lowercases, and a term is asked as a phrase, so "o'brien" (two
+  lexemes there) still means the two words side by side.
+
+Invariants: a term reaches the database only as a bound parameter; ``holding`` returns
+only passages of the sources asked for; both backends return the same ids for terms made
+by ``terms`` (a test runs it on both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import bindparam, text
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session
+
+from talekeeper.storage.dialect import Backend, backend_of
+
+FTS_TABLE = "library_fts"  # SQLite (with its shadow tables, library_fts_*)
+FTS_INDEX = "ix_library_passages_fts"  # PostgreSQL
+SQLITE_CREATE = (
+    f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(terms, source_id UNINDEXED, "
+    "tokenize=\"unicode61 remove_diacritics 0 tokenchars ''''\")"
+)
+POSTGRESQL_CREATE = (
+    f"CREATE INDEX {FTS_INDEX} ON library_passages "
+    "USING gin (to_tsvector('simple'::regconfig, terms))"
+)
+
+
+def create(connection: Connection) -> None:
+    """The index (a migration's step)."""
+    if backend_of(connection) is Backend.SQLITE:
+        connection.exec_driver_sql(SQLITE_CREATE)
+    else:
+        connection.exec_driver_sql(POSTGRESQL_CREATE)
+
+
+def drop(connection: Connection) -> None:
+    if backend_of(connection) is Backend.SQLITE:
+        connection.exec_driver_sql(f"DROP TABLE IF EXISTS {FTS_TABLE}")
+    else:
+        connection.exec_driver_sql(f"DROP INDEX IF EXISTS {FTS_INDEX}")
+
+
+def is_index_object(name: str | None) -> bool:
+    """Whether a database object is the index's own (the models do not describe it)."""
+    return bool(name) and (name == FTS_INDEX or str(name).startswith(FTS_TABLE))
+
+
+def add(session: Session, rows: Sequence[tuple[int, int, str]]) -> None:
+    """Index passages ``(id, source_id, terms)`` just inserted (PostgreSQL indexes its own)."""
+    if rows and backend_of(session.get_bind()) is Backend.SQLITE:
+        session.execute(
+            text(f"INSERT INTO {FTS_TABLE} (rowid, terms, source_id) VALUES (:id, :terms, :sid)"),
+            [{"id": i, "sid": s, "terms": t} for i, s, t in rows],
+        )
+
+
+def remove_source(session: Session, source_id: int) -> None:
+    """Forget a source's passages (before the source's rows are deleted)."""
+    if backend_of(session.get_bind()) is Backend.SQLITE:
+        session.execute(text(f"DELETE FROM {FTS_TABLE} WHERE source_id = :sid"), {"sid": source_id})
+
+
+def holding(session: Session, terms: Sequence[str], source_ids: Sequence[int]) -> list[list[int]]:
+    """For each term, the ids of the passages of ``source_ids`` that hold it."""
+    if not terms or not source_ids:
+        return [[] for _ in terms]
+    sqlite = backend_of(session.get_bind()) is Backend.SQLITE
+    out: list[list[int]] = []
+    for term in terms:
+        if sqlite:
+            statement = text(
+                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :query "
+                "AND source_id IN :ids"
+            ).bindparams(bindparam("ids", expanding=True))
+            query = '"' + term.replace('"', '""') + '"'
+        else:
+            statement = text(
+                "SELECT id FROM library_passages WHERE source_id IN :ids AND "
+                "to_tsvector('simple'::regconfig, terms) @@ "
+                "phraseto_tsquery('simple'::regconfig, :query)"
+            ).bindparams(bindparam("ids", expanding=True))
+            query = term
+        ids = session.execute(statement, {"query": query, "ids": list(source_ids)}).scalars()
+        out.append(list(ids))
+    return out

@@ -1,0 +1,208 @@
+"""The knowledge library over HTTP: sources, search, and the sources attached to adventures.
+
+- ``POST /api/library?filename=NAME``: the file is the raw request body (any Content-Type;
+  .txt, .md, .html, .pdf or .epub, recognised by what it holds). 201 with the source;
+  its vectors are made in the background (``state``, ``embedded``, ``progress``).
+- ``GET /api/library``: the user's sources; ``GET``/``DELETE /api/library/{id}``;
+  ``POST /api/library/{id}/reindex``: terms, full-text rows and vectors made again.
+- ``GET /api/library/search?q=...&limit=N``: the best passages of all the user's sources,
+  with their scores.
+- ``PUT /api/adventures/{id}/knowledge`` ``{"source_ids": [...]}``: exactly those sources
+  are attached; ``GET`` lists them with their state.
+
+Invariants: the file is read and split with no transaction open, then stored in one write
+unit (a refused file leaves nothing); its size is capped by the guard before it is read
+(``web.guard.BODY_LIMITS``). Another user's source or adventure is a 404.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel, Field, StrictInt
+from sqlalchemy.orm import Session
+
+from talekeeper.bootstrap import Runtime
+from talekeeper.core.tokens import BpeCounter
+from talekeeper.services.library import store
+from talekeeper.services.library.search import KnowledgeSearch
+from talekeeper.services.library.store import SourceState
+from talekeeper.services.tree import load_adventure
+from talekeeper.storage.db import session_scope
+from talekeeper.storage.models import LibrarySource
+from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
+
+router = APIRouter(tags=["library"])
+
+Filename = Annotated[
+    str,
+    Query(min_length=1, max_length=store.FILENAME_MAX, description="the file's name"),
+]
+SEARCH_MAX = 50
+QUERY_MAX = 2000
+
+
+class SourceOut(BaseModel):
+    id: int
+    title: str
+    filename: str
+    kind: str
+    size_bytes: int
+    characters: int
+    passage_count: int
+    token_count: int
+    state: SourceState
+    embedding_model: str | None
+    embedded: int
+    progress: float
+    error: str | None
+    retry_at: str | None
+    created_at: str | None
+    attached_to: int = 0  # how many adventures it is attached to
+
+
+class SourceList(BaseModel):
+    sources: list[SourceOut]
+
+
+class HitOut(BaseModel):
+    passage_id: int
+    source_id: int
+    source_title: str
+    position: int
+    heading_path: list[str]
+    page: int | None
+    location: str
+    text: str
+    tokens: int
+    semantic_score: float | None
+    lexical_score: float
+    final_score: float
+    semantic_rank: int | None
+    lexical_rank: int | None
+
+
+class SearchOut(BaseModel):
+    query: str
+    hits: list[HitOut]
+    considered: int
+    note: str
+    input_terms: list[str]
+
+
+class KnowledgeIn(Strict):
+    source_ids: Annotated[list[StrictInt], Field(max_length=store.MAX_ATTACHED * 10)]
+
+
+class KnowledgeOut(BaseModel):
+    adventure_id: int
+    sources: list[SourceOut]
+
+
+def _views(session: Session, rows: list[LibrarySource]) -> list[SourceOut]:
+    counts = store.attached_counts(session, [r.id for r in rows])
+    return [SourceOut(**store.source_view(r, counts.get(r.id, 0))) for r in rows]
+
+
+def _embedding_model(rt: Runtime, uid: int) -> str | None:
+    models = rt.models_for_user(uid)
+    return models.embedding.model if models.embedding else None
+
+
+@router.post("/api/library", status_code=201, response_model=SourceOut)
+async def upload(
+    request: Request,
+    filename: Filename,
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> SourceOut:
+    data = await request.body()
+    prepared = await asyncio.to_thread(store.prepare, filename, data, BpeCounter())
+    model = await asyncio.to_thread(_embedding_model, rt, uid)
+
+    def write() -> SourceOut:
+        with session_scope(rt.sessions) as session:
+            row = store.store(session, uid, prepared, model)
+            session.flush()
+            return SourceOut(**store.source_view(row, 0))
+
+    out = await asyncio.to_thread(write)
+    if rt.indexer is not None:
+        rt.indexer.kick()
+    return out
+
+
+@router.get("/api/library", response_model=SourceList)
+def listing(session: Session = DB, uid: int = Depends(user_id)) -> SourceList:
+    return SourceList(sources=_views(session, store.sources(session, uid)))
+
+
+@router.get("/api/library/search", response_model=SearchOut)
+async def search(
+    q: Annotated[str, Query(min_length=1, max_length=QUERY_MAX, description="the words")],
+    limit: Annotated[int, Query(ge=1, le=SEARCH_MAX)] = 10,
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> SearchOut:
+    models = await asyncio.to_thread(rt.models_for_user, uid)
+    searcher = rt.knowledge or KnowledgeSearch(rt.sessions)
+    found = await searcher.search(uid, None, q, "", limit, models, floor=False)
+    return SearchOut(
+        query=q,
+        hits=[HitOut.model_validate(h.public()) for h in found.used],
+        considered=found.considered,
+        note=found.note,
+        input_terms=list(found.query.get("input_terms", [])),
+    )
+
+
+@router.get("/api/library/{source_id}", response_model=SourceOut)
+def one(source_id: RowId, session: Session = DB, uid: int = Depends(user_id)) -> SourceOut:
+    return _views(session, [store.source(session, uid, source_id)])[0]
+
+
+@router.delete("/api/library/{source_id}", status_code=204, response_class=Response)
+def remove(source_id: RowId, session: Session = DB, uid: int = Depends(user_id)) -> Response:
+    store.remove(session, uid, source_id)
+    return Response(status_code=204)
+
+
+@router.post("/api/library/{source_id}/reindex", response_model=SourceOut)
+async def reindex(
+    source_id: RowId, uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
+) -> SourceOut:
+    model = await asyncio.to_thread(_embedding_model, rt, uid)
+
+    def write() -> SourceOut:
+        with session_scope(rt.sessions) as session:
+            row = store.reindex(session, uid, source_id, model)
+            session.flush()
+            return _views(session, [row])[0]
+
+    out = await asyncio.to_thread(write)
+    if rt.indexer is not None:
+        rt.indexer.kick()
+    return out
+
+
+@router.get("/api/adventures/{adventure_id}/knowledge", response_model=KnowledgeOut)
+def knowledge(
+    adventure_id: RowId, session: Session = DB, uid: int = Depends(user_id)
+) -> KnowledgeOut:
+    adventure = load_adventure(session, adventure_id, uid)
+    return KnowledgeOut(
+        adventure_id=adventure.id, sources=_views(session, store.attached(session, adventure.id))
+    )
+
+
+@router.put("/api/adventures/{adventure_id}/knowledge", response_model=KnowledgeOut)
+def attach(
+    adventure_id: RowId, body: KnowledgeIn, session: Session = DB, uid: int = Depends(user_id)
+) -> KnowledgeOut:
+    adventure = load_adventure(session, adventure_id, uid)
+    store.set_attached(session, adventure, list(body.source_ids))
+    return KnowledgeOut(
+        adventure_id=adventure.id, sources=_views(session, store.attached(session, adventure.id))
+    )
