@@ -27,7 +27,7 @@ import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import pytest
 from fastapi import FastAPI
@@ -63,6 +63,7 @@ EXEMPT: dict[Key, str] = {
     ("GET", "/api/tokens"): "takes no input: the signed-in account's tokens",
     ("GET", "/admin"): "the HTML administrator's page; it takes no input",
     ("GET", "/api/admin/users"): "takes no input: every account with its usage figures",
+    ("GET", "/api/library"): "takes no input: the user's library sources",
 }
 
 
@@ -76,6 +77,7 @@ class World:
     card: int
     export: dict[str, Any]
     memory: int  # a memory the player wrote
+    source: int  # a knowledge library source
 
 
 PATH_VALUES: dict[str, Callable[[World], str]] = {
@@ -83,6 +85,7 @@ PATH_VALUES: dict[str, Callable[[World], str]] = {
     "action_id": lambda w: str(w.reply),
     "card_id": lambda w: str(w.card),
     "memory_id": lambda w: str(w.memory),
+    "source_id": lambda w: str(w.source),
     "scenario_id": lambda w: "lantern-coast",
     "token_id": lambda w: "1",
     "secret": lambda w: "x" * 43,  # local mode has no tokens: a valid id that is not found
@@ -91,7 +94,7 @@ PATH_VALUES: dict[str, Callable[[World], str]] = {
 
 # Valid values of the query parameters some routes require, so that only what a test makes
 # wrong is wrong.
-QUERY_VALUES = {"filename": "lore.json", "format": "sillytavern"}
+QUERY_VALUES = {"filename": "lore.json", "format": "sillytavern", "q": "lantern"}
 BAD_QUERY_VALUES: dict[Any, list[str]] = {
     int: ["abc", "1.5", "-1", TOO_BIG_ID],
     bool: ["maybe", "2"],
@@ -128,6 +131,7 @@ VALID_BODIES: dict[Key, Callable[[World], Any]] = {
     ("POST", "/api/tokens"): lambda w: {"name": "script", "scopes": ["read"]},
     ("POST", "/api/admin/users"): lambda w: {"name": "tove", "password": "x" * 12, "admin": False},
     ("PATCH", "/api/admin/users/{user_id}"): lambda w: {"disabled": False, "password": "y" * 12},
+    ("PUT", "/api/adventures/{adventure_id}/knowledge"): lambda w: {"source_ids": [w.source]},
     ("PUT", "/api/adventures/{adventure_id}/scene"): lambda w: {
         "location": "The Great Lantern",
         "present": ["Old Maren"],
@@ -378,6 +382,24 @@ def settled(client: TestClient, adventure: int, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
+def library_source(client: TestClient, timeout: float = 30.0) -> int:
+    """A small library source, its vectors made (their embedding calls would change the
+    state)."""
+    made = client.post(
+        "/api/library",
+        params={"filename": "bible.md"},
+        content=b"# Lanterns\n\nThe great lantern burns whale oil.",
+        headers={"Content-Type": "application/octet-stream"},
+    )
+    assert made.status_code == 201, made.text
+    source_id = int(made.json()["id"])
+    deadline = time.monotonic() + timeout
+    while client.get(f"/api/library/{source_id}").json()["state"] == "indexing":
+        assert time.monotonic() < deadline, "the library source was not indexed"
+        time.sleep(0.05)
+    return source_id
+
+
 @pytest.fixture
 def world(client: TestClient, double: ModelDouble) -> World:
     return make_world(client, double)
@@ -396,6 +418,7 @@ def make_world(client: TestClient, double: ModelDouble) -> World:
     memory = client.post(f"/api/adventures/{aid}/memories", json={"text": "Maren is wary."})
     assert memory.status_code == 201, memory.text
     settled(client, aid)  # the memory is embedded in the background: let that land first
+    source = library_source(client)
     return World(
         adventure=aid,
         branch=adventure.json()["current_branch_id"],
@@ -403,6 +426,7 @@ def make_world(client: TestClient, double: ModelDouble) -> World:
         card=card.json()["id"],
         export=client.get(f"/api/adventures/{aid}/export").json(),
         memory=memory.json()["id"],
+        source=source,
     )
 
 
@@ -530,6 +554,8 @@ def fields_of(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, s
             yield dotted, annotation.__name__
         elif get_origin(annotation) is list and get_args(annotation) == (str,):
             yield dotted, "texts"
+        elif get_origin(annotation) is list and _ids(get_args(annotation)):
+            yield dotted, "ids"
         elif get_origin(annotation) is list and _choices(get_args(annotation)):
             yield dotted, "choices"
         elif isinstance(annotation, type) and issubclass(annotation, StrEnum):
@@ -544,10 +570,19 @@ WRONG_TYPES: dict[str, list[Any]] = {
     "bool": ["maybe", 7, ["x"]],
     "texts": ["x", [1], {"a": 1}],
     "choices": ["x", [1], {"a": 1}],
+    "ids": ["x", 5, ["1"], [True], [1.5], [{"a": 1}], {"a": 1}],
     # One of a string enum: any other text (huge, or not Unicode) is as wrong as a number.
     "choice": ["x", 5, ["x"], {"a": 1}, HUGE, "\ud800"],
     "object": ["x", 5, [], {"bogus_field": 1}],
 }
+
+
+def _ids(args: tuple[Any, ...]) -> bool:
+    """A list of whole numbers (ids), strict or not."""
+    inner = args[0] if len(args) == 1 else None
+    if get_origin(inner) is Annotated:
+        inner = get_args(inner)[0]
+    return inner is int
 
 
 def with_field(body: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from starlette.websockets import WebSocketDisconnect
 from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble
 from tests.live_server import serving
-from tests.web.test_bad_input import endpoints, settled
+from tests.web.test_bad_input import endpoints, library_source, settled
 
 from talekeeper.core.errors import ConfigurationError
 from talekeeper.services.limits import BODY_MAX, IMPORT_BODY_MAX
@@ -49,6 +49,7 @@ class Story:
     reply: int
     card: int
     memory: int
+    source: int  # a knowledge library source
 
     def path_values(self) -> dict[str, str]:
         return {
@@ -56,6 +57,7 @@ class Story:
             "action_id": str(self.reply),
             "card_id": str(self.card),
             "memory_id": str(self.memory),
+            "source_id": str(self.source),
             "scenario_id": "lantern-coast",
             "token_id": "1",
             "user_id": "1",
@@ -75,7 +77,9 @@ def story(client: TestClient, double: ModelDouble) -> Story:
     card = client.post(f"/api/adventures/{aid}/cards", json={"name": "Brass Key"}).json()
     memory = client.post(f"/api/adventures/{aid}/memories", json={"text": "Maren is wary."})
     settled(client, aid)
-    return Story(aid, first.json()["reply"]["id"], card["id"], memory.json()["id"])
+    source = library_source(client)
+    ids = (first.json()["reply"]["id"], card["id"], memory.json()["id"], source)
+    return Story(aid, *ids)
 
 
 def snapshot(client: TestClient, story: Story) -> dict[str, Any]:
@@ -87,6 +91,11 @@ def snapshot(client: TestClient, story: Story) -> dict[str, Any]:
         "settings": client.get("/api/settings").json()["values"],
         "calls": client.get("/api/ai-calls", params={"limit": 500}).json(),
         "memories": client.get(f"/api/adventures/{aid}/memories?include=all").json(),
+        "library": [
+            {k: v for k, v in s.items() if k not in ("state", "embedded", "progress")}
+            for s in client.get("/api/library").json()["sources"]
+        ],
+        "knowledge": client.get(f"/api/adventures/{aid}/knowledge").json(),
     }
 
 

@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 
 BATCH = 32  # passages per embedding call: one call of a few hundred ms on the CPU
 POLL_SECONDS = 2.0  # how soon work another process wrote (or a lost wake-up) is found
+IDLE_POLL_SECONDS = 15.0  # the poll slows down to this while nothing is due (a kick wakes it)
 SYNC_SECONDS = 30.0  # how often each owner's embedding model is compared with their sources'
 STALE = timedelta(seconds=120)  # a claim this old was left by a process that died
 RETRY_FIRST = 5.0  # seconds before the first retry of a failed batch; doubled each time
@@ -115,6 +116,7 @@ class LibraryIndexer:
         self._wake.set()
 
     async def _loop(self) -> None:
+        wait = self.poll_seconds
         while True:
             try:
                 worked = await self.step()
@@ -124,11 +126,14 @@ class LibraryIndexer:
                 log.exception("the library indexer's step failed; trying again shortly")
                 worked = False
             if worked:
+                wait = self.poll_seconds
                 await asyncio.sleep(0)
                 continue
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+                await asyncio.wait_for(self._wake.wait(), wait)
+            # Idle: poll less and less often (a kick, an upload here, wakes it at once).
+            wait = self.poll_seconds if self._wake.is_set() else min(wait * 2, IDLE_POLL_SECONDS)
 
     # -- one step ------------------------------------------------------------------------
 
@@ -184,13 +189,17 @@ class LibraryIndexer:
             LibrarySource.state == SourceState.INDEXING,
             and_(LibrarySource.state == SourceState.FAILED, LibrarySource.retry_at <= now),
         )
-        with session_scope(self.sessions) as session:
+        # Looked for in a read unit: a poll that finds nothing never takes the write lock.
+        with read_scope(self.sessions) as session:
             candidates = session.execute(
                 select(LibrarySource.id, LibrarySource.user_id, LibrarySource.vector_model)
                 .where(due, free, LibrarySource.vector_model.is_not(None))
                 .order_by(LibrarySource.updated_at, LibrarySource.id)
                 .limit(4)
             ).all()
+        if not candidates:
+            return None
+        with session_scope(self.sessions) as session:
             for source_id, user_id, model in candidates:
                 taken = session.execute(
                     update(LibrarySource)
