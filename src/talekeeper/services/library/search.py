@@ -12,8 +12,9 @@ Invariants:
   weighted query vector (``INPUT_WEIGHT`` / ``CONTEXT_WEIGHT``), for passages that have a
   vector of the current embedding model, else none. The final score is
   ``SEMANTIC_WEIGHT * max(semantic, 0) + LEXICAL_WEIGHT * lexical``; the best ``top_k``
-  whose final score reaches ``MIN_SCORE`` are chosen. The next ``RUNNERS_UP`` are kept
-  for Insights ("what was considered").
+  whose final score reaches ``MIN_SCORE`` and ``RELATIVE_FLOOR`` of the best one's are
+  chosen (the search box: the best ``top_k`` with any score above 0). The next
+  ``RUNNERS_UP`` are kept for Insights ("what was considered").
 - The scoring is computed here in NumPy, identically on SQLite and PostgreSQL: the
   database only says which passages hold each term (``storage.fulltext``).
 - Passages still without a vector (a source being indexed, or failed) are ranked by
@@ -52,6 +53,9 @@ CONTEXT_WEIGHT = 0.3  # the scene resolves "there" and "it"
 SEMANTIC_WEIGHT = 0.6
 LEXICAL_WEIGHT = 0.4
 MIN_SCORE = 0.2  # below this a passage is noise, not knowledge: better nothing than filler
+# A passage under this share of the best one's score rides on the query's loose words (a
+# middling cosine, no shared term) while a real answer was found: left out as well.
+RELATIVE_FLOOR = 0.5
 RUNNERS_UP = 3
 SLOT_OVERHEAD = 40  # tokens of a passage's heading line in the Knowledge section
 CACHED_SOURCES = 64
@@ -139,6 +143,7 @@ class KnowledgeResult:
             "considered": self.considered,
             "top_k": self.top_k,
             "min_score": MIN_SCORE,
+            "relative_floor": RELATIVE_FLOOR,
             "weights": {
                 "semantic": SEMANTIC_WEIGHT,
                 "lexical": LEXICAL_WEIGHT,
@@ -265,7 +270,8 @@ class KnowledgeSearch:
             query_vector, note = await _query_vector(models, input_text, context_text, adventure_id)
         ranked = _rank(read, query_terms, query_vector, result.considered)
         result.query["term_weights"] = ranked.term_weights
-        least = MIN_SCORE if floor else 0.0
+        best = float(ranked.final[ranked.order[0]]) if ranked.order else 0.0
+        least = max(MIN_SCORE, RELATIVE_FLOOR * best) if floor else 0.0
         chosen = [i for i in ranked.order if ranked.final[i] > 0 and ranked.final[i] >= least]
         chosen = chosen[:top_k]
         rest = [i for i in ranked.order if i not in set(chosen)][:RUNNERS_UP]

@@ -18,7 +18,8 @@ const GROUPS = [
   ["Models", "Which model does what. Pick from the endpoint's list or type a name.",
     ["model", "summary_model", "embedding_model", "api_mode"]],
   ["Generation", "How the narrator writes.", ["temperature", "top_p", "context_tokens", "reply_tokens"]],
-  ["Memory", "How much the story remembers.", ["memory_top_k", "bank_capacity"]],
+  ["Memory", "How much the story remembers, and how much of the knowledge library comes in.",
+    ["memory_top_k", "bank_capacity", "knowledge_top_k"]],
 ];
 const LABELS = {
   endpoint_url: "Endpoint URL", api_key: "API key", timeout: "Timeout (seconds)",
@@ -26,6 +27,7 @@ const LABELS = {
   embedding_model: "Embedding model", api_mode: "API mode", temperature: "Temperature",
   top_p: "Top-p", context_tokens: "Context length (tokens)", reply_tokens: "Reply length (tokens)",
   memory_top_k: "Memories per turn (top-K)", bank_capacity: "Memory Bank capacity",
+  knowledge_top_k: "Library passages per turn (top-K)",
 };
 
 const root = document.getElementById("settings-root");
