@@ -27,6 +27,7 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import math
 import threading
@@ -274,7 +275,8 @@ class KnowledgeSearch:
         least = max(MIN_SCORE, RELATIVE_FLOOR * best) if floor else 0.0
         chosen = [i for i in ranked.order if ranked.final[i] > 0 and ranked.final[i] >= least]
         chosen = chosen[:top_k]
-        rest = [i for i in ranked.order if i not in set(chosen)][:RUNNERS_UP]
+        taken = set(chosen)
+        rest = list(itertools.islice((i for i in ranked.order if i not in taken), RUNNERS_UP))
         details = await asyncio.to_thread(
             self._details, [int(ranked.ids[i]) for i in [*chosen, *rest]]
         )
