@@ -242,6 +242,14 @@ class Terminal:
                 self.say(f"  card {card['name']}: '{card['keyword']}' in the {card['where']}")
         for memory in data["memories"]["used"]:
             self.say(f"  memory #{memory['id']} {memory['final_score']:.2f}: {memory['text'][:60]}")
+        for hit in data.get("knowledge", {}).get("used", []):  # older snapshots have none
+            where = f", {hit['location']}" if hit["location"] else ""
+            meaning = "-" if hit["semantic_score"] is None else f"{hit['semantic_score']:.2f}"
+            scores = (
+                f"{hit['final_score']:.2f} (meaning {meaning}, words {hit['lexical_score']:.2f})"
+            )
+            left = "" if hit["in_context"] else " [left out: over the Knowledge budget]"
+            self.say(f"  library {hit['source_title']}{where} {scores}{left}: {hit['text'][:60]}")
 
     async def show(self, arg: str) -> None:
         count = _number(arg, "/show N") if arg else RECENT
