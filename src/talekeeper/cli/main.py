@@ -6,10 +6,10 @@ printed as one line, never as a traceback. An adventure id on the command line
 is a whole number the database can hold; argparse refuses anything else (exit
 status 2) before any command runs.
 
-``play``, ``new``, ``export``, ``import`` and ``lore`` act as the local user in local mode, and as
-the account ``--user NAME`` names in accounts mode (the person at the server's console is
-trusted, as with ``users add``). ``--user`` is required in accounts mode and refused in
-local mode, in one line with exit status 2, before anything is opened.
+``play``, ``new``, ``export``, ``import``, ``lore`` and ``library`` act as the local user in
+local mode, and as the account ``--user NAME`` names in accounts mode (the person at the
+server's console is trusted, as with ``users add``). ``--user`` is required in accounts mode
+and refused in local mode, in one line with exit status 2, before anything is opened.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from talekeeper import __version__
+from talekeeper.cli.library import HELP as LIBRARY_HELP
+from talekeeper.cli.library import add_parsers as add_library_parsers
 from talekeeper.cli.lore import add_parsers as add_lore_parsers
 from talekeeper.cli.lore import add_reading_options
 from talekeeper.core.errors import InvalidInput, TalekeeperError
@@ -39,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "import": "Read an adventure from a JSON file and print its new id.",
     "lore import": "Import another tool's lorebook or cards into an adventure (--adventure).",
     "lore export": "Write an adventure's story cards in another tool's format (--format).",
+    **LIBRARY_HELP,  # library add, list, search, attach, detach, remove, reindex
     "db upgrade": "Bring the database to the newest schema (the app also does this on start).",
     "users add": "Add an account (NAME, --admin for an administrator); asks for its password.",
     "users list": "List the accounts.",
@@ -274,9 +277,11 @@ def _import(settings: Settings, args: argparse.Namespace) -> int:
 
     async def work(rt: Any, uid: int) -> int:
         with session_scope(rt.sessions) as session:
-            adventure = exchange.import_adventure(session, uid, data)
-            adventure_id = adventure.id
+            imported = exchange.import_with_report(session, uid, data)
+            adventure_id = imported.adventure.id
         print(adventure_id)
+        for warning in imported.warnings:  # a library source this user lacks: not attached
+            print(f"talekeeper: {warning}", file=sys.stderr)
         return 0
 
     return _with_runtime(settings, args.as_user, work)
@@ -438,6 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
     for acting in (play, new, export, imp):  # see the module docstring
         _acting(acting)
     add_lore_parsers(sub, _adventure_id, _acting)
+    add_library_parsers(sub, _row_id, _acting)
     db = sub.add_parser("db", help="Database commands.").add_subparsers(dest="db", required=True)
     db.add_parser("upgrade", help=COMMANDS["db upgrade"]).set_defaults(run=_db_upgrade)
     users = sub.add_parser("users", help="Accounts, for TALEKEEPER_AUTH=accounts.")

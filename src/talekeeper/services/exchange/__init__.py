@@ -9,7 +9,8 @@ Invariants:
   memories (every status, with the replies that used them) and every Story Summary
   version, with their timestamps.
 - Rows are named by keys local to the file (1..n in creation order), never by
-  database ids, so ``export(import(f)) == f`` for any file we wrote.
+  database ids, so ``export(import(f)) == f`` for any file we wrote (imported by a user
+  whose library holds the sources it names, see below).
 - An import is read and checked whole before the database is written
   (``plan``): a bad file is refused with the JSON path of the first problem and
   nothing is kept. Then it is written in one short transaction of bulk inserts
@@ -27,29 +28,74 @@ Invariants:
   bank re-embeds imported memories over the following runs. Their terms are
   recomputed from their text; revisions start again at 1, and the adventure's revision
   counter at the number of memories.
-- A version 1 file still imports: its ``story_summary`` becomes the player's
+- Library sources attached to the adventure travel by reference (``knowledge``: title,
+  file name, kind, size, passage count), never their passages: they belong to a user's
+  library. An import attaches the importing user's own source of the same file name and
+  size (else of the same title) and reports each reference it could not match
+  (``Imported.warnings``); a missing source never fails an import. At most
+  ``library.MAX_ATTACHED`` references, checked like the other lists.
+- Version 3 is version 2 with ``knowledge``. An export is written as version 3 only when a
+  source is attached, else as version 2, so a version that predates the library still
+  reads it. A version 1 file still imports: its ``story_summary`` becomes the player's
   Story Summary version before the first action of the first branch.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from talekeeper.services import limits
+from talekeeper.services.exchange.fileformat import SourceRef
 from talekeeper.services.exchange.outbound import export
 from talekeeper.services.exchange.plan import plan_import
 from talekeeper.services.exchange.store import write
 from talekeeper.storage.models import Adventure
 
-__all__ = ["export", "import_adventure"]
+__all__ = ["Imported", "SourceRef", "export", "import_adventure", "import_with_report"]
+
+
+@dataclass(frozen=True)
+class Imported:
+    """An import's outcome: the new adventure, and what of the file it could not keep."""
+
+    adventure: Adventure
+    attached: list[int]  # the importing user's library sources now attached, by id
+    unmatched: list[SourceRef]  # references to sources that user's library lacks
+
+    @property
+    def warnings(self) -> list[str]:
+        """One message per thing not kept, each saying what to do about it."""
+        return [
+            f"The library source {limits.quoted(ref.title, 80)} "
+            f"({limits.quoted(ref.filename, 80)}, {ref.size_bytes:,} bytes) is not in your "
+            "library, so it was not attached: add the file to your library, then attach it "
+            "to this adventure."
+            for ref in self.unmatched
+        ]
+
+    def report(self) -> dict[str, Any]:
+        """The outcome as an answer may carry it, next to the adventure."""
+        return {
+            "attached_sources": self.attached,
+            "unmatched_sources": [ref.public() for ref in self.unmatched],
+            "warnings": self.warnings,
+        }
+
+
+def import_with_report(session: Session, user_id: int, data: Any) -> Imported:
+    """A new adventure of ``user_id`` from an export file (parsed JSON), with what could
+    not be kept. Call it before the session has run a statement: the session takes the
+    write lock at its first one, which is then the adventure's insert, after every check."""
+    plan = plan_import(data, user_id)  # every check and all the CPU work: no write yet
+    written = write(session, plan)
+    adventure = session.get(Adventure, written.adventure_id)
+    assert adventure is not None
+    return Imported(adventure, written.attached, written.unmatched)
 
 
 def import_adventure(session: Session, user_id: int, data: Any) -> Adventure:
-    """A new adventure of ``user_id`` from an export file (parsed JSON). Call it before
-    the session has run a statement: the session takes the write lock at its first one,
-    which is then the adventure's insert, after every check."""
-    plan = plan_import(data, user_id)  # every check and all the CPU work: no write yet
-    adventure = session.get(Adventure, write(session, plan))
-    assert adventure is not None
-    return adventure
+    """``import_with_report``'s adventure alone."""
+    return import_with_report(session, user_id, data).adventure

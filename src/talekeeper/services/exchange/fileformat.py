@@ -3,19 +3,26 @@ the limits an import holds it to."""
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from datetime import datetime
+from typing import Any
 
 from talekeeper.services import limits
+from talekeeper.services.library import store as library
 from talekeeper.services.memory import summary as summaries
 from talekeeper.services.memory.authority import ACCEPTED, HEURISTIC
+from talekeeper.storage.models import LibrarySource
 from talekeeper.storage.repositories import memory as memories
 from talekeeper.storage.repositories.story import ACTIVE, REMOVED, TAKE, UNDONE
 
 FORMAT = "talekeeper-adventure"
-VERSION = 2
+VERSION = 2  # what an export is written as, unless it holds a section of a later version
+KNOWLEDGE_VERSION = 3  # version 2 with ``knowledge``: the attached library sources
 STATES = (ACTIVE, TAKE, UNDONE, REMOVED)
 _V1 = frozenset({"format", "version", "adventure", "branches", "actions", "cards", "insights"})
-SECTIONS = {1: _V1, 2: _V1 | {"memories", "summaries"}}  # what each version's file holds
+_V2 = _V1 | {"memories", "summaries"}
+SECTIONS = {1: _V1, 2: _V2, 3: _V2 | {"knowledge"}}  # what each version's file holds
+KIND_MAX = 16  # a source's kind ("pdf", "epub", ...), as a reference names it
 AUTHORITIES = (ACCEPTED, HEURISTIC)
 ORIGINS = (memories.AUTO, memories.USER)
 TRIGGERS = (summaries.INTERVAL, summaries.USER)
@@ -37,11 +44,33 @@ ENTRY_CAPS = {
     "memories": (limits.MAX_MEMORIES, "memories (every status)"),
     "insights": (limits.MAX_ACTIONS, "Insights snapshots (one per action)"),
     "summaries": (limits.MAX_ACTIONS, "Story Summary versions"),
+    "knowledge": (library.MAX_ATTACHED, "attached library sources"),
 }
 
 # Replies' uses of memories (``used_by`` entries) in one file: every reply of the largest
 # adventure (half its rows) using 40 memories, eight times the most a turn retrieves.
 USES_MAX = limits.MAX_ACTIONS * 20
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """An attached library source as the file names it (``knowledge``): enough to find it
+    in a library again, never its text, which stays in its owner's library."""
+
+    title: str
+    filename: str
+    kind: str
+    size_bytes: int
+    passage_count: int
+
+    @classmethod
+    def of(cls, source: LibrarySource) -> SourceRef:
+        return cls(
+            source.title, source.filename, source.kind, source.size_bytes, source.passage_count
+        )
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def time_text(value: datetime | None) -> str | None:

@@ -1,5 +1,6 @@
 """Export: a whole adventure as one JSON document in Talekeeper's own format (see the
-package's invariants)."""
+package's invariants). The file is version 2 unless sources are attached to the adventure:
+then it is version 3 and lists them by reference in ``knowledge``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from talekeeper.services.adventures import COMPONENTS, TOGGLES
-from talekeeper.services.exchange.fileformat import FORMAT, VERSION, time_text
+from talekeeper.services.exchange.fileformat import (
+    FORMAT,
+    KNOWLEDGE_VERSION,
+    VERSION,
+    SourceRef,
+    time_text,
+)
+from talekeeper.services.library import store as library
 from talekeeper.services.memory.manage import EVERY_STATUS
 from talekeeper.services.tree import load_adventure
 from talekeeper.storage.repositories import memory as memories
@@ -25,7 +33,7 @@ def export(session: Session, adventure_id: int, user_id: int) -> dict[str, Any]:
     action_key = {a.id: i for i, a in enumerate(actions, 1)}
     snapshots = repo.insights_for([a.id for a in actions])
     snapshots = sorted(snapshots, key=lambda s: action_key[s.action_id])
-    return {
+    exported: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
         "adventure": {
@@ -98,6 +106,11 @@ def export(session: Session, adventure_id: int, user_id: int) -> dict[str, Any]:
         "memories": _export_memories(session, adventure.id, branch_key, action_key),
         "summaries": _export_summaries(session, adventure.id, branch_key, action_key),
     }
+    knowledge = [SourceRef.of(s).public() for s in library.attached(session, adventure.id)]
+    if knowledge:  # without it the file stays version 2, which older versions read
+        exported["version"] = KNOWLEDGE_VERSION
+        exported["knowledge"] = knowledge
+    return exported
 
 
 def _export_memories(

@@ -20,6 +20,7 @@ from talekeeper.services.cards import card_columns, clean_card
 from talekeeper.services.exchange.fileformat import (
     AUTHORITIES,
     FORMAT,
+    KIND_MAX,
     ORIGINS,
     SCENARIO_MAX,
     SECTIONS,
@@ -27,6 +28,7 @@ from talekeeper.services.exchange.fileformat import (
     TRIGGERS,
     USES_MAX,
     WRITER_MAX,
+    SourceRef,
 )
 from talekeeper.services.exchange.reader import (
     NOT_VALID,
@@ -36,6 +38,7 @@ from talekeeper.services.exchange.reader import (
     keys_of,
     shown,
 )
+from talekeeper.services.library import store as library
 from talekeeper.services.memory import scene as scenes
 from talekeeper.services.memory import summary as summaries
 from talekeeper.services.memory.bank import terms_of
@@ -63,6 +66,7 @@ class ImportPlan:
     current_branch: int
     updated_at: datetime
     sections: dict[str, list[Planned]]  # in the order they are written
+    knowledge: list[SourceRef] = field(default_factory=list)  # matched as it is written
 
 
 def plan_import(data: Any, user_id: int) -> ImportPlan:
@@ -89,7 +93,8 @@ def plan_import(data: Any, user_id: int) -> ImportPlan:
     if legacy.strip():
         sections["summaries"].append(_legacy_version(min(branch_keys), legacy, meta))
     adventure["memory_revision"] = len(sections["memories"])  # they take 1..n
-    return ImportPlan(adventure, current, meta.time("updated_at"), sections)
+    knowledge = [_source_ref(ref) for ref in root.items("knowledge")]
+    return ImportPlan(adventure, current, meta.time("updated_at"), sections, knowledge)
 
 
 def _version(root: Reader) -> int:
@@ -343,6 +348,16 @@ def _summaries(
         }
         rows.append(Planned(values, key=reader.data["key"], refs=refs, later=later))
     return rows
+
+
+def _source_ref(ref: Reader) -> SourceRef:
+    return SourceRef(
+        title=ref.text("title", library.TITLE_MAX, required=True),
+        filename=ref.text("filename", library.FILENAME_MAX, required=True),
+        kind=ref.text("kind", KIND_MAX),
+        size_bytes=ref.number("size_bytes"),
+        passage_count=ref.number("passage_count"),
+    )
 
 
 def _legacy_version(first_branch: int, text: str, meta: Reader) -> Planned:

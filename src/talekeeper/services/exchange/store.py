@@ -9,23 +9,33 @@ row takes the largest id plus one, under the write lock this transaction holds.
 References between rows of one table (a branch's parent, a summary version's base) are
 set by one bulk update once the table is written. Nothing here checks the file: ``plan``
 did, before the first write.
+
+The file's library references are matched last, in the same transaction, against the
+importing user's own sources: first by file name and size, then (for the rest) by title,
+the newest such source first and no source for two references. A reference with no match
+is handed back to be reported; it never fails the import.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from talekeeper.services.exchange.fileformat import SourceRef
 from talekeeper.services.exchange.plan import ImportPlan, Planned, Ref
 from talekeeper.storage.dialect import returns_ids_in_order
 from talekeeper.storage.models import (
     Action,
     Adventure,
+    AdventureKnowledge,
     Base,
     Branch,
     InsightSnapshot,
+    LibrarySource,
     Memory,
     MemoryUse,
     StoryCard,
@@ -46,8 +56,15 @@ KEYED = ("branches", "actions", "memories", "summaries")  # rows that others nam
 Ids = dict[str, dict[int, int]]  # per section: file key -> database id
 
 
-def write(session: Session, plan: ImportPlan) -> int:
-    """The plan's rows inserted; returns the new adventure's id."""
+@dataclass
+class Written:
+    adventure_id: int
+    attached: list[int] = field(default_factory=list)  # library sources, by id
+    unmatched: list[SourceRef] = field(default_factory=list)  # references with no source
+
+
+def write(session: Session, plan: ImportPlan) -> Written:
+    """The plan's rows inserted, and its library references matched and attached."""
     statement = insert(Adventure).values(plan.adventure).returning(Adventure.id)
     adventure_id = int(session.execute(statement).scalar_one())
     ids: Ids = {}
@@ -74,7 +91,49 @@ def write(session: Session, plan: ImportPlan) -> int:
     # Imported memories carry no vectors, and a long story may be due memories: the
     # background run takes it from here (the worker's poll finds the job).
     MemoryRepository(session).request_work(adventure_id)
-    return adventure_id
+    attached, unmatched = _attach(session, adventure_id, plan.adventure["user_id"], plan.knowledge)
+    return Written(adventure_id, attached, unmatched)
+
+
+def _attach(
+    session: Session, adventure_id: int, user_id: int, refs: list[SourceRef]
+) -> tuple[list[int], list[SourceRef]]:
+    """Attach the user's source each reference names (see the module docstring); the ids
+    attached, and the references left unmatched, in the file's order."""
+    if not refs:
+        return [], []
+    by_file: dict[tuple[str, int], list[int]] = {}
+    by_title: dict[str, list[int]] = {}
+    rows = session.execute(
+        select(
+            LibrarySource.id, LibrarySource.filename, LibrarySource.size_bytes, LibrarySource.title
+        )
+        .where(LibrarySource.user_id == user_id)
+        .order_by(LibrarySource.id.desc())  # a file uploaded again: its newest copy first
+    ).all()
+    for source_id, filename, size, title in rows:
+        by_file.setdefault((filename, size), []).append(source_id)
+        by_title.setdefault(title, []).append(source_id)
+    found: dict[int, int] = {}  # a reference's index -> the source it names
+    taken: set[int] = set()
+    passes: list[tuple[dict[Any, list[int]], Callable[[SourceRef], Any]]] = [
+        (by_file, lambda ref: (ref.filename, ref.size_bytes)),
+        (by_title, lambda ref: ref.title),
+    ]
+    for index, key in passes:  # every reference by file first: a title never takes its source
+        for number, ref in enumerate(refs):
+            if number not in found:
+                match = next((s for s in index.get(key(ref), []) if s not in taken), None)
+                if match is not None:
+                    found[number] = match
+                    taken.add(match)
+    attached = [found[i] for i in range(len(refs)) if i in found]
+    if attached:
+        table: Any = AdventureKnowledge.__table__
+        session.execute(
+            insert(table), [{"adventure_id": adventure_id, "source_id": s} for s in attached]
+        )
+    return attached, [ref for i, ref in enumerate(refs) if i not in found]
 
 
 def _resolved(refs: dict[str, Ref], ids: Ids) -> dict[str, int | None]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
@@ -181,7 +181,29 @@ def export_adventure(
     return exchange.export(session, adventure_id, uid)
 
 
-@router.post("/api/adventures/import", status_code=201)
+class SourceRefOut(BaseModel):
+    """A library source an export file names (by reference, not its text)."""
+
+    title: str
+    filename: str
+    kind: str
+    size_bytes: int
+    passage_count: int
+
+
+class ImportedOut(BaseModel):
+    """The new adventure as ``GET /api/adventures/{id}`` shows it, plus what of the file's
+    library references was attached and what the importing user's library lacks."""
+
+    model_config = ConfigDict(extra="allow")
+    id: int
+    title: str
+    attached_sources: list[int]
+    unmatched_sources: list[SourceRefOut]
+    warnings: list[str]
+
+
+@router.post("/api/adventures/import", status_code=201, response_model=ImportedOut)
 def import_adventure(
     body: Any = Body(...),
     session: Session = DB,
@@ -190,8 +212,9 @@ def import_adventure(
 ) -> dict[str, Any]:
     if isinstance(body, bytes):  # FastAPI hands over raw bytes when the Content-Type is not JSON
         raise InvalidInput(NOT_JSON)
-    adventure = exchange.import_adventure(session, uid, body)
-    return adventures.adventure_view(Story.load(session, adventure.id, uid, rt.memory))
+    imported = exchange.import_with_report(session, uid, body)
+    view = adventures.adventure_view(Story.load(session, imported.adventure.id, uid, rt.memory))
+    return view | imported.report()  # the library sources attached, and those not found
 
 
 # -- story cards --------------------------------------------------------------------------
