@@ -64,6 +64,7 @@ EXEMPT: dict[Key, str] = {
     ("GET", "/admin"): "the HTML administrator's page; it takes no input",
     ("GET", "/api/admin/users"): "takes no input: every account with its usage figures",
     ("GET", "/api/library"): "takes no input: the user's library sources",
+    ("GET", "/library"): "the HTML library page; it takes no input",
 }
 
 
@@ -173,8 +174,8 @@ FREE_FORM_CASES: dict[Key, list[Case]] = {
     ("POST", "/api/adventures/import"): [
         Case(lambda w: {"format": "x"}, ("not a Talekeeper adventure export",)),
         Case(lambda w: {"bogus_field": 1}, ("not a Talekeeper adventure export",)),
-        Case(_export_with(lambda e: e.update(version=3)), ("version 1 or 2",)),
-        Case(_export_with(lambda e: e.update(version=True)), ("version 1 or 2",)),
+        Case(_export_with(lambda e: e.update(version=4)), ("version 1, 2 or 3",)),
+        Case(_export_with(lambda e: e.update(version=True)), ("version 1, 2 or 3",)),
         Case(_export_with(lambda e: e.update(adventure=[])), ("file.adventure",)),
         Case(_export_with(lambda e: e["adventure"].update(title=5)), ("file.adventure.title",)),
         Case(_export_with(lambda e: e["adventure"].update(title="")), ("file.adventure.title",)),

@@ -97,6 +97,12 @@ def plan_import(data: Any, user_id: int) -> ImportPlan:
     return ImportPlan(adventure, current, meta.time("updated_at"), sections, knowledge)
 
 
+def _either(values: list[int]) -> str:
+    """``1, 2 or 3``."""
+    words = [str(v) for v in values]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
 def _version(root: Reader) -> int:
     version = root.data.get("version")
     if (
@@ -107,7 +113,7 @@ def _version(root: Reader) -> int:
     ):
         raise InvalidInput(
             f"This is not a Talekeeper adventure export (expected format {FORMAT!r}, "
-            f"version {' or '.join(map(str, SECTIONS))})."
+            f"version {_either(sorted(SECTIONS))})."
         )
     unknown = sorted(set(root.data) - SECTIONS[version])
     if unknown:

@@ -1,4 +1,4 @@
-"""Server-rendered pages: the shells of the adventures, play, settings and debug pages.
+"""Server-rendered pages: the shells of the adventures, play, library, settings and debug pages.
 
 Why this shape: each page is a Jinja2 template (the chrome, the names of the
 models in use, the adventure's title) plus one small ES module from
@@ -30,6 +30,7 @@ from talekeeper.core.errors import NotFound
 from talekeeper.services.tree import load_adventure
 from talekeeper.web.auth import accounts_mode
 from talekeeper.web.deps import DB, RowId, principal, runtime, user_id
+from talekeeper.web.guard import LIBRARY_FILE_MAX
 
 router = APIRouter(include_in_schema=False)
 
@@ -111,6 +112,24 @@ def play_page(
         title=adventure.title,
         nav="adventures",
         account=account,
+    )
+
+
+@router.get("/library", response_class=HTMLResponse)
+def library_page(
+    rt: Runtime = Depends(runtime),
+    uid: int = Depends(user_id),
+    account: dict[str, Any] | None = Depends(viewer),
+) -> HTMLResponse:
+    # The page states the guard's own limit, so what it says is what an upload meets.
+    return render(
+        rt,
+        uid,
+        "library.html",
+        nav="library",
+        account=account,
+        file_max=LIBRARY_FILE_MAX,
+        file_max_mb=round(LIBRARY_FILE_MAX / (1024 * 1024)),
     )
 
 

@@ -7,6 +7,7 @@ import { h, duration } from "./ui.js";
 const TIMINGS = {
   read_ms: "Reading the story",
   retrieve_ms: "Memory retrieval",
+  knowledge_ms: "Library search",
   build_ms: "Building the context",
   first_token_ms: "First token",
   generate_ms: "Generating the reply",

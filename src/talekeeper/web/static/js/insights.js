@@ -3,14 +3,16 @@
 // - It opens on "tk:open-insights" only: {actionId} reads the stored snapshot of that reply
 //   (GET /api/actions/{id}/insights); {dryRun: {type, text}} asks the server for the next
 //   turn's context without generating or saving anything.
-// - Every text in a snapshot (sections, memories, the query) comes from players and models and
-//   is shown as text only (`h`/textContent, <pre> for the exact context).
+// - Every text in a snapshot (sections, memories, library passages, the query) comes from
+//   players, models and uploaded files and is shown as text only (`h`/textContent, <pre>
+//   for the exact context).
 // - A failed request is shown inside the dialog as a readable message; the dialog never
 //   stays blank or half-filled with an older snapshot: a newer open supersedes a slower one.
 // - Escape closes (the <dialog>'s own cancel); so does the Close button.
 import { h, fill, api, adventureId, on, showError } from "./ui.js";
 import { overview, sectionsPart, cardsPart, droppedPart, modelPart } from "./insights-parts.js";
 import { memoriesPart } from "./insights-memories.js";
+import { knowledgePart } from "./insights-knowledge.js";
 
 const DRY_RUN_TITLE = "Dry run: the context of the next turn";
 const TYPE_NAMES = { do: "Do", say: "Say", story: "Story", continue: "Continue" };
@@ -24,8 +26,12 @@ function setup() {
   dialog.addEventListener("click", (event) => {
     if (event.target === dialog) dialog.close(); // a click on the backdrop
   });
-  // Closed while loading: the answer, when it comes, must not open the dialog again.
-  dialog.addEventListener("close", () => { opened += 1; });
+  // Closed while loading: the answer, when it comes, must not open the dialog again. The
+  // close event comes a moment after the close; by then an open that followed at once has
+  // shown the dialog again, and its answer is still wanted.
+  dialog.addEventListener("close", () => {
+    if (!dialog.open) opened += 1;
+  });
   on("open-insights", (detail) => {
     open(detail).catch((error) => showError(error));
   });
@@ -129,6 +135,7 @@ function render(snapshot) {
     overview(snapshot),
     sectionsPart(snapshot),
     memoriesPart(snapshot.memories || {}),
+    knowledgePart(snapshot.knowledge),
     cardsPart(snapshot),
     droppedPart(snapshot),
     modelPart(snapshot),

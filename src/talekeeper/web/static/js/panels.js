@@ -1,5 +1,5 @@
-// The play page's side panels: Plot, Cards, Scene, Memory and Summary, as tabs, with a line
-// that says what the background memory work is doing. Invariants:
+// The play page's side panels: Plot, Cards, Knowledge, Scene, Memory and Summary, as tabs,
+// with a line that says what the background memory work is doing. Invariants:
 // - This module owns everything inside <aside id="panels"> and nothing outside it.
 // - The adventure is read once on load and again after every "story-changed"; panels read it
 //   from the shared context (`ctx.adventure`), so the newest reply is known in one place.
@@ -9,6 +9,7 @@
 import { h, fill, api, attempt, on, adventureId } from "./ui.js";
 import { plotPanel } from "./panel-plot.js";
 import { cardsPanel } from "./panel-cards.js";
+import { knowledgePanel } from "./panel-knowledge.js";
 import { scenePanel } from "./panel-scene.js";
 import { memoryPanel } from "./panel-memory.js";
 import { summaryPanel } from "./panel-summary.js";
@@ -17,6 +18,7 @@ import { backgroundStatus } from "./panel-status.js";
 const TABS = [
   { key: "plot", label: "Plot", make: plotPanel },
   { key: "cards", label: "Cards", make: cardsPanel },
+  { key: "knowledge", label: "Knowledge", make: knowledgePanel },
   { key: "scene", label: "Scene", make: scenePanel },
   { key: "memory", label: "Memory", make: memoryPanel },
   { key: "summary", label: "Summary", make: summaryPanel },
