@@ -51,6 +51,7 @@ bench: install
 	$(BIN)/python -m benchmarks.recall.dense.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.concurrency.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.scaleout.run --write docs/benchmarks.md
+	$(BIN)/python -m benchmarks.library.run --write docs/benchmarks.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The knowledge library's benchmark: ``python -m benchmarks.library.run``."""
