@@ -64,7 +64,9 @@ def test_a_question_in_other_words_finds_its_passage_by_meaning(
         time.sleep(0.2)
     assert got["state"] == "ready" and got["embedded"] == got["passage_count"], got
     # No word of the question is in the answer (after stop words): meaning alone finds it.
-    found = client.get("/api/library/search", params={"q": "predators roaming together in groups"}).json()
+    found = client.get(
+        "/api/library/search", params={"q": "predators roaming together in groups"}
+    ).json()
     best = found["hits"][0]
     assert best["heading_path"][-1] == "Beasts", found
     assert best["lexical_score"] == 0 and best["semantic_rank"] == 1

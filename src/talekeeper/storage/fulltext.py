@@ -14,12 +14,17 @@ identical on both databases. The index only answers "which passages hold this te
   lexemes there) still means the two words side by side.
 
 Invariants: a term reaches the database only as a bound parameter; ``holding`` returns
-only passages of the sources asked for; both backends return the same ids for terms made
-by ``terms`` (a test runs it on both).
+only passages of the sources asked for; a passage holds a term when the term, lowercased,
+is one of the words of its ``terms``, whole (the index finds the candidates, and the words
+themselves are checked, so "brien" never matches "o'brien" on PostgreSQL, whose parser
+splits at the apostrophe); anything that is not one word as ``terms`` makes them (FTS
+syntax, spaces, punctuation) is held by no passage, never an error. So both backends
+return the same ids (``tests/test_fulltext.py`` runs on both).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from sqlalchemy import bindparam, text
@@ -34,6 +39,8 @@ SQLITE_CREATE = (
     f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(terms, source_id UNINDEXED, "
     "tokenize=\"unicode61 remove_diacritics 0 tokenchars ''''\")"
 )
+# One word as ``services.memory.terms`` makes them: letters and digits, apostrophes inside.
+TERM = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 POSTGRESQL_CREATE = (
     f"CREATE INDEX {FTS_INDEX} ON library_passages "
     "USING gin (to_tsvector('simple'::regconfig, terms))"
@@ -80,21 +87,27 @@ def holding(session: Session, terms: Sequence[str], source_ids: Sequence[int]) -
     if not terms or not source_ids:
         return [[] for _ in terms]
     sqlite = backend_of(session.get_bind()) is Backend.SQLITE
+    if sqlite:
+        # FTS5's tokens are our words already (the tokenizer splits only where ``terms``
+        # does), so a quoted word matches whole words only: no check of the text needed.
+        statement = text(
+            f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :query AND source_id IN :ids"
+        )
+    else:
+        statement = text(
+            "SELECT id FROM library_passages WHERE source_id IN :ids AND "
+            "to_tsvector('simple'::regconfig, terms) @@ "
+            "phraseto_tsquery('simple'::regconfig, :query) "
+            "AND strpos(' ' || terms || ' ', :word) > 0"
+        )
+    statement = statement.bindparams(bindparam("ids", expanding=True))
     out: list[list[int]] = []
     for term in terms:
-        if sqlite:
-            statement = text(
-                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :query "
-                "AND source_id IN :ids"
-            ).bindparams(bindparam("ids", expanding=True))
-            query = '"' + term.replace('"', '""') + '"'
-        else:
-            statement = text(
-                "SELECT id FROM library_passages WHERE source_id IN :ids AND "
-                "to_tsvector('simple'::regconfig, terms) @@ "
-                "phraseto_tsquery('simple'::regconfig, :query)"
-            ).bindparams(bindparam("ids", expanding=True))
-            query = term
-        ids = session.execute(statement, {"query": query, "ids": list(source_ids)}).scalars()
-        out.append(list(ids))
+        word = term.lower()
+        if not TERM.fullmatch(word):
+            out.append([])  # the index holds only words: nothing holds this one
+            continue
+        query = f'"{word}"' if sqlite else word  # in double quotes FTS5 reads no operator
+        values = {"query": query, "word": f" {word} ", "ids": list(source_ids)}
+        out.append(list(session.execute(statement, values).scalars()))
     return out

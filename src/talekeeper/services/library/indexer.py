@@ -16,8 +16,10 @@ Invariants:
   source still wants that model (a reindex or a model change meanwhile wins).
 - An embedding failure is recorded on the source (``failed``, ``error``, ``failures``)
   and retried from ``retry_at`` with a backoff from ``RETRY_FIRST`` to ``RETRY_MAX``;
-  a turn that uses a failed source brings its retry forward (``catch_up``), so a fixed
-  endpoint is caught up on the next turn. The indexer never stops on a failure.
+  a turn that uses a failed source brings its retry forward (``catch_up``) and, once that
+  is committed, wakes the indexers of its process (an idle one may otherwise sleep
+  ``IDLE_POLL_SECONDS``; one in another process finds it at its next poll), so a fixed
+  endpoint is caught up right after the next turn. The indexer never stops on a failure.
 - Every ``SYNC_SECONDS`` each owner's embedding model is compared with their sources'
   (``store.sync_model``): a changed model re-embeds them, none makes them words-only.
 - Nothing here depends on an adventure or on whether its Memory Bank is on.
@@ -30,12 +32,13 @@ import contextlib
 import logging
 import secrets
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, event, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
@@ -69,14 +72,33 @@ class Claim:
     model: str
 
 
+# The indexers running in this process, woken when a turn brings a retry forward.
+_RUNNING: weakref.WeakSet[LibraryIndexer] = weakref.WeakSet()
+
+
 def catch_up(session: Session, source_ids: list[int]) -> None:
-    """Failed sources among ``source_ids`` are retried at once (a turn used them)."""
-    if source_ids:
-        session.execute(
-            update(LibrarySource)
-            .where(LibrarySource.id.in_(source_ids), LibrarySource.state == SourceState.FAILED)
-            .values(retry_at=utcnow())
-        )
+    """Failed sources among ``source_ids`` are retried at once (a turn used them): due now,
+    and this process's indexers are woken when the caller's unit commits."""
+    if not source_ids:
+        return
+    session.execute(
+        update(LibrarySource)
+        .where(LibrarySource.id.in_(source_ids), LibrarySource.state == SourceState.FAILED)
+        .values(retry_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    if not event.contains(session, "after_commit", _wake_running):
+        event.listen(session, "after_commit", _wake_running)
+
+
+def _wake_running(session: Session) -> None:
+    # SQLAlchemy emits after_commit for a savepoint's release too (the memory queue
+    # defers its job in one on PostgreSQL): only the unit's own commit makes the retry
+    # visible, and a wake before it would be spent on a step that cannot see it.
+    if session.in_nested_transaction():
+        return
+    for indexer in list(_RUNNING):
+        indexer.kick_threadsafe()
 
 
 class LibraryIndexer:
@@ -95,15 +117,19 @@ class LibraryIndexer:
         self.owner = secrets.token_hex(8)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._synced_at = -SYNC_SECONDS
 
     # -- lifecycle -----------------------------------------------------------------------
 
     async def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="library-indexer")
+            self._loop = asyncio.get_running_loop()
+            self._task = asyncio.create_task(self._run(), name="library-indexer")
+            _RUNNING.add(self)
 
     async def stop(self) -> None:
+        _RUNNING.discard(self)
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
@@ -115,9 +141,20 @@ class LibraryIndexer:
     def kick(self) -> None:
         self._wake.set()
 
-    async def _loop(self) -> None:
+    def kick_threadsafe(self) -> None:
+        """``kick`` from any thread (a turn's unit commits in a worker thread)."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(self._wake.set)
+
+    async def _run(self) -> None:
         wait = self.poll_seconds
         while True:
+            # Cleared before the step, not after: a kick that lands while a step runs (too
+            # early for it to see the work) leaves the flag set, so the wait below ends at
+            # once and another step looks again. Cleared after, it would be lost.
+            self._wake.clear()
             try:
                 worked = await self.step()
             except asyncio.CancelledError:
@@ -129,7 +166,6 @@ class LibraryIndexer:
                 wait = self.poll_seconds
                 await asyncio.sleep(0)
                 continue
-            self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), wait)
             # Idle: poll less and less often (a kick, an upload here, wakes it at once).

@@ -7,10 +7,13 @@ Invariants:
   are ``services.memory.terms`` of the input (of the context when there is no input), the
   same terms the full-text index holds.
 - Every passage of the searched sources is considered. Its lexical score is the share of
-  the query terms' weight it holds, a term weighing ``log((N + 1) / (df + 1))`` over the N
-  passages considered (the memories' rule); its semantic score is the cosine with the
-  weighted query vector (``INPUT_WEIGHT`` / ``CONTEXT_WEIGHT``), for passages that have a
-  vector of the current embedding model, else none. The final score is
+  the query terms' weight it holds, a term weighing ``log(1 + (N - df + 0.5) / (df + 0.5))``
+  over the N passages considered (BM25's idf): the rarer the heavier, and never zero, so a
+  term that every passage holds still counts (a one-passage source is found by its words;
+  the memories' ``log((N + 1) / (df + 1))`` would weigh its every term 0); its semantic
+  score is the cosine with the weighted query vector (``INPUT_WEIGHT`` /
+  ``CONTEXT_WEIGHT``), for passages that have a vector of the current embedding model,
+  else none. The final score is
   ``SEMANTIC_WEIGHT * max(semantic, 0) + LEXICAL_WEIGHT * lexical``; the best ``top_k``
   whose final score reaches ``MIN_SCORE`` and ``RELATIVE_FLOOR`` of the best one's are
   chosen (the search box: the best ``top_k`` with any score above 0). The next
@@ -21,7 +24,8 @@ Invariants:
   words; an embedding failure of the query never fails the turn (ranked by words, the
   note says so). Nothing is written here.
 - Vectors are read once per source and kept (``VectorCache``) until the source's
-  ``revision`` or model changes.
+  ``revision`` or model changes, or the id names another source (SQLite gives a new row
+  the id of the last one deleted: the source's ``created_at`` tells them apart).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -175,6 +180,7 @@ class _Vectors:
     revision: int
     ids: IdArray
     matrix: FloatArray  # unit rows
+    born: datetime | None = None
 
 
 class VectorCache:
@@ -185,10 +191,23 @@ class VectorCache:
         self._entries: OrderedDict[int, _Vectors] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, session: Session, source_id: int, model: str, revision: int) -> _Vectors:
+    def get(
+        self,
+        session: Session,
+        source_id: int,
+        model: str,
+        revision: int,
+        born: datetime | None = None,
+    ) -> _Vectors:
+        """``born``: the source's ``created_at``, which tells a source from an earlier one
+        that had its id."""
         with self._lock:
             entry = self._entries.get(source_id)
-            if entry is not None and entry.model == model and entry.revision == revision:
+            if entry is not None and (entry.model, entry.revision, entry.born) == (
+                model,
+                revision,
+                born,
+            ):
                 self._entries.move_to_end(source_id)
                 return entry
         rows = session.execute(
@@ -206,7 +225,7 @@ class VectorCache:
             matrix = matrix.reshape(len(rows), -1).copy()
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
             matrix /= np.where(norms == 0, 1, norms).astype(np.float32)
-        entry = _Vectors(model, revision, ids, matrix)
+        entry = _Vectors(model, revision, ids, matrix, born)
         with self._lock:
             self._entries[source_id] = entry
             self._entries.move_to_end(source_id)
@@ -315,7 +334,9 @@ class KnowledgeSearch:
             if model is not None:
                 for s in sources:
                     if s.vector_model == model and s.embedded > 0:
-                        vectors.append(self.cache.get(session, s.id, model, s.revision))
+                        vectors.append(
+                            self.cache.get(session, s.id, model, s.revision, s.created_at)
+                        )
             for s in sources:
                 session.expunge(s)
         return _Read(sources, postings, vectors)
@@ -366,9 +387,7 @@ class _Ranked:
 
 
 def _rank(read: _Read, query_terms: list[str], query: FloatArray | None, n: int) -> _Ranked:
-    weights = {
-        t: math.log((n + 1) / (len(p) + 1)) for t, p in zip(query_terms, read.postings, strict=True)
-    }
+    weights = {t: _idf(n, len(p)) for t, p in zip(query_terms, read.postings, strict=True)}
     total = sum(weights.values())
     lex_ids = np.zeros(0, dtype=np.int64)
     lex_scores = np.zeros(0, dtype=np.float64)
@@ -409,6 +428,11 @@ def _rank(read: _Read, query_terms: list[str], query: FloatArray | None, n: int)
         lexical_rank=_ranks(ids, np.where(lexical > 0, lexical, np.nan)),
         term_weights={t: round(w, 4) for t, w in weights.items()},
     )
+
+
+def _idf(n: int, df: int) -> float:
+    """A term's weight over ``n`` passages, ``df`` of which hold it: never zero."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
 def _ranks(ids: IdArray, scores: npt.NDArray[np.float64]) -> dict[int, int]:

@@ -6,7 +6,10 @@ Invariants:
 - An upload is read and split with no transaction open (``prepare``: CPU work never holds
   the write lock), then stored in one write unit (``store``): the source, all its passages
   and their full-text rows, or nothing. A file that cannot be read is refused with the
-  reason (``InvalidInput``) and leaves no row.
+  reason (``InvalidInput``) and leaves no row. So is a file that is not one of the
+  kinds read: an empty body, a name ending .pdf or .epub on bytes that are not one, and
+  bytes that decode to no text (control characters, as in a program, an image or an
+  archive), which would otherwise be stored as plain text full of garbage.
 - Caps are checked before anything is written: ``CAPS.file_bytes`` a file,
   ``MAX_SOURCES`` sources and ``MAX_PASSAGES`` passages a user (409 ``limit_reached``).
 - A source belongs to one user; another user's source is "not found", never "forbidden"
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
@@ -38,6 +42,7 @@ from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services import limits
 from talekeeper.services.library.documents import CAPS, Caps, read_document
+from talekeeper.services.library.model import DocumentKind
 from talekeeper.services.library.passages import Passage, split_passages
 from talekeeper.services.memory.terms import terms
 from talekeeper.storage import fulltext
@@ -55,6 +60,13 @@ MAX_PASSAGES = 250_000  # passages of one user, every source (about 150 MB of te
 MAX_ATTACHED = 100  # sources attached to one adventure
 FILENAME_MAX = 255
 TITLE_MAX = 300
+KINDS = ".txt, .md, .html, .pdf or .epub"
+# Characters no text file holds: C0 and C1 controls that are not whitespace (nor the
+# DOS end-of-file mark and the escape of terminal colours, which real text files carry)
+# and the replacement character of undecodable bytes. Past this share of a text (and a
+# stray few), it is binary: random bytes hold about one in nine.
+_NOT_TEXT = re.compile("[\x01-\x08\x0e-\x19\x7f-\x9f\ufffd]")
+NOT_TEXT_SHARE = 0.02
 
 
 class SourceState(StrEnum):
@@ -85,14 +97,13 @@ def clean_filename(name: str) -> str:
     """The file's own name (no folders), checked: what the source is listed under."""
     base = os.path.basename(name.replace("\\", "/")).strip()
     if not base:
-        raise InvalidInput(
-            "Name the file: send ?filename=NAME with its extension (.txt, .md, .html, "
-            ".pdf or .epub)."
-        )
+        raise InvalidInput(f"Name the file: send ?filename=NAME with its extension ({KINDS}).")
     if len(base) > FILENAME_MAX:
-        raise InvalidInput(f"The file name is {len(base)} characters; at most {FILENAME_MAX}.")
+        raise InvalidInput(
+            f"The filename is {len(base)} characters; rename the file to at most {FILENAME_MAX}."
+        )
     if any(unicodedata.category(c) in ("Cc", "Cf") for c in base):
-        raise InvalidInput("The file name holds control characters; rename the file.")
+        raise InvalidInput("The filename holds control characters; rename the file.")
     return base
 
 
@@ -104,7 +115,15 @@ def prepare(filename: str, data: bytes, counter: TokenCounter, *, caps: Caps = C
             f"{limits.quoted(name)} is {len(data) / 1e6:.1f} MB; a library file may be at most "
             f"{caps.file_bytes / 1e6:.0f} MB. Split it into parts."
         )
+    if not data:
+        raise InvalidInput(
+            f"{limits.quoted(name)} is empty (0 bytes): send the file's contents as the "
+            "request body."
+        )
+    _check_named_kind(name, data)
     document = read_document(data, name, caps=caps)
+    if document.kind in (DocumentKind.TXT, DocumentKind.MD, DocumentKind.HTML):
+        _check_text(name, document.text)
     passages = split_passages(document, counter, PASSAGE_TOKENS, MIN_PASSAGE_TOKENS)
     if not passages:
         raise InvalidInput(f"{limits.quoted(name)} holds no text to search.")
@@ -118,6 +137,30 @@ def prepare(filename: str, data: bytes, counter: TokenCounter, *, caps: Caps = C
         passages=passages,
         passage_terms=[" ".join(terms(p.text)) for p in passages],
     )
+
+
+def _check_named_kind(name: str, data: bytes) -> None:
+    """A file named .pdf or .epub must be one: read as text, it would be stored as garbage."""
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix == ".pdf" and data[:1024].find(b"%PDF-") == -1:
+        raise InvalidInput(
+            f"{limits.quoted(name)} is named .pdf but is not a PDF (it lacks the %PDF- "
+            "header): check that the download is complete, or export the document as PDF "
+            "again."
+        )
+    if suffix == ".epub" and not data.startswith(b"PK\x03\x04"):
+        raise InvalidInput(
+            f"{limits.quoted(name)} is named .epub but is not an EPUB (an EPUB is a ZIP "
+            "archive): check that the download is complete, or export the e-book again."
+        )
+
+
+def _check_text(name: str, text: str) -> None:
+    if len(_NOT_TEXT.findall(text)) > max(NOT_TEXT_SHARE * len(text), 2):
+        raise InvalidInput(
+            f"{limits.quoted(name)} is not a text document: its bytes hold control "
+            f"characters, as a program, an image or an archive does. Upload a {KINDS} file."
+        )
 
 
 def _counts(session: Session, user_id: int) -> tuple[int, int]:
