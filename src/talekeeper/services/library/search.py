@@ -58,7 +58,11 @@ INPUT_WEIGHT = 0.7  # the player's words say what they ask about
 CONTEXT_WEIGHT = 0.3  # the scene resolves "there" and "it"
 SEMANTIC_WEIGHT = 0.6
 LEXICAL_WEIGHT = 0.4
-MIN_SCORE = 0.2  # below this a passage is noise, not knowledge: better nothing than filler
+# Below this a passage is noise, not knowledge: better nothing than filler. Set on the library
+# benchmark's tune seed (docs/benchmarks.md, "Knowledge library"): at 0.2 almost no question
+# about a place the book never names came back empty; at 0.25, 40% of them on held-out seeds,
+# for one point of recall@3.
+MIN_SCORE = 0.25
 # A passage under this share of the best one's score rides on the query's loose words (a
 # middling cosine, no shared term) while a real answer was found: left out as well.
 RELATIVE_FLOOR = 0.5
@@ -288,7 +292,7 @@ class KnowledgeSearch:
         query_vector, note = None, ""
         if model is not None and any(v.ids.size for v in read.vectors) and models.embedding:
             query_vector, note = await _query_vector(models, input_text, context_text, adventure_id)
-        ranked = _rank(read, query_terms, query_vector, result.considered)
+        ranked = _rank(read, query_terms, query_vector, result.considered, top_k + RUNNERS_UP)
         result.query["term_weights"] = ranked.term_weights
         best = float(ranked.final[ranked.order[0]]) if ranked.order else 0.0
         least = max(MIN_SCORE, RELATIVE_FLOOR * best) if floor else 0.0
@@ -380,13 +384,20 @@ class _Ranked:
     semantic: npt.NDArray[np.float64]  # nan: no vector
     lexical: npt.NDArray[np.float64]
     final: npt.NDArray[np.float64]
-    order: list[int]
-    semantic_rank: dict[int, int]
-    lexical_rank: dict[int, int]
+    order: list[int]  # the best rows, best first: as many as can be chosen or runners-up
     term_weights: dict[str, float]
 
+    def semantic_rank(self, row: int) -> int | None:
+        return _place(self.ids, self.semantic, row)
 
-def _rank(read: _Read, query_terms: list[str], query: FloatArray | None, n: int) -> _Ranked:
+    def lexical_rank(self, row: int) -> int | None:
+        return _place(self.ids, np.where(self.lexical > 0, self.lexical, np.nan), row)
+
+
+def _rank(
+    read: _Read, query_terms: list[str], query: FloatArray | None, n: int, keep: int
+) -> _Ranked:
+    """The scores of every passage considered, and the ``keep`` best rows in order."""
     weights = {t: _idf(n, len(p)) for t, p in zip(query_terms, read.postings, strict=True)}
     total = sum(weights.values())
     lex_ids = np.zeros(0, dtype=np.int64)
@@ -416,18 +427,29 @@ def _rank(read: _Read, query_terms: list[str], query: FloatArray | None, n: int)
         semantic[np.searchsorted(ids, sem_ids)] = sem_scores
     final = SEMANTIC_WEIGHT * np.maximum(np.nan_to_num(semantic, nan=0.0), 0.0)
     final += LEXICAL_WEIGHT * lexical
-    # Ties (equal scores) go to the earlier passage: reading order is the stable tiebreak.
-    order = np.lexsort((ids, -final)).tolist()
     return _Ranked(
         ids=ids,
         semantic=semantic,
         lexical=lexical,
         final=final,
-        order=order,
-        semantic_rank=_ranks(ids, semantic),
-        lexical_rank=_ranks(ids, np.where(lexical > 0, lexical, np.nan)),
+        order=_best(ids, final, keep),
         term_weights={t: round(w, 4) for t, w in weights.items()},
     )
+
+
+def _best(ids: IdArray, final: npt.NDArray[np.float64], keep: int) -> list[int]:
+    """The ``keep`` best rows, best first; equal scores go to the earlier passage (reading
+    order is the stable tiebreak). Only the rows that can make the cut are sorted: every
+    row scoring at least the ``keep``-th best score, ties at that score included."""
+    if keep <= 0 or final.size == 0:
+        return []
+    if final.size > keep:
+        threshold = np.partition(final, final.size - keep)[final.size - keep]
+        rows = np.flatnonzero(final >= threshold)
+    else:
+        rows = np.arange(final.size)
+    order = rows[np.lexsort((ids[rows], -final[rows]))]
+    return [int(r) for r in order[:keep]]
 
 
 def _idf(n: int, df: int) -> float:
@@ -435,11 +457,15 @@ def _idf(n: int, df: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
-def _ranks(ids: IdArray, scores: npt.NDArray[np.float64]) -> dict[int, int]:
-    """1-based rank of each row with a score (nan: unranked), best first."""
-    present = np.flatnonzero(~np.isnan(scores))
-    order = present[np.lexsort((ids[present], -scores[present]))]
-    return {int(row): place for place, row in enumerate(order.tolist(), start=1)}
+def _place(ids: IdArray, scores: npt.NDArray[np.float64], row: int) -> int | None:
+    """The 1-based rank of ``row`` among the rows with a score (nan: unranked), best first,
+    ties to the earlier passage; None when ``row`` has no score."""
+    score = scores[row]
+    if np.isnan(score):
+        return None
+    ahead = np.count_nonzero(scores > score)  # nan compares false: unranked rows never count
+    tied = np.count_nonzero((scores == score) & (ids < ids[row]))
+    return int(ahead + tied) + 1
 
 
 def _known(ranked: _Ranked, i: int, details: dict[int, LibraryPassage]) -> bool:
@@ -466,8 +492,8 @@ def _hit(
         semantic_score=None if math.isnan(semantic) else round(semantic, 4),
         lexical_score=round(float(ranked.lexical[i]), 4),
         final_score=round(float(ranked.final[i]), 4),
-        semantic_rank=ranked.semantic_rank.get(i),
-        lexical_rank=ranked.lexical_rank.get(i),
+        semantic_rank=ranked.semantic_rank(i),
+        lexical_rank=ranked.lexical_rank(i),
     )
 
 
