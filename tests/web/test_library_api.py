@@ -300,6 +300,8 @@ def test_the_per_user_caps_refuse_with_a_conflict_and_write_nothing(
     first = upload(client, b"The first source.", "one.txt")
     assert first.status_code == 201, first.text
     refused(upload(client, b"A second source.", "two.txt"), 409, "limit_reached", "delete")
+    # A full library is refused before the file is read: not even a broken PDF is looked at.
+    refused(upload(client, b"not a pdf at all", "broken.pdf"), 409, "limit_reached")
     assert [s["id"] for s in listed(client)] == [first.json()["id"]]
 
     monkeypatch.setattr(store, "MAX_SOURCES", 10)
@@ -348,6 +350,7 @@ def test_another_account_can_neither_see_nor_touch_a_source(accounts: TestClient
         tal.get(f"/api/library/{sid}"),
         tal.delete(f"/api/library/{sid}"),
         tal.post(f"/api/library/{sid}/reindex"),
+        tal.post(f"/api/library/{sid}/retry"),
         tal.request("PUT", f"/api/adventures/{theirs}/knowledge", json={"source_ids": [sid]}),
     ):
         message = refused(answer, 404, "not_found", str(sid))
@@ -613,3 +616,22 @@ def test_an_overflowing_context_cuts_knowledge_first_and_insights_tells_what_wen
     assert section["passages"] == []
     assert not any(u["in_context"] for u in piece["knowledge"]["used"])
     assert all(u["text"] not in section["text"] for u in piece["knowledge"]["used"])
+
+
+def test_retry_brings_a_failed_source_forward_and_leaves_any_other_as_it_is(
+    client: TestClient, double: ModelDouble
+) -> None:
+    double.fail_next("500", model="double-embed")
+    sid = upload(client, BIBLE, "bible.md").json()["id"]
+    failed = settled(client, sid)
+    assert failed["state"] == "failed" and failed["retry_at"], failed
+    push_retry(client, sid, utcnow() + timedelta(hours=1))  # not due for an hour
+    answer = client.post(f"/api/library/{sid}/retry")
+    assert answer.status_code == 200, answer.text
+    deadline = time.monotonic() + 20  # due at once, and the indexer woken: not in an hour
+    while client.get(f"/api/library/{sid}").json()["state"] != "ready":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    again = client.post(f"/api/library/{sid}/retry")
+    assert again.status_code == 200 and again.json()["state"] == "ready"
+    refused(client.post("/api/library/999999/retry"), 404, "not_found")

@@ -215,3 +215,26 @@ def test_a_source_removed_while_its_batch_was_embedded_is_left_alone(env: Env) -
     assert env.run(remove_meanwhile()) is True
     assert env.passages(source) == []
     assert env.run(indexer.step()) is False
+
+
+def test_retry_now_goes_on_from_where_it_stopped_and_keeps_the_vectors_made(env: Env) -> None:
+    source = env.add(numbered(2 * BATCH + 6), "big.md")
+    indexer = env.indexer()
+    assert env.run(indexer.step()) is True  # the first batch
+    env.double.fail_next("500", model=EMBED)
+    assert env.run(indexer.step()) is True  # the second fails
+    row = env.row(source)
+    assert (row.state, row.embedded) == (SourceState.FAILED, BATCH)
+    assert env.run(indexer.step()) is False  # not due yet
+    owner = row.user_id
+    with session_scope(env.sessions) as session:
+        store.retry_now(session, owner, source)
+    calls = env.double.embedding_calls
+    while env.run(indexer.step()):
+        pass
+    row = env.row(source)
+    assert (row.state, row.embedded) == (SourceState.READY, 2 * BATCH + 6)
+    assert env.double.embedding_calls - calls == 2  # only the batches still missing
+    with session_scope(env.sessions) as session:  # a ready source is left as it is
+        store.retry_now(session, owner, source)
+    assert env.row(source).retry_at is None and env.run(indexer.step()) is False

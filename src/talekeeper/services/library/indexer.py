@@ -141,6 +141,15 @@ class LibraryIndexer:
     def kick(self) -> None:
         self._wake.set()
 
+    def kick_after_commit(self, session: Session) -> None:
+        """Wake this indexer once ``session``'s unit commits (what it wrote is then seen)."""
+
+        def wake(committed: Session) -> None:
+            if not committed.in_nested_transaction():
+                self.kick_threadsafe()
+
+        event.listen(session, "after_commit", wake)
+
     def kick_threadsafe(self) -> None:
         """``kick`` from any thread (a turn's unit commits in a worker thread)."""
         loop = self._loop

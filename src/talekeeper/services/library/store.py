@@ -38,6 +38,7 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services import limits
@@ -110,11 +111,6 @@ def clean_filename(name: str) -> str:
 def prepare(filename: str, data: bytes, counter: TokenCounter, *, caps: Caps = CAPS) -> Prepared:
     """Read and split a file (pure; raises ``InvalidInput`` saying what to do)."""
     name = clean_filename(filename)
-    if len(data) > caps.file_bytes:
-        raise InvalidInput(
-            f"{limits.quoted(name)} is {len(data) / 1e6:.1f} MB; a library file may be at most "
-            f"{caps.file_bytes / 1e6:.0f} MB. Split it into parts."
-        )
     if not data:
         raise InvalidInput(
             f"{limits.quoted(name)} is empty (0 bytes): send the file's contents as the "
@@ -172,10 +168,9 @@ def _counts(session: Session, user_id: int) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-def store(
-    session: Session, user_id: int, prepared: Prepared, embedding_model: str | None
-) -> LibrarySource:
-    """Write a prepared source with its passages and their index, in the caller's unit."""
+def check_room(session: Session, user_id: int) -> tuple[int, int]:
+    """The user's sources and passages, or ``Conflict`` when no source can be added (cheap:
+    asked again before a file is read, so a full library does not cost a parse)."""
     sources, passages = _counts(session, user_id)
     if sources >= MAX_SOURCES:
         raise Conflict(
@@ -183,6 +178,23 @@ def store(
             "sources you no longer use first.",
             code="limit_reached",
         )
+    return sources, passages
+
+
+def retry_now(session: Session, user_id: int, source_id: int) -> LibrarySource:
+    """A failed source is due again at once, from where it stopped (the vectors made stay);
+    a source in any other state is left as it is."""
+    row = source(session, user_id, source_id)
+    if row.state == SourceState.FAILED:
+        row.retry_at = utcnow()
+    return row
+
+
+def store(
+    session: Session, user_id: int, prepared: Prepared, embedding_model: str | None
+) -> LibrarySource:
+    """Write a prepared source with its passages and their index, in the caller's unit."""
+    _, passages = check_room(session, user_id)
     if passages + len(prepared.passages) > MAX_PASSAGES:
         raise Conflict(
             f"Your library holds {passages:,} passages and this file would add "

@@ -30,7 +30,7 @@ from talekeeper.services.library import store
 from talekeeper.services.library.search import KnowledgeSearch
 from talekeeper.services.library.store import SourceState
 from talekeeper.services.tree import load_adventure
-from talekeeper.storage.db import session_scope
+from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import LibrarySource
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
 
@@ -118,6 +118,7 @@ async def upload(
     rt: Runtime = Depends(runtime),
 ) -> SourceOut:
     store.clean_filename(filename)
+    await asyncio.to_thread(_room, rt, uid)  # a full library is refused before any reading
     data = await request.body()
     prepared = await asyncio.to_thread(store.prepare, filename, data, BpeCounter())
     model = await asyncio.to_thread(_embedding_model, rt, uid)
@@ -132,6 +133,26 @@ async def upload(
     if rt.indexer is not None:
         rt.indexer.kick()
     return out
+
+
+def _room(rt: Runtime, uid: int) -> None:
+    with read_scope(rt.sessions) as session:
+        store.check_room(session, uid)
+
+
+@router.post("/api/library/{source_id}/retry", response_model=SourceOut)
+def retry(
+    source_id: RowId,
+    session: Session = DB,
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> SourceOut:
+    """A failed source is tried again now, from where it stopped (reindex starts over)."""
+    row = store.retry_now(session, uid, source_id)
+    session.flush()
+    if rt.indexer is not None:
+        rt.indexer.kick_after_commit(session)
+    return _views(session, [row])[0]
 
 
 @router.get("/api/library", response_model=SourceList)

@@ -73,9 +73,9 @@ export function failure(source) {
 function retryLine(retryAt) {
   const at = retryAt ? new Date(retryAt).getTime() : NaN;
   if (Number.isFinite(at) && at > Date.now()) {
-    return `Next automatic try: ${when(retryAt)}. Retry starts over at once.`;
+    return `Next automatic try: ${when(retryAt)}. Retry tries again now.`;
   }
-  return "An automatic try is due. Retry starts over at once.";
+  return "An automatic try is due. Retry tries again now.";
 }
 
 /** Whether the background work is due on some source: one indexing, or a failed one whose

@@ -7,8 +7,9 @@
 //   nothing is due.
 // - Each source's line is updated in place: a poll never closes a Delete question or moves
 //   the focus.
-// - Deleting asks first, in the page. Retry and Reindex are POST .../reindex: the passages
-//   are indexed again and their vectors made again in the background.
+// - Deleting asks first, in the page. Retry is POST .../retry: a failed source is due again
+//   at once, keeping the vectors already made; Reindex is POST .../reindex: the passages are
+//   indexed again and all their vectors made again in the background.
 // - Every text from a file (title, file name, error) is shown as text.
 import { h, fill, api, attempt, notify, plural, confirmGroup } from "./ui.js";
 import {
@@ -116,12 +117,13 @@ function start(root) {
     const status = h("div", { class: "lib-status" });
     const retry = h("button", {
       type: "button", class: "primary", text: "Retry",
-      on: { click: () => reindex("Retrying") },
+      title: "Try the failed batch again now; the vectors already made are kept",
+      on: { click: () => reindex("Retrying", "retry", "its vectors are made on from where they stopped") },
     });
     const again = h("button", {
       type: "button", text: "Reindex",
       title: "Its passages indexed again: their words now, their vectors in the background",
-      on: { click: () => reindex("Indexing again") },
+      on: { click: () => reindex("Indexing again", "reindex", "its vectors are made again") },
     });
     const removeButton = h("button", { type: "button", class: "danger", text: "Delete", on: { click: ask } });
     const remove = h("span", { class: "confirm lib-delete" }, removeButton);
@@ -160,13 +162,13 @@ function start(root) {
       fill(remove, removeButton);
     }
 
-    async function reindex(doing) {
+    async function reindex(doing, route, what) {
       retry.disabled = again.disabled = true;
-      const answer = await attempt(() => api("POST", `/api/library/${source.id}/reindex`));
+      const answer = await attempt(() => api("POST", `/api/library/${source.id}/${route}`));
       retry.disabled = again.disabled = false;
       if (answer === undefined) return;
       update(answer);
-      notify(`${doing} “${answer.title}”: its vectors are made again in the background.`);
+      notify(`${doing} “${answer.title}”: ${what} in the background.`);
       poll.kick();
     }
 
