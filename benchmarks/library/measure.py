@@ -104,17 +104,33 @@ def _embedded(p: Player, source_id: int) -> tuple[int, str]:
         return row.embedded, str(row.state)
 
 
+@dataclass
+class _Stored:
+    source_id: int
+    prepared: store.Prepared
+    prepare_s: float  # read and split (``store.prepare``)
+    store_s: float  # written with its index (``store.store``)
+    stored_at: float  # ``time.perf_counter()`` when it was written
+
+
+def _store_book(p: Player, book: Book) -> _Stored:
+    """``book`` read, split and written by the product, each stage timed."""
+    began = time.perf_counter()
+    prepared = store.prepare(book.filename, book.data, BpeCounter())
+    prepared_at = time.perf_counter()
+    with session_scope(p.rt.sessions) as session:
+        source_id = store.store(session, p.uid, prepared, embedding_model(p)).id
+    stored_at = time.perf_counter()
+    return _Stored(source_id, prepared, prepared_at - began, stored_at - prepared_at, stored_at)
+
+
 async def import_book(p: Player, book: Book, limit_s: float, *, finish: bool = True) -> Imported:
     """Prepare, store and index ``book``; the indexing is timed for at most ``limit_s``.
     Past it, ``finish``: the rest is embedded untimed (the book is then searchable); else
     the indexing stops there (the source stays ``indexing``)."""
     data = book.data
-    began = time.perf_counter()
-    prepared = store.prepare(book.filename, data, BpeCounter())
-    prepared_at = time.perf_counter()
-    with session_scope(p.rt.sessions) as session:
-        source_id = store.store(session, p.uid, prepared, embedding_model(p)).id
-    stored_at = time.perf_counter()
+    written = _store_book(p, book)
+    source_id, prepared, stored_at = written.source_id, written.prepared, written.stored_at
     indexer = p.rt.indexer
     assert indexer is not None
     batches, timed_s, timed_n, complete = 0, 0.0, 0, True
@@ -138,8 +154,8 @@ async def import_book(p: Player, book: Book, limit_s: float, *, finish: bool = T
         size_bytes=len(data),
         passages=len(prepared.passages),
         tokens=prepared.tokens,
-        prepare_s=prepared_at - began,
-        store_s=stored_at - prepared_at,
+        prepare_s=written.prepare_s,
+        store_s=written.store_s,
         index_s=timed_s,
         indexed=timed_n,
         batches=batches,
@@ -284,21 +300,15 @@ async def grow(p: Player, library: Library, target: int, per_book_bytes: int, wi
     rng = np.random.default_rng(len(library.books))
     while library.passages < target:
         book = generate(9000 + len(library.books), per_book_bytes)
-        data = book.data
-        began = time.perf_counter()
-        prepared = store.prepare(book.filename, data, BpeCounter())
-        prepared_at = time.perf_counter()
-        with session_scope(p.rt.sessions) as session:
-            source_id = store.store(session, p.uid, prepared, embedding_model(p)).id
-        stored_at = time.perf_counter()
-        _random_vectors(p, source_id, width, rng)
-        library.vectors_s += time.perf_counter() - stored_at
-        library.prepare_s += prepared_at - began
-        library.store_s += stored_at - prepared_at
+        written = _store_book(p, book)
+        _random_vectors(p, written.source_id, width, rng)
+        library.vectors_s += time.perf_counter() - written.stored_at
+        library.prepare_s += written.prepare_s
+        library.store_s += written.store_s
         library.books.append(book)
-        library.source_ids.append(source_id)
-        library.passages += len(prepared.passages)
-        library.bytes += len(data)
+        library.source_ids.append(written.source_id)
+        library.passages += len(written.prepared.passages)
+        library.bytes += len(book.data)
 
 
 def latency_questions(books: list[Book], count: int, seed: int) -> list[str]:

@@ -17,27 +17,8 @@ from playwright.sync_api import expect
 from tests.browser.conftest import Live, shoot
 from tests.browser.test_insights_page import open_insights
 from tests.browser.test_panels import open_play
+from tests.web.test_library_api import BIBLE, OCTETS
 
-OCTETS = {"Content-Type": "application/octet-stream"}
-BIBLE = b"""# The Salt Coast
-
-## Places
-
-### Gullhaven
-
-Gullhaven is a fishing town of slate roofs. Its harbour freezes every third winter.
-
-### The Drowned Library
-
-Below the cliffs of Marrow Point lies the Drowned Library, a vault of green copper doors
-that opens only at the lowest tide of the year. The archivist Ysolde keeps its keys.
-
-## People
-
-### Captain Orrin
-
-Orrin commands the cutter Wren and smuggles lamp oil past the customs house.
-"""
 QUESTION = "I search for the Drowned Library and its copper doors"
 GARBAGE_PDF = b"%PDF-1.7\n" + bytes(range(256)) * 8
 XSS = '<img src=x onerror="window.__pwned = 1">'

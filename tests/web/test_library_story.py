@@ -6,15 +6,14 @@ reply's Insights with its scores and its place in the book. Runs on both databas
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from ebooklib import epub
 from fastapi.testclient import TestClient
 from tests.double.server import ModelDouble
 from tests.services.library import builders
-
-OCTETS = {"Content-Type": "application/octet-stream"}
+from tests.web.test_library_api import settled
+from tests.web.test_library_api import upload as upload_file
 
 BIBLE = b"""# The Salt Coast: a setting bible
 
@@ -66,20 +65,10 @@ def novel() -> bytes:
 
 
 def upload(client: TestClient, data: bytes, name: str) -> dict[str, Any]:
-    made = client.post("/api/library", params={"filename": name}, content=data, headers=OCTETS)
+    made = upload_file(client, data, name)
     assert made.status_code == 201, made.text
     source: dict[str, Any] = made.json()
     return source
-
-
-def indexed(client: TestClient, source_id: int, timeout: float = 30.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        got: dict[str, Any] = client.get(f"/api/library/{source_id}").json()
-        if got["state"] != "indexing":
-            return got
-        assert time.monotonic() < deadline, got
-        time.sleep(0.05)
 
 
 def narrator_prompts(double: ModelDouble) -> list[str]:
@@ -99,8 +88,8 @@ def test_a_place_only_the_novel_describes_reaches_the_narrator_with_its_scores_a
     bible = upload(client, BIBLE, "salt-coast.md")
     book = upload(client, novel(), "the-tidewalker.epub")
     assert (bible["kind"], book["kind"], book["title"]) == ("md", "epub", "The Tidewalker")
-    assert indexed(client, bible["id"])["state"] == "ready"
-    assert indexed(client, book["id"])["state"] == "ready"
+    assert settled(client, bible["id"])["state"] == "ready"
+    assert settled(client, book["id"])["state"] == "ready"
     made = client.post("/api/adventures", json={"title": "Salt and Stone"})
     assert made.status_code == 201, made.text
     aid = made.json()["id"]

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.services.library import store
-from talekeeper.services.library.search import KnowledgeSearch
+from talekeeper.services.library.search import Hit, KnowledgeSearch
 from talekeeper.services.library.store import SourceState
 from talekeeper.services.tree import load_adventure
 from talekeeper.storage.db import read_scope, session_scope
@@ -66,26 +66,9 @@ class SourceList(BaseModel):
     sources: list[SourceOut]
 
 
-class HitOut(BaseModel):
-    passage_id: int
-    source_id: int
-    source_title: str
-    position: int
-    heading_path: list[str]
-    page: int | None
-    location: str
-    text: str
-    tokens: int
-    semantic_score: float | None
-    lexical_score: float
-    final_score: float
-    semantic_rank: int | None
-    lexical_rank: int | None
-
-
 class SearchOut(BaseModel):
     query: str
-    hits: list[HitOut]
+    hits: list[Hit]  # the search's own dataclass: source, place, scores and ranks
     considered: int
     note: str
     input_terms: list[str]
@@ -172,7 +155,7 @@ async def search(
     found = await searcher.search(uid, None, q, "", limit, models, floor=False)
     return SearchOut(
         query=q,
-        hits=[HitOut.model_validate(h.public()) for h in found.used],
+        hits=found.used,
         considered=found.considered,
         note=found.note,
         input_terms=list(found.query.get("input_terms", [])),

@@ -132,3 +132,27 @@ export function poller(run, ms) {
 export function score(value) {
   return typeof value === "number" && Number.isFinite(value) ? value.toFixed(4) : "—";
 }
+
+/** Show ``sources`` in ``list`` in their order, one line each, kept in ``lines`` (id → line
+ * made by ``make(source)``, with ``el`` and ``update(source)``): a known line is updated in
+ * place and moved only when out of place (moving it would take the focus from its
+ * buttons); lines of sources gone are removed. */
+export function syncLines(list, lines, sources, make) {
+  const seen = new Set();
+  sources.forEach((source, index) => {
+    seen.add(source.id);
+    let line = lines.get(source.id);
+    if (!line) {
+      line = make(source);
+      lines.set(source.id, line);
+    }
+    line.update(source);
+    if (list.children[index] !== line.el) list.insertBefore(line.el, list.children[index] || null);
+  });
+  for (const [id, line] of lines) {
+    if (!seen.has(id)) {
+      line.el.remove();
+      lines.delete(id);
+    }
+  }
+}

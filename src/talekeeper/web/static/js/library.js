@@ -13,7 +13,7 @@
 // - Every text from a file (title, file name, error) is shown as text.
 import { h, fill, api, attempt, notify, plural, confirmGroup } from "./ui.js";
 import {
-  kindName, sizeText, stateBadge, embedProgress, failure, anyDue, nextRetry, poller,
+  kindName, sizeText, stateBadge, embedProgress, failure, anyDue, nextRetry, poller, syncLines,
 } from "./library-kit.js";
 import { uploader, dropFiles } from "./library-upload.js";
 import { searchBox } from "./library-search.js";
@@ -90,23 +90,7 @@ function start(root) {
     }
     const passages = sources.reduce((n, s) => n + (Number(s.passage_count) || 0), 0);
     summary.textContent = `${plural(sources.length, "source")} · ${plural(passages, "passage")}.`;
-    const seen = new Set();
-    sources.forEach((source, index) => {
-      seen.add(source.id);
-      let line = lines.get(source.id);
-      if (!line) {
-        line = sourceLine(source);
-        lines.set(source.id, line);
-      } else line.update(source);
-      // Only a line out of place is moved: moving one would take the focus from its buttons.
-      if (list.children[index] !== line.el) list.insertBefore(line.el, list.children[index] || null);
-    });
-    for (const [id, line] of lines) {
-      if (!seen.has(id)) {
-        line.el.remove();
-        lines.delete(id);
-      }
-    }
+    syncLines(list, lines, sources, sourceLine);
   }
 
   function sourceLine(first) {

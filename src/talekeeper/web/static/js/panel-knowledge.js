@@ -10,7 +10,9 @@
 // - Titles, file names and errors come from files: shown as text.
 import { h, fill, api, attempt, notify, plural } from "./ui.js";
 import { refresher } from "./panel-kit.js";
-import { stateBadge, embedProgress, failure, anyDue, nextRetry, poller } from "./library-kit.js";
+import {
+  stateBadge, embedProgress, failure, anyDue, nextRetry, poller, syncLines,
+} from "./library-kit.js";
 
 const POLL_MS = 2000;
 
@@ -58,23 +60,7 @@ export function knowledgePanel(ctx) {
     summary.textContent = on
       ? `${on} of ${plural(sources.length, "source")} attached: the narrator gets their passages that fit each turn.`
       : `None of your ${plural(sources.length, "source")} is attached: tick one to let the narrator draw on it.`;
-    const seen = new Set();
-    sources.forEach((source, index) => {
-      seen.add(source.id);
-      let line = lines.get(source.id);
-      if (!line) {
-        line = sourceLine(source);
-        lines.set(source.id, line);
-      }
-      line.update(source);
-      if (list.children[index] !== line.el) list.insertBefore(line.el, list.children[index] || null);
-    });
-    for (const [id, line] of lines) {
-      if (!seen.has(id)) {
-        line.el.remove();
-        lines.delete(id);
-      }
-    }
+    syncLines(list, lines, sources, sourceLine);
   }
 
   function sourceLine(first) {
