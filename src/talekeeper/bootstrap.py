@@ -49,6 +49,7 @@ from talekeeper.services.memory.queue import QueuedWork
 from talekeeper.services.memory.service import MemorySystem
 from talekeeper.services.memory.worker import Worker
 from talekeeper.services.models import ModelSet
+from talekeeper.services.prefix import PromptPrefixes
 from talekeeper.services.scenarios import Scenario, load_scenarios
 from talekeeper.services.turns import TurnRunner
 from talekeeper.settings import (
@@ -103,6 +104,8 @@ class Runtime:
     scenarios: dict[str, Scenario] = field(default_factory=dict)
     knowledge: KnowledgeSearch | None = None  # set in build: one per process (its cache)
     indexer: LibraryIndexer | None = None
+    # The last prompt sent to each narrator: how much of the next one its cache keeps.
+    prefixes: PromptPrefixes = field(default_factory=PromptPrefixes)
     _endpoints: dict[tuple[str, str, float], OpenAICompatProvider] = field(default_factory=dict)
 
     @classmethod
@@ -141,7 +144,7 @@ class Runtime:
 
     @property
     def turns(self) -> TurnRunner:
-        return TurnRunner(self.sessions, self.memory, self.knowledge)
+        return TurnRunner(self.sessions, self.memory, self.knowledge, self.prefixes)
 
     def scenario(self, scenario_id: str) -> Scenario:
         found = self.scenarios.get(scenario_id)

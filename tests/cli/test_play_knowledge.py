@@ -4,6 +4,7 @@ scores."""
 
 from __future__ import annotations
 
+import re
 import time
 
 from tests.cli.test_cli import Cli, Terminal, api, cli  # noqa: F401 -- the fixture
@@ -34,3 +35,5 @@ def test_dry_lists_the_library_passage_with_its_source_place_and_scores(cli: Cli
     assert "Coast › Vessmoor" in line and "meaning " in line and "words " in line
     assert "tidal island" in line
     assert "Knowledge" in out and "1 of 1 library passages considered" in out
+    # The first prompt this process sends the narrator: nothing kept from a previous one.
+    assert re.search(r"prompt evaluated [\d,]+ \(0 kept from the previous prompt\)", out)

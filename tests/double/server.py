@@ -27,6 +27,10 @@ What the double guarantees:
   memories and summaries deterministically while the narrator's script stays in order.
 - ``stop()`` is fast and idempotent: it closes the listening socket and every open connection and
   wakes requests held back by a "timeout" fault.
+- ``timings`` (default None), when set, is sent with every completion as llama-server sends
+  its own (``"timings": {"prompt_n": ...}``: the prompt tokens it had to evaluate);
+  ``cached_tokens`` (default None), when set, as ``usage.prompt_tokens_details.cached_tokens``,
+  as vLLM and hosted APIs report a cached prefix.
 """
 
 from __future__ import annotations
@@ -181,6 +185,8 @@ class ModelDouble:
         self.default_reply = default_reply
         self.chunk_delay = 0.0  # seconds between streamed events: time for a client to leave
         self.reply_delay = 0.0  # seconds before a completion's first byte: a model thinking
+        self.timings: Json | None = None  # llama-server's "timings" object, sent when set
+        self.cached_tokens: int | None = None  # usage.prompt_tokens_details, sent when set
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._replies: deque[str] = deque()
@@ -434,16 +440,19 @@ class _Handler(BaseHTTPRequestHandler):
         text = responder(body) if responder is not None else double._next_reply()
         reply, finish = _truncate(text, max_tokens)
         words = _words(reply)
-        usage = {"prompt_tokens": prompt, "completion_tokens": words}
+        usage: Json = {"prompt_tokens": prompt, "completion_tokens": words}
         usage["total_tokens"] = prompt + words
+        if double.cached_tokens is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": double.cached_tokens}
         ident = f"{'chatcmpl' if chat else 'cmpl'}-{double._next_id()}"
         head = {"id": ident, "object": "", "created": int(time.time()), "model": model}
+        extra: Json = {"timings": double.timings} if double.timings is not None else {}
         if body.get("stream") is not True:
             head["object"] = "chat.completion" if chat else "text_completion"
             message = {"role": "assistant", "content": reply}
             choice = {"index": 0, "message": message} if chat else {"index": 0, "text": reply}
             choice["finish_reason"] = finish
-            return self._send_json(200, {**head, "choices": [choice], "usage": usage})
+            return self._send_json(200, {**head, "choices": [choice], "usage": usage, **extra})
         head["object"] = "chat.completion.chunk" if chat else "text_completion"
         pieces: list[str] = _PIECE.findall(reply)
         if chat:
@@ -453,6 +462,7 @@ class _Handler(BaseHTTPRequestHandler):
             choices = [{"index": 0, "text": p, "finish_reason": None} for p in pieces + [""]]
         choices[-1]["finish_reason"] = finish
         events: list[Json] = [{**head, "choices": [c]} for c in choices]
+        events[-1].update(extra)  # llama-server sends its timings with the last chunk
         stream_options = body.get("stream_options")
         if isinstance(stream_options, dict) and stream_options.get("include_usage"):
             events.append({**head, "choices": [], "usage": usage})

@@ -233,6 +233,12 @@ class Terminal:
         self.say(
             f"model {data['model']} ({data['mode']}), {budget['used']}/{budget['available']} tokens"
         )
+        tokens = data.get("tokens", {})
+        if tokens.get("prompt_evaluated") is not None:  # older snapshots lack the figure
+            self.say(
+                f"  prompt evaluated {tokens['prompt_evaluated']:,} "
+                f"({tokens['prompt_cached']:,} kept from the previous prompt)"
+            )
         for section in data["sections"]:
             self.say(f"  {section['title']:<18} {section['tokens']:>6}  {section['reason']}")
         for card in data["cards"]:

@@ -22,6 +22,10 @@ class TokenCounter(Protocol):
 
     def count(self, text: str) -> int: ...
 
+    def tokens(self, text: str) -> list[int]:
+        """The token ids of ``text`` (what a model is sent), in order."""
+        ...
+
     def head(self, text: str, limit: int) -> str:
         """The longest prefix of ``text`` of at most ``limit`` tokens."""
         ...
@@ -38,6 +42,9 @@ class CharCounter:
 
     def count(self, text: str) -> int:
         return len(text)
+
+    def tokens(self, text: str) -> list[int]:
+        return [ord(c) for c in text]
 
     def head(self, text: str, limit: int) -> str:
         return text[: max(limit, 0)]
@@ -66,6 +73,9 @@ class EncodingCounter:
 
     def _decode(self, tokens: list[int]) -> str:
         raise NotImplementedError
+
+    def tokens(self, text: str) -> list[int]:
+        return self._encode(text) if text else []
 
     def count(self, text: str) -> int:
         if not text:

@@ -75,6 +75,9 @@ class Completion:
     finish_reason: str | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    # Of the prompt, what the server had to evaluate after its cached prefix, when it says
+    # (llama-server's ``timings.prompt_n``; ``prompt_tokens`` less ``cached_tokens``).
+    tokens_evaluated: int | None = None
 
 
 @dataclass(frozen=True)

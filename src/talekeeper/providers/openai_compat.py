@@ -118,6 +118,7 @@ class OpenAICompatProvider:
             finish_reason=_reason(choice.get("finish_reason")),
             tokens_in=_count(data.get("usage"), "prompt_tokens"),
             tokens_out=_count(data.get("usage"), "completion_tokens"),
+            tokens_evaluated=_evaluated(data.get("usage"), data.get("timings")),
         )
 
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
@@ -125,6 +126,7 @@ class OpenAICompatProvider:
         parts: list[str] = []
         finish: str | None = None
         usage: Any = None
+        timings: Any = None
         model = request.model
         ended = False
         refused: _Answer | None = None
@@ -142,6 +144,7 @@ class OpenAICompatProvider:
                         event = self._parse_event(path, payload)
                         model = _model_name(event.get("model"), model)
                         usage = event.get("usage") or usage
+                        timings = event.get("timings") or timings
                         piece, reason = _event_piece(request, event)
                         finish = reason or finish
                         if piece:
@@ -161,6 +164,7 @@ class OpenAICompatProvider:
                 finish_reason=finish,
                 tokens_in=_count(usage, "prompt_tokens"),
                 tokens_out=_count(usage, "completion_tokens"),
+                tokens_evaluated=_evaluated(usage, timings),
             ),
         )
 
@@ -329,6 +333,20 @@ def _event_piece(request: CompletionRequest, event: dict[str, Any]) -> tuple[str
     holder = choice.get("delta") if chat else choice
     piece = holder.get("content" if chat else "text") if isinstance(holder, dict) else None
     return piece if isinstance(piece, str) else "", _reason(choice.get("finish_reason"))
+
+
+def _evaluated(usage: Any, timings: Any) -> int | None:
+    """What the server evaluated of the prompt, when it says: llama-server's
+    ``timings.prompt_n``, else an OpenAI-style ``prompt_tokens_details.cached_tokens``
+    (vLLM, hosted APIs) taken from ``prompt_tokens``; None when it says neither."""
+    evaluated = _count(timings, "prompt_n")
+    if evaluated is not None:
+        return evaluated
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    cached, prompt = _count(details, "cached_tokens"), _count(usage, "prompt_tokens")
+    if cached is None or prompt is None or cached > prompt:
+        return None
+    return prompt - cached
 
 
 def _count(usage: Any, key: str) -> int | None:

@@ -9,7 +9,10 @@ keyword), a fired one names its keyword, where it appeared and, when the card ha
 secondary keywords, its rule and those that held (``FiredCard.public``). The
 ``knowledge`` section carries the library passages that went in (``passages``: source,
 place, scores); ``knowledge`` at the top level adds the sources searched, the query, the
-weights and the runners-up (``services.library.search``).
+weights and the runners-up (``services.library.search``). ``tokens.prompt_evaluated`` is what
+the narrator had to evaluate of the prompt after the prefix its cache kept from the previous
+prompt (``prompt_cached``; ``services.prefix``), ``timings.first_token_ms`` the wait before
+the first word.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from talekeeper.services.context_inputs import ContextInputs
 from talekeeper.services.library.search import KnowledgeResult
 from talekeeper.services.memory.base import Retrieval
 from talekeeper.services.models import ModelSet
+from talekeeper.services.prefix import PrefixUse
 
 SECTION_ORDER = (*FIXED_ORDER, "history", "authors_note", "player_action")
 SECTION_TITLES = {
@@ -57,6 +61,7 @@ def snapshot(
     models: ModelSet,
     done: Completion | None,
     knowledge: KnowledgeResult | None = None,
+    prefix: PrefixUse | None = None,
 ) -> dict[str, Any]:
     assert inputs.built is not None
     report = inputs.built.report
@@ -114,6 +119,11 @@ def snapshot(
         "tokens": {
             "prompt": (done.tokens_in if done and done.tokens_in is not None else report.used),
             "reply": done.tokens_out if done else None,
+            # What the model had to evaluate after the prefix it kept from the previous
+            # prompt (``services.prefix``): the wait before the first word.
+            "prompt_evaluated": prefix.evaluated if prefix else None,
+            "prompt_cached": prefix.cached if prefix else None,
+            "prompt_evaluated_by": prefix.by.value if prefix else None,
         },
         "retry_of": inputs.retry_of,
         "branch_id": inputs.branch_id,

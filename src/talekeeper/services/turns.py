@@ -52,6 +52,7 @@ from talekeeper.services.library.indexer import catch_up
 from talekeeper.services.library.search import KnowledgeResult, KnowledgeSearch
 from talekeeper.services.memory.base import MemoryService, Retrieval, RetrievalQuery
 from talekeeper.services.models import ModelSet
+from talekeeper.services.prefix import PrefixUse, PromptPrefixes
 from talekeeper.services.rendering import NARRATION, TURN_TYPES
 from talekeeper.services.tree import Story, action_view
 from talekeeper.storage.db import LOCK_ATTEMPTS, read_scope, session_scope
@@ -87,6 +88,7 @@ class Plan:
     retrieval: Retrieval
     timings: dict[str, float]
     knowledge: KnowledgeResult = field(default_factory=KnowledgeResult)
+    prefix: PrefixUse | None = None  # what the narrator had to evaluate of the prompt
 
 
 def _ms(started: float) -> float:
@@ -99,10 +101,12 @@ class TurnRunner:
         sessions: sessionmaker[Session],
         memory: MemoryService,
         knowledge: KnowledgeSearch | None = None,
+        prefixes: PromptPrefixes | None = None,
     ) -> None:
         self.sessions = sessions
         self.memory = memory
         self.knowledge = knowledge or KnowledgeSearch(sessions)
+        self.prefixes = prefixes or PromptPrefixes()
 
     # -- 1. the player's action ------------------------------------------------------------
 
@@ -210,6 +214,7 @@ class TurnRunner:
         try:
             plan = await self.plan(pending, models)
             request = plan.inputs.request(models)
+            plan.prefix = self.prefixes.sent(_model_key(models), request, plan.inputs.counter)
             started = time.perf_counter()
             done = None
             async for chunk in models.narrator.stream(
@@ -222,6 +227,8 @@ class TurnRunner:
                     yield TurnEvent("chunk", {"text": chunk.text})
                 done = chunk.done or done
             plan.timings["generate_ms"] = _ms(started)
+            if done is not None:  # the server's own count of what it evaluated, if it says
+                plan.prefix = plan.prefix.reported(done.tokens_evaluated)
             written = "".join(parts).strip()
             if not written:
                 raise ProviderError(
@@ -264,7 +271,7 @@ class TurnRunner:
                 )
                 takes = 1
             snapshot = insights.snapshot(
-                inputs, plan.retrieval, plan.timings, models, done, plan.knowledge
+                inputs, plan.retrieval, plan.timings, models, done, plan.knowledge, plan.prefix
             )
             session.add(InsightSnapshot(action_id=row.id, data=insights.dumps(snapshot)))
             self.memory.record_use(session, plan.retrieval, row.id)
@@ -288,11 +295,18 @@ class TurnRunner:
         clean = _player_text(type_, text, required=False)
         hypothetical = (type_, clean) if clean else None
         plan = await self.plan(Pending(adventure_id, user_id), models, hypothetical=hypothetical)
+        request = plan.inputs.request(models)
+        prefix = self.prefixes.measure(_model_key(models), request, plan.inputs.counter)
         snapshot = insights.snapshot(
-            plan.inputs, plan.retrieval, plan.timings, models, None, plan.knowledge
+            plan.inputs, plan.retrieval, plan.timings, models, None, plan.knowledge, prefix
         )
         snapshot["dry_run"] = True
         return snapshot
+
+
+def _model_key(models: ModelSet) -> tuple[str, str]:
+    """Which model's cache a prompt meets: the narrator's endpoint and name."""
+    return (models.narrator.provider.info.name, models.narrator.model)
 
 
 def _player_text(type_: str, text: str, *, required: bool) -> str:

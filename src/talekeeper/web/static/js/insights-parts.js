@@ -163,6 +163,14 @@ export function droppedPart(snapshot) {
     h("ul", { class: "ins-dropped" }, lines.map((line) => h("li", { text: line }))));
 }
 
+/** What the model had to read of the prompt after the prefix its cache kept. */
+function evaluatedText(tokens, dryRun) {
+  const cached = Number(tokens.prompt_cached) || 0;
+  const who = tokens.prompt_evaluated_by === "provider" ? "as the server reported it" : "counted here";
+  const verb = dryRun ? "would evaluate" : "evaluated";
+  return `${count(tokens.prompt_evaluated)} (${count(cached)} kept from the previous prompt; ${verb}, ${who})`;
+}
+
 /** The model, the mode, the tokens in and out, and how long each step took. */
 export function modelPart(snapshot) {
   const tokens = snapshot.tokens || {};
@@ -175,6 +183,10 @@ export function modelPart(snapshot) {
     ["Prompt tokens", count(tokens.prompt)],
     ["Reply tokens", snapshot.dry_run ? "— (nothing generated)" : count(tokens.reply)],
   ];
+  // Older snapshots predate the figure: they simply have no such row.
+  if (tokens.prompt_evaluated !== undefined && tokens.prompt_evaluated !== null) {
+    rows.splice(5, 0, ["Prompt evaluated", evaluatedText(tokens, snapshot.dry_run)]);
+  }
   if (snapshot.retry_of) rows.push(["Retry", `a new take of reply #${snapshot.retry_of}`]);
   if (snapshot.branch_id) rows.push(["Branch", "#" + snapshot.branch_id]);
   for (const [key, value] of Object.entries(snapshot.timings || {})) {

@@ -1,0 +1,28 @@
+"""Insights shows how much of the prompt the narrator had to evaluate, beside its size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.sync_api import expect
+from tests.browser.conftest import Live
+from tests.browser.test_insights_page import open_insights
+
+
+def test_a_reply_shows_what_its_prompt_kept_and_what_was_evaluated(live: Live, page: Any) -> None:
+    aid = live.adventure()["id"]
+    replies = []
+    for text in ("I light the lamp", "I trim the wick"):
+        live.double.script(f"You {text[2:]}; the flame steadies.")
+        answer = live.api.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": text})
+        assert answer.status_code == 200, answer.text
+        replies.append(answer.json())
+    tokens = replies[1]["insights"]["tokens"]
+    assert tokens["prompt_cached"] > 0
+    page.goto(f"{live.url}/adventures/{aid}")
+    dialog = open_insights(page, {"actionId": replies[1]["reply"]["id"]})
+    row = dialog.locator("tr", has_text="Prompt evaluated")
+    expect(row.locator("td")).to_have_text(
+        f"{tokens['prompt_evaluated']:,} ({tokens['prompt_cached']:,} kept from the previous "
+        "prompt; evaluated, counted here)"
+    )
