@@ -102,7 +102,7 @@ class Runtime:
     schema_head: str | None = None  # read once from the migration scripts, for health checks
     memory: MemoryService = field(default_factory=NullMemory)
     scenarios: dict[str, Scenario] = field(default_factory=dict)
-    knowledge: KnowledgeSearch | None = None  # set in build: one per process (its cache)
+    knowledge: KnowledgeSearch = field(init=False)  # one per process (its vector cache)
     indexer: LibraryIndexer | None = None
     # The last prompt sent to each narrator: how much of the next one its cache keeps.
     prefixes: PromptPrefixes = field(default_factory=PromptPrefixes)
@@ -113,17 +113,18 @@ class Runtime:
         engine = make_engine(settings.resolved_database_url)
         if run_migrations:
             migrate.upgrade(engine)
+        sessions = make_session_factory(engine)
         runtime = cls(
             settings=settings,
             engine=engine,
-            sessions=make_session_factory(engine),
+            sessions=sessions,
             http=shared_client(),
             embedded=EmbeddedProvider(n_ctx=settings.context_tokens or DEFAULT_N_CTX),
             schema_head=migrate.head_revision(engine),
             scenarios=load_scenarios(),
         )
         runtime.memory = memory_system(engine, runtime.sessions, runtime.models_for_user)
-        runtime.knowledge = KnowledgeSearch(runtime.sessions)
+        runtime.knowledge = KnowledgeSearch(sessions)
         runtime.indexer = LibraryIndexer(runtime.sessions, runtime.models_for_user)
         return runtime
 

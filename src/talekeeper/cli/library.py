@@ -352,7 +352,6 @@ def run_list(settings: Any, args: argparse.Namespace) -> int:
 @_command
 def run_search(settings: Any, args: argparse.Namespace) -> int:
     from talekeeper.cli.main import with_runtime
-    from talekeeper.services.library.search import KnowledgeSearch
 
     query = args.query
     if not query.strip():
@@ -362,7 +361,7 @@ def run_search(settings: Any, args: argparse.Namespace) -> int:
 
     async def work(rt: Any, uid: int) -> int:
         models = await asyncio.to_thread(rt.models_for_user, uid)
-        searcher = rt.knowledge or KnowledgeSearch(rt.sessions)
+        searcher = rt.knowledge
         found = await searcher.search(uid, None, query, "", args.limit, models, floor=False)
         if not found.sources:
             print("Your library is empty: add a file with 'talekeeper library add FILE'.")

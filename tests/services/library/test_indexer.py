@@ -226,9 +226,8 @@ def test_retry_now_goes_on_from_where_it_stopped_and_keeps_the_vectors_made(env:
     row = env.row(source)
     assert (row.state, row.embedded) == (SourceState.FAILED, BATCH)
     assert env.run(indexer.step()) is False  # not due yet
-    owner = row.user_id
     with session_scope(env.sessions) as session:
-        store.retry_now(session, owner, source)
+        catch_up(session, [source])
     calls = env.double.embedding_calls
     while env.run(indexer.step()):
         pass
@@ -236,5 +235,19 @@ def test_retry_now_goes_on_from_where_it_stopped_and_keeps_the_vectors_made(env:
     assert (row.state, row.embedded) == (SourceState.READY, 2 * BATCH + 6)
     assert env.double.embedding_calls - calls == 2  # only the batches still missing
     with session_scope(env.sessions) as session:  # a ready source is left as it is
-        store.retry_now(session, owner, source)
+        catch_up(session, [source])
     assert env.row(source).retry_at is None and env.run(indexer.step()) is False
+
+
+def test_a_sync_that_finds_every_source_in_step_writes_nothing(env: Env) -> None:
+    source = env.add(numbered(3), "a.md")
+    indexer = env.indexer()
+    env.index(indexer)
+    before = env.row(source)
+    indexer.sync_models()  # the model is the one the vectors were made with
+    after = env.row(source)
+    assert (after.updated_at, after.revision, after.state) == (
+        before.updated_at,
+        before.revision,
+        SourceState.READY,
+    )

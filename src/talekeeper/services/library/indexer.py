@@ -141,15 +141,6 @@ class LibraryIndexer:
     def kick(self) -> None:
         self._wake.set()
 
-    def kick_after_commit(self, session: Session) -> None:
-        """Wake this indexer once ``session``'s unit commits (what it wrote is then seen)."""
-
-        def wake(committed: Session) -> None:
-            if not committed.in_nested_transaction():
-                self.kick_threadsafe()
-
-        event.listen(session, "after_commit", wake)
-
     def kick_threadsafe(self) -> None:
         """``kick`` from any thread (a turn's unit commits in a worker thread)."""
         loop = self._loop
@@ -215,17 +206,25 @@ class LibraryIndexer:
             await asyncio.to_thread(self._release, claim)
 
     def sync_models(self) -> None:
+        """Compared in a read unit; a write unit (the write lock) only for an owner with a
+        source to change: this runs every ``SYNC_SECONDS`` and usually changes nothing."""
         self._synced_at = time.monotonic()
         with read_scope(self.sessions) as session:
-            users = list(session.scalars(select(LibrarySource.user_id).distinct()))
-        for user_id in users:
+            rows = session.execute(
+                select(LibrarySource.user_id, LibrarySource.vector_model, LibrarySource.state)
+            ).all()
+        by_user: dict[int, list[tuple[str | None, str]]] = {}
+        for user_id, vector_model, state in rows:
+            by_user.setdefault(int(user_id), []).append((vector_model, state))
+        for user_id, seen in by_user.items():
             try:
                 models = self.models_for_user(user_id)
             except TalekeeperError:
                 continue
             model = models.embedding.model if models.embedding else None
-            with session_scope(self.sessions) as session:
-                store.sync_model(session, user_id, model)
+            if any(store.out_of_sync(v, s, model) for v, s in seen):
+                with session_scope(self.sessions) as session:
+                    store.sync_model(session, user_id, model)
 
     def _claim(self) -> Claim | None:
         now = utcnow()

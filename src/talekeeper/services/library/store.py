@@ -38,7 +38,6 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
-from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services import limits
@@ -181,15 +180,6 @@ def check_room(session: Session, user_id: int) -> tuple[int, int]:
     return sources, passages
 
 
-def retry_now(session: Session, user_id: int, source_id: int) -> LibrarySource:
-    """A failed source is due again at once, from where it stopped (the vectors made stay);
-    a source in any other state is left as it is."""
-    row = source(session, user_id, source_id)
-    if row.state == SourceState.FAILED:
-        row.retry_at = utcnow()
-    return row
-
-
 def store(
     session: Session, user_id: int, prepared: Prepared, embedding_model: str | None
 ) -> LibrarySource:
@@ -313,17 +303,24 @@ def _restart(row: LibrarySource, embedding_model: str | None) -> None:
     row.retry_at = None
 
 
+def out_of_sync(vector_model: str | None, state: str, embedding_model: str | None) -> bool:
+    """Whether a source with these vectors and state must change for ``embedding_model``."""
+    if vector_model != embedding_model:
+        return True
+    return embedding_model is None and state != SourceState.WORDS_ONLY
+
+
 def sync_model(session: Session, user_id: int, embedding_model: str | None) -> int:
     """Sources of ``user_id`` whose vectors are not of ``embedding_model`` start again
     (their old vectors stay until replaced, unused). Returns how many changed."""
     changed = 0
     for row in sources(session, user_id):
-        if row.vector_model == embedding_model:
-            if embedding_model is None and row.state != SourceState.WORDS_ONLY:
-                row.state = SourceState.WORDS_ONLY
-                changed += 1
+        if not out_of_sync(row.vector_model, row.state, embedding_model):
             continue
-        _restart(row, embedding_model)
+        if row.vector_model == embedding_model:  # no model, and still marked for vectors
+            row.state = SourceState.WORDS_ONLY
+        else:
+            _restart(row, embedding_model)
         changed += 1
     return changed
 

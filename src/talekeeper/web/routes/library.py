@@ -27,7 +27,8 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.services.library import store
-from talekeeper.services.library.search import Hit, KnowledgeSearch
+from talekeeper.services.library.indexer import catch_up
+from talekeeper.services.library.search import Hit
 from talekeeper.services.library.store import SourceState
 from talekeeper.services.tree import load_adventure
 from talekeeper.storage.db import read_scope, session_scope
@@ -124,17 +125,11 @@ def _room(rt: Runtime, uid: int) -> None:
 
 
 @router.post("/api/library/{source_id}/retry", response_model=SourceOut)
-def retry(
-    source_id: RowId,
-    session: Session = DB,
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
-) -> SourceOut:
+def retry(source_id: RowId, session: Session = DB, uid: int = Depends(user_id)) -> SourceOut:
     """A failed source is tried again now, from where it stopped (reindex starts over)."""
-    row = store.retry_now(session, uid, source_id)
-    session.flush()
-    if rt.indexer is not None:
-        rt.indexer.kick_after_commit(session)
+    row = store.source(session, uid, source_id)  # another user's is a 404
+    catch_up(session, [row.id])  # as a turn that used it: due now, the indexer woken
+    session.refresh(row)
     return _views(session, [row])[0]
 
 
@@ -151,7 +146,7 @@ async def search(
     rt: Runtime = Depends(runtime),
 ) -> SearchOut:
     models = await asyncio.to_thread(rt.models_for_user, uid)
-    searcher = rt.knowledge or KnowledgeSearch(rt.sessions)
+    searcher = rt.knowledge
     found = await searcher.search(uid, None, q, "", limit, models, floor=False)
     return SearchOut(
         query=q,
