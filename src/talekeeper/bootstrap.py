@@ -252,6 +252,7 @@ class Runtime:
             memory_top_k=settings.memory_top_k,
             bank_capacity=settings.bank_capacity,
             knowledge_top_k=settings.knowledge_top_k,
+            context_layout=settings.context_layout,
         )
 
     def models_for_user(self, user_id: int) -> ModelSet:

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 from talekeeper.core.errors import ConfigurationError
 from talekeeper.providers.base import without_userinfo
+from talekeeper.services.context import ContextLayout
 from talekeeper.storage.dialect import complaint as database_url_complaint
 
 ENV_PREFIX = "TALEKEEPER_"
@@ -348,6 +349,17 @@ REGISTRY: tuple[Setting, ...] = (
         maximum=20,
     ),
     Setting(
+        "context_layout",
+        ContextLayout,
+        ContextLayout.CACHE,
+        "Where the context puts what changes each turn. 'cache': memories, cards, knowledge "
+        "and the Author's Note float near the end and the history drops its oldest actions "
+        "in chunks, so a local model server re-reads only the end of the prompt. 'classic': "
+        "every section above the history, which drops one action at a time.",
+        per_user=True,
+        choices=tuple(layout.value for layout in ContextLayout),
+    ),
+    Setting(
         "bank_capacity",
         int,
         200,
@@ -427,6 +439,7 @@ class Settings:
     memory_top_k: int = 5
     bank_capacity: int = 200
     knowledge_top_k: int = 3
+    context_layout: ContextLayout = ContextLayout.CACHE
     host: str = "127.0.0.1"
     port: int = 8000
     allowed_hosts: str = ""

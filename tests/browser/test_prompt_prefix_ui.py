@@ -1,4 +1,5 @@
-"""Insights shows how much of the prompt the narrator had to evaluate, beside its size."""
+"""Insights shows how much of the prompt the narrator had to evaluate, beside its size, and
+the context layout in use with where its floating sections went."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from tests.browser.test_insights_page import open_insights
 
 def test_a_reply_shows_what_its_prompt_kept_and_what_was_evaluated(live: Live, page: Any) -> None:
     aid = live.adventure()["id"]
+    live.api.patch(f"/api/adventures/{aid}", json={"authors_note": "Keep it short."})
     replies = []
     for text in ("I light the lamp", "I trim the wick"):
         live.double.script(f"You {text[2:]}; the flame steadies.")
@@ -25,4 +27,14 @@ def test_a_reply_shows_what_its_prompt_kept_and_what_was_evaluated(live: Live, p
     expect(row.locator("td")).to_have_text(
         f"{tokens['prompt_evaluated']:,} ({tokens['prompt_cached']:,} kept from the previous "
         "prompt; evaluated, counted here)"
+    )
+    layout = dialog.locator("tr", has_text="Context layout").locator("td")
+    # The Author's Note and the scenario's cards went just before the player's action two
+    # actions ago, and stayed.
+    floating = replies[1]["insights"]["layout"]["floating"]
+    assert {spot["actions_before_end"] for spot in floating.values()} == {2}
+    assert {"authors_note", "story_cards"} <= set(floating)
+    expect(layout).to_have_text(
+        "cache (changes at its end, so the model's cache keeps the rest): Author's Note 2 back, "
+        "Story Cards 2 back"
     )

@@ -37,3 +37,5 @@ def test_dry_lists_the_library_passage_with_its_source_place_and_scores(cli: Cli
     assert "Knowledge" in out and "1 of 1 library passages considered" in out
     # The first prompt this process sends the narrator: nothing kept from a previous one.
     assert re.search(r"prompt evaluated [\d,]+ \(0 kept from the previous prompt\)", out)
+    # The layout in use: the knowledge floats just before the player's action.
+    assert "context layout cache (knowledge 0 back)" in out

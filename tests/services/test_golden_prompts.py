@@ -19,6 +19,7 @@ from talekeeper.core.tokens import BpeCounter
 from talekeeper.providers.openai_compat import OpenAICompatProvider
 from talekeeper.services import adventures
 from talekeeper.services.ai_calls import LoggedModel
+from talekeeper.services.context import ContextLayout
 from talekeeper.services.context_inputs import gather
 from talekeeper.services.memory.base import NullMemory, Retrieval, UsedMemory
 from talekeeper.services.models import ModelSet
@@ -57,7 +58,7 @@ GUESS = UsedMemory(
 )
 
 
-def models(mode: str, context_tokens: int) -> ModelSet:
+def models(mode: str, context_tokens: int, layout: ContextLayout = ContextLayout.CACHE) -> ModelSet:
     provider = OpenAICompatProvider(httpx.AsyncClient(), "http://127.0.0.1:9/v1")
     narrator = LoggedModel(provider, "golden-narrator", lambda record: None)
     return ModelSet(
@@ -70,6 +71,7 @@ def models(mode: str, context_tokens: int) -> ModelSet:
         temperature=0.7,
         top_p=0.9,
         memory_top_k=5,
+        context_layout=layout,
     )
 
 
@@ -81,7 +83,7 @@ def check_golden(name: str, text: str) -> None:
 
 
 def render_story(
-    sessions: sessionmaker[Session], mode: str, context_tokens: int
+    sessions: sessionmaker[Session], mode: str, context_tokens: int, layout: ContextLayout
 ) -> tuple[str, int, int]:
     scenario = load_scenarios()["lantern-coast"]
     with session_scope(sessions) as session:
@@ -90,7 +92,7 @@ def render_story(
         for type_, text in TURNS:
             story.append(type_, text)
         story = Story.load(session, story.adventure.id, uid, NullMemory())
-        chosen = models(mode, context_tokens)
+        chosen = models(mode, context_tokens, layout)
         inputs = gather(story, chosen)
         built = inputs.build(Retrieval(used=[MEMORY, GUESS], considered=12))
         request = inputs.request(chosen)
@@ -101,20 +103,25 @@ def render_story(
     return rendered + "\n", built.report.used, inputs.budget
 
 
+LAYOUTS = {ContextLayout.CACHE: "", ContextLayout.CLASSIC: "classic_"}
+
+
+@pytest.mark.parametrize("layout", list(ContextLayout))
 @pytest.mark.parametrize("mode", ["chat", "completion"])
 def test_a_roomy_context_renders_exactly_as_the_golden_file(
-    sessions: sessionmaker[Session], mode: str
+    sessions: sessionmaker[Session], mode: str, layout: ContextLayout
 ) -> None:
-    rendered, used, budget = render_story(sessions, mode, 4096)
-    check_golden(f"lantern_coast_{mode}.txt", rendered)
+    rendered, used, budget = render_story(sessions, mode, 4096, layout)
+    check_golden(f"lantern_coast_{LAYOUTS[layout]}{mode}.txt", rendered)
     assert used <= budget
 
 
+@pytest.mark.parametrize("layout", list(ContextLayout))
 def test_a_tight_context_drops_the_oldest_history_and_stays_in_budget(
-    sessions: sessionmaker[Session],
+    sessions: sessionmaker[Session], layout: ContextLayout
 ) -> None:
-    rendered, used, budget = render_story(sessions, "completion", 640)
-    check_golden("lantern_coast_tight_completion.txt", rendered)
+    rendered, used, budget = render_story(sessions, "completion", 640, layout)
+    check_golden(f"lantern_coast_{LAYOUTS[layout]}tight_completion.txt", rendered)
     assert used <= budget
     assert BpeCounter().count(rendered) <= budget + 2  # the joins are counted in the budget
     assert "You reach Gullreach" not in rendered  # the opening went first

@@ -71,8 +71,12 @@ def test_a_turn_saves_the_action_and_the_reply_and_sends_a_budgeted_context(
     assert messages[0]["role"] == "system"
     assert "Write in second person" in messages[0]["content"]  # AI Instructions
     assert "The player's character: Tamsin Reed (she/her)." in messages[0]["content"]
-    assert "[World]" in messages[0]["content"] and "Old Maren" in messages[0]["content"]
-    assert messages[-1] == {"role": "user", "content": "> You ask Maren about the keepers."}
+    assert "[World]" not in messages[0]["content"]  # the ``cache`` layout: cards float
+    last = messages[-1]
+    assert (
+        last["role"] == "user" and "[World]" in last["content"] and "Old Maren" in last["content"]
+    )
+    assert last["content"].endswith("\n\n> You ask Maren about the keepers.")
     assert request["max_tokens"] == 200 and request["stream"] is True
     insights = client.get(f"/api/actions/{body['reply']['id']}/insights").json()
     sections = {s["name"]: s for s in insights["sections"]}
@@ -289,4 +293,5 @@ def test_every_section_in_insights_says_why_it_is_there(
     ]
     assert all(s["reason"] for s in sections), [s["name"] for s in sections if not s["reason"]]
     note = next(s for s in sections if s["name"] == "authors_note")
-    assert note["tokens"] > 0 and "3 actions before the end" in note["reason"]
+    # The ``cache`` layout: placed just before the player's action this first turn.
+    assert note["tokens"] > 0 and note["reason"].endswith("just before the player's action")

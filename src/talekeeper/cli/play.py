@@ -239,6 +239,9 @@ class Terminal:
                 f"  prompt evaluated {tokens['prompt_evaluated']:,} "
                 f"({tokens['prompt_cached']:,} kept from the previous prompt)"
             )
+        layout = data.get("layout")
+        if layout:  # older snapshots predate it
+            self.say(f"  context layout {layout_line(layout)}")
         for section in data["sections"]:
             self.say(f"  {section['title']:<18} {section['tokens']:>6}  {section['reason']}")
         for card in data["cards"]:
@@ -389,3 +392,14 @@ async def play(
             return 0
         if not await terminal.handle(line):
             return 0
+
+
+def layout_line(layout: dict[str, Any]) -> str:
+    """The layout, and for ``cache`` how many actions before the end each floating section
+    went (0: just before the player's action)."""
+    spots = layout.get("floating") or {}
+    where = ", ".join(
+        f"{name.replace('_', ' ')} {spot.get('actions_before_end', '?')} back"
+        for name, spot in spots.items()
+    )
+    return f"{layout.get('name', '?')}" + (f" ({where})" if where else "")

@@ -2,10 +2,27 @@
 
 Invariants:
 
-- Order, top to bottom: AI Instructions, Plot Essentials, Story Summary,
-  Memories, Story Cards, Knowledge, the recent history (newest last) with the
-  Author's Note placed ``AUTHORS_NOTE_DEPTH`` actions before its end, then the
-  player's action.
+- Two layouts (``ContextLayout``; docs/context.md says why ``cache`` is the default):
+
+  - ``classic``, top to bottom: AI Instructions, Plot Essentials, Story Summary,
+    Memories, Story Cards, Knowledge, the recent history (newest last) with the
+    Author's Note placed ``AUTHORS_NOTE_DEPTH`` actions before its end, then the
+    player's action.
+  - ``cache``: a prompt that changes at its end, so a model server's prompt cache
+    keeps the rest. The stable sections (AI Instructions, Plot Essentials, Story
+    Summary) open it; the history follows; the floating sections (Author's Note,
+    Story Cards, Memories, Knowledge, in ``FLOATING_ORDER``) go in the history.
+    Given the previous prompt's ``Placement``, a floating section whose text is
+    unchanged stays before the action it went before, so the next turn only
+    appends; a section that changed, or is more than ``MAX_FLOAT_ACTIONS``
+    actions back, moves just before the player's action, and so does every
+    section after the first point where the prompt changed (it is evaluated again
+    anyway, and is freshest at the end); sections at one place keep
+    ``FLOATING_ORDER``. The history keeps the previous prompt's
+    first action while it fits; when it overflows, it drops the oldest actions
+    until a ``CHUNK_FRACTION`` of its room is free, so several turns only append
+    again, and it never starts with a part of an action (unless a single action
+    alone is larger than all the room).
 - The budget is counted with the injected ``TokenCounter``; the built context
   never exceeds it (each part is counted with the separator that joins it, apart,
   which can only over-count).
@@ -24,9 +41,12 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from enum import StrEnum
+from typing import Any, Literal
 
 from talekeeper.core.tokens import TokenCounter
 
@@ -41,6 +61,17 @@ FIXED_ORDER = (
     "story_cards",
     "knowledge",
 )
+STABLE_ORDER = ("ai_instructions", "plot_essentials", "story_summary")  # ``cache``: the top
+# ``cache``: the sections that float in the history, the least likely to change first (the
+# Author's Note is set by hand; cards follow the scene; memories and knowledge the action).
+FLOATING_ORDER = ("authors_note", "story_cards", "memories", "knowledge")
+# A floating section left in place goes no further back than this many actions (a few
+# turns): far enough that most turns only append, near enough to steer the reply.
+MAX_FLOAT_ACTIONS = 8
+# When the history overflows, it drops the oldest actions until room // CHUNK_FRACTION is
+# free: the next turns only append until that is used up. Chosen by measurement
+# (docs/benchmarks.md, "Prompt prefix"): more frees less history per drop and drops oftener.
+CHUNK_FRACTION = 3
 # Cut first when the fixed sections alone overflow: the least essential first.
 TRIM_ORDER = (
     "knowledge",
@@ -62,6 +93,59 @@ TITLES = {
 _SENTENCE_END = re.compile(r"(?<=[.!?…\"”'])\s+")
 
 
+class ContextLayout(StrEnum):
+    """Where the sections go: ``cache`` changes the prompt at its end, ``classic`` keeps
+    every fixed section above the history."""
+
+    CACHE = "cache"
+    CLASSIC = "classic"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a ``cache`` prompt put what may change between turns, by depth on the story
+    path: the history's first action, and, per floating section, the depth of the action
+    it went before (one past the history's end: before the player's action) with a digest
+    of its text. The next turn keeps what it can of it."""
+
+    history_start: int | None = None
+    sections: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    top: str = ""  # the digest of the stable sections above the history
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "top_digest": self.top,
+            "history_start_depth": self.history_start,
+            "floating": {
+                name: {"at_depth": at, "digest": digest}
+                for name, (at, digest) in self.sections.items()
+            },
+        }
+
+    @classmethod
+    def from_public(cls, data: object) -> Placement | None:
+        """The placement an Insights snapshot recorded, or None for one without it (an
+        older snapshot, or the ``classic`` layout); never raises on odd data."""
+        if not isinstance(data, dict) or data.get("name") != ContextLayout.CACHE.value:
+            return None
+        start = data.get("history_start_depth")
+        floating = data.get("floating")
+        if not (start is None or isinstance(start, int)) or not isinstance(floating, dict):
+            return None
+        sections: dict[str, tuple[int, str]] = {}
+        for name, spot in floating.items():
+            if isinstance(spot, dict):
+                at, digest = spot.get("at_depth"), spot.get("digest")
+                if isinstance(at, int) and isinstance(digest, str):
+                    sections[str(name)] = (at, digest)
+        top = data.get("top_digest")
+        return cls(start, sections, top if isinstance(top, str) else "")
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class Section:
     name: str
@@ -75,6 +159,7 @@ class HistoryEntry:
     id: int
     role: Literal["player", "narrator"]
     text: str
+    depth: int | None = None  # its place on the path; None: its index in the list given
 
 
 @dataclass
@@ -94,6 +179,9 @@ class ContextReport:
     history_kept: list[int] = field(default_factory=list)
     history_dropped: list[int] = field(default_factory=list)
     history_cut: int | None = None
+    layout: ContextLayout = ContextLayout.CLASSIC
+    placement: Placement | None = None  # ``cache`` only
+    tail_depth: int = 0  # the depth just after the history: where the player's action is
 
 
 @dataclass
@@ -101,19 +189,21 @@ class BuiltContext:
     system: str
     history: list[HistoryEntry]
     authors_note: str
-    authors_note_at: int  # index in ``history`` before which the note goes
+    # Rendered sections placed in the history: index in ``history`` before which they go
+    # (``len(history)``: after it, before the player's action), in order.
+    inserts: dict[int, list[str]]
     player_action: str
     report: ContextReport
 
     def parts(self) -> list[tuple[str, str]]:
-        """(role, text) in context order; both output shapes are built from this one list."""
+        """(role, text) in context order; both output shapes are built from this one list.
+        A section placed in the history speaks as the user (many chat templates accept a
+        system message only first), so it joins the player's message beside it."""
         out = [("system", self.system)] if self.system else []
         for index, entry in enumerate(self.history):
-            if index == self.authors_note_at and self.authors_note:
-                out.append(("user", render_note(self.authors_note)))
+            out.extend(("user", text) for text in self.inserts.get(index, ()))
             out.append(("user" if entry.role == "player" else "assistant", entry.text))
-        if self.authors_note_at >= len(self.history) and self.authors_note:
-            out.append(("user", render_note(self.authors_note)))
+        out.extend(("user", text) for text in self.inserts.get(len(self.history), ()))
         if self.player_action:
             out.append(("user", self.player_action))
         return out
@@ -179,13 +269,17 @@ def build_context(
     budget: int,
     counter: TokenCounter,
     entry_overhead: int = 0,
+    layout: ContextLayout = ContextLayout.CLASSIC,
+    previous: Placement | None = None,
 ) -> BuiltContext:
     """``entry_overhead``: tokens a chat template adds around each message (role markers);
-    every part is charged it, so the rendered messages stay within ``budget``."""
-    report = ContextReport(budget=budget)
+    every part is charged it, so the rendered messages stay within ``budget``.
+    ``previous``: where the previous prompt put things (``cache`` keeps what it can)."""
+    report = ContextReport(budget=budget, layout=layout)
     by_name = {s.name: s for s in fixed}
     rendered = {name: render_fixed(by_name[name]) for name in FIXED_ORDER if name in by_name}
     note = authors_note.strip()
+    history = _with_depths(history)
 
     separator = counter.count(SEPARATOR)
 
@@ -222,27 +316,42 @@ def build_context(
         cut_names.add(name)
 
     room = budget - action_cost - note_cost - sum(fixed_costs.values())
-    kept: list[HistoryEntry] = []
-    for entry in reversed(history):
-        entry_cost = cost(entry.text)
-        if entry_cost <= room:
-            kept.insert(0, entry)
-            room -= entry_cost
-            continue
-        limit = room - separator - entry_overhead
-        text = cut_to_sentences(entry.text, limit, counter) if limit > 0 else ""
-        if not text and not kept and limit > 0:
-            text = counter.tail(entry.text, limit)  # a single action larger than all the room
-        if text:
-            kept.insert(0, HistoryEntry(entry.id, entry.role, text))
-            report.history_cut = entry.id
-            room -= cost(text)
-        break
+    if layout is ContextLayout.CACHE:
+        overhead = separator + entry_overhead
+        kept, history_cut = _chunked_history(history, room, previous, cost, counter, overhead)
+    else:
+        kept, history_cut = _filled_history(
+            history, room, cost, counter, separator + entry_overhead
+        )
+    room -= sum(cost(e.text) for e in kept)
+    report.history_cut = history_cut
     kept_ids = {e.id for e in kept}
     report.history_kept = [e.id for e in kept]
     report.history_dropped = [e.id for e in history if e.id not in kept_ids]
+    tail = history[-1].depth + 1 if history and history[-1].depth is not None else 0
+    report.tail_depth = tail
 
-    system = SEPARATOR.join(text for text in rendered.values() if text)
+    inserts: dict[int, list[str]] = {}
+    floating_names: tuple[str, ...] = ()
+    if layout is ContextLayout.CACHE:
+        floating_names = FLOATING_ORDER
+        floating = {name: rendered[name] for name in FLOATING_ORDER if rendered.get(name)}
+        if note:
+            floating = {"authors_note": render_note(note), **floating}
+        top = SEPARATOR.join(t for n, t in rendered.items() if t and n not in FLOATING_ORDER)
+        placement = _place(floating, kept, tail, previous, digest(top))
+        report.placement = placement
+        order = sorted(floating, key=lambda n: (placement.sections[n][0], _order(n)))
+        for name in order:
+            at = placement.sections[name][0]
+            index = next((i for i, e in enumerate(kept) if _depth(e) >= at), len(kept))
+            inserts.setdefault(index, []).append(floating[name])
+    elif note:
+        inserts[max(len(kept) - AUTHORS_NOTE_DEPTH, 0)] = [render_note(note)]
+
+    system = SEPARATOR.join(
+        text for name, text in rendered.items() if text and name not in floating_names
+    )
     for name, text in rendered.items():
         if text:
             report.sections.append(
@@ -264,7 +373,113 @@ def build_context(
         system=system,
         history=kept,
         authors_note=note,
-        authors_note_at=max(len(kept) - AUTHORS_NOTE_DEPTH, 0),
+        inserts=inserts,
         player_action=player_action,
         report=report,
     )
+
+
+def _depth(entry: HistoryEntry) -> int:
+    assert entry.depth is not None  # ``_with_depths`` gave every entry one
+    return entry.depth
+
+
+def _with_depths(history: list[HistoryEntry]) -> list[HistoryEntry]:
+    if all(e.depth is not None for e in history):
+        return history
+    return [HistoryEntry(e.id, e.role, e.text, index) for index, e in enumerate(history)]
+
+
+def _filled_history(
+    history: list[HistoryEntry],
+    room: int,
+    cost: Callable[[str], int],
+    counter: TokenCounter,
+    overhead: int,
+) -> tuple[list[HistoryEntry], int | None]:
+    """``classic``: the newest actions that fit, the oldest of them cut at a sentence.
+    ``overhead``: what ``cost`` adds to a text's own tokens."""
+    kept: list[HistoryEntry] = []
+    for entry in reversed(history):
+        entry_cost = cost(entry.text)
+        if entry_cost <= room:
+            kept.insert(0, entry)
+            room -= entry_cost
+            continue
+        limit = room - overhead
+        text = cut_to_sentences(entry.text, limit, counter) if limit > 0 else ""
+        if not text and not kept and limit > 0:
+            text = counter.tail(entry.text, limit)  # a single action larger than all the room
+        if text:
+            kept.insert(0, HistoryEntry(entry.id, entry.role, text, entry.depth))
+            return kept, entry.id
+        break
+    return kept, None
+
+
+def _chunked_history(
+    history: list[HistoryEntry],
+    room: int,
+    previous: Placement | None,
+    cost: Callable[[str], int],
+    counter: TokenCounter,
+    overhead: int,
+) -> tuple[list[HistoryEntry], int | None]:
+    """``cache``: whole actions from the previous prompt's first one while they fit; else
+    all of them if they fit; else the newest that leave ``room // CHUNK_FRACTION`` free."""
+    suffix = [0] * (len(history) + 1)
+    for index in range(len(history) - 1, -1, -1):
+        suffix[index] = suffix[index + 1] + cost(history[index].text)
+    if previous is not None and previous.history_start is not None:
+        start = next(
+            (i for i, e in enumerate(history) if _depth(e) >= previous.history_start),
+            len(history),
+        )
+        if start < len(history) and suffix[start] <= room:
+            return history[start:], None
+    if suffix[0] <= room:
+        return list(history), None
+    target = room - room // CHUNK_FRACTION
+    start = next((i for i in range(len(history)) if suffix[i] <= target), len(history))
+    if start == len(history):  # not even the newest action leaves the chunk free
+        start = next((i for i in range(len(history)) if suffix[i] <= room), len(history))
+    if start < len(history):
+        return history[start:], None
+    return _filled_history(
+        history[-1:], room, cost, counter, overhead
+    )  # one action larger than all
+
+
+def _order(name: str) -> int:
+    return FLOATING_ORDER.index(name) if name in FLOATING_ORDER else len(FLOATING_ORDER)
+
+
+def _place(
+    floating: dict[str, str],
+    kept: list[HistoryEntry],
+    tail: int,
+    previous: Placement | None,
+    top: str,
+) -> Placement:
+    """Where each floating section goes this turn (see the module docstring). When the
+    prompt changes above the history (the stable sections, or where the history starts),
+    all of it is evaluated again: every floating section goes to the end."""
+    start = _depth(kept[0]) if kept else tail
+    digests = {name: digest(text) for name, text in floating.items()}
+    first = start if kept else None
+    if previous is None or previous.history_start != first or previous.top != top:
+        return Placement(first, {n: (tail, d) for n, d in digests.items()}, top)
+    # The first place where the prompt differs from the previous one: (depth, order) of the
+    # first floating section that changed, went, or went stale. What is before it stays.
+    changed_at = (tail, 0)
+    for name, (at, old) in previous.sections.items():
+        if digests.get(name) != old or not start <= at <= tail or tail - at > MAX_FLOAT_ACTIONS:
+            changed_at = min(changed_at, (at, _order(name)))
+    spots = {}
+    for name, new in digests.items():
+        old_spot = previous.sections.get(name)
+        keep = (
+            old_spot is not None and old_spot[1] == new and (old_spot[0], _order(name)) < changed_at
+        )
+        spots[name] = (old_spot[0] if keep and old_spot else tail, new)
+    return Placement(start, spots, top)

@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +27,9 @@ from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.services.cards import CARD_SCAN_ACTIONS, FiredCard, cards_section, turn_cards
 from talekeeper.services.context import (
     BuiltContext,
+    ContextLayout,
     HistoryEntry,
+    Placement,
     Section,
     SectionReport,
     build_context,
@@ -88,6 +91,8 @@ class ContextInputs:
     more_history: bool  # older actions exist that were not even read
     knowledge_sources: list[int] = field(default_factory=list)  # the attached sources
     knowledge_top_k: int = 0
+    layout: ContextLayout = ContextLayout.CLASSIC
+    previous: Placement | None = None  # where the previous prompt on this path put things
     built: BuiltContext | None = field(default=None)
 
     def build(self, retrieval: Retrieval, knowledge: KnowledgeResult | None = None) -> BuiltContext:
@@ -113,6 +118,8 @@ class ContextInputs:
             budget=self.budget,
             counter=self.counter,
             entry_overhead=CHAT_MESSAGE_OVERHEAD if self.mode == "chat" else 0,
+            layout=self.layout,
+            previous=self.previous,
         )
         _note_dropped_evidence(retrieval, self.built, variants)
         if knowledge is not None:
@@ -269,7 +276,7 @@ def gather(
         retry_of=retry_of.id if retry_of else None,
         fixed=fixed_sections(story.adventure, cards.section, summary.text if summary else ""),
         history=[
-            HistoryEntry(r.id, "narrator" if r.type == NARRATION else "player", rendered)
+            HistoryEntry(r.id, "narrator" if r.type == NARRATION else "player", rendered, r.depth)
             for r, rendered in rows
         ],
         authors_note=story.adventure.authors_note,
@@ -288,4 +295,25 @@ def gather(
         more_history=more,
         knowledge_sources=knowledge_sources,
         knowledge_top_k=models.knowledge_top_k,
+        layout=models.context_layout,
+        previous=previous_placement(story, rows, retry_of),
     )
+
+
+def previous_placement(
+    story: Story, rows: list[tuple[ActionText, str]], retry_of: Action | None
+) -> Placement | None:
+    """Where the prompt of the newest reply on this path put things (for a retry: the reply
+    being retried, whose prompt was the last one sent for this place in the story). The
+    Insights snapshot saved with that reply recorded it."""
+    reply_id = retry_of.id if retry_of else None
+    if reply_id is None:
+        reply_id = next((r.id for r, _ in reversed(rows) if r.type == NARRATION), None)
+    snapshot = story.repo.insights(reply_id) if reply_id is not None else None
+    if snapshot is None:
+        return None
+    try:
+        data = json.loads(snapshot.data)
+    except ValueError:
+        return None
+    return Placement.from_public(data.get("layout") if isinstance(data, dict) else None)

@@ -12,7 +12,10 @@ place, scores); ``knowledge`` at the top level adds the sources searched, the qu
 weights and the runners-up (``services.library.search``). ``tokens.prompt_evaluated`` is what
 the narrator had to evaluate of the prompt after the prefix its cache kept from the previous
 prompt (``prompt_cached``; ``services.prefix``), ``timings.first_token_ms`` the wait before
-the first word.
+the first word. ``layout`` names the context layout in use and, for ``cache``, where the
+floating sections went (``floating``: the depth of the action each went before, how many
+actions before the end that is, and its text's digest) and the history's first depth: the
+next turn reads it back to keep what it can in place (``services.context.Placement``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,14 @@ import json
 from typing import Any
 
 from talekeeper.providers.base import Completion
-from talekeeper.services.context import AUTHORS_NOTE_DEPTH, FIXED_ORDER, TITLES
+from talekeeper.services.context import (
+    AUTHORS_NOTE_DEPTH,
+    FIXED_ORDER,
+    FLOATING_ORDER,
+    TITLES,
+    ContextLayout,
+    ContextReport,
+)
 from talekeeper.services.context_inputs import ContextInputs
 from talekeeper.services.library.search import KnowledgeResult
 from talekeeper.services.memory.base import Retrieval
@@ -75,6 +85,8 @@ def snapshot(
             reason = knowledge.reason()
         if section is not None:
             reason = section.reason or PRESENT_REASONS.get(name, "")
+            if name in FLOATING_ORDER and report.layout is ContextLayout.CACHE:
+                reason = _floating_reason(name, reason, report)
             if name == "history":
                 reason = f"the {len(report.history_kept)} newest actions that fit" + (
                     f"; {dropped} older ones dropped for budget" if dropped else ""
@@ -125,10 +137,31 @@ def snapshot(
             "prompt_cached": prefix.cached if prefix else None,
             "prompt_evaluated_by": prefix.by.value if prefix else None,
         },
+        "layout": layout(report),
         "retry_of": inputs.retry_of,
         "branch_id": inputs.branch_id,
         "dry_run": False,
     }
+
+
+def layout(report: ContextReport) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": report.layout.value}
+    if report.placement is not None:
+        out.update(report.placement.public())
+        for spot in out["floating"].values():
+            spot["actions_before_end"] = report.tail_depth - spot["at_depth"]
+    return out
+
+
+def _floating_reason(name: str, reason: str, report: ContextReport) -> str:
+    spot = report.placement.sections.get(name) if report.placement else None
+    if name == "authors_note":
+        reason = "the adventure's Author's Note"
+    if spot is None:
+        return reason
+    back = report.tail_depth - spot[0]
+    where = "just before the player's action" if back == 0 else f"{back} actions before the end"
+    return f"{reason}; {where}"
 
 
 def dumps(data: dict[str, Any]) -> str:

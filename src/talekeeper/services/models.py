@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from talekeeper.services.ai_calls import LoggedModel
+from talekeeper.services.context import ContextLayout
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class ModelSet:
     memory_top_k: int
     bank_capacity: int = 200
     knowledge_top_k: int = 3
+    context_layout: ContextLayout = ContextLayout.CACHE
 
     def names(self) -> dict[str, str]:
         return {

@@ -171,6 +171,22 @@ function evaluatedText(tokens, dryRun) {
   return `${count(tokens.prompt_evaluated)} (${count(cached)} kept from the previous prompt; ${verb}, ${who})`;
 }
 
+const FLOATING_NAMES = {
+  authors_note: "Author's Note", story_cards: "Story Cards", memories: "Memories", knowledge: "Knowledge",
+};
+
+/** The layout in use and, for "cache", how far back each floating section went. */
+function layoutText(layout) {
+  const spots = Object.entries(layout.floating || {}).map(([name, spot]) => {
+    const back = spot.actions_before_end;
+    return `${FLOATING_NAMES[name] || name} ${back === 0 ? "at the end" : `${back} back`}`;
+  });
+  const why = layout.name === "cache"
+    ? "changes at its end, so the model's cache keeps the rest"
+    : "every section above the history";
+  return `${layout.name} (${why})` + (spots.length ? `: ${spots.join(", ")}` : "");
+}
+
 /** The model, the mode, the tokens in and out, and how long each step took. */
 export function modelPart(snapshot) {
   const tokens = snapshot.tokens || {};
@@ -187,6 +203,7 @@ export function modelPart(snapshot) {
   if (tokens.prompt_evaluated !== undefined && tokens.prompt_evaluated !== null) {
     rows.splice(5, 0, ["Prompt evaluated", evaluatedText(tokens, snapshot.dry_run)]);
   }
+  if (snapshot.layout) rows.splice(1, 0, ["Context layout", layoutText(snapshot.layout)]);
   if (snapshot.retry_of) rows.push(["Retry", `a new take of reply #${snapshot.retry_of}`]);
   if (snapshot.branch_id) rows.push(["Branch", "#" + snapshot.branch_id]);
   for (const [key, value] of Object.entries(snapshot.timings || {})) {

@@ -17,7 +17,7 @@ const GROUPS = [
   ["Endpoint", "Where the models live and how to reach them.", ["endpoint_url", "api_key", "timeout"]],
   ["Models", "Which model does what. Pick from the endpoint's list or type a name.",
     ["model", "summary_model", "embedding_model", "api_mode"]],
-  ["Generation", "How the narrator writes.", ["temperature", "top_p", "context_tokens", "reply_tokens"]],
+  ["Generation", "How the narrator writes.", ["temperature", "top_p", "context_tokens", "reply_tokens", "context_layout"]],
   ["Memory", "How much the story remembers, and how much of the knowledge library comes in.",
     ["memory_top_k", "bank_capacity", "knowledge_top_k"]],
 ];
@@ -28,6 +28,7 @@ const LABELS = {
   top_p: "Top-p", context_tokens: "Context length (tokens)", reply_tokens: "Reply length (tokens)",
   memory_top_k: "Memories per turn (top-K)", bank_capacity: "Memory Bank capacity",
   knowledge_top_k: "Library passages per turn (top-K)",
+  context_layout: "Context layout",
 };
 
 const root = document.getElementById("settings-root");

@@ -1,0 +1,263 @@
+"""The ``cache`` layout: a prompt that changes at its end.
+
+Played turn by turn as the engine plays them (each turn's placement is the next turn's
+``previous``), with a 1-char = 1-token counter so the budget arithmetic is exact. The
+rule under test is the one a model server's prompt cache needs: when nothing floating
+changed and the history did not drop, the next prompt starts with the whole of the
+previous one; when something changed, the prompt changes only from where it sat.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from talekeeper.core.tokens import CharCounter
+from talekeeper.services.context import (
+    CHUNK_FRACTION,
+    FLOATING_ORDER,
+    MAX_FLOAT_ACTIONS,
+    SEPARATOR,
+    BuiltContext,
+    ContextLayout,
+    HistoryEntry,
+    Placement,
+    Section,
+    build_context,
+)
+
+C = CharCounter()
+CACHE = ContextLayout.CACHE
+
+
+def fixed(memories: str = "- Mara owes the harbourmaster.", knowledge: str = "") -> list[Section]:
+    sections = [
+        Section("ai_instructions", "Narrate in second person."),
+        Section("plot_essentials", "A port city."),
+        Section("story_summary", "You came to Vell to pay a debt."),
+        Section("story_cards", "Mara: a smuggler.", "keyword 'Mara'"),
+        Section("memories", memories),
+    ]
+    if knowledge:
+        sections.append(Section("knowledge", knowledge))
+    return sections
+
+
+def entries(count: int, start: int = 0) -> list[HistoryEntry]:
+    return [
+        HistoryEntry(
+            100 + depth,
+            "player" if depth % 2 else "narrator",
+            f"> You act ({depth})." if depth % 2 else f"Something happens at step {depth}.",
+            depth,
+        )
+        for depth in range(start, start + count)
+    ]
+
+
+class Game:
+    """Turns of one story: each adds the player's last action and a reply to the history."""
+
+    def __init__(self, budget: int = 10_000, opening: int = 1) -> None:
+        self.budget = budget
+        self.history = entries(opening)
+        self.previous: Placement | None = None
+
+    def turn(
+        self, sections: list[Section] | None = None, note: str = "Keep it tense."
+    ) -> BuiltContext:
+        depth = len(self.history)
+        built = build_context(
+            fixed() if sections is None else sections,
+            self.history,
+            note,
+            f"> You act ({depth}).",
+            budget=self.budget,
+            counter=C,
+            layout=CACHE,
+            previous=self.previous,
+        )
+        self.previous = built.report.placement
+        self.history = self.history + entries(2, depth)  # the action, then the reply
+        return built
+
+
+def common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def test_the_stable_sections_open_the_prompt_and_the_floating_ones_go_before_the_action() -> None:
+    built = Game().turn(fixed(knowledge="The Vell lighthouse is older than the city."))
+    assert built.system == (
+        "Narrate in second person.\n\n[Plot Essentials]\nA port city.\n\n"
+        "[Story Summary]\nYou came to Vell to pay a debt."
+    )
+    prompt = built.prompt()
+    # Each floating section once, after the history, in FLOATING_ORDER, then the action.
+    marks = ["[Author's Note:", "[World]", "[Memories]", "[Knowledge]", "> You act (1)."]
+    places = [prompt.index(mark) for mark in marks]
+    assert places == sorted(places)
+    assert prompt.index("Something happens at step 0.") < places[0]
+    assert prompt.endswith("> You act (1).")
+    assert built.report.layout is CACHE
+    placement = built.report.placement
+    assert placement is not None
+    assert {name: at for name, (at, _) in placement.sections.items()} == {
+        name: 1 for name in FLOATING_ORDER
+    }
+
+
+def test_a_turn_that_changes_nothing_floating_only_appends_to_the_previous_prompt() -> None:
+    game = Game()
+    prompts = [game.turn().prompt() for _ in range(MAX_FLOAT_ACTIONS // 2)]
+    for before, after in zip(prompts, prompts[1:], strict=False):
+        assert after.startswith(before)
+        assert len(after) > len(before)
+
+
+def test_a_changed_section_moves_to_the_end_and_the_ones_before_it_stay() -> None:
+    game = Game()
+    first = game.turn(fixed(knowledge="The lighthouse is old."))
+    second = game.turn(fixed(knowledge="The lighthouse is old."))
+    third = game.turn(fixed(knowledge="The customs house burned last spring."))
+    assert third.report.placement is not None and first.report.placement is not None
+    spots = {n: at for n, (at, _) in third.report.placement.sections.items()}
+    assert spots["knowledge"] == third.report.tail_depth == 5
+    assert {spots[n] for n in ("authors_note", "story_cards", "memories")} == {1}
+    # The new prompt differs from the previous one only from where the knowledge sat.
+    before, after = second.prompt(), third.prompt()
+    shared = common_prefix(before, after)
+    assert before[:shared].endswith("- Mara owes the harbourmaster." + SEPARATOR)
+    assert after[shared:].startswith("> You act (1).")
+    assert after.endswith("[Knowledge]\nThe customs house burned last spring.\n\n> You act (5).")
+    # Removed, a section changes the prompt from where it sat too.
+    fourth = game.turn(fixed(memories="- Mara sold the map."))
+    assert fourth.report.placement is not None
+    assert set(fourth.report.placement.sections) == {"authors_note", "story_cards", "memories"}
+    assert fourth.report.placement.sections["memories"][0] == 7
+    assert fourth.report.placement.sections["story_cards"][0] == 1
+
+
+def test_a_section_left_in_place_too_long_moves_to_the_end() -> None:
+    game = Game()
+    spots = []
+    for _ in range(MAX_FLOAT_ACTIONS):
+        built = game.turn()
+        assert built.report.placement is not None
+        back = built.report.tail_depth - built.report.placement.sections["memories"][0]
+        spots.append(back)
+    assert max(spots) <= MAX_FLOAT_ACTIONS
+    assert spots[0] == 0 and 0 in spots[1:]  # it came back to the end
+    assert spots[: MAX_FLOAT_ACTIONS // 2 + 1] == list(range(0, MAX_FLOAT_ACTIONS + 1, 2))
+
+
+def test_an_overflowing_history_drops_a_chunk_whole_actions_then_only_appends() -> None:
+    game = Game(budget=900)
+    drops = 0
+    previous: BuiltContext | None = None
+    for _ in range(40):
+        built = game.turn()
+        report = built.report
+        assert report.used <= report.budget
+        assert len(built.prompt()) <= report.budget  # the separators are charged too
+        assert report.history_cut is None  # never a part of an action
+        if previous is not None:
+            placement, before = report.placement, previous.report.placement
+            assert placement is not None and before is not None
+            if report.history_kept[0] == previous.report.history_kept[0]:
+                if placement.sections == before.sections:  # no section went stale
+                    assert built.prompt().startswith(previous.prompt())
+            else:
+                drops += 1
+                room = report.budget - report.used  # what the drop left free
+                history = next(s for s in report.sections if s.name == "history")
+                assert room >= (history.tokens + room) // CHUNK_FRACTION - 40
+        previous = built
+    # Each drop frees a chunk: several turns only append before the next one.
+    assert 3 <= drops <= 40 // 3
+
+
+def test_a_single_action_larger_than_all_the_room_keeps_its_end() -> None:
+    long = HistoryEntry(1, "narrator", "Waves. " * 200, 0)
+    built = build_context(
+        fixed(), [long], "", "> Go.", budget=400, counter=C, layout=CACHE, previous=None
+    )
+    assert built.report.history_cut == 1
+    assert built.history[0].text.endswith("Waves.")
+    assert len(built.prompt()) <= 400
+
+
+def test_a_changed_summary_or_history_start_places_everything_anew() -> None:
+    game = Game()
+    game.turn()
+    game.turn()
+    assert game.previous is not None
+    kept = game.previous
+    # As if the previous prompt had started its history before this one's.
+    game.previous = Placement(-5, kept.sections, kept.top)
+    built = game.turn()
+    assert built.report.placement is not None
+    assert {at for at, _ in built.report.placement.sections.values()} == {5}
+    assert game.turn().report.placement.sections["memories"][0] == 5  # type: ignore[union-attr]
+    sections = fixed()
+    sections[2] = Section("story_summary", "You came to Vell and paid the debt.")
+    built = game.turn(sections)  # a new Story Summary
+    assert built.report.placement is not None
+    assert {at for at, _ in built.report.placement.sections.values()} == {9}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_any_game_stays_within_its_budget_and_appends_when_nothing_moved(seed: int) -> None:
+    rng = random.Random(seed)
+    game = Game(budget=rng.randrange(500, 2500))
+    knowledge = "Vell's lighthouse."
+    for _ in range(30):
+        if rng.random() < 0.3:
+            knowledge = rng.choice(["Vell's lighthouse.", "The customs house.", ""])
+        memories = rng.choice(["- Mara owes a debt.", "- Mara owes a debt.\n- Oren lies."])
+        before = game.previous
+        built = game.turn(fixed(memories, knowledge), note=rng.choice(["", "Tense."]))
+        assert built.report.used <= built.report.budget
+        assert len(built.prompt()) <= built.report.budget
+        placement = built.report.placement
+        assert placement is not None
+        for at, _ in placement.sections.values():
+            assert built.report.tail_depth - at <= MAX_FLOAT_ACTIONS
+            assert placement.history_start is None or at >= placement.history_start
+        if before is not None and before.sections == placement.sections:
+            assert before.history_start == placement.history_start
+
+
+def test_a_placement_survives_the_insights_json_and_odd_data_is_ignored() -> None:
+    placement = Placement(4, {"memories": (9, "ab12"), "story_cards": (7, "cd34")}, "ef56")
+    data = {"name": "cache", **placement.public()}
+    assert Placement.from_public(data) == placement
+    assert Placement.from_public({"name": "classic"}) is None
+    assert Placement.from_public(None) is None
+    assert Placement.from_public({"name": "cache", "history_start_depth": "x"}) is None
+    odd = {"name": "cache", "history_start_depth": 2, "floating": {"m": {"at_depth": "1"}}}
+    assert Placement.from_public(odd) == Placement(2, {})
+
+
+def test_the_classic_layout_keeps_every_section_above_the_history() -> None:
+    built = build_context(
+        fixed(knowledge="Old."),
+        entries(9),
+        "Keep it tense.",
+        "> Go.",
+        budget=10_000,
+        counter=C,
+        layout=ContextLayout.CLASSIC,
+    )
+    assert "[Memories]" in built.system and "[Knowledge]" in built.system
+    assert built.report.placement is None
+    prompt = built.prompt()
+    # The Author's Note three actions before the end, as before.
+    assert prompt.index("[Author's Note:") < prompt.index("Something happens at step 6.")
+    assert prompt.index("[Author's Note:") > prompt.index("> You act (5).")
