@@ -29,12 +29,12 @@ def test_a_reply_shows_what_its_prompt_kept_and_what_was_evaluated(live: Live, p
         "prompt; evaluated, counted here)"
     )
     layout = dialog.locator("tr", has_text="Context layout").locator("td")
-    # The Author's Note and the scenario's cards went just before the player's action two
-    # actions ago, and stayed.
+    # The Author's Note and the scenario's cards head the short history (the opening and
+    # the first turn), and stayed there.
     floating = replies[1]["insights"]["layout"]["floating"]
-    assert {spot["actions_before_end"] for spot in floating.values()} == {2}
+    assert {spot["actions_before_end"] for spot in floating.values()} == {3}
     assert {"authors_note", "story_cards"} <= set(floating)
     expect(layout).to_have_text(
-        "cache (changes at its end, so the model's cache keeps the rest): Author's Note 2 back, "
-        "Story Cards 2 back"
+        "cache (changes at its end, so the model's cache keeps the rest): Author's Note 3 back, "
+        "Story Cards 3 back"
     )

@@ -59,7 +59,7 @@ def entries(count: int, start: int = 0) -> list[HistoryEntry]:
 class Game:
     """Turns of one story: each adds the player's last action and a reply to the history."""
 
-    def __init__(self, budget: int = 10_000, opening: int = 1) -> None:
+    def __init__(self, budget: int = 10_000, opening: int = MAX_FLOAT_ACTIONS + 1) -> None:
         self.budget = budget
         self.history = entries(opening)
         self.previous: Placement | None = None
@@ -100,16 +100,16 @@ def test_the_stable_sections_open_the_prompt_and_the_floating_ones_go_before_the
     )
     prompt = built.prompt()
     # Each floating section once, after the history, in FLOATING_ORDER, then the action.
-    marks = ["[Author's Note:", "[World]", "[Memories]", "[Knowledge]", "> You act (1)."]
+    marks = ["[Author's Note:", "[World]", "[Memories]", "[Knowledge]", "> You act (9)."]
     places = [prompt.index(mark) for mark in marks]
     assert places == sorted(places)
-    assert prompt.index("Something happens at step 0.") < places[0]
-    assert prompt.endswith("> You act (1).")
+    assert prompt.index("Something happens at step 8.") < places[0]
+    assert prompt.endswith("> You act (9).")
     assert built.report.layout is CACHE
     placement = built.report.placement
     assert placement is not None
     assert {name: at for name, (at, _) in placement.sections.items()} == {
-        name: 1 for name in FLOATING_ORDER
+        name: 9 for name in FLOATING_ORDER
     }
 
 
@@ -128,20 +128,20 @@ def test_a_changed_section_moves_to_the_end_and_the_ones_before_it_stay() -> Non
     third = game.turn(fixed(knowledge="The customs house burned last spring."))
     assert third.report.placement is not None and first.report.placement is not None
     spots = {n: at for n, (at, _) in third.report.placement.sections.items()}
-    assert spots["knowledge"] == third.report.tail_depth == 5
-    assert {spots[n] for n in ("authors_note", "story_cards", "memories")} == {1}
+    assert spots["knowledge"] == third.report.tail_depth == 13
+    assert {spots[n] for n in ("authors_note", "story_cards", "memories")} == {9}
     # The new prompt differs from the previous one only from where the knowledge sat.
     before, after = second.prompt(), third.prompt()
     shared = common_prefix(before, after)
     assert before[:shared].endswith("- Mara owes the harbourmaster." + SEPARATOR)
-    assert after[shared:].startswith("> You act (1).")
-    assert after.endswith("[Knowledge]\nThe customs house burned last spring.\n\n> You act (5).")
+    assert after[shared:].startswith("> You act (9).")
+    assert after.endswith("[Knowledge]\nThe customs house burned last spring.\n\n> You act (13).")
     # Removed, a section changes the prompt from where it sat too.
     fourth = game.turn(fixed(memories="- Mara sold the map."))
     assert fourth.report.placement is not None
     assert set(fourth.report.placement.sections) == {"authors_note", "story_cards", "memories"}
-    assert fourth.report.placement.sections["memories"][0] == 7
-    assert fourth.report.placement.sections["story_cards"][0] == 1
+    assert fourth.report.placement.sections["memories"][0] == 15
+    assert fourth.report.placement.sections["story_cards"][0] == 9
 
 
 def test_a_section_left_in_place_too_long_moves_to_the_end() -> None:
@@ -183,6 +183,32 @@ def test_an_overflowing_history_drops_a_chunk_whole_actions_then_only_appends() 
     assert 3 <= drops <= 40 // 3
 
 
+def test_with_a_short_history_the_floating_sections_head_it_and_outlast_its_drops() -> None:
+    game = Game(budget=420, opening=1)
+    built = game.turn()
+    prompt = built.prompt()
+    # At most MAX_FLOAT_ACTIONS actions of history: the sections go before all of it.
+    assert prompt.index("[Memories]") < prompt.index("Something happens at step 0.")
+    drops = kept = 0
+    previous = built
+    for _ in range(12):
+        built = game.turn()
+        dropped = built.report.history_kept[0] != previous.report.history_kept[0]
+        before, after = previous.report.placement, built.report.placement
+        assert before is not None and after is not None
+        if dropped and after.sections == before.sections:
+            drops += 1
+            # Older actions went, the sections stayed: the prompt is the same up to the
+            # history's new head.
+            head = built.history[0].text
+            shared = previous.prompt()[: previous.prompt().index(previous.history[0].text)]
+            assert built.prompt().startswith(shared)
+            assert built.prompt()[len(shared) :].startswith(head)
+            kept += 1
+        previous = built
+    assert drops >= 3 and kept == drops
+
+
 def test_a_single_action_larger_than_all_the_room_keeps_its_end() -> None:
     long = HistoryEntry(1, "narrator", "Waves. " * 200, 0)
     built = build_context(
@@ -203,13 +229,13 @@ def test_a_changed_summary_or_history_start_places_everything_anew() -> None:
     game.previous = Placement(-5, kept.sections, kept.top)
     built = game.turn()
     assert built.report.placement is not None
-    assert {at for at, _ in built.report.placement.sections.values()} == {5}
-    assert game.turn().report.placement.sections["memories"][0] == 5  # type: ignore[union-attr]
+    assert {at for at, _ in built.report.placement.sections.values()} == {13}
+    assert game.turn().report.placement.sections["memories"][0] == 13  # type: ignore[union-attr]
     sections = fixed()
     sections[2] = Section("story_summary", "You came to Vell and paid the debt.")
     built = game.turn(sections)  # a new Story Summary
     assert built.report.placement is not None
-    assert {at for at, _ in built.report.placement.sections.values()} == {9}
+    assert {at for at, _ in built.report.placement.sections.values()} == {17}
 
 
 @pytest.mark.parametrize("seed", range(6))

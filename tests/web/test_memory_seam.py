@@ -93,11 +93,10 @@ def test_a_turn_calls_the_memory_seam_in_order_and_uses_what_it_returns(
     assert query.exclude_action_ids == ()
     assert memory.events[3][1] == (reply_id, True, True)
     assert memory.events[5][1] == "narration"
-    # The Memories go just before the player's action (the ``cache`` layout's end).
-    last = double.requests[-1].body["messages"][-1]["content"]
-    assert "[Memories]\n- (established) Tamsin hid the brass key under the third step." in last
-    assert "- (inference) Maren seemed to know more than she said." in last
-    assert last.endswith("> You ask Maren.")
+    # The ``cache`` layout: the Memories head the short history (the opening).
+    head = double.requests[-1].body["messages"][1]["content"]
+    assert "[Memories]\n- (established) Tamsin hid the brass key under the third step." in head
+    assert "- (inference) Maren seemed to know more than she said." in head
     used = client.get(f"/api/actions/{reply_id}/insights").json()["memories"]
     assert [m["id"] for m in used["used"]] == [41, 42] and used["considered"] == 9
     assert used["used"][0]["final_score"] == 0.875

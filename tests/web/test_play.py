@@ -71,12 +71,13 @@ def test_a_turn_saves_the_action_and_the_reply_and_sends_a_budgeted_context(
     assert messages[0]["role"] == "system"
     assert "Write in second person" in messages[0]["content"]  # AI Instructions
     assert "The player's character: Tamsin Reed (she/her)." in messages[0]["content"]
-    assert "[World]" not in messages[0]["content"]  # the ``cache`` layout: cards float
-    last = messages[-1]
-    assert (
-        last["role"] == "user" and "[World]" in last["content"] and "Old Maren" in last["content"]
-    )
-    assert last["content"].endswith("\n\n> You ask Maren about the keepers.")
+    # The ``cache`` layout: the cards float in the history; this one is short (the opening),
+    # so they head it, in the first user message.
+    assert "[World]" not in messages[0]["content"]
+    head = messages[1]
+    assert head["role"] == "user" and "[World]" in head["content"]
+    assert "Old Maren" in head["content"]
+    assert messages[-1] == {"role": "user", "content": "> You ask Maren about the keepers."}
     assert request["max_tokens"] == 200 and request["stream"] is True
     insights = client.get(f"/api/actions/{body['reply']['id']}/insights").json()
     sections = {s["name"]: s for s in insights["sections"]}
@@ -293,5 +294,9 @@ def test_every_section_in_insights_says_why_it_is_there(
     ]
     assert all(s["reason"] for s in sections), [s["name"] for s in sections if not s["reason"]]
     note = next(s for s in sections if s["name"] == "authors_note")
-    # The ``cache`` layout: placed just before the player's action this first turn.
-    assert note["tokens"] > 0 and note["reason"].endswith("just before the player's action")
+    # The ``cache`` layout: heading the short history (the opening), one action back.
+    assert note["tokens"] > 0
+    assert (
+        note["reason"]
+        == "the adventure's Author's Note; 1 action before the end, heading the history"
+    )

@@ -12,13 +12,15 @@ Invariants:
     keeps the rest. The stable sections (AI Instructions, Plot Essentials, Story
     Summary) open it; the history follows; the floating sections (Author's Note,
     Story Cards, Memories, Knowledge, in ``FLOATING_ORDER``) go in the history.
-    Given the previous prompt's ``Placement``, a floating section whose text is
-    unchanged stays before the action it went before, so the next turn only
-    appends; a section that changed, or is more than ``MAX_FLOAT_ACTIONS``
-    actions back, moves just before the player's action, and so does every
-    section after the first point where the prompt changed (it is evaluated again
-    anyway, and is freshest at the end); sections at one place keep
-    ``FLOATING_ORDER``. The history keeps the previous prompt's
+    Given the previous prompt's ``Placement``, everything before the first point
+    where the prompt changes (a floating section whose text changed or that is
+    more than ``MAX_FLOAT_ACTIONS`` actions back, the history's first action, the
+    stable sections) stays where it was, so a turn that changes nothing only
+    appends; the floating sections after that point are evaluated again anyway
+    and are placed anew: just before the player's action, or at the head of a
+    history of at most ``MAX_FLOAT_ACTIONS`` actions that is evaluated again
+    whole (there older actions' drops do not move them). Sections at one place
+    keep ``FLOATING_ORDER``. The history keeps the previous prompt's
     first action while it fits; when it overflows, it drops the oldest actions
     until a ``CHUNK_FRACTION`` of its room is free, so several turns only append
     again, and it never starts with a part of an action (unless a single action
@@ -182,6 +184,15 @@ class ContextReport:
     layout: ContextLayout = ContextLayout.CLASSIC
     placement: Placement | None = None  # ``cache`` only
     tail_depth: int = 0  # the depth just after the history: where the player's action is
+
+    def actions_back(self, name: str) -> int | None:
+        """How many actions before the player's action a floating section went (0: just
+        before it); one heading the history is as far back as the history's first action."""
+        if self.placement is None or name not in self.placement.sections:
+            return None
+        at = self.placement.sections[name][0]
+        start = self.placement.history_start
+        return self.tail_depth - (at if start is None else max(at, start))
 
 
 @dataclass
@@ -461,25 +472,43 @@ def _place(
     previous: Placement | None,
     top: str,
 ) -> Placement:
-    """Where each floating section goes this turn (see the module docstring). When the
-    prompt changes above the history (the stable sections, or where the history starts),
-    all of it is evaluated again: every floating section goes to the end."""
+    """Where each floating section goes this turn (see the module docstring).
+
+    Positions are (depth, order): a section at depth ``at`` goes before the first kept
+    action at or after ``at``, so one at or before the history's first action heads the
+    history and stays there when older actions are dropped. The first position where this
+    prompt differs from the previous one is found; what is before it stays. The rest is
+    evaluated again anyway, and goes where it serves best: to the head of the history when
+    the whole history is evaluated again and holds at most ``MAX_FLOAT_ACTIONS`` actions
+    (a short history turns over each turn: there a section is safest from its drops and
+    still near the end), else just before the player's action."""
     start = _depth(kept[0]) if kept else tail
     digests = {name: digest(text) for name, text in floating.items()}
     first = start if kept else None
-    if previous is None or previous.history_start != first or previous.top != top:
-        return Placement(first, {n: (tail, d) for n, d in digests.items()}, top)
-    # The first place where the prompt differs from the previous one: (depth, order) of the
-    # first floating section that changed, went, or went stale. What is before it stays.
-    changed_at = (tail, 0)
+    short = len(kept) <= MAX_FLOAT_ACTIONS
+    if previous is None or previous.top != top:
+        home = start if short else tail
+        return Placement(first, {n: (home, d) for n, d in digests.items()}, top)
+    old_start = previous.history_start if previous.history_start is not None else -1
+    everything = len(FLOATING_ORDER) + 1  # past any section at one depth: an action there
+
+    def position(at: int, name: str) -> tuple[int, int]:
+        return (max(at, old_start), _order(name))
+
+    changed_at = (tail + 1, 0)  # the first position that differs; past the end: none
+    if previous.history_start != first:
+        changed_at = (old_start, everything)  # the previous history's first action
     for name, (at, old) in previous.sections.items():
-        if digests.get(name) != old or not start <= at <= tail or tail - at > MAX_FLOAT_ACTIONS:
-            changed_at = min(changed_at, (at, _order(name)))
+        # How far back it is: a section heading the history is as far back as its head.
+        back = tail - max(at, start)
+        if digests.get(name) != old or at > tail or back > MAX_FLOAT_ACTIONS:
+            changed_at = min(changed_at, position(at, name))
+    home = start if short and changed_at <= (old_start, everything) else tail
     spots = {}
     for name, new in digests.items():
         old_spot = previous.sections.get(name)
         keep = (
-            old_spot is not None and old_spot[1] == new and (old_spot[0], _order(name)) < changed_at
+            old_spot is not None and old_spot[1] == new and position(old_spot[0], name) < changed_at
         )
-        spots[name] = (old_spot[0] if keep and old_spot else tail, new)
-    return Placement(start, spots, top)
+        spots[name] = (old_spot[0] if keep and old_spot else home, new)
+    return Placement(first, spots, top)

@@ -148,19 +148,24 @@ def layout(report: ContextReport) -> dict[str, Any]:
     out: dict[str, Any] = {"name": report.layout.value}
     if report.placement is not None:
         out.update(report.placement.public())
-        for spot in out["floating"].values():
-            spot["actions_before_end"] = report.tail_depth - spot["at_depth"]
+        for name, spot in out["floating"].items():
+            spot["actions_before_end"] = report.actions_back(name)
     return out
 
 
 def _floating_reason(name: str, reason: str, report: ContextReport) -> str:
-    spot = report.placement.sections.get(name) if report.placement else None
+    back = report.actions_back(name)
     if name == "authors_note":
         reason = "the adventure's Author's Note"
-    if spot is None:
+    if back is None:
         return reason
-    back = report.tail_depth - spot[0]
-    where = "just before the player's action" if back == 0 else f"{back} actions before the end"
+    if back == 0:
+        return f"{reason}; just before the player's action"
+    where = f"{back} action{'' if back == 1 else 's'} before the end"
+    if report.placement is not None and report.placement.sections[name][0] <= (
+        report.placement.history_start or 0
+    ):
+        where += ", heading the history"
     return f"{reason}; {where}"
 
 
