@@ -17,6 +17,7 @@ from talekeeper.core.tokens import CharCounter
 from talekeeper.services.context import (
     CHUNK_FRACTION,
     FLOATING_ORDER,
+    HEAD_SECTIONS,
     MAX_FLOAT_ACTIONS,
     SEPARATOR,
     BuiltContext,
@@ -65,7 +66,10 @@ class Game:
         self.previous: Placement | None = None
 
     def turn(
-        self, sections: list[Section] | None = None, note: str = "Keep it tense."
+        self,
+        sections: list[Section] | None = None,
+        note: str = "Keep it tense.",
+        rebuilt: list[Section] | None = None,
     ) -> BuiltContext:
         depth = len(self.history)
         built = build_context(
@@ -77,6 +81,7 @@ class Game:
             counter=C,
             layout=CACHE,
             previous=self.previous,
+            rebuilt=rebuilt,
         )
         self.previous = built.report.placement
         self.history = self.history + entries(2, depth)  # the action, then the reply
@@ -99,8 +104,10 @@ def test_the_stable_sections_open_the_prompt_and_the_floating_ones_go_before_the
         "[Story Summary]\nYou came to Vell to pay a debt."
     )
     prompt = built.prompt()
-    # Each floating section once, after the history, in FLOATING_ORDER, then the action.
-    marks = ["[Author's Note:", "[World]", "[Memories]", "[Knowledge]", "> You act (9)."]
+    # The Story Cards head the history; the other floating sections follow it, in
+    # FLOATING_ORDER, then the action.
+    assert prompt.index("[World]") < prompt.index("Something happens at step 0.")
+    marks = ["[Author's Note:", "[Memories]", "[Knowledge]", "> You act (9)."]
     places = [prompt.index(mark) for mark in marks]
     assert places == sorted(places)
     assert prompt.index("Something happens at step 8.") < places[0]
@@ -109,7 +116,9 @@ def test_the_stable_sections_open_the_prompt_and_the_floating_ones_go_before_the
     placement = built.report.placement
     assert placement is not None
     assert {name: at for name, (at, _) in placement.sections.items()} == {
-        name: 9 for name in FLOATING_ORDER
+        name: 0 if name in HEAD_SECTIONS else 9
+        for name in FLOATING_ORDER
+        if name != "story_cards_new"
     }
 
 
@@ -129,7 +138,7 @@ def test_a_changed_section_moves_to_the_end_and_the_ones_before_it_stay() -> Non
     assert third.report.placement is not None and first.report.placement is not None
     spots = {n: at for n, (at, _) in third.report.placement.sections.items()}
     assert spots["knowledge"] == third.report.tail_depth == 13
-    assert {spots[n] for n in ("authors_note", "story_cards", "memories")} == {9}
+    assert {spots[n] for n in ("authors_note", "memories")} == {9} and spots["story_cards"] == 0
     # The new prompt differs from the previous one only from where the knowledge sat.
     before, after = second.prompt(), third.prompt()
     shared = common_prefix(before, after)
@@ -141,7 +150,7 @@ def test_a_changed_section_moves_to_the_end_and_the_ones_before_it_stay() -> Non
     assert fourth.report.placement is not None
     assert set(fourth.report.placement.sections) == {"authors_note", "story_cards", "memories"}
     assert fourth.report.placement.sections["memories"][0] == 15
-    assert fourth.report.placement.sections["story_cards"][0] == 9
+    assert fourth.report.placement.sections["story_cards"][0] == 0
 
 
 def test_a_section_left_in_place_too_long_moves_to_the_end() -> None:
@@ -228,14 +237,18 @@ def test_a_changed_summary_or_history_start_places_everything_anew() -> None:
     # As if the previous prompt had started its history before this one's.
     game.previous = Placement(-5, kept.sections, kept.top)
     built = game.turn()
-    assert built.report.placement is not None
-    assert {at for at, _ in built.report.placement.sections.values()} == {13}
-    assert game.turn().report.placement.sections["memories"][0] == 13  # type: ignore[union-attr]
+
+    def spots(built: BuiltContext) -> dict[str, int]:
+        assert built.report.placement is not None
+        return {name: at for name, (at, _) in built.report.placement.sections.items()}
+
+    # The cards at the history's head (depth 0), the rest just before the action.
+    assert spots(built) == {"story_cards": 0, "authors_note": 13, "memories": 13}
+    assert spots(game.turn())["memories"] == 13
     sections = fixed()
     sections[2] = Section("story_summary", "You came to Vell and paid the debt.")
     built = game.turn(sections)  # a new Story Summary
-    assert built.report.placement is not None
-    assert {at for at, _ in built.report.placement.sections.values()} == {17}
+    assert spots(built) == {"story_cards": 0, "authors_note": 17, "memories": 17}
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -253,9 +266,13 @@ def test_any_game_stays_within_its_budget_and_appends_when_nothing_moved(seed: i
         assert len(built.prompt()) <= built.report.budget
         placement = built.report.placement
         assert placement is not None
-        for at, _ in placement.sections.values():
-            assert built.report.tail_depth - at <= MAX_FLOAT_ACTIONS
-            assert placement.history_start is None or at >= placement.history_start
+        for name, (at, _) in placement.sections.items():
+            back = built.report.actions_back(name)
+            assert back is not None and 0 <= back <= built.report.tail_depth
+            if name in HEAD_SECTIONS:  # heading the history, however long it is
+                assert placement.history_start is None or at <= placement.history_start
+            else:
+                assert back <= MAX_FLOAT_ACTIONS
         if before is not None and before.sections == placement.sections:
             assert before.history_start == placement.history_start
 
@@ -287,3 +304,41 @@ def test_the_classic_layout_keeps_every_section_above_the_history() -> None:
     # The Author's Note three actions before the end, as before.
     assert prompt.index("[Author's Note:") < prompt.index("Something happens at step 6.")
     assert prompt.index("[Author's Note:") > prompt.index("> You act (5).")
+
+
+def test_new_cards_go_to_the_end_and_the_held_ones_change_only_when_the_history_moves() -> None:
+    game = Game(budget=760)
+    mara = Section("story_cards", "Mara: a smuggler.")
+    both = Section("story_cards", "Mara: a smuggler.\nOren: a guard of the customs house.")
+    oren = Section("story_cards_new", "Oren: a guard of the customs house.")
+    rebuilt = [both, Section("story_cards_new", "")]
+
+    def sections(*cards: Section) -> list[Section]:
+        return [s for s in fixed() if s.name != "story_cards"] + list(cards)
+
+    first = game.turn(sections(mara), rebuilt=[mara, Section("story_cards_new", "")])
+    prompts, rebuilds = [first], []
+    for _ in range(12):
+        # As the engine does: the cards held are the previous prompt's section.
+        held = (mara, oren) if not rebuilds else (both,)
+        built = game.turn(sections(*held), rebuilt=rebuilt)
+        before = prompts[-1]
+        moved = built.report.history_kept[0] != before.report.history_kept[0]
+        # Rebuilt exactly on the turns whose history's head moved: the whole history is
+        # evaluated again then anyway.
+        assert built.report.rebuilt == moved
+        text = built.prompt()
+        if built.report.rebuilt:
+            rebuilds.append(built)
+            assert "[World]\nMara: a smuggler.\nOren: a guard" in text
+            assert text.count("Oren: a guard") == 1
+        elif not rebuilds:
+            # Held as it was, heading the history; the new card near the end.
+            head = text.index("[World]\nMara: a smuggler.\n\n")
+            assert head < text.index(built.history[0].text) < text.rindex("[World]\nOren")
+            assert text.startswith(before.prompt()[: before.prompt().index("[Author's Note")])
+        prompts.append(built)
+    assert rebuilds, "the game must drop older actions at least once"
+    # Once rebuilt, the held section has both and no new-cards section is needed.
+    after = rebuilds[-1].report.placement
+    assert after is not None and "story_cards_new" not in after.sections

@@ -120,11 +120,12 @@ def test_insights_shows_always_on_cards_first_and_the_secondary_keywords_that_he
     ).json()["reply"]
     sent = "\n\n".join(m["content"] for m in _chat_request(double))  # wherever it went
     world = sent[sent.index("[World]") :].splitlines()
-    assert world[1:4] == [
-        "Rules (lore): Nobody swims at night.",
-        "Harbour (location): Wet stone.",
-        "Storm (lore): Storms come from the west.",
-    ]
+    # The ``cache`` layout: the cards the history's head held stay as they were; the card
+    # fired since goes in a section of its own before the player's action.
+    assert world[1:3] == ["Rules (lore): Nobody swims at night.", "Harbour (location): Wet stone."]
+    assert sent.endswith(
+        "[World]\nStorm (lore): Storms come from the west.\n\n> You run from the sea."
+    )
     first = client.get(f"/api/actions/{reply['id']}/insights").json()
     assert [c["name"] for c in first["cards"]] == ["Rules", "Harbour"]
     later = client.get(f"/api/actions/{second['id']}/insights").json()

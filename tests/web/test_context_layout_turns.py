@@ -68,7 +68,13 @@ def test_a_long_game_evaluates_little_of_each_prompt_and_classic_evaluates_nearl
         assert one["layout"]["name"] == "cache"
         floating = one["layout"]["floating"]
         assert {"authors_note", "story_cards"} <= set(floating)
-        assert all(0 <= spot["actions_before_end"] <= 8 for spot in floating.values())
+        # The cards head the history; the rest stay within 8 actions of its end.
+        assert floating["story_cards"]["actions_before_end"] == one["history"]["kept"]
+        assert all(
+            0 <= spot["actions_before_end"] <= 8
+            for name, spot in floating.items()
+            if name != "story_cards"
+        )
     # A turn whose history start and floating sections stayed put only appended.
     for before, after in zip(cached, cached[1:], strict=False):
         same_start = (
@@ -104,3 +110,48 @@ def test_the_layout_setting_takes_only_its_values(client: TestClient) -> None:
     assert "TALEKEEPER_CONTEXT_LAYOUT" in message and "cache" in message and "classic" in message
     described = {s["key"]: s for s in client.get("/api/settings").json()["settings"]}
     assert described["context_layout"]["choices"] == ["cache", "classic"]
+
+
+def test_cards_held_by_the_history_head_stay_until_it_moves_and_new_ones_go_last(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = client.post("/api/adventures", json={"title": "Lamps"}).json()["id"]
+    for name, keyword in (("Lantern", "lantern"), ("Harbour", "harbour")):
+        card = {"type": "lore", "name": name, "keywords": [keyword], "entry": f"The {keyword}."}
+        assert client.post(f"/api/adventures/{aid}/cards", json=card).status_code == 201
+
+    def turn(text: str) -> dict[str, Any]:
+        double.script("The wind moves the reeds.")
+        answer = client.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": text})
+        assert answer.status_code == 200, answer.text
+        insights: dict[str, Any] = answer.json()["insights"]
+        return insights
+
+    def cards(insights: dict[str, Any]) -> dict[str, str]:
+        return {c["name"]: c["where"] for c in insights["cards"]}
+
+    assert cards(turn("light the lantern")) == {"Lantern": "input"}
+    for n in range(4):  # the keyword leaves the six actions that fire a card
+        later = turn(f"walk on {n}")
+    # Still held at the history's head (nothing was dropped), as fired earlier.
+    assert cards(later) == {"Lantern": "earlier"}
+    reason = next(s for s in later["sections"] if s["name"] == "story_cards")["reason"]
+    assert reason == (
+        "Lantern: fired earlier in the scene, kept while the history holds; "
+        "8 actions before the end, heading the history"
+    )
+    newer = turn("look at the harbour")
+    assert cards(newer) == {"Lantern": "earlier", "Harbour": "input"}
+    new_section = next(s for s in newer["sections"] if s["name"] == "story_cards_new")
+    assert new_section["text"] == "[World]\nHarbour (lore): The harbour."
+    chats = [
+        r for r in double.requests if r.path == "/v1/chat/completions" and r.body.get("stream")
+    ]
+    sent = chats[-1].body["messages"]
+    assert sent[-1]["content"].endswith(
+        "[World]\nHarbour (lore): The harbour.\n\n> You look at the harbour."
+    )
+    assert "Lantern (lore)" in sent[1]["content"]  # heading the history
+    # The classic layout holds only what fires now.
+    assert client.patch("/api/settings", json={"context_layout": "classic"}).status_code == 200
+    assert cards(turn("walk on")) == {"Harbour": "story"}

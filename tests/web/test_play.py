@@ -288,6 +288,7 @@ def test_every_section_in_insights_says_why_it_is_there(
         "memories",
         "story_cards",
         "knowledge",
+        "story_cards_new",  # the ``cache`` layout's
         "history",
         "authors_note",
         "player_action",

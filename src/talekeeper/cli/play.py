@@ -247,6 +247,8 @@ class Terminal:
         for card in data["cards"]:
             if card.get("always_on"):
                 self.say(f"  card {card['name']}: always on")
+            elif card.get("where") == "earlier":
+                self.say(f"  card {card['name']}: fired earlier, kept while the history holds")
             else:
                 self.say(f"  card {card['name']}: '{card['keyword']}' in the {card['where']}")
         for memory in data["memories"]["used"]:

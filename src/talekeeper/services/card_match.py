@@ -33,7 +33,10 @@ from typing import Literal, NamedTuple
 
 MATCHERS_KEPT = 4  # card sets whose matcher stays built: the adventures being played now
 
-Where = Literal["input", "story"]
+# Where a keyword was found: the player's input, the recent story, or (``earlier``: a card
+# the context layout ``cache`` keeps heading the history after its keyword left the recent
+# story, until the history moves) the story before.
+Where = Literal["input", "story", "earlier"]
 WORD = re.compile(r"\w+")
 # Scripts whose words are not set apart by spaces, so ``\w`` joins a keyword to its
 # neighbours: Thai, Hangul (jamo, compatibility jamo, syllables), the ideographic marks

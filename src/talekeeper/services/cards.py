@@ -146,6 +146,8 @@ class FiredCard:
     def reason(self) -> str:
         if self.always:
             return f"{self.card.name}: always on"
+        if self.where == "earlier":
+            return f"{self.card.name}: fired earlier in the scene, kept while the history holds"
         said = f"{self.card.name}: '{self.keyword}' in the {self.where}"
         if not self.card.secondary_keywords:
             return said
@@ -226,6 +228,28 @@ def fired_in(
 ) -> list[FiredCard]:
     """The cards of an adventure that fire by their keywords (``turn_cards``' ``fired``)."""
     return turn_cards(session, adventure_id, recent_story, player_input, always_on=False).fired
+
+
+def held_cards(
+    session: Session, adventure_id: int, section: list[FiredCard], held: list[int]
+) -> tuple[list[FiredCard], list[FiredCard]]:
+    """(the cards a Story Cards section held, as they stand; the cards of ``section`` it did
+    not hold). A held card that no longer fires is kept as fired ``earlier``; one deleted
+    since is gone."""
+    current = {f.card.id: f for f in section}
+    missing = [card_id for card_id in held if card_id not in current]
+    read: dict[int, CardView] = {}
+    if missing:
+        query = select(StoryCard).where(
+            StoryCard.adventure_id == adventure_id, StoryCard.id.in_(missing)
+        )
+        read = {row.id: CardView.of(row) for row in session.scalars(query)}
+    kept = [
+        current[i] if i in current else FiredCard(read[i], "", "earlier")
+        for i in held
+        if i in current or i in read
+    ]
+    return kept, [f for f in section if f.card.id not in set(held)]
 
 
 def cards_section(cards: list[FiredCard]) -> tuple[str, str]:

@@ -62,11 +62,17 @@ FIXED_ORDER = (
     "memories",
     "story_cards",
     "knowledge",
+    "story_cards_new",  # ``cache`` only: the cards fired since a card last left
 )
 STABLE_ORDER = ("ai_instructions", "plot_essentials", "story_summary")  # ``cache``: the top
 # ``cache``: the sections that float in the history, the least likely to change first (the
 # Author's Note is set by hand; cards follow the scene; memories and knowledge the action).
-FLOATING_ORDER = ("authors_note", "story_cards", "memories", "knowledge")
+FLOATING_ORDER = ("story_cards", "authors_note", "memories", "knowledge", "story_cards_new")
+# ``cache``: floating sections that always head the history (the cards describe the scene's
+# world, as a lorebook's entries do at the top; they change when the scene does): placed at
+# its first action and never stale, so a turn that only appends or drops older actions
+# leaves them as they were.
+HEAD_SECTIONS = ("story_cards",)
 # A floating section left in place goes no further back than this many actions (a few
 # turns): far enough that most turns only append, near enough to steer the reply.
 MAX_FLOAT_ACTIONS = 8
@@ -77,6 +83,7 @@ CHUNK_FRACTION = 3
 # Cut first when the fixed sections alone overflow: the least essential first.
 TRIM_ORDER = (
     "knowledge",
+    "story_cards_new",
     "story_cards",
     "memories",
     "story_summary",
@@ -89,6 +96,7 @@ TITLES = {
     "story_summary": "Story Summary",
     "memories": "Memories",
     "story_cards": "World",
+    "story_cards_new": "World",
     "knowledge": "Knowledge",
     "authors_note": "Author's Note",
 }
@@ -184,6 +192,7 @@ class ContextReport:
     layout: ContextLayout = ContextLayout.CLASSIC
     placement: Placement | None = None  # ``cache`` only
     tail_depth: int = 0  # the depth just after the history: where the player's action is
+    rebuilt: bool = False  # ``cache``: the ``rebuilt`` sections were used
 
     def actions_back(self, name: str) -> int | None:
         """How many actions before the player's action a floating section went (0: just
@@ -282,10 +291,44 @@ def build_context(
     entry_overhead: int = 0,
     layout: ContextLayout = ContextLayout.CLASSIC,
     previous: Placement | None = None,
+    rebuilt: list[Section] | None = None,
 ) -> BuiltContext:
     """``entry_overhead``: tokens a chat template adds around each message (role markers);
     every part is charged it, so the rendered messages stay within ``budget``.
-    ``previous``: where the previous prompt put things (``cache`` keeps what it can)."""
+    ``previous``: where the previous prompt put things (``cache`` keeps what it can).
+    ``rebuilt``: sections that replace their namesakes (an empty one removes it) on a turn
+    whose whole history is evaluated again anyway (``cache``: the Story Cards heading the
+    history are brought up to date only then; ``ContextReport.rebuilt`` says which)."""
+    args = (history, authors_note, player_action, budget, counter, entry_overhead, layout)
+    built = _build(fixed, *args, previous)
+    if layout is not ContextLayout.CACHE or not rebuilt:
+        return built
+    placement = built.report.placement
+    if (
+        previous is not None
+        and placement is not None
+        and placement.history_start == previous.history_start
+        and placement.top == previous.top
+    ):
+        return built  # the history's head stayed: the held sections stay too
+    names = {s.name for s in rebuilt}
+    fresh = [s for s in fixed if s.name not in names] + [s for s in rebuilt if s.text]
+    built = _build(fresh, *args, previous)
+    built.report.rebuilt = True
+    return built
+
+
+def _build(
+    fixed: list[Section],
+    history: list[HistoryEntry],
+    authors_note: str,
+    player_action: str,
+    budget: int,
+    counter: TokenCounter,
+    entry_overhead: int,
+    layout: ContextLayout,
+    previous: Placement | None,
+) -> BuiltContext:
     report = ContextReport(budget=budget, layout=layout)
     by_name = {s.name: s for s in fixed}
     rendered = {name: render_fixed(by_name[name]) for name in FIXED_ORDER if name in by_name}
@@ -481,14 +524,19 @@ def _place(
     evaluated again anyway, and goes where it serves best: to the head of the history when
     the whole history is evaluated again and holds at most ``MAX_FLOAT_ACTIONS`` actions
     (a short history turns over each turn: there a section is safest from its drops and
-    still near the end), else just before the player's action."""
+    still near the end), else just before the player's action. ``HEAD_SECTIONS`` always
+    head the history."""
     start = _depth(kept[0]) if kept else tail
     digests = {name: digest(text) for name, text in floating.items()}
     first = start if kept else None
     short = len(kept) <= MAX_FLOAT_ACTIONS
+
+    def anew(name: str, home: int) -> int:
+        return start if name in HEAD_SECTIONS else home
+
     if previous is None or previous.top != top:
         home = start if short else tail
-        return Placement(first, {n: (home, d) for n, d in digests.items()}, top)
+        return Placement(first, {n: (anew(n, home), d) for n, d in digests.items()}, top)
     old_start = previous.history_start if previous.history_start is not None else -1
     everything = len(FLOATING_ORDER) + 1  # past any section at one depth: an action there
 
@@ -500,8 +548,8 @@ def _place(
         changed_at = (old_start, everything)  # the previous history's first action
     for name, (at, old) in previous.sections.items():
         # How far back it is: a section heading the history is as far back as its head.
-        back = tail - max(at, start)
-        if digests.get(name) != old or at > tail or back > MAX_FLOAT_ACTIONS:
+        stale = name not in HEAD_SECTIONS and tail - max(at, start) > MAX_FLOAT_ACTIONS
+        if digests.get(name) != old or at > tail or stale:
             changed_at = min(changed_at, position(at, name))
     home = start if short and changed_at <= (old_start, everything) else tail
     spots = {}
@@ -510,5 +558,5 @@ def _place(
         keep = (
             old_spot is not None and old_spot[1] == new and position(old_spot[0], name) < changed_at
         )
-        spots[name] = (old_spot[0] if keep and old_spot else home, new)
+        spots[name] = (old_spot[0] if keep and old_spot else anew(name, home), new)
     return Placement(first, spots, top)

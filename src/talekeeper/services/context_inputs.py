@@ -19,12 +19,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from talekeeper.core.errors import ConfigurationError
 from talekeeper.core.lineage import Lineage
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.providers.base import CompletionRequest, Message
-from talekeeper.services.cards import CARD_SCAN_ACTIONS, FiredCard, cards_section, turn_cards
+from talekeeper.services.cards import (
+    CARD_SCAN_ACTIONS,
+    FiredCard,
+    cards_section,
+    held_cards,
+    turn_cards,
+)
 from talekeeper.services.context import (
     BuiltContext,
     ContextLayout,
@@ -91,6 +98,10 @@ class ContextInputs:
     more_history: bool  # older actions exist that were not even read
     knowledge_sources: list[int] = field(default_factory=list)  # the attached sources
     knowledge_top_k: int = 0
+    # ``cache``: the Story Cards section's cards (``cards`` holds them, then the newly fired
+    # ones), and the section's cards when the whole history is evaluated again anyway.
+    cards_held: list[int] = field(default_factory=list)
+    cards_rebuilt: list[FiredCard] = field(default_factory=list)
     layout: ContextLayout = ContextLayout.CLASSIC
     previous: Placement | None = None  # where the previous prompt on this path put things
     built: BuiltContext | None = field(default=None)
@@ -120,11 +131,23 @@ class ContextInputs:
             entry_overhead=CHAT_MESSAGE_OVERHEAD if self.mode == "chat" else 0,
             layout=self.layout,
             previous=self.previous,
+            rebuilt=self._rebuilt_cards(),
         )
+        if self.built.report.rebuilt:
+            self.cards = list(self.cards_rebuilt)
+            self.cards_held = [f.card.id for f in self.cards]
         _note_dropped_evidence(retrieval, self.built, variants)
         if knowledge is not None:
             _note_dropped_passages(knowledge, self.built, passages)
         return self.built
+
+    def _rebuilt_cards(self) -> list[Section] | None:
+        """``cache``: the Story Cards as they fire now, for a turn whose whole history is
+        evaluated again anyway (until then the section keeps the cards it held)."""
+        if self.layout is not ContextLayout.CACHE:
+            return None
+        text, reason = cards_section(self.cards_rebuilt)
+        return [Section("story_cards", text, reason), Section("story_cards_new", "")]
 
     def request(self, models: ModelSet) -> CompletionRequest:
         assert self.built is not None, "build() first"
@@ -185,7 +208,10 @@ def _memory_reason(retrieval: Retrieval) -> str:
     return f"{len(retrieval.used)} of {retrieval.considered} memories considered"
 
 
-def fixed_sections(adventure: Adventure, cards: list[FiredCard], summary: str) -> list[Section]:
+def fixed_sections(
+    adventure: Adventure, cards: list[FiredCard], summary: str, new: list[FiredCard] | None = None
+) -> list[Section]:
+    """``new``: the ``cache`` layout's newly fired cards, in a section of their own."""
     persona = persona_line(adventure)
     essentials = "\n".join(p for p in (adventure.plot_essentials.strip(), persona) if p)
     instructions = adventure.ai_instructions.strip()
@@ -199,6 +225,7 @@ def fixed_sections(adventure: Adventure, cards: list[FiredCard], summary: str) -
         Section("plot_essentials", essentials, "Plot Essentials and the player's persona"),
         Section("story_summary", summary, "the Story Summary in force on this path"),
         Section("story_cards", cards_text, cards_reason),
+        Section("story_cards_new", *cards_section(new or [])),
     ]
 
 
@@ -263,6 +290,11 @@ def gather(
     recent = [rendered for _, rendered in rows[-(CARD_SCAN_ACTIONS - 1) :]]
     recent_text = "\n".join([*recent, rendered_action])
     cards = turn_cards(story.session, story.adventure.id, recent_text, player_text)
+    previous = previous_snapshot(story, rows, retry_of)
+    held, new = cards.section, list[FiredCard]()
+    held_ids = _held_ids(previous)
+    if models.context_layout is ContextLayout.CACHE and held_ids is not None:
+        held, new = held_cards(story.session, story.adventure.id, cards.section, held_ids)
     scene = scene_for(story.adventure, cards.fired, recent_text)
     query_input, query_context = query_texts(player_text, scene, newest_narration, counter)
     lineage = story.lineage()
@@ -274,7 +306,7 @@ def gather(
         lineage=lineage,
         base_head_id=head_id,
         retry_of=retry_of.id if retry_of else None,
-        fixed=fixed_sections(story.adventure, cards.section, summary.text if summary else ""),
+        fixed=fixed_sections(story.adventure, held, summary.text if summary else "", new),
         history=[
             HistoryEntry(r.id, "narrator" if r.type == NARRATION else "player", rendered, r.depth)
             for r, rendered in rows
@@ -286,7 +318,9 @@ def gather(
         bank=story.adventure.memory_bank,
         scene=scene,
         fired=cards.fired,
-        cards=cards.section,
+        cards=held + new,
+        cards_rebuilt=cards.section,
+        cards_held=[f.card.id for f in held],
         budget=budget,
         counter=counter,
         mode=models.mode,
@@ -296,16 +330,16 @@ def gather(
         knowledge_sources=knowledge_sources,
         knowledge_top_k=models.knowledge_top_k,
         layout=models.context_layout,
-        previous=previous_placement(story, rows, retry_of),
+        previous=Placement.from_public(previous.get("layout")) if previous else None,
     )
 
 
-def previous_placement(
+def previous_snapshot(
     story: Story, rows: list[tuple[ActionText, str]], retry_of: Action | None
-) -> Placement | None:
-    """Where the prompt of the newest reply on this path put things (for a retry: the reply
-    being retried, whose prompt was the last one sent for this place in the story). The
-    Insights snapshot saved with that reply recorded it."""
+) -> dict[str, Any] | None:
+    """The Insights snapshot of the newest reply on this path (for a retry: the reply being
+    retried, whose prompt was the last one sent for this place in the story): it records
+    where that prompt put things and which cards it held."""
     reply_id = retry_of.id if retry_of else None
     if reply_id is None:
         reply_id = next((r.id for r, _ in reversed(rows) if r.type == NARRATION), None)
@@ -316,4 +350,18 @@ def previous_placement(
         data = json.loads(snapshot.data)
     except ValueError:
         return None
-    return Placement.from_public(data.get("layout") if isinstance(data, dict) else None)
+    return data if isinstance(data, dict) else None
+
+
+def _ids(value: object) -> list[int]:
+    if not isinstance(value, list):
+        return []
+    return [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+
+
+def _held_ids(snapshot: dict[str, Any] | None) -> list[int] | None:
+    """The previous prompt's Story Cards section (``cache``), or None: none is known."""
+    layout = snapshot.get("layout") if snapshot else None
+    if not isinstance(layout, dict) or not isinstance(layout.get("cards_held"), list):
+        return None
+    return _ids(layout["cards_held"])

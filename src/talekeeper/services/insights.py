@@ -43,6 +43,7 @@ SECTION_TITLES = {
     **TITLES,
     "ai_instructions": "AI Instructions",
     "story_cards": "Story Cards",
+    "story_cards_new": "Story Cards, newly fired",
     "history": "Recent history",
     "player_action": "Player's action",
 }
@@ -58,6 +59,8 @@ EMPTY_REASONS = {
     "story_cards": "no card is always on, and no card's keywords matched the recent story "
     "or the player's input",
     "knowledge": "no library attached",
+    "story_cards_new": "no card fired that the Story Cards section before did not hold "
+    "(the context layout 'cache' keeps that section as it was while no card leaves it)",
     "history": "no earlier action fits, or the story is empty",
     "authors_note": "no Author's Note",
     "player_action": "a continue: the narrator goes on with no player action",
@@ -79,6 +82,8 @@ def snapshot(
     dropped = len(report.history_dropped)
     sections = []
     for name in SECTION_ORDER:
+        if name == "story_cards_new" and report.layout is not ContextLayout.CACHE:
+            continue  # only the ``cache`` layout splits the Story Cards
         section = by_name.get(name)
         reason = EMPTY_REASONS[name]
         if name == "knowledge" and knowledge is not None and section is None:
@@ -137,17 +142,18 @@ def snapshot(
             "prompt_cached": prefix.cached if prefix else None,
             "prompt_evaluated_by": prefix.by.value if prefix else None,
         },
-        "layout": layout(report),
+        "layout": layout(report, inputs.cards_held),
         "retry_of": inputs.retry_of,
         "branch_id": inputs.branch_id,
         "dry_run": False,
     }
 
 
-def layout(report: ContextReport) -> dict[str, Any]:
+def layout(report: ContextReport, cards_held: list[int] | None) -> dict[str, Any]:
     out: dict[str, Any] = {"name": report.layout.value}
     if report.placement is not None:
         out.update(report.placement.public())
+        out["cards_held"] = cards_held or []  # the Story Cards section's (not the new ones)
         for name, spot in out["floating"].items():
             spot["actions_before_end"] = report.actions_back(name)
     return out

@@ -123,6 +123,9 @@ export function cardsPart(snapshot) {
         card.always_on
           ? h("span", { class: "badge ins-always", text: "always on",
             title: "In the context every turn, whether or not a keyword appears" })
+          : card.where === "earlier"
+          ? h("span", { class: "muted ins-earlier",
+            text: "fired earlier in the scene, kept while the history holds" })
           : [
             h("span", { class: "muted", text: "fired by " }),
             h("span", { class: "ins-keyword", text: card.keyword }),
