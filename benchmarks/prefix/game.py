@@ -18,11 +18,19 @@ member of the cast and the setting's bible attached from the knowledge library (
 ``services.library.store`` and embedded by the runtime's own indexer before the first turn);
 each can be left out (``Options``).
 
-Per turn the record keeps the Insights' ``tokens.prompt``/``prompt_cached``/
-``prompt_evaluated`` and budget, what the context held, the first section that differs from
-the previous turn's context and every section that does (``layout``), where the two prompts'
-texts first differ (a check on the classifier) and, for each extra tokenizer, the same
-prompts' figures counted with it.
+The narrator (``Options.narrator``, see ``narrators``) is that scripted one, or a real model
+(the app's embedded SmolLM2, or the same model behind ``llama_cpp.server``) that is asked
+every turn while the reply stored is still the script's: the same world and turns in every
+game, the model's prompt evaluation and first token real.
+
+Per turn the record keeps the Insights' ``tokens.prompt_cached``/``prompt_evaluated`` (the
+prompt is their sum: the product's count, in the narrator's tokenizer; Insights'
+``tokens.prompt`` is the provider's own count where it gives one, kept as ``reported``) and
+budget, its ``timings`` (``first_token_ms`` among them), the turn's wall time, what the
+context held, the first section that differs from the previous turn's context and every
+section that does (``layout``), where the two prompts' texts first differ (a check on the
+classifier), for each extra tokenizer the same prompts' figures counted with it, and for a
+real narrator what llama.cpp says it evaluated.
 """
 
 from __future__ import annotations
@@ -30,24 +38,40 @@ from __future__ import annotations
 import asyncio
 import math
 import tempfile
+import time
 import zlib
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from benchmarks.prefix import layout, world
+from benchmarks.prefix.narrators import (
+    NARRATORS,
+    SERVER_ALIAS,
+    EvalProbe,
+    LlamaPerf,
+    ScriptedReply,
+    llama_server,
+)
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.core.tokens import BpeCounter, TokenCounter
-from talekeeper.providers.base import Chunk, Completion, CompletionRequest, Embeddings, ProviderInfo
+from talekeeper.providers.base import (
+    Chunk,
+    Completion,
+    CompletionRequest,
+    Embeddings,
+    Provider,
+    ProviderInfo,
+)
 from talekeeper.services import adventures
 from talekeeper.services.library import store
 from talekeeper.services.memory.service import MemorySystem
 from talekeeper.services.prefix import prompt_text, shared_prefix
-from talekeeper.settings import REGISTRY, load_settings
+from talekeeper.settings import EXTRACTIVE, REGISTRY, load_settings
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Adventure
 
@@ -70,6 +94,7 @@ class Options:
     memory_bank: bool = True
     tokenizers: tuple[str, ...] = ()  # extra tokenizers the same prompts are counted with
     layout: str | None = None  # the context layout setting; None: the product's default
+    narrator: str = "scripted"  # one of ``narrators.NARRATORS``
 
 
 class Embedder(Protocol):
@@ -169,8 +194,8 @@ class BenchProvider:
 @dataclass
 class TurnRecord:
     turn: int  # 1 for the first
-    prompt: int  # Insights ``tokens.prompt``
-    cached: int  # ``tokens.prompt_cached``
+    prompt: int  # the prompt as the product measured it: ``cached + evaluated``
+    cached: int  # Insights ``tokens.prompt_cached``
     evaluated: int  # ``tokens.prompt_evaluated``
     budget_used: int
     budget_available: int
@@ -187,6 +212,15 @@ class TurnRecord:
     moved: list[str]  # ``layout.moved``
     text_break: list[str]  # the segments at the prompts' first differing character
     layout: str  # the context layout Insights names ("classic" before there was a choice)
+    reported: int = 0  # Insights ``tokens.prompt``: the provider's count where it gives one
+    narrator: str = "scripted"
+    evaluated_by: str = "prefix"  # Insights ``tokens.prompt_evaluated_by``
+    timings: dict[str, float] = field(default_factory=dict)  # Insights ``timings``
+    first_token_ms: float | None = None  # Insights ``timings.first_token_ms``
+    turn_ms: float = 0.0  # the turn's wall time: ``begin`` to the reply saved
+    idle_ms: float = 0.0  # then the memory worker's passes, run to the end
+    model_evaluated: int | None = None  # what llama.cpp says it evaluated (a real narrator)
+    model_tokens: int | None = None  # what the model generated (its reply is not stored)
     others: dict[str, dict[str, int]] = field(default_factory=dict)  # by extra tokenizer
 
     @property
@@ -250,6 +284,9 @@ class Game:
     uid: int
     adventure_id: int
     others: dict[str, TokenCounter]
+    narrator: Provider | None = None  # a real narrator's provider, wrapped each turn
+    probe: EvalProbe | None = None  # what it says it evaluated
+    kind: str = "scripted"  # the narrator's name in ``narrators.NARRATORS``
     records: list[TurnRecord] = field(default_factory=list)
     _previous: Placed | None = None
     _other_tokens: dict[str, list[int]] = field(default_factory=dict)
@@ -260,9 +297,15 @@ class Game:
         return self.rt.memory
 
     async def play(self, turn: world.Turn) -> TurnRecord:
-        self.provider.script(turn.narration)
         models = self.rt.models_for_user(self.uid)
+        wrapped: ScriptedReply | None = None
+        if self.narrator is None:
+            self.provider.script(turn.narration)
+        else:  # the turn's narrator, the product's own model, answers with the script
+            wrapped = ScriptedReply(self.narrator, turn.narration)
+            models.narrator.provider = wrapped
         runner = self.rt.turns
+        started = time.perf_counter()
         pending = await asyncio.to_thread(
             runner.begin, self.adventure_id, self.uid, "do", turn.action, models
         )
@@ -272,10 +315,20 @@ class Game:
                 raise RuntimeError(f"turn failed: {event.data}")
             if event.kind == "reply":
                 reply = event.data
-        assert reply is not None and self.provider.last is not None
-        record = self._record(reply["insights"], prompt_text(self.provider.last))
+        turn_ms = 1000 * (time.perf_counter() - started)
+        request = self.provider.last if wrapped is None else wrapped.said.request
+        assert reply is not None and request is not None
+        assert reply["reply"]["text"] == turn.narration, "the stored reply is not the script's"
+        record = self._record(reply["insights"], prompt_text(request))
+        record.narrator, record.turn_ms = self.kind, turn_ms
+        if wrapped is not None:
+            done = wrapped.said.completion
+            record.model_tokens = done.tokens_out if done else None
+            record.model_evaluated = self.probe.evaluated() if self.probe else None
         self.records.append(record)
+        started = time.perf_counter()
         await self.memory.idle()
+        record.idle_ms = 1000 * (time.perf_counter() - started)
         return record
 
     def _record(self, insights: dict[str, Any], text: str) -> TurnRecord:
@@ -293,9 +346,10 @@ class Game:
             others[name] = {"prompt": len(ids), "cached": cached, "evaluated": len(ids) - cached}
         record = TurnRecord(
             turn=len(self.records) + 1,
-            prompt=int(tokens["prompt"]),
+            prompt=int(tokens["prompt_cached"]) + int(tokens["prompt_evaluated"]),
             cached=int(tokens["prompt_cached"]),
             evaluated=int(tokens["prompt_evaluated"]),
+            reported=int(tokens["prompt"]),
             budget_used=int(budget["used"]),
             budget_available=int(budget["available"]),
             history_kept=int(history["kept"]),
@@ -311,6 +365,9 @@ class Game:
             moved=layout.moved(before, lay),
             text_break=text_break(self._previous, (text, lay, spans)),
             layout=str(insights.get("layout", {}).get("name", "classic")),
+            evaluated_by=str(tokens.get("prompt_evaluated_by") or "prefix"),
+            first_token_ms=insights.get("timings", {}).get("first_token_ms"),
+            timings=dict(insights.get("timings", {})),
             others=others,
         )
         self._previous = (text, lay, spans)
@@ -353,10 +410,20 @@ async def _attach_bible(rt: Runtime, uid: int, adventure_id: int, seed: int) -> 
 
 @asynccontextmanager
 async def game(options: Options) -> AsyncIterator[Game]:
-    """A fresh runtime and adventure for ``options``; nothing played yet."""
+    """A fresh runtime and adventure for ``options``; nothing played yet.
+
+    The runtime's in-process provider is the harness's ``BenchProvider`` whatever the
+    narrator: it embeds (with ``options.embedder``) and, for ``scripted``, narrates. A real
+    narrator is the product's own provider, wrapped by ``Game.play`` each turn: for
+    ``embedded`` the ``EmbeddedProvider`` the runtime built (its context the size under
+    test), for ``server`` the runtime's endpoint provider, pointed at a ``llama_cpp.server``
+    started for this game (the memory writer and summary stay extractive)."""
+    if options.narrator not in NARRATORS:
+        raise ValueError(f"unknown narrator {options.narrator!r}: one of {', '.join(NARRATORS)}")
     others = {name: make_counter(name) for name in options.tokenizers}
     provider = BenchProvider(BpeCounter(), make_embedder(options.embedder))
-    with tempfile.TemporaryDirectory(prefix="talekeeper-prefix-") as root:
+    async with AsyncExitStack() as stack:
+        root = stack.enter_context(tempfile.TemporaryDirectory(prefix="talekeeper-prefix-"))
         environ = {
             "TALEKEEPER_DATA_DIR": str(Path(root) / "data"),
             "TALEKEEPER_CONTEXT_TOKENS": str(options.context_tokens),
@@ -365,19 +432,34 @@ async def game(options: Options) -> AsyncIterator[Game]:
             if not any(s.key == LAYOUT_SETTING for s in REGISTRY):
                 raise ValueError("this version of Talekeeper has no choice of context layout")
             environ["TALEKEEPER_" + LAYOUT_SETTING.upper()] = options.layout
+        probe: EvalProbe | None = None
+        if options.narrator == "server":
+            server = await stack.enter_async_context(llama_server(options.context_tokens))
+            environ |= {
+                "TALEKEEPER_ENDPOINT_URL": server.url,
+                "TALEKEEPER_MODEL": SERVER_ALIAS,
+                "TALEKEEPER_SUMMARY_MODEL": EXTRACTIVE,
+            }
+            probe = server.log
         settings = load_settings(environ)
         rt = Runtime.build(settings)
-        await rt.embedded.aclose()
+        built = rt.embedded
         rt.embedded = provider  # type: ignore[assignment]  # the app's in-process provider, replaced
+        narrator: Provider | None = None
+        if options.narrator == "embedded":
+            narrator, probe = built, LlamaPerf(built)
+        elif options.narrator == "server":
+            narrator = rt.endpoint_provider(settings)
         try:
             await rt.start()
             uid = rt.local_user_id()
             adventure_id = await asyncio.to_thread(_create, rt, uid, options)
             if options.knowledge:
                 await _attach_bible(rt, uid, adventure_id, options.seed)
-            yield Game(rt, provider, uid, adventure_id, others)
+            yield Game(rt, provider, uid, adventure_id, others, narrator, probe, options.narrator)
         finally:
             await rt.aclose()
+            await built.aclose()
 
 
 async def play(

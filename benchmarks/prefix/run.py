@@ -1,22 +1,31 @@
-"""The prompt-prefix harness: what each turn of a long game makes the narrator evaluate.
+"""The prompt-prefix harness: what each turn of a long game makes the narrator evaluate, and
+how long the narrator takes to answer.
 
-Plays the generated game (``world``) for ``--turns`` turns at each context size through the
-real engine (``game``), then reports, over the steady-state turns (those after the turn on
-which the history first overflowed: from then on every turn drops or cuts old actions),
-the share of the prompt the narrator had to evaluate after the prefix its cache kept
-(``prompt_evaluated / prompt``, median and p95), the same in tokens, and why the prefix
-broke: the first section of the context whose text differs from the previous turn's
-(``layout.first_break``), with how often each section changed or moved at all.
+Plays the generated game (``world``) for ``--turns`` turns with each narrator, at each
+context size, under each context layout, through the real engine (``game``), then reports
+over the steady-state turns (those after the turn on which the history first overflowed:
+from then on every turn drops or cuts old actions; in a game too short to overflow, every
+turn after the first) the share of the prompt the narrator had to evaluate after the
+prefix its cache kept (``prompt_evaluated / prompt``, median and p95), the same in tokens,
+the time to the first token (Insights ``timings.first_token_ms``) and the turn's wall time,
+and why the prefix broke: the first section of the context whose text differs from the
+previous turn's (``layout.first_break``), with how often each section changed or moved.
 
-    .venv/bin/python -m benchmarks.prefix.run [--short] [--turns 60] [--contexts 2048 4096]
+    .venv/bin/python -m benchmarks.prefix.run [--full | --short] [--turns 60]
+        [--narrator scripted embedded server] [--contexts 2048 4096]
         [--layouts classic cache] [--embedder minilm|hashed] [--seed 19]
-        [--tokenizers smollm2] [--no-cards] [--no-knowledge] [--no-note] [--json PATH]
+        [--tokenizers smollm2] [--no-cards] [--no-knowledge] [--no-note]
+        [--json PATH] [--write docs/benchmarks.md]
 
-``--short``: 20 turns at one context size (2,048), for a quick look. ``--layouts``: the
-``context_layout`` setting to play under, each in turn (where the product has that
-setting; by default, the product's default layout). ``--tokenizers``: other tokenizers the
-same prompts are also counted with (the embedded narrator's, ``smollm2``, by default; left
-out with a note when it cannot be loaded). Progress goes to stderr.
+``--narrator``: ``scripted`` (instant, the default), ``embedded`` (the app's SmolLM2 in
+process), ``server`` (the same model behind ``llama_cpp.server``), one or more
+(``narrators``). ``--full``: the run ``make bench`` makes, every narrator at 2,048 and
+4,096 tokens under ``classic`` and ``cache``, 60 turns. ``--short``: 20 turns at 2,048, for
+a quick look. ``--layouts``: the ``context_layout`` setting to play under, each in turn (by
+default the product's default layout). ``--tokenizers``: other tokenizers the same prompts
+are also counted with (the embedded narrator's, ``smollm2``, by default; left out with a
+note when it cannot be loaded). ``--write``: replaces the ``prefix`` section of that
+Markdown file and draws its plot next to it (``report``). Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import argparse
 import asyncio
 import json
 import os
+import shlex
 import statistics
 import sys
 import time
@@ -35,17 +45,19 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.library.metrics import percentile
-from benchmarks.prefix import layout
+from benchmarks.prefix import narrators, report
 from benchmarks.prefix.game import EMBEDDERS, Options, TurnRecord, make_counter, play
 
-from talekeeper.core.reports import machine_description
+from talekeeper.core.reports import machine_description, write_section
 
 TURNS = 60
 CONTEXTS = (2048, 4096)
 SHORT_TURNS = 20
 SHORT_CONTEXT = 2048
+FULL_LAYOUTS = ("classic", "cache")
 SEED = 19
 TOKENIZERS = ("smollm2",)
+COMMAND = ".venv/bin/python -m benchmarks.prefix.run"
 
 
 def log(message: str) -> None:
@@ -80,7 +92,7 @@ class Summary:
     context_tokens: int
     turns: int
     first_overflow: int | None  # the turn on which the history first dropped or cut
-    steady: int  # turns after it
+    steady: int  # turns measured: after it (after the first turn where it never overflowed)
     share: Figures  # prompt_evaluated / prompt
     evaluated: Figures  # tokens
     prompt: Figures  # tokens
@@ -93,6 +105,10 @@ class Summary:
     classifier_agrees: int  # steady turns whose cause names where the prompt text differs
     others: dict[str, dict[str, Figures]] = field(default_factory=dict)  # other tokenizers
     seconds: float = 0.0
+    narrator: str = "scripted"
+    first_token_ms: Figures = field(default_factory=lambda: Figures.of([]))
+    turn_ms: Figures = field(default_factory=lambda: Figures.of([]))
+    model_evaluated: Figures | None = None  # llama.cpp's own count, where a model ran
 
     def public(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,8 +120,15 @@ def steady_turns(records: list[TurnRecord]) -> tuple[int | None, list[TurnRecord
     return first, [] if first is None else [r for r in records if r.turn > first]
 
 
-def summarize(records: list[TurnRecord], context_tokens: int, seconds: float) -> Summary:
+def measured_turns(records: list[TurnRecord]) -> tuple[int | None, list[TurnRecord]]:
+    """The steady-state turns, or every turn after the first in a game whose history never
+    overflowed (too short a game for a steady state: a sample, not a figure)."""
     first, steady = steady_turns(records)
+    return first, steady if first is not None else records[1:]
+
+
+def summarize(records: list[TurnRecord], context_tokens: int, seconds: float) -> Summary:
+    first, steady = measured_turns(records)
     n = len(steady) or 1
     counts = Counter(r.cause for r in steady)
     causes = {
@@ -131,6 +154,7 @@ def summarize(records: list[TurnRecord], context_tokens: int, seconds: float) ->
             "share": Figures.of([f["evaluated"] / f["prompt"] for f in figures if f["prompt"]]),
             "evaluated": Figures.of([f["evaluated"] for f in figures]),
         }
+    model = [r.model_evaluated for r in steady if r.model_evaluated is not None]
     return Summary(
         layout=records[0].layout if records else "",
         context_tokens=context_tokens,
@@ -152,114 +176,13 @@ def summarize(records: list[TurnRecord], context_tokens: int, seconds: float) ->
         classifier_agrees=sum(r.agrees for r in steady),
         others=others,
         seconds=seconds,
-    )
-
-
-# -- the report ------------------------------------------------------------------------------
-
-
-def _pct(value: float) -> str:
-    return f"{100 * value:.0f}%"
-
-
-def _label(s: Summary) -> str:
-    return f"{s.layout} {s.context_tokens:,}"
-
-
-def markdown(summaries: list[Summary], run: dict[str, Any]) -> str:
-    lines = [
-        f"{run['turns']} turns at each context size, seed {run['seed']}, embedder "
-        f"{run['embedder']}, prompts counted with cl100k"
-        + (f" (and {', '.join(run['tokenizers'])})" if run["tokenizers"] else "")
-        + f"; {run['machine']}, {run['seconds']:.0f} s in all.",
-        "Figures over the steady-state turns: those after the turn on which the history "
-        "first overflowed.",
-        "",
-        "| layout, context | steady turns (from) | evaluated/prompt median | p95 "
-        "| evaluated median | p95 | mean | prompt median | history kept |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for s in summaries:
-        lines.append(
-            f"| {_label(s)} | {s.steady} ({s.first_overflow}) | {_pct(s.share.median)} "
-            f"| {_pct(s.share.p95)} | {s.evaluated.median:,.0f} | {s.evaluated.p95:,.0f} "
-            f"| {s.evaluated.mean:,.0f} | {s.prompt.median:,.0f} | {s.history_kept:.0f} |"
-        )
-    for name in run["tokenizers"]:
-        lines += [
-            "",
-            f"The same prompts counted with {name}:",
-            "",
-            "| layout, context | evaluated/prompt median | p95 | evaluated median | p95 |",
-            "|---|---:|---:|---:|---:|",
-        ]
-        for s in summaries:
-            o = s.others.get(name)
-            if o:
-                lines.append(
-                    f"| {_label(s)} | {_pct(o['share'].median)} | {_pct(o['share'].p95)} "
-                    f"| {o['evaluated'].median:,.0f} | {o['evaluated'].p95:,.0f} |"
-                )
-    causes = [c for c in layout.CAUSES if any(c in s.causes for s in summaries)]
-    lines += [
-        "",
-        "Why the prefix broke: the first section that differs from the previous turn's "
-        "(turns, share of the steady turns, median tokens evaluated on them):",
-        "",
-        "| first difference | " + " | ".join(_label(s) for s in summaries) + " |",
-        "|---|" + "---:|" * len(summaries),
-    ]
-    for cause in causes:
-        cells = []
-        for s in summaries:
-            c = s.causes.get(cause)
-            cells.append(f"{c.turns} ({_pct(c.share)}, {c.evaluated_median:,.0f})" if c else "–")
-        lines.append(f"| {cause} | " + " | ".join(cells) + " |")
-    names = [
-        n
-        for n in (*layout.SECTIONS, *layout.HISTORY_CAUSES)
-        if any(n in s.changed or n in s.moved for s in summaries)
-    ]
-    lines += [
-        "",
-        "How often each part changed at all (its text; in brackets, same text moved "
-        "elsewhere among the actions):",
-        "",
-        "| part | " + " | ".join(_label(s) for s in summaries) + " |",
-        "|---|" + "---:|" * len(summaries),
-    ]
-    for name in names:
-        cells = [
-            _pct(s.changed.get(name, 0.0))
-            + (f" ({_pct(s.moved[name])})" if s.moved.get(name) else "")
-            for s in summaries
-        ]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    parts = [*layout.SECTIONS, layout.HISTORY, layout.ACTION]
-    lines += [
-        "",
-        "Median tokens of each section (as the budget counts them):",
-        "",
-        "| layout, context | " + " | ".join(parts) + " |",
-        "|---|" + "---:|" * len(parts),
-        *(
-            f"| {_label(s)} | " + " | ".join(f"{s.tokens.get(n, 0):,.0f}" for n in parts) + " |"
-            for s in summaries
+        narrator=records[0].narrator if records else "",
+        first_token_ms=Figures.of(
+            [r.first_token_ms for r in steady if r.first_token_ms is not None]
         ),
-    ]
-    lines += [
-        "",
-        "Steady turns whose context held: "
-        + "; ".join(
-            f"{_label(s)}: " + ", ".join(f"{k} {_pct(v)}" for k, v in s.held.items())
-            for s in summaries
-        )
-        + ".",
-        "The first differing character of the prompt text lies in the section named on "
-        + "; ".join(f"{s.classifier_agrees}/{s.steady} ({_label(s)})" for s in summaries)
-        + " steady turns.",
-    ]
-    return "\n".join(lines)
+        turn_ms=Figures.of([r.turn_ms for r in steady]),
+        model_evaluated=Figures.of(model) if model else None,
+    )
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -285,21 +208,38 @@ async def run_all(options: list[Options]) -> tuple[list[Summary], list[list[Turn
 
         def progress(r: TurnRecord, o: Options = o) -> None:
             if r.turn % 10 == 0 or r.turn == o.turns:
+                ttft = f", first token {r.first_token_ms:,.0f} ms" if r.first_token_ms else ""
                 log(
-                    f"[{o.layout or 'default'} {o.context_tokens}] turn {r.turn}/{o.turns}: "
-                    f"{r.evaluated}/{r.prompt} evaluated ({r.cause})"
+                    f"[{o.narrator} {o.layout or 'default'} {o.context_tokens}] turn "
+                    f"{r.turn}/{o.turns}: {r.evaluated}/{r.prompt} evaluated ({r.cause}){ttft}, "
+                    f"turn {r.turn_ms:,.0f} ms"
                 )
 
         records = await play(o, progress)
-        summaries.append(summarize(records, o.context_tokens, time.perf_counter() - started))
+        seconds = time.perf_counter() - started
+        log(f"[{o.narrator} {o.layout or 'default'} {o.context_tokens}] {seconds:.0f} s")
+        summaries.append(summarize(records, o.context_tokens, seconds))
         games.append(records)
     return summaries, games
 
 
+def machine() -> dict[str, Any]:
+    """What the run was measured on: cores usable, the CPU, the llama.cpp build."""
+    return {
+        "machine": machine_description(),
+        "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "cpu": narrators.cpu_model(),
+        "llama": narrators.llama_build(),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--full", action="store_true", help="the make bench run")
     parser.add_argument("--short", action="store_true", help="20 turns at 2,048 tokens")
     parser.add_argument("--turns", type=int, default=TURNS)
+    parser.add_argument("--narrator", nargs="+", choices=narrators.NARRATORS, default=["scripted"])
     parser.add_argument("--contexts", type=int, nargs="+", default=list(CONTEXTS))
     parser.add_argument("--layouts", nargs="+", default=[None])
     parser.add_argument("--embedder", choices=EMBEDDERS, default="minilm")
@@ -309,8 +249,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-knowledge", action="store_true")
     parser.add_argument("--no-note", action="store_true", help="no Author's Note")
     parser.add_argument("--json", type=Path, help="write the summaries and every turn here")
+    parser.add_argument("--write", type=Path, help="store the section in this Markdown file")
     args = parser.parse_args(argv)
-    turns, contexts = (SHORT_TURNS, [SHORT_CONTEXT]) if args.short else (args.turns, args.contexts)
+    if args.full and args.short:
+        parser.error("--full and --short are two different runs: choose one")
+    turns, contexts, layouts, chosen = args.turns, args.contexts, args.layouts, args.narrator
+    if args.short:
+        turns, contexts = SHORT_TURNS, [SHORT_CONTEXT]
+    if args.full:
+        turns, contexts, layouts = TURNS, list(CONTEXTS), list(FULL_LAYOUTS)
+        chosen = list(narrators.NARRATORS)
     tokenizers, notes = available_tokenizers(args.tokenizers)
     for note in notes:
         log(note)
@@ -324,10 +272,12 @@ def main(argv: list[str] | None = None) -> int:
             knowledge=not args.no_knowledge,
             authors_note=not args.no_note,
             tokenizers=tuple(tokenizers),
-            layout=chosen,
+            layout=layout,
+            narrator=narrator,
         )
-        for chosen in args.layouts
+        for narrator in chosen
         for context in contexts
+        for layout in layouts
     ]
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
@@ -335,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     run = {
         "turns": turns,
         "contexts": contexts,
+        "narrators": chosen,
         "seed": args.seed,
         "embedder": args.embedder,
         "tokenizers": tokenizers,
@@ -342,11 +293,20 @@ def main(argv: list[str] | None = None) -> int:
         "cards": not args.no_cards,
         "knowledge": not args.no_knowledge,
         "authors_note": not args.no_note,
-        "machine": machine_description(),
+        "reply_cap": narrators.REPLY_CAP,
+        **machine(),
         "load": (load_before, os.getloadavg()[0]),
         "seconds": time.perf_counter() - started,
+        "command": shlex.join([*COMMAND.split(), *argv]),
     }
-    print(markdown(summaries, run))
+    if args.write:
+        drawn = report.draw(summaries, games, args.write.parent / "benchmarks" / report.PLOT)
+        run["plot"] = f"benchmarks/{report.PLOT}" if drawn else None
+    text = report.markdown(summaries, run)
+    print(text)
+    if args.write:
+        write_section(args.write, report.SECTION, report.TITLE, text)
+        log(f"Written to {args.write}.")
     if args.json:
         data = {
             "run": run,

@@ -1,21 +1,36 @@
 """The prompt-prefix harness: its classifier on hand-made pairs of contexts, its reading of
-a rendered prompt, and short games through the real engine whose figures must add up."""
+a rendered prompt, short games through the real engine whose figures must add up, the
+wrapper that lets a real narrator play the script, and the report it writes."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmarks.prefix import layout, world
-from benchmarks.prefix.game import Options, TurnRecord, agrees, play, text_break
+from benchmarks.prefix import layout, narrators, report, world
+from benchmarks.prefix.game import Options, TurnRecord, agrees, game, play, text_break
 from benchmarks.prefix.layout import Segment, changed, classic, first_break, from_prompt, moved
-from benchmarks.prefix.run import markdown, steady_turns, summarize
+from benchmarks.prefix.narrators import REPLY_CAP, ScriptedReply, ServerLog
+from benchmarks.prefix.report import markdown
+from benchmarks.prefix.run import main, steady_turns, summarize
 
-from talekeeper.core.tokens import BpeCounter, CharCounter
-from talekeeper.providers.base import CompletionRequest, Message
+from talekeeper.core.tokens import BpeCounter, CharCounter, TokenCounter
+from talekeeper.providers.base import (
+    Chunk,
+    Completion,
+    CompletionRequest,
+    Embeddings,
+    Message,
+    ProviderInfo,
+)
 from talekeeper.services.context import SEPARATOR, HistoryEntry, Section, build_context
 from talekeeper.services.prefix import prompt_text
+from talekeeper.storage.db import read_scope
+from talekeeper.storage.models import Action
 
 AI = "You are the narrator."
 PLOT = "[Plot Essentials]\nThe lamps are going dark."
@@ -204,6 +219,7 @@ def check_sums(records: list[TurnRecord]) -> None:
     assert records[0].evaluated == records[0].prompt
     for r in records:
         assert r.cached + r.evaluated == r.prompt
+        assert r.reported == r.prompt  # the scripted narrator counts as the product does
         assert r.prompt > 0 and r.budget_used <= r.budget_available
         assert r.agrees, (r.turn, r.cause, r.text_break)
 
@@ -237,3 +253,196 @@ def test_a_turn_that_only_appends_evaluates_only_what_it_appended() -> None:
         previous = records[r.turn - 2]
         assert r.cached == previous.prompt
         assert r.evaluated == r.prompt - previous.prompt
+
+
+# -- a real narrator playing the script ----------------------------------------------------------
+
+
+class FakeModel:
+    """A model's provider that says something of its own, a token at a time, and logs what
+    it was asked and when each token went out (``events``, shared with the reader)."""
+
+    def __init__(self, events: list[str] | None = None) -> None:
+        self.info = ProviderInfo(name="fake-model", reserved_tokens=7)
+        self.requests: list[CompletionRequest] = []
+        self.events = events if events is not None else []
+        self.counter = BpeCounter()
+
+    async def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+        self.requests.append(request)
+        said = ["The ", "model's ", "own ", "words."]
+        for piece in said:
+            self.events.append(f"model {piece.strip()}")
+            yield Chunk(piece)
+        yield Chunk("", done=Completion("".join(said), request.model, "length", 50, 4, 12))
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        self.requests.append(request)
+        return Completion("Its own words.", request.model, "stop", 50, 4, 12)
+
+    async def embed(self, texts: list[str], model: str) -> Embeddings:
+        raise AssertionError("a narrator's wrapper is not asked for embeddings here")
+
+    async def list_models(self) -> list[str]:
+        return ["fake"]
+
+    def token_counter(self, model: str) -> TokenCounter:
+        return self.counter
+
+    async def aclose(self) -> None:
+        return None
+
+
+REPLY = "Fog lies on the quay. Maren Tull mends a net and will not look at you."
+
+
+def test_the_wrapper_asks_the_model_and_answers_with_the_script() -> None:
+    events: list[str] = []
+    model = FakeModel(events)
+    wrapped = ScriptedReply(model, REPLY)
+    request = CompletionRequest(model="m", messages=(Message("user", "Go on."),), max_tokens=200)
+
+    async def read() -> list[Chunk]:
+        out = []
+        async for chunk in wrapped.stream(request):
+            events.append("out" if chunk.done is None else "done")
+            out.append(chunk)
+        return out
+
+    chunks = asyncio.run(read())
+    assert "".join(c.text for c in chunks) == REPLY  # the script's reply, whole
+    done = chunks[-1].done
+    assert done is not None and done.text == REPLY
+    assert (done.tokens_in, done.tokens_out, done.tokens_evaluated) == (50, 4, 12)  # the model's
+    assert [r.max_tokens for r in model.requests] == [REPLY_CAP]  # asked, its reply capped
+    assert model.requests[0].messages == request.messages
+    assert wrapped.said.text == "The model's own words." and wrapped.said.request == request
+    # The reply starts the moment the model's first token comes, and ends after its last.
+    assert events[:2] == ["model The", "out"]
+    assert events.index("model words.") < len(events) - 1 - events[::-1].index("out")
+    assert events[-1] == "done"
+    assert wrapped.info is model.info and wrapped.token_counter("m") is model.counter
+    plain = asyncio.run(wrapped.complete(request))
+    assert plain.text == REPLY and model.requests[-1].max_tokens == REPLY_CAP
+
+
+def test_a_model_that_says_nothing_still_gets_the_scripts_reply() -> None:
+    class Silent(FakeModel):
+        async def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+            self.requests.append(request)
+            yield Chunk("", done=Completion("", request.model, "stop", 50, 0, 50))
+
+    async def read() -> list[Chunk]:
+        return [c async for c in ScriptedReply(Silent(), REPLY).stream(CHAT)]
+
+    chunks = asyncio.run(read())
+    assert "".join(c.text for c in chunks) == REPLY and chunks[-1].done is not None
+
+
+CHAT = CompletionRequest(model="m", messages=(Message("user", "Go on."),))
+
+
+def test_a_game_with_a_real_narrator_stores_the_scripts_replies() -> None:
+    """Through the engine: the turn's narrator is the model, wrapped; the narration saved is
+    the script's, and the Insights carry the model's first token."""
+    options = Options(2048, 3, embedder="hashed", knowledge=False)
+    script = world.Script(options.seed, BpeCounter())
+
+    async def go() -> tuple[FakeModel, list[TurnRecord], list[str]]:
+        model = FakeModel()
+        async with game(options) as g:
+            g.narrator = model
+            for index in range(options.turns):
+                await g.play(script.turn(index))
+            with read_scope(g.rt.sessions) as session:
+                rows = session.query(Action).filter(Action.type == "narration").all()
+                stored = [row.text for row in sorted(rows, key=lambda r: r.depth)]
+            return model, g.records, stored
+
+    model, records, stored = asyncio.run(go())
+    assert len(model.requests) == options.turns
+    assert all(r.max_tokens == REPLY_CAP for r in model.requests)
+    assert stored[-options.turns :] == [script.turn(i).narration for i in range(options.turns)]
+    for r in records:
+        assert r.first_token_ms is not None and r.turn_ms >= r.first_token_ms
+        assert r.model_tokens == 4 and r.model_evaluated is None  # no probe on a fake model
+        assert r.evaluated_by == "provider" and r.evaluated == 12  # the model's own figure
+    last = prompt_of(model.requests[-1])
+    assert script.turn(1).narration in last  # the history holds the script, not the model
+
+
+def prompt_of(request: CompletionRequest) -> str:
+    return "\n".join(m.content for m in request.messages)
+
+
+def test_the_servers_log_gives_the_last_generations_prompt_evaluation(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    line = "llama_perf_context_print: prompt eval time = {} ms / {:5d} tokens (...)\n"
+    path.write_text(line.format("0.07", 112))
+    log = ServerLog(path)
+    assert log.evaluated() == 112
+    assert log.evaluated() is None  # nothing new since
+    with path.open("a") as f:
+        f.write("Llama.generate: 105 prefix-match hit, remaining 7 prompt tokens to eval\n")
+        f.write(line.format("478.38", 7))
+    assert log.evaluated() == 7
+
+
+# -- the report ---------------------------------------------------------------------------------
+
+OTHER = "<!-- bench:other -->\n## Another benchmark\n\nIts figures.\n<!-- /bench:other -->"
+
+
+def test_write_replaces_only_its_own_section(tmp_path: Path) -> None:
+    doc = tmp_path / "benchmarks.md"
+    old = "<!-- bench:prefix -->\n## Prompt prefix\n\nOld figures.\n<!-- /bench:prefix -->"
+    doc.write_text(f"# Benchmarks\n\n{OTHER}\n\n{old}\n\n{OTHER.replace('other', 'last')}\n")
+    argv = ["--turns", "3", "--contexts", "2048", "--layouts", "classic", "cache"]
+    argv += ["--embedder", "hashed", "--tokenizers", "--no-knowledge", "--write", str(doc)]
+    argv += ["--json", str(tmp_path / "run.json")]
+    assert main(argv) == 0
+    text = doc.read_text()
+    assert "Old figures." not in text and text.count("<!-- bench:prefix -->") == 1
+    assert OTHER in text and OTHER.replace("other", "last") in text  # the others untouched
+    section = text.split("<!-- bench:prefix -->")[1].split("<!-- /bench:prefix -->")[0]
+    assert "## Prompt prefix" in section and "Why the prefix broke" in section
+    assert "scripted classic 2,048" in section and "scripted cache 2,048" in section
+    assert "Before (`classic`) → after (`cache`)" in section and "| scripted 2,048 | " in section
+    assert "--write" in section and "cores" in section  # the command line, the machine
+    assert (tmp_path / "benchmarks" / report.PLOT).stat().st_size > 0
+    assert f"](benchmarks/{report.PLOT})" in section
+    data = json.loads((tmp_path / "run.json").read_text())
+    assert [r["summary"]["layout"] for r in data["results"]] == ["classic", "cache"]
+    assert data["run"]["narrators"] == ["scripted"]
+
+
+def test_full_is_every_narrator_context_and_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    played: list[Options] = []
+
+    async def fake_run_all(options: list[Options]) -> tuple[list[Any], list[Any]]:
+        played.extend(options)
+        return [], []
+
+    monkeypatch.setattr("benchmarks.prefix.run.run_all", fake_run_all)
+    assert main(["--full", "--tokenizers"]) == 0
+    assert {(o.narrator, o.context_tokens, o.layout, o.turns) for o in played} == {
+        (n, c, lay, 60)
+        for n in narrators.NARRATORS
+        for c in (2048, 4096)
+        for lay in ("classic", "cache")
+    }
+
+
+@pytest.mark.model
+def test_the_embedded_narrator_plays_two_turns(tmp_path: Path) -> None:
+    """The app's own SmolLM2 really asked: its first token timed, llama.cpp's count read."""
+    out = tmp_path / "run.json"
+    argv = ["--narrator", "embedded", "--turns", "2", "--contexts", "2048", "--embedder"]
+    argv += ["hashed", "--tokenizers", "--no-knowledge", "--no-cards", "--json", str(out)]
+    assert main(argv) == 0
+    turns = json.loads(out.read_text())["results"][0]["turns"]
+    assert [t["narrator"] for t in turns] == ["embedded", "embedded"]
+    for t in turns:
+        assert t["first_token_ms"] > 0 and t["model_tokens"] and t["model_evaluated"]
+    assert turns[0]["model_evaluated"] >= turns[0]["evaluated"]  # the example turn too
+    assert turns[1]["model_evaluated"] < turns[1]["prompt"]  # its cache kept a prefix
