@@ -329,13 +329,19 @@ def _bench_provider(settings: Settings, args: argparse.Namespace) -> int:
             result = await bench_provider(models)
         finally:
             await runtime.aclose()
+        built.append(result.build[0])
         return result.markdown(machine_description())
 
+    built: list[str] = []
     body = asyncio.run(run())
     print(body)
     if args.write:
-        title = f"Provider: {settings.model}"
-        write_section(Path(args.write), f"provider-{settings.model}", title, body)
+        # The embedded narrator's native build keeps a section of its own beside the
+        # portable one's, so the two can be compared (docs/benchmarks.md).
+        native = settings.model == "embedded" and built == ["native"]
+        key = f"provider-{settings.model}" + ("-native" if native else "")
+        title = f"Provider: {settings.model}" + (" (native llama.cpp build)" if native else "")
+        write_section(Path(args.write), key, title, body)
         print(f"written to {args.write}", file=sys.stderr)
     return 0
 

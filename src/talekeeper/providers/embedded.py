@@ -142,6 +142,33 @@ class LlamaTokenCounter(EncodingCounter):
         return raw.decode("utf-8", errors="ignore")
 
 
+# What llama.cpp's portable build (-DGGML_NATIVE=OFF) turns on for x86-64; a build that
+# reports more was made for its machine (LLAMA_BUILD=native in the Makefile).
+PORTABLE_FEATURES = frozenset({"SSE3", "SSSE3", "AVX", "AVX2", "F16C", "FMA", "BMI2"})
+_NOT_INSTRUCTIONS = frozenset({"LLAMAFILE", "OPENMP", "REPACK", "ACCELERATE", "KLEIDIAI"})
+
+
+def llama_build() -> tuple[str, list[str]]:
+    """("portable" or "native", the CPU features the installed llama.cpp was built with, as
+    ``llama_print_system_info`` lists them); ("unknown", []) when it cannot be loaded."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return "unknown", []
+    return build_of(llama_cpp.llama_print_system_info().decode("utf-8", errors="replace"))
+
+
+def build_of(info: str) -> tuple[str, list[str]]:
+    """``llama_build`` from a system-info line: "CPU : SSE3 = 1 | SSSE3 = 1 | ... |"."""
+    features = []
+    for part in info.split("|"):
+        name, _, value = part.rpartition("=")
+        name = name.rsplit(":", 1)[-1].strip()
+        if name and value.strip() == "1" and name not in _NOT_INSTRUCTIONS:
+            features.append(name)
+    return ("native" if set(features) - PORTABLE_FEATURES else "portable"), features
+
+
 def _load_llama(vocab_only: bool, n_ctx: int) -> Any:
     path = narrator_path()
     try:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from statistics import median
 
 from talekeeper.providers.base import CompletionRequest, Message
+from talekeeper.providers.embedded import llama_build
 from talekeeper.services.models import ModelSet
 
 PROMPT_WORDS = 300  # a prompt long enough that its processing dominates one-token replies
@@ -26,14 +27,15 @@ _SENTENCE = (
 )
 
 
-EMBEDDED_NOTES = (
-    "",
-    "The embedded narrator runs the portable llama.cpp build "
-    "(`CMAKE_ARGS=-DGGML_NATIVE=OFF`, no CPU-specific instructions), so prompt speed is "
-    "below what a native build reaches; the chat prompt also carries the embedded "
-    "narrator's worked example turn, which is processed but not counted in the prompt "
-    'size above. "Load + first call" includes loading the 98 MB GGUF.',
-)
+def embedded_notes(build: str, features: list[str]) -> tuple[str, ...]:
+    return (
+        "",
+        f"The embedded narrator ran llama.cpp's {build} build (CPU features: "
+        f"{', '.join(features) or 'unknown'}; `make install LLAMA_BUILD=portable|native` "
+        "chooses it); the chat prompt also carries the embedded narrator's worked example "
+        'turn, which is processed but not counted in the prompt size above. "Load + first '
+        'call" includes loading the 98 MB GGUF.',
+    )
 
 
 @dataclass
@@ -46,6 +48,7 @@ class ProviderBench:
     embeddings_per_s: float | None
     prompt_tokens: int
     generated_tokens: int
+    build: tuple[str, list[str]] = ("unknown", [])  # the embedded narrator's llama.cpp build
 
     def markdown(self, machine: str) -> str:
         embed = f"{self.embeddings_per_s:.1f}" if self.embeddings_per_s is not None else "—"
@@ -62,7 +65,7 @@ class ProviderBench:
                 f"| generation | {self.generated_tokens_per_s:.0f} tokens/s "
                 f"({self.generated_tokens} tokens) |",
                 f"| embeddings | {embed} texts/s (batches of {EMBED_TEXTS} sentences) |",
-                *(EMBEDDED_NOTES if self.narrator == "embedded" else ()),
+                *(embedded_notes(*self.build) if self.narrator == "embedded" else ()),
             ]
         )
 
@@ -119,4 +122,5 @@ async def bench_provider(models: ModelSet) -> ProviderBench:
         embeddings_per_s=embed_rate,
         prompt_tokens=prompt_tokens,
         generated_tokens=generated,
+        build=llama_build() if narrator.model == "embedded" else ("unknown", []),
     )
