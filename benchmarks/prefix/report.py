@@ -47,11 +47,19 @@ def _ms(f: Figures) -> str:
 
 def _intro(summaries: list[Summary], run: dict[str, Any]) -> list[str]:
     real = [n for n in run.get("narrators", ["scripted"]) if n in REAL]
+    setting = ["Plot Essentials", "a persona"]
+    if run.get("authors_note", True):
+        setting.append("an Author's Note")
+    if run.get("cards", True):
+        setting.append("a story card per member of a cast of twenty")
+    if run.get("knowledge", True):
+        setting.append("a setting bible in the knowledge library")
+    else:
+        setting.append("no knowledge library")
     lines = [
         f"Each game plays the same generated story (seed {run['seed']}, {run['turns']} turns: "
-        "a player's action and a 120-200-token narration each, with Plot Essentials, a "
-        "persona, an Author's Note, a story card per member of a cast of twenty and a setting "
-        "bible in the knowledge library) through the product's `TurnRunner` on a fresh "
+        f"a player's action and a 120-200-token narration each, with {', '.join(setting)}"
+        ") through the product's `TurnRunner` on a fresh "
         "runtime, the memory worker's passes (extractive) run to the end between turns; "
         f"embeddings {run['embedder']}. `{BEFORE}` is the context layout before there was a "
         f"choice (every section above the history), `{AFTER}` the new default "
