@@ -64,7 +64,6 @@ FIXED_ORDER = (
     "knowledge",
     "story_cards_new",  # ``cache`` only: the cards fired since a card last left
 )
-STABLE_ORDER = ("ai_instructions", "plot_essentials", "story_summary")  # ``cache``: the top
 # ``cache``: the sections that float in the history, the least likely to change first (the
 # Author's Note is set by hand; cards follow the scene; memories and knowledge the action).
 FLOATING_ORDER = ("story_cards", "authors_note", "memories", "knowledge", "story_cards_new")

@@ -290,10 +290,12 @@ def gather(
     recent = [rendered for _, rendered in rows[-(CARD_SCAN_ACTIONS - 1) :]]
     recent_text = "\n".join([*recent, rendered_action])
     cards = turn_cards(story.session, story.adventure.id, recent_text, player_text)
-    previous = previous_snapshot(story, rows, retry_of)
+    # Only the ``cache`` layout reads back where the previous prompt put things.
+    cache = models.context_layout is ContextLayout.CACHE
+    previous = previous_snapshot(story, rows, retry_of) if cache else None
     held, new = cards.section, list[FiredCard]()
     held_ids = _held_ids(previous)
-    if models.context_layout is ContextLayout.CACHE and held_ids is not None:
+    if held_ids is not None:
         held, new = held_cards(story.session, story.adventure.id, cards.section, held_ids)
     scene = scene_for(story.adventure, cards.fired, recent_text)
     query_input, query_context = query_texts(player_text, scene, newest_narration, counter)

@@ -149,11 +149,11 @@ def snapshot(
     }
 
 
-def layout(report: ContextReport, cards_held: list[int] | None) -> dict[str, Any]:
+def layout(report: ContextReport, cards_held: list[int]) -> dict[str, Any]:
     out: dict[str, Any] = {"name": report.layout.value}
     if report.placement is not None:
         out.update(report.placement.public())
-        out["cards_held"] = cards_held or []  # the Story Cards section's (not the new ones)
+        out["cards_held"] = cards_held  # the Story Cards section's (not the new ones)
         for name, spot in out["floating"].items():
             spot["actions_before_end"] = report.actions_back(name)
     return out
