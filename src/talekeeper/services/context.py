@@ -76,8 +76,8 @@ HEAD_SECTIONS = ("story_cards",)
 # turns): far enough that most turns only append, near enough to steer the reply.
 MAX_FLOAT_ACTIONS = 8
 # When the history overflows, it drops the oldest actions until room // CHUNK_FRACTION is
-# free: the next turns only append until that is used up. Chosen by measurement
-# (docs/benchmarks.md, "Prompt prefix"): more frees less history per drop and drops oftener.
+# free: the next turns only append until that is used up. A judgement, not tuned: a larger
+# fraction would free less history per drop and drop oftener, a smaller keep less history.
 CHUNK_FRACTION = 3
 # Cut first when the fixed sections alone overflow: the least essential first.
 TRIM_ORDER = (
