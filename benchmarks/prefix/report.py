@@ -34,7 +34,8 @@ def _pct(value: float) -> str:
 
 
 def _label(s: Summary) -> str:
-    return f"{s.narrator} {s.layout} {s.context_tokens:,}"
+    library = " + library" if s.library else ""
+    return f"{s.narrator} {s.layout} {s.context_tokens:,}{library}"
 
 
 def _from(s: Summary) -> str:
@@ -52,10 +53,16 @@ def _intro(summaries: list[Summary], run: dict[str, Any]) -> list[str]:
         setting.append("an Author's Note")
     if run.get("cards", True):
         setting.append("a story card per member of a cast of twenty")
-    if run.get("knowledge", True):
+    libraries = run.get("knowledge", [True])
+    libraries = libraries if isinstance(libraries, list) else [libraries]
+    if libraries == [True]:
         setting.append("a setting bible in the knowledge library")
-    else:
+    elif libraries == [False]:
         setting.append("no knowledge library")
+    else:
+        setting.append(
+            "no knowledge library (rows marked `+ library` have a setting bible attached)"
+        )
     lines = [
         f"Each game plays the same generated story (seed {run['seed']}, {run['turns']} turns: "
         f"a player's action and a 120-200-token narration each, with {', '.join(setting)}"
@@ -118,6 +125,7 @@ def _before_after(summaries: list[Summary]) -> list[str]:
                 if t.layout == AFTER
                 and t.narrator == s.narrator
                 and t.context_tokens == s.context_tokens
+                and t.library == s.library
             ),
             None,
         )
@@ -142,7 +150,8 @@ def _before_after(summaries: list[Summary]) -> list[str]:
     ]
     for a, b in pairs:
         lines.append(
-            f"| {a.narrator} {a.context_tokens:,} | {row(a, b, lambda s: s.evaluated)} "
+            f"| {a.narrator} {a.context_tokens:,}{' + library' if a.library else ''} "
+            f"| {row(a, b, lambda s: s.evaluated)} "
             f"| {row(a, b, lambda s: s.first_token_ms)} | {row(a, b, lambda s: s.turn_ms)} |"
         )
     return lines
@@ -284,7 +293,14 @@ def draw(summaries: list[Summary], games: list[list[TurnRecord]], path: Path) ->
             if s.narrator != narrator:
                 continue
             turns = [r.turn for r in records]
-            (line,) = top.plot(turns, [r.evaluated for r in records], label=s.layout, lw=1.2)
+            label = f"{s.layout} + library" if s.library else s.layout
+            (line,) = top.plot(
+                turns,
+                [r.evaluated for r in records],
+                label=label,
+                lw=1.2,
+                ls="--" if s.library else "-",
+            )
             if s.first_overflow:
                 top.axvline(s.first_overflow, color=line.get_color(), ls=":", lw=0.8)
             if rows == 2 and narrator in REAL:

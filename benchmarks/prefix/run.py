@@ -19,13 +19,14 @@ previous turn's (``layout.first_break``), with how often each section changed or
 
 ``--narrator``: ``scripted`` (instant, the default), ``embedded`` (the app's SmolLM2 in
 process), ``server`` (the same model behind ``llama_cpp.server``), one or more
-(``narrators``). ``--full``: the run ``make bench`` makes, every narrator at 2,048 and
-4,096 tokens under ``classic`` and ``cache``, 60 turns. ``--short``: 20 turns at 2,048, for
-a quick look. ``--layouts``: the ``context_layout`` setting to play under, each in turn (by
-default the product's default layout). ``--tokenizers``: other tokenizers the same prompts
-are also counted with (the embedded narrator's, ``smollm2``, by default; left out with a
-note when it cannot be loaded). ``--write``: replaces the ``prefix`` section of that
-Markdown file and draws its plot next to it (``report``). Progress goes to stderr.
+(``narrators``). ``--full``: the run ``make bench`` makes, every narrator at 2,048 and 4,096
+tokens under ``classic`` and ``cache``, 60 turns, memories and cards in play, no knowledge
+library; the instant narrator also plays it with the library attached. ``--short``: 20 turns
+at 2,048, for a quick look. ``--layouts``: the ``context_layout`` setting to play under,
+each in turn (by default the product's default layout). ``--tokenizers``: other tokenizers
+the same prompts are also counted with (the embedded narrator's, ``smollm2``, by default;
+left out with a note when it cannot be loaded). ``--write``: replaces the ``prefix`` section
+of that Markdown file and draws its plot next to it (``report``). Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ class Summary:
     first_token_ms: Figures = field(default_factory=lambda: Figures.of([]))
     turn_ms: Figures = field(default_factory=lambda: Figures.of([]))
     model_evaluated: Figures | None = None  # llama.cpp's own count, where a model ran
+    library: bool = False  # a knowledge library was attached
 
     def public(self) -> dict[str, Any]:
         return asdict(self)
@@ -127,7 +129,9 @@ def measured_turns(records: list[TurnRecord]) -> tuple[int | None, list[TurnReco
     return first, steady if first is not None else records[1:]
 
 
-def summarize(records: list[TurnRecord], context_tokens: int, seconds: float) -> Summary:
+def summarize(
+    records: list[TurnRecord], context_tokens: int, seconds: float, library: bool = False
+) -> Summary:
     first, steady = measured_turns(records)
     n = len(steady) or 1
     counts = Counter(r.cause for r in steady)
@@ -181,6 +185,7 @@ def summarize(records: list[TurnRecord], context_tokens: int, seconds: float) ->
             [r.first_token_ms for r in steady if r.first_token_ms is not None]
         ),
         turn_ms=Figures.of([r.turn_ms for r in steady]),
+        library=library,
         model_evaluated=Figures.of(model) if model else None,
     )
 
@@ -218,7 +223,7 @@ async def run_all(options: list[Options]) -> tuple[list[Summary], list[list[Turn
         records = await play(o, progress)
         seconds = time.perf_counter() - started
         log(f"[{o.narrator} {o.layout or 'default'} {o.context_tokens}] {seconds:.0f} s")
-        summaries.append(summarize(records, o.context_tokens, seconds))
+        summaries.append(summarize(records, o.context_tokens, seconds, o.knowledge))
         games.append(records)
     return summaries, games
 
@@ -262,6 +267,11 @@ def main(argv: list[str] | None = None) -> int:
     tokenizers, notes = available_tokenizers(args.tokenizers)
     for note in notes:
         log(note)
+    libraries = {n: [not args.no_knowledge] for n in chosen}
+    if args.full:
+        # The real narrators play the done-when's game (memories and cards, no library); the
+        # instant one plays it with a library attached too, to show what a library costs.
+        libraries = {n: [False] if n in narrators.REAL else [False, True] for n in chosen}
     options = [
         Options(
             context_tokens=context,
@@ -269,13 +279,14 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
             embedder=args.embedder,
             cards=not args.no_cards,
-            knowledge=not args.no_knowledge,
+            knowledge=library,
             authors_note=not args.no_note,
             tokenizers=tuple(tokenizers),
             layout=layout,
             narrator=narrator,
         )
         for narrator in chosen
+        for library in libraries[narrator]
         for context in contexts
         for layout in layouts
     ]
@@ -291,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         "tokenizers": tokenizers,
         "notes": notes,
         "cards": not args.no_cards,
-        "knowledge": not args.no_knowledge,
+        "knowledge": sorted({o.knowledge for o in options}),
         "authors_note": not args.no_note,
         "reply_cap": narrators.REPLY_CAP,
         **machine(),

@@ -5,6 +5,7 @@ wrapper that lets a real narrator play the script, and the report it writes."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from benchmarks.prefix.game import Options, TurnRecord, agrees, game, play, text
 from benchmarks.prefix.layout import Segment, changed, classic, first_break, from_prompt, moved
 from benchmarks.prefix.narrators import REPLY_CAP, ScriptedReply, ServerLog
 from benchmarks.prefix.report import markdown
-from benchmarks.prefix.run import main, steady_turns, summarize
+from benchmarks.prefix.run import Figures, main, steady_turns, summarize
 
 from talekeeper.core.tokens import BpeCounter, CharCounter, TokenCounter
 from talekeeper.providers.base import (
@@ -416,6 +417,39 @@ def test_write_replaces_only_its_own_section(tmp_path: Path) -> None:
     assert data["run"]["narrators"] == ["scripted"]
 
 
+def test_a_game_with_a_library_is_compared_only_with_its_own_before() -> None:
+    """``--full`` plays the instant narrator with and without a library: each after is set
+    against the before of the same game, and the row says which one it is."""
+    blank = summarize([], 2048, 0.0)
+    games = [
+        dataclasses.replace(
+            blank, narrator="scripted", layout=lay, library=library, evaluated=Figures.of([n])
+        )
+        for lay, library, n in (
+            ("classic", False, 1000),
+            ("classic", True, 3000),
+            ("cache", False, 250),
+            ("cache", True, 900),
+        )
+    ]
+    text = markdown(
+        games,
+        {
+            "seed": 1,
+            "turns": 3,
+            "embedder": "hashed",
+            "seconds": 1.0,
+            "machine": "test",
+            "knowledge": [False, True],
+            "tokenizers": [],
+        },
+    )
+    assert "| scripted 2,048 | 1,000 → 250 (-75%) |" in text
+    assert "| scripted 2,048 + library | 3,000 → 900 (-70%) |" in text
+    assert "| scripted cache 2,048 + library |" in text  # the per-game rows say it too
+    assert "rows marked `+ library`" in text
+
+
 def test_full_is_every_narrator_context_and_layout(monkeypatch: pytest.MonkeyPatch) -> None:
     played: list[Options] = []
 
@@ -425,12 +459,14 @@ def test_full_is_every_narrator_context_and_layout(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr("benchmarks.prefix.run.run_all", fake_run_all)
     assert main(["--full", "--tokenizers"]) == 0
-    assert {(o.narrator, o.context_tokens, o.layout, o.turns) for o in played} == {
-        (n, c, lay, 60)
+    assert {(o.narrator, o.context_tokens, o.layout, o.turns, o.knowledge) for o in played} == {
+        (n, c, lay, 60, library)
         for n in narrators.NARRATORS
         for c in (2048, 4096)
         for lay in ("classic", "cache")
+        for library in ([False] if n in narrators.REAL else [False, True])
     }
+    assert all(o.cards and o.memory_bank for o in played)  # the done-when's game
 
 
 @pytest.mark.model
