@@ -33,12 +33,14 @@ from urllib.parse import urlsplit
 from talekeeper.core.errors import ConfigurationError
 from talekeeper.providers.base import without_userinfo
 from talekeeper.services.context import ContextLayout
+from talekeeper.services.detect import DEFAULT_PORTS, parse_ports
 from talekeeper.storage.dialect import complaint as database_url_complaint
 
 ENV_PREFIX = "TALEKEEPER_"
 EMBEDDED = "embedded"
 EXTRACTIVE = "extractive"
 NO_EMBEDDINGS = "none"
+LOG_FILE = "talekeeper.log"  # in the data dir, where 'talekeeper play' logs by default
 DEFAULT_CONTEXT_TOKENS = 4096  # used when neither the setting nor the model says otherwise
 # A URL, a model name or a key: anything longer is a paste gone wrong, and it would be
 # stored and sent with every model call.
@@ -53,6 +55,13 @@ class AuthMode(StrEnum):
 
     NONE = "none"
     ACCOUNTS = "accounts"
+
+
+class LogTo(StrEnum):
+    """Where an interactive command's log goes, so that the terminal shows only the story."""
+
+    FILE = "file"
+    STDERR = "stderr"
 
 
 class UserEndpoints(StrEnum):
@@ -221,6 +230,14 @@ def host_names(value: str) -> tuple[str, ...]:
 def _check_hosts(value: str) -> str | None:
     try:
         host_names(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _check_ports(value: str) -> str | None:
+    try:
+        parse_ports(value)
     except ValueError as exc:
         return str(exc)
     return None
@@ -401,6 +418,24 @@ REGISTRY: tuple[Setting, ...] = (
         "Log verbosity.",
         choices=("debug", "info", "warning", "error"),
     ),
+    Setting(
+        "log_to",
+        LogTo,
+        LogTo.FILE,
+        "Where 'talekeeper play' writes its log: 'file' (talekeeper.log in the data dir, at "
+        "TALEKEEPER_LOG_LEVEL) or 'stderr' (warnings and errors only). The terminal shows only "
+        "the story either way.",
+        choices=tuple(where.value for where in LogTo),
+    ),
+    Setting(
+        "detect_ports",
+        str,
+        DEFAULT_PORTS,
+        "Ports of 127.0.0.1 asked for local model servers (Ollama 11434, LM Studio 1234, "
+        "llama.cpp 8080, KoboldCpp 5001, vLLM 8000), comma-separated; never Talekeeper's own. "
+        "Empty: never ask.",
+        check=_check_ports,
+    ),
 )
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in REGISTRY}
@@ -446,6 +481,8 @@ class Settings:
     auth: AuthMode = AuthMode.NONE
     user_endpoints: UserEndpoints = UserEndpoints.DENY
     log_level: str = "info"
+    log_to: LogTo = LogTo.FILE
+    detect_ports: str = DEFAULT_PORTS
 
     def __post_init__(self) -> None:
         _check_coherent(self)
@@ -460,6 +497,15 @@ class Settings:
     def extra_host_names(self) -> tuple[str, ...]:
         """``allowed_hosts`` as normalized names (validated when the setting was read)."""
         return host_names(self.allowed_hosts)
+
+    @property
+    def detect_port_list(self) -> tuple[int, ...]:
+        """``detect_ports`` as numbers (validated when the setting was read)."""
+        return parse_ports(self.detect_ports)
+
+    @property
+    def log_file(self) -> Path:
+        return Path(self.data_dir) / LOG_FILE
 
     @property
     def resolved_summary_model(self) -> str:

@@ -2,8 +2,9 @@
 
 What the double guarantees:
 
-- It is a real HTTP/1.1 server on 127.0.0.1 (an ephemeral port), so clients are exercised end to
-  end: sockets, JSON, server-sent events, timeouts and protocol errors. Only the standard library.
+- It is a real HTTP/1.1 server on 127.0.0.1 (an ephemeral port, or the ``port`` given), so
+  clients are exercised end to end: sockets, JSON, server-sent events, timeouts and protocol
+  errors. Only the standard library.
 - Endpoints under /v1: GET /models, POST /chat/completions, POST /completions, POST /embeddings,
   with the response shapes of the OpenAI API, streaming (SSE, ending with ``data: [DONE]``) and
   ``stream_options.include_usage`` included. Usage counts whitespace-separated words.
@@ -179,7 +180,9 @@ class ModelDouble:
         models: tuple[str, ...] = ("double-narrator", "double-embed", "double-summary"),
         api_key: str | None = None,
         default_reply: str = "The story goes on.",
+        port: int = 0,
     ) -> None:
+        self.port = port  # 0: a free one; another: that one (a local server's usual port)
         self.models = tuple(models)
         self.api_key = api_key
         self.default_reply = default_reply
@@ -319,7 +322,7 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, double: ModelDouble) -> None:
         self.double = double
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(("127.0.0.1", double.port), _Handler)
 
     def server_bind(self) -> None:
         TCPServer.server_bind(self)  # skip HTTPServer's reverse DNS lookup

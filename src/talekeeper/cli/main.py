@@ -19,6 +19,7 @@ import asyncio
 import ipaddress
 import json
 import logging
+import shlex
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -30,7 +31,7 @@ from talekeeper.cli.library import add_parsers as add_library_parsers
 from talekeeper.cli.lore import add_parsers as add_lore_parsers
 from talekeeper.cli.lore import add_reading_options
 from talekeeper.core.errors import InvalidInput, TalekeeperError
-from talekeeper.settings import AuthMode, Settings, load_settings
+from talekeeper.settings import AuthMode, LogTo, Settings, load_settings
 
 COMMANDS: dict[str, str] = {
     "serve": "Run the web app and the JSON API.",
@@ -53,9 +54,12 @@ COMMANDS: dict[str, str] = {
     "tokens list": "List an account's API tokens (--user).",
     "tokens revoke": "Revoke one of an account's API tokens (ID, --user).",
     "bench provider": "Measure load time, prompt and generation speed and embeddings/s.",
+    "detect": "List the model servers running on this machine (Ollama, LM Studio, llama.cpp, "
+    "KoboldCpp, vLLM) and how to use one.",
 }
 
 
+INTERACTIVE = frozenset({"play"})  # commands whose terminal belongs to the story
 ACT_AS = "accounts mode: the account to act as (required there; refused in local mode)"
 MAX_ID = 2**63 - 1  # the largest integer SQLite (and a PostgreSQL bigint) can store
 
@@ -107,6 +111,35 @@ def setup_announcer(settings: Settings) -> Callable[[str], None]:
         )
 
     return announce
+
+
+def _detect(settings: Settings, args: argparse.Namespace) -> int:
+    """The local model servers, as ``GET /api/settings/detect`` lists them (``--json``:
+    the same JSON), and the two settings that use one."""
+    from talekeeper.services.detect import detect
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per port asked
+    ports = settings.detect_port_list
+    found = asyncio.run(detect(ports, (settings.port,)))
+    if args.json:
+        print(json.dumps([{"url": s.url, "kind": s.kind, "models": s.models} for s in found]))
+        return 0
+    asked = ", ".join(str(p) for p in ports if p != settings.port) or "none"
+    if not found:
+        print(
+            f"No model server answered on 127.0.0.1 (ports asked: {asked}; "
+            "TALEKEEPER_DETECT_PORTS lists them). Start Ollama, LM Studio, llama.cpp's "
+            "llama-server, KoboldCpp or vLLM, or set TALEKEEPER_ENDPOINT_URL to a server "
+            "elsewhere."
+        )
+        return 0
+    for server in found:
+        print(f"{server.kind} at {server.url}: {', '.join(server.models)}")
+        print(
+            f"  to use it: TALEKEEPER_ENDPOINT_URL={server.url} "
+            f"TALEKEEPER_MODEL={shlex.quote(server.models[0])} (or pick it on the Settings page)"
+        )
+    return 0
 
 
 def _serve(settings: Settings, _args: argparse.Namespace) -> int:
@@ -473,7 +506,39 @@ def build_parser() -> argparse.ArgumentParser:
         "--write", metavar="FILE", default="", help="also write the figures into this Markdown file"
     )
     provider.set_defaults(run=_bench_provider)
+    detect = sub.add_parser("detect", help=COMMANDS["detect"])
+    detect.add_argument("--json", action="store_true", help="print the list as JSON")
+    detect.set_defaults(run=_detect)
     return parser
+
+
+def configure_logging(settings: Settings, *, interactive: bool) -> None:
+    """Where the log goes. A command that talks with the player in the terminal (``play``)
+    keeps the terminal for the story: its log goes to ``talekeeper.log`` in the data dir
+    (``TALEKEEPER_LOG_TO=file``, the default) or to stderr at warning and above
+    (``stderr``). Every other command logs to stderr at ``TALEKEEPER_LOG_LEVEL``."""
+    level = getattr(logging, settings.log_level.upper())
+    handler: logging.Handler = logging.StreamHandler(sys.stderr)
+    if interactive and settings.log_to is LogTo.FILE:
+        try:
+            settings.log_file.parent.mkdir(parents=True, exist_ok=True)
+            handler = logging.FileHandler(settings.log_file, encoding="utf-8")
+        except OSError as exc:  # an unwritable data dir: the same as stderr, and say why
+            print(
+                f"talekeeper: cannot write {settings.log_file} ({exc.strerror}); "
+                "warnings go to the terminal.",
+                file=sys.stderr,
+            )
+            level = max(level, logging.WARNING)
+    elif interactive:
+        level = max(level, logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    logging.getLogger("alembic").setLevel(max(level, logging.WARNING))  # routine on start
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -483,10 +548,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TalekeeperError as exc:
         print(f"talekeeper: {exc.message}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    logging.getLogger("alembic").setLevel(logging.WARNING)  # migrations are routine on start
+    configure_logging(settings, interactive=args.command in INTERACTIVE)
     refusal = _as_user_refusal(settings, args)
     if refusal is not None:
         print(f"talekeeper: {refusal}", file=sys.stderr)

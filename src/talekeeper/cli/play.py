@@ -30,6 +30,10 @@ from talekeeper.services.tree import Story
 from talekeeper.services.turns import Pending
 from talekeeper.storage.db import session_scope
 
+PLACEHOLDER = (
+    "   (the built-in narrator is a tiny placeholder model: `talekeeper detect` finds the "
+    "model servers on this machine, and TALEKEEPER_ENDPOINT_URL with TALEKEEPER_MODEL uses one)"
+)
 HELP = """\
   text             do something ("open the door")
   (empty line)     continue: the narrator goes on
@@ -384,7 +388,10 @@ async def play(
     models = rt.models_for(await asyncio.to_thread(rt.settings_for, uid), uid)
     terminal = Terminal(rt, chosen, uid, models, out)
     narrator = models.narrator.model
-    terminal.say(f"== {title} (adventure {chosen}), narrator {narrator}; /help for commands ==\n")
+    terminal.say(f"== {title} (adventure {chosen}), narrator {narrator}; /help for commands ==")
+    if models.narrator.provider.info.placeholder:
+        terminal.say(PLACEHOLDER)
+    terminal.say()
     await terminal.show("")
     while True:
         terminal.say("> ", end="")

@@ -169,6 +169,40 @@ def build_of(info: str) -> tuple[str, list[str]]:
     return ("native" if set(features) - PORTABLE_FEATURES else "portable"), features
 
 
+# llama.cpp's own levels (ggml_log_level) in this build: 1 debug, 2 info, 3 warn, 4 error,
+# 5 "continues the line before". Its warnings about our small model (a training context
+# the GGUF does not state, say) are notes for the log, not news for a player's terminal.
+_LLAMA_LEVELS = {1: logging.DEBUG, 2: logging.DEBUG, 3: logging.INFO, 4: logging.ERROR}
+_llama_log = logging.getLogger("talekeeper.llama")
+_llama_line: list[str] = []
+_llama_level = [logging.DEBUG]
+_llama_callback: Any = None  # the ctypes callback, kept alive as long as llama.cpp holds it
+
+
+def _route_llama_log() -> None:
+    """Send llama.cpp's log lines to Python logging (``talekeeper.llama``) instead of the
+    process's stderr, where they would land in the middle of a story. Idempotent."""
+    global _llama_callback
+    if _llama_callback is not None:
+        return
+    import ctypes
+
+    import llama_cpp
+
+    def emit(level: int, text: bytes | None, _user: Any) -> None:
+        if level != 5:
+            _llama_level[0] = _LLAMA_LEVELS.get(level, logging.DEBUG)
+        _llama_line.append((text or b"").decode("utf-8", "replace"))
+        if _llama_line[-1].endswith("\n"):
+            line = "".join(_llama_line).rstrip()
+            _llama_line.clear()
+            if line:
+                _llama_log.log(_llama_level[0], "%s", line)
+
+    _llama_callback = llama_cpp.llama_log_callback(emit)
+    llama_cpp.llama_log_set(_llama_callback, ctypes.c_void_p(0))
+
+
 def _load_llama(vocab_only: bool, n_ctx: int) -> Any:
     path = narrator_path()
     try:
@@ -177,6 +211,7 @@ def _load_llama(vocab_only: bool, n_ctx: int) -> Any:
         raise ModelUnavailable(
             f"The embedded narrator needs llama-cpp-python ({exc}): run `make install`."
         ) from None
+    _route_llama_log()
     return Llama(
         model_path=str(path),
         n_ctx=n_ctx,

@@ -68,6 +68,9 @@ def render(
         version=__version__,
         models=models.names(),
         notes=models.narrator.provider.info.notes,
+        placeholder=models.narrator.provider.info.placeholder,
+        # Whether the player may switch endpoints (so a list of local servers is any use).
+        may_switch=not rt.endpoints_fixed(),
         nav=context.pop("nav", ""),
         account=context.pop("account", None),
         **context,

@@ -21,6 +21,8 @@ Invariants:
   tried with no key. An endpoint other than the saved one is a probe: its
   answers' text is never repeated (its status and what it means are), so no
   URL typed here can be made to show what a page behind it says.
+- ``GET /detect`` lists the local model servers (``services.detect``: loopback only, the
+  configured ports, never this server's own); it takes nothing from the client.
 - Accounts mode: the endpoint and its key are the server's (``TALEKEEPER_ENDPOINT_URL``,
   ``TALEKEEPER_API_KEY``), unless ``TALEKEEPER_USER_ENDPOINTS=allow``: a body naming
   ``endpoint_url`` or ``api_key`` is refused (403) on every route here, and overrides
@@ -33,7 +35,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body, Depends, Request
 from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
@@ -41,6 +43,7 @@ from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.providers.base import split_userinfo, without_userinfo
 from talekeeper.services import diagnostics
+from talekeeper.services.detect import ServerKind, detect
 from talekeeper.settings import (
     EMBEDDED,
     EXTRACTIVE,
@@ -92,6 +95,12 @@ class EndpointModels(BaseModel):
     models: list[str]
     error: str | None
     latency_ms: float | None
+
+
+class LocalServerView(BaseModel):
+    url: str  # the endpoint URL to save, ending in /v1
+    kind: ServerKind
+    models: list[str]
 
 
 class EndpointServerWide(TalekeeperError):
@@ -254,6 +263,21 @@ async def _models(rt: Runtime, settings: Settings, *, saved: bool) -> EndpointMo
     provider = rt.endpoint_provider(settings, saved=saved) if settings.endpoint_url else None
     found = await diagnostics.endpoint_models(provider)
     return EndpointModels(endpoint=without_userinfo(settings.endpoint_url), **found)
+
+
+@router.get("/detect")
+async def detect_local_servers(
+    request: Request, uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
+) -> list[LocalServerView]:
+    """The model servers answering on this machine's usual loopback ports
+    (``services.detect``); refused where the endpoint is the server's to choose, since a
+    player could not switch to one anyway."""
+    if rt.endpoints_fixed():
+        raise EndpointServerWide()
+    server = request.scope.get("server")
+    own = (rt.settings.port, server[1] if server else None)
+    found = await detect(rt.settings.detect_port_list, own)
+    return [LocalServerView(url=s.url, kind=s.kind, models=s.models) for s in found]
 
 
 @router.post("/test-connection")

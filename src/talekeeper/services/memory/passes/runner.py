@@ -99,6 +99,7 @@ class Runner:
             for step in steps:
                 did = (await run_pass(self.sessions, adventure_id, step)).did_work or did
         except TalekeeperError as exc:
+            log.warning("%s pass failed for adventure %s: %s", kind, adventure_id, exc.message)
             await asyncio.to_thread(self._record, adventure_id, kind, PassState.FAILED, exc.message)
         except Exception as exc:  # a pass must never take the others down with it
             log.exception("%s pass failed for adventure %s", kind, adventure_id)

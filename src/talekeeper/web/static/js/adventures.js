@@ -9,6 +9,7 @@
 import { h, fill, api, showError, notify } from "./ui.js";
 import { renderList } from "./adventures-list.js";
 import { renderNew } from "./adventures-new.js";
+import { localServers } from "./local-servers.js";
 
 const OTHER_TOOLS = " A file from another tool (a character card, a scenario) starts an adventure "
   + "through “Start from a file…” under Start a new adventure.";
@@ -17,6 +18,9 @@ let listRoot = null;
 let newRoot = null;
 
 function setup() {
+  const local = document.getElementById("local-servers-root");
+  // After a switch the page is read again: the placeholder's notice goes, the models change.
+  if (local) localServers(local, { onUsed: () => location.reload() });
   listRoot = document.getElementById("adventures-root");
   newRoot = document.getElementById("new-adventure-root");
   if (!listRoot || !newRoot) return;

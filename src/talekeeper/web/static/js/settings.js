@@ -12,6 +12,7 @@ import { h, fill, api, notify } from "./ui.js";
 import {
   ENDPOINT_KEYS, changedValues, fillPicker, modelPicker, runConnectionTest,
 } from "./settings-check.js";
+import { localServers } from "./local-servers.js";
 
 const GROUPS = [
   ["Endpoint", "Where the models live and how to reach them.", ["endpoint_url", "api_key", "timeout"]],
@@ -321,7 +322,14 @@ function layout() {
         h("button", { type: "button", text: "Undo changes",
           on: { click: () => { state.resets.clear(); state.clearKey = false; clearErrors();
             say("", "info"); renderForm(); } } }))));
+  const local = h("div");
   const side = h("aside", { class: "settings-side", attrs: { "aria-label": "Connection" } },
+    h("section", { class: "card", attrs: { "aria-labelledby": "local-heading" } },
+      h("h2", { id: "local-heading", text: "On this machine" }),
+      h("p", { class: "muted small", text: "Model servers running here (Ollama, LM Studio, "
+        + "llama.cpp, KoboldCpp, vLLM). One click saves the server as your endpoint and the "
+        + "model as your narrator." }),
+      local),
     h("div", { class: "card" },
       h("h2", { text: "Connection" }),
       h("p", { class: "muted small", text: "Tries a short reply from the narrator and one "
@@ -329,6 +337,11 @@ function layout() {
       test,
       form.report));
   fill(root, element, side);
+  localServers(local, {
+    current: () => state.values,
+    otherwise: "enter an endpoint in the form",
+    onUsed: (saved) => { applySaved(saved); loadModels(false); },
+  });
   form.endpointInputs = () => ENDPOINT_KEYS
     .map((k) => state.fields.get(k)?.input).filter(Boolean);
 }
