@@ -103,6 +103,7 @@ bench: install
 	$(BIN)/python -m benchmarks.concurrency.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.scaleout.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.library.run --write docs/benchmarks.md
+	$(BIN)/python -m benchmarks.voice.run --raw --write docs/benchmarks.md
 	# The longest (about an hour and a half): 60-turn games on the real embedded narrator and
 	# a llama_cpp.server peer; its first-token times want a machine doing nothing else.
 	$(BIN)/python -m benchmarks.prefix.run --full --write docs/benchmarks.md

@@ -28,8 +28,10 @@ def port_of(url: str) -> int:
 
 
 def talekeeper(
-    data: Path, *args: str, stdin: str = "", **env: str
+    data: Path, *args: str, stdin: str = "", timeout: float = TIMEOUT, **env: str
 ) -> subprocess.CompletedProcess[str]:
+    """``python -m talekeeper ARGS`` on the data dir ``data``, with ``env`` as settings
+    (``reply_tokens="24"`` is ``TALEKEEPER_REPLY_TOKENS=24``)."""
     environ = {**data_env(data), "PATH": os.environ["PATH"]}
     environ.update({"TALEKEEPER_" + k.upper(): v for k, v in env.items()})
     done = subprocess.run(
@@ -39,7 +41,7 @@ def talekeeper(
         capture_output=True,
         text=True,
         encoding="utf-8",
-        timeout=TIMEOUT,
+        timeout=timeout,
     )
     assert "Traceback" not in done.stdout + done.stderr, done.stderr
     return done
@@ -87,10 +89,10 @@ def endpoint(double: ModelDouble) -> dict[str, str]:
 
 def play(tmp_path: Path, endpoint: dict[str, str], **env: str) -> subprocess.CompletedProcess[str]:
     data = tmp_path / "data"
-    made = talekeeper(data, "new", "--scenario", "lantern-coast", **endpoint)
+    made = talekeeper(data, "new", "--scenario", "lantern-coast", **endpoint)  # type: ignore[arg-type]
     assert made.returncode == 0, made.stderr
     turns = "".join(f"look at thing {n}\n" for n in range(5)) + "/quit\n"
-    return talekeeper(data, "play", stdin=turns, **endpoint, **env)
+    return talekeeper(data, "play", stdin=turns, **(endpoint | env))  # type: ignore[arg-type]
 
 
 def test_play_keeps_its_log_in_the_data_dir(

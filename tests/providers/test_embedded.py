@@ -11,7 +11,12 @@ from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, make_settings
 
 from talekeeper.providers.base import CompletionRequest, Message
-from talekeeper.providers.embedded import EMBEDDING_DIMS, EmbeddedProvider, with_example
+from talekeeper.providers.embedded import (
+    EMBEDDING_DIMS,
+    EXAMPLE_TURNS,
+    EmbeddedProvider,
+    with_example,
+)
 from talekeeper.web.app import create_app
 
 pytestmark = pytest.mark.model
@@ -23,11 +28,14 @@ REQUEST = CompletionRequest(
 )
 
 
-def test_nothing_loads_until_first_use_and_the_example_turn_is_in_the_prompt() -> None:
+def test_nothing_loads_until_first_use_and_the_example_turns_are_in_the_prompt() -> None:
     provider = EmbeddedProvider()
     assert provider.loaded() == {"narrator": False, "embedder": False}
     messages = with_example(REQUEST)
-    assert [m.role for m in messages] == ["system", "user", "assistant", "user"]
+    worked = ["user", "assistant"] * len(EXAMPLE_TURNS)
+    assert len(EXAMPLE_TURNS) >= 2  # a `do` and a `say`, answered (docs/voice.md)
+    assert [m.role for m in messages] == ["system", *worked, "user"]
+    assert messages[2].content == EXAMPLE_TURNS[0][1] and messages[-1] == REQUEST.messages[-1]
     assert provider.info.placeholder is True
 
 

@@ -53,6 +53,8 @@ EXEMPT: dict[Key, str] = {
     ("GET", "/api/ready"): "takes no input: no path id, query parameter or body",
     ("GET", "/api/settings"): "takes no input: no path id, query parameter or body",
     ("GET", "/api/settings/models"): "takes no input: the saved endpoint's model list",
+    ("GET", "/api/settings/detect"): "takes no input: where it looks is the server's setting "
+    "(tests/web/test_detect_api.py sends it query parameters that change nothing)",
     ("GET", "/api/derived"): "takes no input: every adventure's background work",
     ("GET", "/api/scenarios"): "takes no input: no path id, query parameter or body",
     ("GET", "/api/adventures"): "takes no input: no path id, query parameter or body",

@@ -246,6 +246,8 @@ class Terminal:
         layout = data.get("layout")
         if layout:  # older snapshots predate it
             self.say(f"  context layout {layout_line(layout)}")
+        for repair in data.get("repairs") or []:
+            self.say(f"  reply repaired: {repair['meaning']}")
         for section in data["sections"]:
             self.say(f"  {section['title']:<18} {section['tokens']:>6}  {section['reason']}")
         for card in data["cards"]:

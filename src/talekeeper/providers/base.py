@@ -60,6 +60,9 @@ class CompletionRequest:
     temperature: float = 0.8
     top_p: float = 0.95
     stop: tuple[str, ...] = ()
+    # The story's next reply (not a memory, a summary or a test): the embedded placeholder
+    # repairs its voice (``providers.voice``); every other provider ignores it.
+    narration: bool = False
 
     def __post_init__(self) -> None:
         if self.mode == "chat" and not self.messages:
@@ -78,6 +81,8 @@ class Completion:
     # Of the prompt, what the server had to evaluate after its cached prefix, when it says
     # (llama-server's ``timings.prompt_n``; ``prompt_tokens`` less ``cached_tokens``).
     tokens_evaluated: int | None = None
+    # The repairs the embedded placeholder made to its reply (``providers.voice.Edit``).
+    repairs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

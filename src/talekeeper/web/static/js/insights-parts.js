@@ -207,6 +207,10 @@ export function modelPart(snapshot) {
     rows.splice(5, 0, ["Prompt evaluated", evaluatedText(tokens, snapshot.dry_run)]);
   }
   if (snapshot.layout) rows.splice(1, 0, ["Context layout", layoutText(snapshot.layout)]);
+  if (snapshot.repairs && snapshot.repairs.length) {
+    rows.push(["Placeholder's reply repaired",
+      snapshot.repairs.map((r) => r.meaning).join("; ")]);
+  }
   if (snapshot.retry_of) rows.push(["Retry", `a new take of reply #${snapshot.retry_of}`]);
   if (snapshot.branch_id) rows.push(["Branch", "#" + snapshot.branch_id]);
   for (const [key, value] of Object.entries(snapshot.timings || {})) {
