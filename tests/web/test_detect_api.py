@@ -108,3 +108,15 @@ def test_a_bad_port_list_is_refused_at_start(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigurationError, match="TALEKEEPER_DETECT_PORTS"):
         make_settings(tmp_path, detect_ports="11434;1234")
+
+
+def test_a_page_rebound_to_this_machine_learns_nothing(
+    tmp_path: Path, local_server: ModelDouble
+) -> None:
+    """DNS rebinding: another site's name pointed at 127.0.0.1 could read the answer of
+    a GET; the guard refuses its Host before any server is asked."""
+    with fresh(tmp_path, detect_ports=str(port_of(local_server.url))) as client:
+        answer = client.get("/api/settings/detect", headers={"Host": "evil.example"})
+        assert answer.status_code == 400
+        assert "llama3.2" not in answer.text
+    assert local_server.requests == []
