@@ -227,20 +227,21 @@ def host_names(value: str) -> tuple[str, ...]:
     return tuple(host_name(entry) for entry in value.split(",") if entry.strip())
 
 
-def _check_hosts(value: str) -> str | None:
-    try:
-        host_names(value)
-    except ValueError as exc:
-        return str(exc)
-    return None
+def _refusal_of(parse: Callable[[str], object]) -> Callable[[str], str | None]:
+    """A setting's check from its parser: the parser's ``ValueError`` is the complaint."""
+
+    def check(value: str) -> str | None:
+        try:
+            parse(value)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    return check
 
 
-def _check_ports(value: str) -> str | None:
-    try:
-        parse_ports(value)
-    except ValueError as exc:
-        return str(exc)
-    return None
+_check_hosts = _refusal_of(host_names)
+_check_ports = _refusal_of(parse_ports)
 
 
 def _check_key(value: str) -> str | None:

@@ -143,7 +143,7 @@ class VoiceFilter:
         self.edits: list[Edit] = []
         self._buffer = ""
         self._inside = False  # inside a quotation at the end of what was given out
-        self._out = False  # something was given out
+        self._out = False  # the reply has begun: a unit was given out or held back
         self._ended = False
         self._players_quote = False  # the unit before handed the next quotation to the player
         self._held = ""  # a quotation alone, kept back until the unit after says whose it is
@@ -163,26 +163,21 @@ class VoiceFilter:
             if unit is None:
                 break
             out.append(self._take(unit))
-        return self._give("".join(out))
+        return "".join(out)
 
     def finish(self, cut_off: bool) -> str:
         """The rest of the reply; ``cut_off``: it stopped at its length limit."""
         rest, self._buffer = self._buffer, ""
         if self._ended or not rest.strip():
             held, self._held = self._held, ""
-            return self._give(held)
-        if cut_off and (self._out or self._held):
+            return held
+        if cut_off and self._out:
             self._edit(Edit.UNFINISHED)
             held, self._held = self._held, ""
-            return self._give(held)
+            return held
         out = self._take(rest)
         held, self._held = self._held, ""
-        return self._give(out + held)
-
-    def _give(self, text: str) -> str:
-        if text.strip():
-            self._out = True
-        return text  # one place every text given out passes
+        return out + held
 
     def _take(self, unit: str) -> str:
         """The repaired unit, after any quotation held back before it; a quotation alone is
