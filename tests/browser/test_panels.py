@@ -190,6 +190,45 @@ def test_story_cards_are_created_searched_edited_and_deleted(live: Live, page: A
     assert card_id not in ids and len(ids) == before
 
 
+def test_an_editor_opened_while_the_list_loads_keeps_what_is_typed(live: Live, page: Any) -> None:
+    """The list's fetch is held while the player opens a card's editor and types: the answer
+    arriving later must not redraw the list over the open form; it is drawn once the form
+    closes."""
+    aid = adventure(live)["id"]
+    live.api.post(
+        f"/api/adventures/{aid}/cards",
+        json={"name": "The Tide Bell", "type": "item", "keywords": ["tide bell"], "entry": "x"},
+    ).raise_for_status()
+    panel = open_play(live, page, aid, "Cards")
+    cards = panel.locator("li.card-item")
+    bell = cards.filter(has_text="The Tide Bell")
+    expect(bell).to_be_visible()
+
+    held: list[Any] = []
+    searched = re.compile(r"/api/adventures/\d+/cards\?q=")
+    page.route(searched, lambda route: held.append(route))
+    panel.get_by_role("searchbox", name="Search story cards").fill("bell")
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the search's fetch never left the page"
+
+    bell.get_by_role("button", name="Edit card The Tide Bell").click()
+    edit = panel.get_by_role("form", name="Edit card The Tide Bell")
+    edit.get_by_label("Entry").fill("Typed while the list was loading.")
+    with page.expect_response(searched):
+        held[0].continue_()
+    page.unroute(searched)  # only the first fetch is held
+    page.wait_for_timeout(300)  # the answer is read and handed to the panel
+    expect(edit).to_be_visible()
+    expect(edit.get_by_label("Entry")).to_have_value("Typed while the list was loading.")
+
+    # Closing the editor draws the list the search asked for.
+    edit.get_by_role("button", name="Cancel").click()
+    expect(panel.locator(".cards-count")).to_contain_text("1 card match")
+
+
 def test_the_scene_is_set_by_the_player_and_handed_back(live: Live, page: Any) -> None:
     aid = adventure(live)["id"]
     panel = open_play(live, page, aid, "Scene")

@@ -38,7 +38,8 @@ export function cardsPanel(ctx) {
   const refresh = refresher(list, async () => {
     const q = search.value.trim();
     const query = q ? `?q=${encodeURIComponent(q)}` : "";
-    const cards = await api("GET", `/api/adventures/${ctx.id}/cards${query}`);
+    return { q, cards: await api("GET", `/api/adventures/${ctx.id}/cards${query}`) };
+  }, ({ q, cards }) => {
     count.textContent = q
       ? (cards.length ? `${plural(cards.length, "card")} match “${q}”.` : `No card matches “${q}”.`)
       : (cards.length ? plural(cards.length, "card") + "." : "No story cards yet.");

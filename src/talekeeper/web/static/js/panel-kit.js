@@ -7,14 +7,18 @@
 //   dialog that a stray Enter would accept.
 import { h, fill, attempt, confirmGroup } from "./ui.js";
 
-/** A refresh for one panel: calls never overlap (a call during a run asks for one more run
- * after it), and while an editor is open inside `root` the run waits until it closes. */
-export function refresher(root, run) {
+/** A refresh for one panel: `load()` fetches, `draw(data)` redraws. Calls never overlap (a
+ * call during a run asks for one more run after it). While an editor is open inside `root`
+ * nothing is drawn: a run that finds one open before it starts, or one that the player opened
+ * while the fetch was on its way, waits until it closes and runs again then. `draw` may be
+ * left out by a panel with no editor, whose `load` draws as it likes. */
+export function refresher(root, load, draw = null) {
   let running = false;
   let again = false;
   let waiting = false;
+  const editing = () => root.querySelector("[data-editing]") !== null;
   async function refresh() {
-    if (root.querySelector("[data-editing]")) {
+    if (editing()) {
       waiting = true;
       return;
     }
@@ -24,7 +28,12 @@ export function refresher(root, run) {
     }
     running = true;
     try {
-      await attempt(run);
+      await attempt(async () => {
+        const data = await load();
+        if (!draw) return;
+        if (editing()) waiting = true; // drawing now would throw away what is being typed
+        else draw(data);
+      });
     } finally {
       running = false;
       if (again) {

@@ -53,9 +53,8 @@ export function memoryPanel(ctx) {
 
   const refresh = refresher(groups, async () => {
     const everything = showAll.checked;
-    const memories = await api("GET", `/api/adventures/${ctx.id}/memories${everything ? "?include=all" : ""}`);
-    render(memories, everything);
-  });
+    return { everything, memories: await api("GET", `/api/adventures/${ctx.id}/memories${everything ? "?include=all" : ""}`) };
+  }, ({ memories, everything }) => render(memories, everything));
   showAll.addEventListener("change", refresh);
 
   function render(memories, everything) {

@@ -68,7 +68,7 @@ export function plotPanel(ctx) {
     return h("label", { class: "inline toggle" }, box, label);
   }
 
-  const refresh = refresher(el, async () => {
+  const refresh = refresher(el, async () => null, () => {
     fill(el,
       block("Plot components",
         h("p", { class: "muted small", text: "The narrator reads these on every turn." }),

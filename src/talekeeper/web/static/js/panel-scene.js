@@ -12,8 +12,8 @@ export function scenePanel(ctx) {
   const url = () => `/api/adventures/${ctx.id}/scene`;
   let scene = null;
 
-  const refresh = refresher(el, async () => {
-    scene = await api("GET", url());
+  const refresh = refresher(el, () => api("GET", url()), (data) => {
+    scene = data;
     show();
   });
 

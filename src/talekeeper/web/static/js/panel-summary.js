@@ -38,7 +38,7 @@ export function summaryPanel(ctx) {
   const el = h("div", { class: "panel-body" });
   const url = () => `/api/adventures/${ctx.id}/summary`;
 
-  const refresh = refresher(el, async () => show(await api("GET", url())));
+  const refresh = refresher(el, () => api("GET", url()), show);
 
   function show(data) {
     const versions = data.versions.slice().reverse();
