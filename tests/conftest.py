@@ -21,6 +21,7 @@ from tests import pg
 from tests.double.server import ModelDouble
 
 from talekeeper.services.accounts import create_user
+from talekeeper.services.memory import int8
 from talekeeper.settings import Settings, load_settings
 from talekeeper.storage.db import session_scope
 from talekeeper.web.app import create_app
@@ -40,6 +41,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the database the tests run on: sqlite (a file per test, the default) or "
         "postgresql (a throwaway local cluster, a database per test)",
     )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """The int8 ranking's kernel on this CPU (it differs by CPU: ``services/memory/int8``),
+    so a failure that depends on the machine says which machine it was."""
+    return int8.describe().line()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

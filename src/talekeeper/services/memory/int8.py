@@ -2,32 +2,51 @@
 
 A bank of thousands of memories has tens of thousands of evidence keys; one float32
 product over them reads 1.5 KB a key and is bound by memory speed (65,000 keys of 384
-dimensions: about 6 ms here). The same product over int8 codes reads a quarter of that.
+dimensions: 4 to 8 ms here). The same product over int8 codes reads a quarter of that.
 NumPy has no fast integer product, so it runs on onnxruntime's ``MatMulInteger`` (already
-installed for the embedded embedder): about 1.1 ms for those 65,000 keys.
+installed for the embedded embedder): uint8 rows against an int8 query, summed in int32.
+
+What that kernel computes depends on the CPU. With AVX-512 VNNI (or AVX-VNNI) each
+product of four byte pairs is added to the int32 sum at once; with SSE4.1 or AVX the bytes
+are widened to 16 bits first: both exact. With AVX2 alone, or AVX-512 without VNNI, it
+multiplies uint8 by int8 and adds each two neighbouring products in a *saturating* 16-bit
+sum (``vpmaddubsw``) before widening: a pair beyond 32,767 is clipped. Codes that use the
+whole int8 range on both sides reach 2 x 255 x 127 = 64,770, and the reading leaves its
+bound (docs/benchmarks.md, "Int8 kernels by CPU": 0.3% of readings on MiniLM vectors, by
+up to 2.4 times the bound). So:
 
 Invariants:
 
 - ``Codes.of(matrix)`` quantises each row on its own scale: ``code = round(row * scale)``
-  with ``scale = 127 / max |row|``, stored as ``code + 128`` in uint8 (the kernel's fast
-  pairing is uint8 rows against an int8 query), and keeps per row the norms the bound
-  needs; the query is quantised the same way at each call.
+  with ``scale = 127 / max |row|``, stored as ``code + 128`` in uint8 (0..255), and keeps
+  per row the norms the bound needs.
+- The query is quantised at each call to ``QUERY_PEAK`` = 64 steps a side
+  (``scale = 64 / max |query|``), so every sum of two products a kernel forms fits 16
+  bits: 2 x 255 x 64 = 32,640 <= 32,767. With these codes every kernel above computes the
+  exact integer product, so the estimate, and which rows are rescored, are the same on
+  every CPU. (The price: the query's rounding error doubles and the bound grows by about
+  half; the rescored rows double, a fraction of a millisecond: docs/benchmarks.md.)
+- A kernel is used only once it has computed exactly a set of known products at those
+  ranges (``check``): both operands at their extremes, alternating signs, random codes,
+  widths with and without a tail. One that fails is never used (logged once): ranking
+  then uses the float32 product alone, slower and never different.
 - ``Codes.estimate(query)`` returns ``(estimate, bound)`` with, for every row r,
   ``|row_r . query - estimate_r| <= bound_r``: the bound is the exact algebra of the two
   roundings (``|k.w - k~.w~| <= |k~| |dw| + |dk| |w~| + |dk| |dw|``, Cauchy-Schwarz) plus
-  a margin for float32 rounding in the exact product it stands in for (about 0.01 for
-  MiniLM vectors). Callers that need exact order rescore exactly every row whose bound
-  reaches the decision (``ranking``).
-- Without onnxruntime (or if the kernel cannot be built), ``available()`` is False and
-  callers use the float32 product alone: slower, never different.
+  a margin for float32 rounding in the exact product it stands in for. Callers that need
+  exact order rescore exactly every row whose bound reaches the decision (``ranking``).
+- Without onnxruntime (or if the kernel cannot be built or fails its check),
+  ``available()`` is False and callers use the float32 product alone.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -35,25 +54,32 @@ import numpy.typing as npt
 log = logging.getLogger(__name__)
 
 F64 = npt.NDArray[np.float64]
-# The exact product's own rounding: float32 over a few hundred dimensions stays far below.
+U8 = npt.NDArray[np.uint8]
+I8 = npt.NDArray[np.int8]
+# The exact product's own rounding: float32 over a few hundred dimensions stays far below
+# (3e-7 at 384 dimensions, whichever OpenBLAS kernel OPENBLAS_CORETYPE picks).
 FLOAT_MARGIN = 1e-4
+ROW_PEAK = 127  # the rows' codes: -127..127, stored + 128 as uint8 1..255
+# The query's codes: -64..64, so that 2 x 255 x QUERY_PEAK fits a signed 16-bit sum.
+QUERY_PEAK = 64
 _ZERO = 128  # the uint8 codes' zero point
 _BLOCK = 8192  # rows quantised at a time
+_INT16_MAX = 32767
 
 
-def _quantise(matrix: npt.NDArray[np.floating]) -> tuple[npt.NDArray[np.float64], F64]:
-    """Each row rounded to int8 steps on its own scale: (codes in -127..127, scale)."""
+def _quantise(matrix: npt.NDArray[np.floating], levels: int) -> tuple[npt.NDArray[np.float64], F64]:
+    """Each row rounded to integer steps on its own scale: (codes in -levels..levels, scale)."""
     wide = np.atleast_2d(matrix).astype(np.float64)
     peak = np.abs(wide).max(axis=1) if wide.size else np.zeros(wide.shape[0])
-    scale = np.where(peak > 0, 127.0 / np.where(peak > 0, peak, 1.0), 1.0)
-    return np.rint(wide * scale[:, None]).clip(-127, 127), scale
+    scale = np.where(peak > 0, levels / np.where(peak > 0, peak, 1.0), 1.0)
+    return np.rint(wide * scale[:, None]).clip(-levels, levels), scale
 
 
 @dataclass(eq=False)
 class Codes:
     """A float matrix's rows as uint8 codes, with what the error bound needs."""
 
-    codes: npt.NDArray[np.uint8]  # (n, dims): round(row * scale) + 128
+    codes: U8  # (n, dims): round(row * scale) + 128
     scale: F64  # (n,)
     error: F64  # (n,): |row - code / scale|
     norm: F64  # (n,): |code / scale|
@@ -68,8 +94,8 @@ class Codes:
         for start in range(0, n, _BLOCK):
             block = np.asarray(matrix[start : start + _BLOCK], dtype=np.float32)
             peak = np.abs(block).max(axis=1) if block.size else np.zeros(block.shape[0])
-            step = np.where(peak > 0, 127.0 / np.where(peak > 0, peak, 1.0), 1.0)
-            rounded = np.rint(block * step[:, None].astype(np.float32)).clip(-127, 127)
+            step = np.where(peak > 0, ROW_PEAK / np.where(peak > 0, peak, 1.0), 1.0)
+            rounded = np.rint(block * step[:, None].astype(np.float32)).clip(-ROW_PEAK, ROW_PEAK)
             back = rounded / step[:, None].astype(np.float32)
             end = start + block.shape[0]
             codes[start:end] = (rounded + _ZERO).astype(np.uint8)
@@ -80,11 +106,11 @@ class Codes:
 
     def estimate(self, query: npt.NDArray[np.float32]) -> tuple[F64, F64] | None:
         """(estimate, bound) of every row's product with ``query``; None without the kernel."""
-        rounded, scale = _quantise(query.reshape(-1))
+        rounded, scale = _quantise(query.reshape(-1), QUERY_PEAK)
         back = rounded[0] / scale[0]
         q_error = float(np.linalg.norm(query.astype(np.float64).reshape(-1) - back))
         q_norm = float(np.linalg.norm(back))
-        raw = _run(self.codes, rounded[0].astype(np.int8).reshape(-1, 1))
+        raw = _run(self.codes, rounded[0].astype(np.int8))
         if raw is None:
             return None
         dot = (raw - _ZERO * float(rounded.sum())) / (self.scale * scale[0])
@@ -92,17 +118,145 @@ class Codes:
         return dot, bound
 
 
-def _run(rows: npt.NDArray[np.uint8], column: npt.NDArray[np.int8]) -> F64 | None:
+# -- the kernel ----------------------------------------------------------------------------
+
+# uint8 rows (n, d) x int8 query (d,) -> (n,) integer sums
+Product = Callable[[U8, I8], npt.NDArray[np.integer]]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    product: Product
+
+
+class FullRange(enum.Enum):
+    """What a kernel makes of codes over the whole int8 range on both sides (which the
+    query's ``QUERY_PEAK`` avoids): told in diagnostics, never relied on."""
+
+    EXACT = "exact"
+    SATURATES_PAIRS = "saturates 16-bit pair sums"  # AVX2, AVX-512 without VNNI
+    INEXACT = "inexact"  # some other way
+
+
+def saturating_pairs(rows: U8, query: I8) -> npt.NDArray[np.int64]:
+    """The product as AVX2's kernel computes it (and AVX-512's without VNNI): each two
+    neighbouring uint8 x int8 products summed and clipped to 16 bits (``vpmaddubsw``),
+    then summed exactly. Kept as a model: ``describe`` compares the real kernel with it."""
+    products = rows.astype(np.int64) * query.astype(np.int64)[None, :]
+    if products.shape[1] % 2:
+        products = np.pad(products, ((0, 0), (0, 1)))
+    pairs = products[:, 0::2] + products[:, 1::2]
+    return np.asarray(np.clip(pairs, -_INT16_MAX - 1, _INT16_MAX).sum(axis=1), dtype=np.int64)
+
+
+def check(product: Product) -> str | None:
+    """Why ``product`` cannot be trusted with this module's codes (None: it can): it must
+    compute the exact integer product of known rows and queries at the codes' extremes."""
+    rng = np.random.default_rng(20261205)
+    for width in (3, 64, 385):  # with and without a tail of the kernel's blocks
+        full = np.ones(width, dtype=np.int64)
+        alternate = np.resize([1, -1], width)
+        rows = np.stack(
+            [
+                full * (_ZERO + ROW_PEAK),
+                full * (_ZERO - ROW_PEAK),
+                full * _ZERO,
+                _ZERO + ROW_PEAK * alternate,
+                _ZERO - ROW_PEAK * alternate,
+                *rng.integers(_ZERO - ROW_PEAK, _ZERO + ROW_PEAK + 1, (4, width)),
+            ]
+        ).astype(np.uint8)
+        queries = [
+            full * QUERY_PEAK,
+            full * -QUERY_PEAK,
+            alternate * QUERY_PEAK,
+            alternate * -QUERY_PEAK,
+            rng.integers(-QUERY_PEAK, QUERY_PEAK + 1, width),
+        ]
+        for query in queries:
+            column = query.astype(np.int8)
+            want = rows.astype(np.int64) @ column.astype(np.int64)
+            try:
+                got = np.asarray(product(rows, column)).reshape(-1)
+            except Exception as exc:  # noqa: BLE001 -- a kernel that fails is refused
+                return f"it failed on a known product: {exc}"
+            if got.shape != want.shape or not np.array_equal(got, want):
+                return (
+                    f"it read {got[:3].tolist()}... where the exact product of known "
+                    f"codes ({width} wide) is {want[:3].tolist()}..."
+                )
+    return None
+
+
+def full_range(product: Product) -> FullRange:
+    """What ``product`` computes for full-range codes: rows at 255 and 1, a query at 127."""
+    width = 64
+    rows = np.stack([np.full(width, 255), np.full(width, 1), np.resize([255, 1], width)])
+    rows = rows.astype(np.uint8)
+    column = np.full(width, 127, dtype=np.int8)
+    got = np.asarray(product(rows, column)).reshape(-1)
+    if np.array_equal(got, rows.astype(np.int64) @ column.astype(np.int64)):
+        return FullRange.EXACT
+    if np.array_equal(got, saturating_pairs(rows, column)):
+        return FullRange.SATURATES_PAIRS
+    return FullRange.INEXACT
+
+
+# The CPU features that decide which of onnxruntime's integer kernels runs.
+KERNEL_FLAGS = (
+    "sse4_1", "avx", "avx2", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "amx_int8",
+)  # fmt: skip
+
+
+def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> tuple[str, ...]:
+    """Which of ``KERNEL_FLAGS`` the CPU reports (Linux; empty elsewhere)."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return ()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            have = set(line.partition(":")[2].split())
+            return tuple(flag for flag in KERNEL_FLAGS if flag in have)
+    return ()
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    kernel: str | None  # None: no int8 kernel, the float32 product alone
+    full_range: FullRange | None
+    flags: tuple[str, ...]
+
+    def line(self) -> str:
+        flags = " ".join(self.flags) or "none reported"
+        if self.kernel is None:
+            return f"int8 ranking off (float32 only); CPU flags: {flags}"
+        assert self.full_range is not None
+        return (
+            f"int8 ranking on {self.kernel}, exact at the codes' ranges "
+            f"(full-range codes: {self.full_range.value}); CPU flags: {flags}"
+        )
+
+
+def describe() -> KernelReport:
+    kernel = _kernel()
+    if kernel is None:
+        return KernelReport(None, None, cpu_flags())
+    return KernelReport(kernel.name, full_range(kernel.product), cpu_flags())
+
+
+def _run(rows: U8, column: I8) -> F64 | None:
     kernel = _kernel()
     if kernel is None:
         return None
     if rows.shape[0] == 0:
         return np.zeros(0)
     try:
-        out = kernel.run(None, {"rows": rows, "query": column})[0]
+        out = kernel.product(rows, column)
     except Exception:  # noqa: BLE001 -- a kernel that fails is a kernel we do without
         log.exception("the int8 product failed; ranking falls back to float32")
-        _disable()
+        install(None)
         return None
     return np.asarray(out, dtype=np.float64).reshape(-1)
 
@@ -111,25 +265,48 @@ def available() -> bool:
     return _kernel() is not None
 
 
-# -- the kernel: one MatMulInteger node, uint8 rows (n, d) x int8 query (d, 1) -> int32 (n, 1)
-
 _lock = threading.Lock()
-_state: dict[str, Any] = {}
+_state: dict[str, Kernel | None] = {}
 
 
-def _disable() -> None:
+def install(kernel: Kernel | None) -> str | None:
+    """Compute products with ``kernel`` from now on (None: the float32 product alone) once
+    it passes ``check``; returns why it was refused (then none is used). ``restore`` goes
+    back to onnxruntime's. The tests' models of other CPUs' kernels come in here."""
+    reason = check(kernel.product) if kernel is not None else None
     with _lock:
-        _state["session"] = None
+        _state["kernel"] = kernel if reason is None else None
+    return reason
 
 
-def _kernel() -> Any:
+def restore() -> None:
     with _lock:
-        if "session" not in _state:
-            _state["session"] = _build()
-        return _state["session"]
+        _state.pop("kernel", None)
 
 
-def _build() -> Any:
+def _kernel() -> Kernel | None:
+    with _lock:
+        if "kernel" not in _state:
+            _state["kernel"] = _checked(_onnx_kernel())
+        return _state["kernel"]
+
+
+def _checked(kernel: Kernel | None) -> Kernel | None:
+    if kernel is None:
+        return None
+    reason = check(kernel.product)
+    if reason is not None:
+        log.warning(
+            "the int8 kernel %s is not exact here (%s); ranking uses float32", kernel.name, reason
+        )
+        return None
+    return kernel
+
+
+# -- onnxruntime's: one MatMulInteger node, uint8 rows (n, d) x int8 query (d, 1) -> int32
+
+
+def _onnx_kernel() -> Kernel | None:
     try:
         import onnxruntime as ort
 
@@ -137,10 +314,16 @@ def _build() -> Any:
         options.intra_op_num_threads = 1  # ranking runs beside the request's other work
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        return ort.InferenceSession(_model(), options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(_model(), options, providers=["CPUExecutionProvider"])
     except Exception:  # noqa: BLE001 -- without the kernel, the float32 product does it all
         log.warning("no int8 kernel (onnxruntime); ranking many keys uses float32 only")
         return None
+
+    def product(rows: U8, column: I8) -> npt.NDArray[np.integer]:
+        out = session.run(None, {"rows": rows, "query": column.reshape(-1, 1)})[0]
+        return np.asarray(out).reshape(-1)
+
+    return Kernel("onnxruntime MatMulInteger", product)
 
 
 # The model is five protobuf messages; writing them here spares a dependency on the onnx
