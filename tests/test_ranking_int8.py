@@ -215,6 +215,27 @@ def test_the_kernel_check_refuses_what_is_not_exact_and_ranking_goes_on_in_float
     assert available()
 
 
+def test_a_kernel_that_fails_in_use_is_dropped_for_float32() -> None:
+    """One that passed its check but raises on a bank's rows (out of memory, say): that
+    ranking and every later one use float32 alone, and choose the same."""
+
+    def small_only(rows: npt.NDArray[np.uint8], query: npt.NDArray[np.int8]) -> np.ndarray:
+        if rows.shape[0] > 100:
+            raise MemoryError("no room for the product")
+        return exact_product(rows, query)
+
+    bank = spiky_bank(1)
+    try:
+        assert int8.install(Kernel("small only", small_only)) is None
+        assert available()
+        a, b = bank.both(5)
+        same(a, b)
+        assert a.rescored == 0  # nothing read at int8, so nothing read again
+        assert not available()
+    finally:
+        int8.restore()
+
+
 def test_the_whole_int8_range_would_break_on_avx2(monkeypatch: pytest.MonkeyPatch) -> None:
     """Why the query's codes stop at 64: with the whole range (the codes before), AVX2's
     kernel leaves the bound and the large spiky bank below is ranked wrong, and the check
@@ -245,9 +266,13 @@ def test_a_large_bank_sharing_the_query_s_strongest_components_ranks_as_float32(
     kernel: str, seed: int
 ) -> None:
     bank = spiky_bank(seed)
+    assert bank.coded.keys is not None
     for top_k in (1, 5, 9):
         for context in (True, False):
-            same(*bank.both(top_k, context))
+            coded, plain = bank.both(top_k, context)
+            same(coded, plain)
+            # a few passages read again in float32, not the bank's thousands
+            assert 0 < coded.rescored < bank.coded.keys.size // 10 and plain.rescored == 0
 
 
 def clustered_bank(

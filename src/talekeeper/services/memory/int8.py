@@ -106,14 +106,31 @@ class Codes:
 
     def estimate(self, query: npt.NDArray[np.float32]) -> tuple[F64, F64] | None:
         """(estimate, bound) of every row's product with ``query``; None without the kernel."""
-        rounded, scale = _quantise(query.reshape(-1), QUERY_PEAK)
+        kernel = _kernel()
+        if kernel is None:
+            return None
+        try:
+            return self.reading(query, kernel.product, QUERY_PEAK)
+        except Exception:  # noqa: BLE001 -- a kernel that fails is a kernel we do without
+            log.exception("the int8 product failed; ranking falls back to float32")
+            install(None)
+            return None
+
+    def reading(
+        self, query: npt.NDArray[np.floating], product: Product, peak: int
+    ) -> tuple[F64, F64]:
+        """(estimate, bound) through ``product``, the query's codes at ``peak`` steps a side.
+        The bound holds where ``product`` computes the exact integers at that range (as
+        ``check`` asks at ``QUERY_PEAK``); the benchmark reads other ranges through it."""
+        rounded, scale = _quantise(query.reshape(-1), peak)
         back = rounded[0] / scale[0]
         q_error = float(np.linalg.norm(query.astype(np.float64).reshape(-1) - back))
         q_norm = float(np.linalg.norm(back))
-        raw = _run(self.codes, rounded[0].astype(np.int8))
-        if raw is None:
-            return None
-        dot = (raw - _ZERO * float(rounded.sum())) / (self.scale * scale[0])
+        if self.codes.shape[0]:
+            raw = np.asarray(product(self.codes, rounded[0].astype(np.int8)), dtype=np.float64)
+        else:
+            raw = np.zeros(0)
+        dot = (raw.reshape(-1) - _ZERO * float(rounded.sum())) / (self.scale * scale[0])
         bound = self.norm * q_error + self.error * (q_norm + q_error) + FLOAT_MARGIN
         return dot, bound
 
@@ -244,21 +261,6 @@ def describe() -> KernelReport:
     if kernel is None:
         return KernelReport(None, None, cpu_flags())
     return KernelReport(kernel.name, full_range(kernel.product), cpu_flags())
-
-
-def _run(rows: U8, column: I8) -> F64 | None:
-    kernel = _kernel()
-    if kernel is None:
-        return None
-    if rows.shape[0] == 0:
-        return np.zeros(0)
-    try:
-        out = kernel.product(rows, column)
-    except Exception:  # noqa: BLE001 -- a kernel that fails is a kernel we do without
-        log.exception("the int8 product failed; ranking falls back to float32")
-        install(None)
-        return None
-    return np.asarray(out, dtype=np.float64).reshape(-1)
 
 
 def available() -> bool:

@@ -249,6 +249,9 @@ class Ranking:
     suppressed: list[tuple[int, int]]  # (id, duplicate_of id), in the order they were met
     input_terms: list[str]  # distinct input terms, in input order
     term_weights: dict[str, float]  # term -> ln((N+1)/(df+1)) over the candidates
+    # Passages read again in float32 after their int8 reading (0 without codes): the int8
+    # path's cost beside its one product (docs/benchmarks.md, "Int8 kernels by CPU").
+    rescored: int = 0
 
 
 def _unit(vector: npt.NDArray[np.floating] | None, dims: int) -> FloatArray | None:
@@ -318,6 +321,7 @@ class _KeyScores:
     weight: float  # the lexical weight
     vectors: FloatArray
     query: FloatArray | None  # the keys' query vector (None: no semantic part)
+    rescored: int = 0  # keys read exactly after their int8 reading
 
     def exact(self, rows: IntArray) -> None:
         """Make ``semantic`` and ``final`` exact at the candidate keys of ``rows``."""
@@ -325,6 +329,7 @@ class _KeyScores:
         unknown = rows[~self.known[rows]]
         if unknown.size and self.query is not None:
             self.semantic[unknown] = (self.vectors[unknown] @ self.query).astype(np.float64)
+            self.rescored += int(unknown.size)
         self.bound[unknown] = 0.0
         self.known[unknown] = True
         self.final[rows] = self.semantic[rows] + self.weight * self.lexical[rows]
@@ -559,6 +564,7 @@ def rank(
         suppressed=suppressed,
         input_terms=unique_terms,
         term_weights=term_weights,
+        rescored=sc.keyed.rescored if sc.keyed is not None else 0,
     )
 
 
