@@ -9,6 +9,7 @@ neighbouring products in saturating 16-bit sums, and an exact one (AVX-512 VNNI,
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -40,7 +41,8 @@ def saturating_quads(rows: npt.NDArray[np.uint8], query: npt.NDArray[np.int8]) -
     products = rows.astype(np.int64) * query.astype(np.int64)[None, :]
     products = np.pad(products, ((0, 0), (0, -products.shape[1] % 4)))
     quads = products.reshape(products.shape[0], -1, 4).sum(axis=2)
-    return np.clip(quads, -32768, 32767).sum(axis=1)
+    out: np.ndarray = np.clip(quads, -32768, 32767).sum(axis=1)
+    return out
 
 
 # None: this machine's own (onnxruntime's); the others are models of other CPUs' kernels.
@@ -64,8 +66,9 @@ def kernel(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 def unit(rng: np.random.Generator, n: int) -> np.ndarray:
-    m = rng.standard_normal((n, DIMS)).astype(np.float32)
-    return m / np.linalg.norm(m, axis=1, keepdims=True)
+    m: np.ndarray = rng.standard_normal((n, DIMS)).astype(np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    return m
 
 
 def awkward_rows(rng: np.random.Generator) -> np.ndarray:
@@ -86,7 +89,8 @@ def spiky(rng: np.random.Generator, n: int, strength: float, at: int = 100) -> n
     m[:, at : at + 2] = 0.0
     m = m / np.linalg.norm(m, axis=1, keepdims=True) * np.sqrt(1 - 2 * strength**2)
     m[:, at : at + 2] = strength
-    return m.astype(np.float32)
+    out: np.ndarray = m.astype(np.float32)
+    return out
 
 
 def queries(rng: np.random.Generator) -> list[np.ndarray]:
@@ -127,7 +131,8 @@ def spiky_bank(seed: int, memories: int = 700) -> Spiky:
         m[:, 100:102] = 0.0
         m = m / np.linalg.norm(m, axis=1, keepdims=True) * np.sqrt(1 - 2 * STRONG**2)
         m[rng.random(n) < share, 100:102] = STRONG
-        return (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+        out: np.ndarray = (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+        return out
 
     def words(n: int, each: int) -> list[frozenset[str]]:
         picks = rng.random((n, len(WIDE_VOCAB))).argsort(axis=1)[:, :each]
@@ -191,14 +196,19 @@ def test_every_kernel_reads_the_same_estimate() -> None:
             assert np.array_equal(bound, bound0), name
 
 
+def raising(rows: npt.NDArray[np.uint8], query: npt.NDArray[np.int8]) -> np.ndarray:
+    raise RuntimeError("no such instruction")
+
+
 def test_the_kernel_check_refuses_what_is_not_exact_and_ranking_goes_on_in_float32() -> None:
     assert int8.check(exact_product) is None
     assert int8.check(int8.saturating_pairs) is None  # AVX2's, at these codes' ranges
-    refused = {
+    refused: dict[str, int8.Product] = {
         "sums of four in 16 bits": saturating_quads,
         "off by one": lambda r, q: exact_product(r, q) + 1,
         "wrong shape": lambda r, q: exact_product(r, q)[:-1],
-        "raises": lambda r, q: 1 // 0,
+        "raises": raising,
+        "not a number": lambda r, q: exact_product(r, q).astype(np.float64) * np.nan,
     }
     for what, product in refused.items():
         assert int8.check(product) is not None, what
@@ -287,7 +297,8 @@ def clustered_bank(
     def near(n: int, spread: float) -> np.ndarray:
         picks = topics[rng.integers(0, len(topics), n)]
         m = picks + spread * rng.standard_normal((n, DIMS)).astype(np.float32)
-        return (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+        out: np.ndarray = (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+        return out
 
     texts = near(memories, 0.08)
     rows = [
@@ -405,3 +416,31 @@ def test_the_hop_starts_from_the_best_passage_of_all_even_below_its_memory_text(
     ranking = rank(bank, np.ones(4, dtype=np.bool_), flat(1, 0), None, [], 3)
     hop = [s for s in ranking.chosen if s.via is not None]
     assert [(s.id, s.key, s.via, s.names) for s in hop] == [(3, 31, 1, ("mara",))]
+
+
+def test_the_cpu_s_kernel_flags_are_read_and_told(tmp_path: Path) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        "processor\t: 0\nmodel name\t: AMD EPYC\n"
+        "flags\t\t: fpu sse4_1 avx avx2 fma avx512f avx512bw avx512_vnni\n\n"
+        "processor\t: 1\nflags\t\t: fpu\n"
+    )
+    assert int8.cpu_flags(cpuinfo) == (
+        "sse4_1",
+        "avx",
+        "avx2",
+        "avx512f",
+        "avx512bw",
+        "avx512_vnni",
+    )
+    assert int8.cpu_flags(tmp_path / "missing") == ()
+    told = int8.describe()
+    assert told.kernel == "onnxruntime MatMulInteger" and told.full_range is not None
+    assert told.full_range.value in told.line()
+    off = int8.KernelReport(None, None, ("avx2",))
+    assert off.line() == "int8 ranking off (float32 only); CPU flags: avx2"
+    try:
+        assert int8.install(None) is None
+        assert int8.describe().kernel is None
+    finally:
+        int8.restore()

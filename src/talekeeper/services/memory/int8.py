@@ -47,6 +47,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -137,8 +138,9 @@ class Codes:
 
 # -- the kernel ----------------------------------------------------------------------------
 
-# uint8 rows (n, d) x int8 query (d,) -> (n,) integer sums
-Product = Callable[[U8, I8], npt.NDArray[np.integer]]
+# uint8 rows (n, d) x int8 query (d,) -> (n,) integer sums (what a kernel gives is checked
+# before it is trusted: ``check``)
+Product = Callable[[U8, I8], npt.NDArray[Any]]
 
 
 @dataclass(frozen=True)
@@ -265,6 +267,11 @@ def describe() -> KernelReport:
 
 def available() -> bool:
     return _kernel() is not None
+
+
+def current() -> Kernel | None:
+    """The kernel in use (None: the float32 product alone)."""
+    return _kernel()
 
 
 _lock = threading.Lock()
