@@ -389,8 +389,8 @@ def markdown(
         "",
         f"The products alone here: int8 {product['int8']:.2f} ms, float32 "
         f"{product['float32']:.2f} ms for {int(product['keys']):,} passages. On AVX2 and "
-        "AVX-512-without-VNNI machines the int8 figures used to be wrong (above), not only "
-        "slow; there the headroom costs the same extra float32 reads as here, and its kernel's "
+        "AVX-512-without-VNNI machines the int8 readings used to be wrong (above); there the "
+        "headroom costs the same extra float32 reads as here, and its kernel's "
         "speed could not be timed on this machine (QEMU does not run at the CPU's pace). "
         "Where a kernel fails the check, ranking is the float32 row: never wrong, and as "
         "fast here, where the int8 product saves little; where it saves more (the machine of "
