@@ -61,6 +61,9 @@ from talekeeper.services.memory.keyset import KeyInput  # noqa: E402
 from talekeeper.services.memory.ranking import Bank, BankRow, rank  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a file: the ranking tests' banks are read from tests/
+from tests.test_ranking_int8 import LARGE_SEEDS, chosen, spiky_bank  # noqa: E402
+
 ROWS, QUERIES = 2_000, 100
 WHOLE = 127  # the query's codes as they were
 TIMED_MEMORIES, KEYS_PER_MEMORY, TIMED_QUERIES, TIMED_ROUNDS = 5_000, 12, 40, 5
@@ -176,9 +179,6 @@ def readings(vectors: np.ndarray, product: int8.Product) -> dict[str, Any]:
 
 
 def large_bank_choices(kernel: int8.Kernel) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT))
-    from tests.test_ranking_int8 import LARGE_SEEDS, chosen, spiky_bank
-
     banks = [spiky_bank(seed) for seed in LARGE_SEEDS]
     cases = [(b, k, c) for b in banks for k in (1, 5, 9) for c in (True, False)]
 
@@ -339,13 +339,14 @@ def markdown(
         "",
         f"Readings: {ROWS:,} passages × {QUERIES} queries, sentences of {run['book']} embedded "
         "by the embedded all-MiniLM-L6-v2 (each its own unit vector). Large banks: the four "
-        "banks of the ranking tests (700 memories, 8,400 passages over the codes' threshold, "
-        "half of them sharing the query's strongest pair of components), top 1, 5 and 9, with "
-        "and without the scene vector: 24 choices, each compared with float32's. Emulated "
-        "CPUs run onnxruntime's own kernel for that CPU under `qemu-x86_64 -cpu ...` (results, "
-        "not speed); AVX-512 without VNNI, which QEMU cannot emulate, runs the model of its "
-        "kernel (`int8.saturating_pairs`, the same as AVX2's: the model and the real AVX2 "
-        "kernel give the same figures above it). "
+        "generated banks of the ranking tests (700 memories, 8,400 passages over the codes' "
+        "threshold, half of them sharing the query's strongest pair of components, built so "
+        "that a saturating kernel would bite; no real-text bank here is that large), top 1, 5 "
+        "and 9, with and without the scene vector: 24 choices, each compared with float32's. "
+        "Emulated CPUs run onnxruntime's own kernel for that CPU under `qemu-x86_64 -cpu ...` "
+        "(results, not speed); AVX-512 without VNNI, which QEMU cannot emulate, runs the model "
+        "of its kernel (`int8.saturating_pairs`, the same as AVX2's: the model and the real "
+        "AVX2 kernel give the same figures above it). "
         f"This machine: {run['cpu']} ({run['flags']}); OPENBLAS_CORETYPE "
         f"{run['coretype']}.",
         "",

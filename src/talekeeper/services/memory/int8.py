@@ -12,8 +12,8 @@ are widened to 16 bits first: both exact. With AVX2 alone, or AVX-512 without VN
 multiplies uint8 by int8 and adds each two neighbouring products in a *saturating* 16-bit
 sum (``vpmaddubsw``) before widening: a pair beyond 32,767 is clipped. Codes that use the
 whole int8 range on both sides reach 2 x 255 x 127 = 64,770, and the reading leaves its
-bound (docs/benchmarks.md, "Int8 kernels by CPU": 0.3% of readings on MiniLM vectors, by
-up to 2.4 times the bound). So:
+bound (docs/benchmarks.md, "Int8 kernels by CPU": about 0.1% of readings of MiniLM
+sentence vectors, by up to twice the bound). So:
 
 Invariants:
 
@@ -23,9 +23,9 @@ Invariants:
 - The query is quantised at each call to ``QUERY_PEAK`` = 64 steps a side
   (``scale = 64 / max |query|``), so every sum of two products a kernel forms fits 16
   bits: 2 x 255 x 64 = 32,640 <= 32,767. With these codes every kernel above computes the
-  exact integer product, so the estimate, and which rows are rescored, are the same on
-  every CPU. (The price: the query's rounding error doubles and the bound grows by about
-  half; the rescored rows double, a fraction of a millisecond: docs/benchmarks.md.)
+  exact integer product, so the estimate is the same on every CPU. (The price: the
+  query's rounding error doubles and the bound grows by about half; the rescored rows
+  double, a fraction of a millisecond: docs/benchmarks.md.)
 - A kernel is used only once it has computed exactly a set of known products at those
   ranges (``check``): both operands at their extremes, alternating signs, random codes,
   widths with and without a tail. One that fails is never used (logged once): ranking
@@ -68,11 +68,17 @@ _BLOCK = 8192  # rows quantised at a time
 _INT16_MAX = 32767
 
 
+def _steps(peak: npt.NDArray[Any], levels: int) -> npt.NDArray[Any]:
+    """Each row's scale, in ``peak``'s precision: ``levels / peak`` (1 for an all-zero row)."""
+    step: npt.NDArray[Any] = np.where(peak > 0, levels / np.where(peak > 0, peak, 1.0), 1.0)
+    return step
+
+
 def _quantise(matrix: npt.NDArray[np.floating], levels: int) -> tuple[npt.NDArray[np.float64], F64]:
     """Each row rounded to integer steps on its own scale: (codes in -levels..levels, scale)."""
     wide = np.atleast_2d(matrix).astype(np.float64)
     peak = np.abs(wide).max(axis=1) if wide.size else np.zeros(wide.shape[0])
-    scale = np.where(peak > 0, levels / np.where(peak > 0, peak, 1.0), 1.0)
+    scale = _steps(peak, levels)
     return np.rint(wide * scale[:, None]).clip(-levels, levels), scale
 
 
@@ -95,7 +101,7 @@ class Codes:
         for start in range(0, n, _BLOCK):
             block = np.asarray(matrix[start : start + _BLOCK], dtype=np.float32)
             peak = np.abs(block).max(axis=1) if block.size else np.zeros(block.shape[0])
-            step = np.where(peak > 0, ROW_PEAK / np.where(peak > 0, peak, 1.0), 1.0)
+            step = _steps(peak, ROW_PEAK)
             rounded = np.rint(block * step[:, None].astype(np.float32)).clip(-ROW_PEAK, ROW_PEAK)
             back = rounded / step[:, None].astype(np.float32)
             end = start + block.shape[0]
@@ -107,7 +113,7 @@ class Codes:
 
     def estimate(self, query: npt.NDArray[np.float32]) -> tuple[F64, F64] | None:
         """(estimate, bound) of every row's product with ``query``; None without the kernel."""
-        kernel = _kernel()
+        kernel = current()
         if kernel is None:
             return None
         try:
@@ -259,19 +265,14 @@ class KernelReport:
 
 
 def describe() -> KernelReport:
-    kernel = _kernel()
+    kernel = current()
     if kernel is None:
         return KernelReport(None, None, cpu_flags())
     return KernelReport(kernel.name, full_range(kernel.product), cpu_flags())
 
 
 def available() -> bool:
-    return _kernel() is not None
-
-
-def current() -> Kernel | None:
-    """The kernel in use (None: the float32 product alone)."""
-    return _kernel()
+    return current() is not None
 
 
 _lock = threading.Lock()
@@ -293,10 +294,12 @@ def restore() -> None:
         _state.pop("kernel", None)
 
 
-def _kernel() -> Kernel | None:
+def current() -> Kernel | None:
+    """The kernel in use (None: the float32 product alone): onnxruntime's, built and
+    checked on first use, unless ``install`` put another in its place."""
     with _lock:
         if "kernel" not in _state:
-            _state["kernel"] = _checked(_onnx_kernel())
+            _state["kernel"] = _checked(_onnxcurrent())
         return _state["kernel"]
 
 
@@ -315,7 +318,7 @@ def _checked(kernel: Kernel | None) -> Kernel | None:
 # -- onnxruntime's: one MatMulInteger node, uint8 rows (n, d) x int8 query (d, 1) -> int32
 
 
-def _onnx_kernel() -> Kernel | None:
+def _onnxcurrent() -> Kernel | None:
     try:
         import onnxruntime as ort
 
