@@ -49,7 +49,7 @@ from talekeeper.services.memory.queue import QueuedWork
 from talekeeper.services.memory.service import MemorySystem
 from talekeeper.services.memory.worker import Worker
 from talekeeper.services.models import ModelSet
-from talekeeper.services.prefix import PromptPrefixes
+from talekeeper.services.prefix import Belief, PromptPrefixes
 from talekeeper.services.scenarios import Scenario, load_scenarios
 from talekeeper.services.turns import TurnRunner
 from talekeeper.settings import (
@@ -88,6 +88,19 @@ def memory_system(
     return MemorySystem(sessions, cache, background)
 
 
+def prefix_belief(settings: Settings, engine: Engine) -> Belief:
+    """When a model server's own count of the prompt it kept is told to a player
+    (``services.prefix``): it measures against whatever prompt the server saw last, so only
+    where that can only be the same player's."""
+    if settings.auth is AuthMode.NONE:
+        return Belief.ALWAYS  # one local player
+    match job_queue(engine):
+        case JobQueue.OUTBOX:
+            return Belief.OWN_CALLS  # this process serves alone and sees every call
+        case JobQueue.SHARED:
+            return Belief.NEVER  # other processes' calls reach the same models unseen
+
+
 # What a user may not set for themselves where the endpoint is the server's (accounts mode).
 SERVER_ENDPOINT = frozenset({"endpoint_url", "api_key"})
 
@@ -122,6 +135,7 @@ class Runtime:
             embedded=EmbeddedProvider(n_ctx=settings.context_tokens or DEFAULT_N_CTX),
             schema_head=migrate.head_revision(engine),
             scenarios=load_scenarios(),
+            prefixes=PromptPrefixes(belief=prefix_belief(settings, engine)),
         )
         runtime.memory = memory_system(engine, runtime.sessions, runtime.models_for_user)
         runtime.knowledge = KnowledgeSearch(sessions)
@@ -235,6 +249,7 @@ class Runtime:
                 model,
                 self.record_call,
                 user_id=user_id,
+                on_call=self.prefixes.called,
             )
 
         summary = settings.resolved_summary_model

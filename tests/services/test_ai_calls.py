@@ -65,3 +65,35 @@ def test_a_consumer_that_stops_early_leaves_one_cancelled_record(double: ModelDo
     double.script("one two three four five six")
     records = stream_with(double, stop_after=2)
     assert [r.status for r in records] == ["cancelled"]
+
+
+def test_every_call_but_a_turns_narration_is_told_to_the_prompt_cache(
+    double: ModelDouble,
+) -> None:
+    """A memory pass or a test fills the server's cache with its own prompt: the prefix
+    memory must hear of it (a turn's narration tells it itself, with the prompt)."""
+    double.script("One.", "Two.", "Three.")
+    seen: list[tuple[tuple[str, str], int | None]] = []
+
+    async def go() -> None:
+        async with httpx.AsyncClient() as client:
+            provider = OpenAICompatProvider(client, double.url)
+            model = LoggedModel(
+                provider,
+                "double-narrator",
+                lambda _r: None,
+                user_id=4,
+                on_call=lambda *a: seen.append(a),
+            )
+            async for _chunk in model.stream(REQUEST, kind="narration"):
+                pass
+            assert seen == []
+            await model.complete(REQUEST, kind="memory")
+            async for _chunk in model.stream(REQUEST, kind="summary"):
+                pass
+            await model.embed(["a"], kind="embedding")
+            assert model.cache_key == (provider.info.name, "double-narrator")
+            assert seen == [(model.cache_key, 4)] * 3
+
+    asyncio.run(go())
+    assert len(seen) == 3

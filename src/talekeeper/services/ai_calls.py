@@ -6,6 +6,12 @@ token counts. The sink writes in its own short transaction (a failed turn
 rolls back, but the record of why it failed must stay), and it is called off
 the event loop. A sink that fails is logged and never breaks the call it
 describes.
+
+Every call but narration is also told to ``on_call`` as it starts (the model's
+``cache_key`` and the user): the server's prompt cache now holds that call's
+prompt, which ``services.prefix`` must know so that a turn's prompt is never
+measured against another user's. A turn's narration tells it itself, with the
+prompt's tokens.
 """
 
 from __future__ import annotations
@@ -44,26 +50,44 @@ class CallRecord:
 
 
 CallSink = Callable[[CallRecord], None]
+CallSeen = Callable[[tuple[str, str], int | None], None]  # (cache key, user) as a call starts
 
 
 class LoggedModel:
     """One provider + one model name, with every call recorded."""
 
     def __init__(
-        self, provider: Provider, model: str, sink: CallSink, *, user_id: int | None = None
+        self,
+        provider: Provider,
+        model: str,
+        sink: CallSink,
+        *,
+        user_id: int | None = None,
+        on_call: CallSeen | None = None,
     ) -> None:
         self.provider = provider
         self.model = model
         self.sink = sink
         self.user_id = user_id
+        self.on_call = on_call
 
     @property
     def provider_name(self) -> str:
         return self.provider.info.name
 
+    @property
+    def cache_key(self) -> tuple[str, str]:
+        """Whose prompt cache a call meets: the endpoint's and the model's."""
+        return (self.provider_name, self.model)
+
+    def _seen(self, kind: str) -> None:
+        if self.on_call is not None and kind != "narration":
+            self.on_call(self.cache_key, self.user_id)
+
     async def complete(
         self, request: CompletionRequest, *, kind: CallKind, adventure_id: int | None = None
     ) -> Completion:
+        self._seen(kind)
         started, clock = utcnow(), time.perf_counter()
         try:
             result = await self.provider.complete(request)
@@ -78,6 +102,7 @@ class LoggedModel:
     async def stream(
         self, request: CompletionRequest, *, kind: CallKind, adventure_id: int | None = None
     ) -> AsyncIterator[Chunk]:
+        self._seen(kind)
         started, clock = utcnow(), time.perf_counter()
         finished = False
         try:
@@ -103,6 +128,7 @@ class LoggedModel:
     async def embed(
         self, texts: list[str], *, kind: CallKind = "embedding", adventure_id: int | None = None
     ) -> Embeddings:
+        self._seen(kind)
         started, clock = utcnow(), time.perf_counter()
         try:
             result = await self.provider.embed(texts, self.model)

@@ -214,7 +214,10 @@ class TurnRunner:
         try:
             plan = await self.plan(pending, models)
             request = plan.inputs.request(models)
-            plan.prefix = self.prefixes.sent(_model_key(models), request, plan.inputs.counter)
+            sent = self.prefixes.sent(
+                _model_key(models), request, plan.inputs.counter, owner=pending.user_id
+            )
+            plan.prefix = sent.use
             started = time.perf_counter()
             done = None
             async for chunk in models.narrator.stream(
@@ -228,7 +231,7 @@ class TurnRunner:
                 done = chunk.done or done
             plan.timings["generate_ms"] = _ms(started)
             if done is not None:  # the server's own count of what it evaluated, if it says
-                plan.prefix = plan.prefix.reported(done.tokens_evaluated)
+                plan.prefix = self.prefixes.settle(sent, done.tokens_evaluated)
             written = "".join(parts).strip()
             if not written:
                 raise ProviderError(
@@ -296,7 +299,9 @@ class TurnRunner:
         hypothetical = (type_, clean) if clean else None
         plan = await self.plan(Pending(adventure_id, user_id), models, hypothetical=hypothetical)
         request = plan.inputs.request(models)
-        prefix = self.prefixes.measure(_model_key(models), request, plan.inputs.counter)
+        prefix = self.prefixes.measure(
+            _model_key(models), request, plan.inputs.counter, owner=user_id
+        )
         snapshot = insights.snapshot(
             plan.inputs, plan.retrieval, plan.timings, models, None, plan.knowledge, prefix
         )
@@ -306,7 +311,7 @@ class TurnRunner:
 
 def _model_key(models: ModelSet) -> tuple[str, str]:
     """Which model's cache a prompt meets: the narrator's endpoint and name."""
-    return (models.narrator.provider.info.name, models.narrator.model)
+    return models.narrator.cache_key
 
 
 def _player_text(type_: str, text: str, *, required: bool) -> str:
