@@ -163,6 +163,19 @@ def test_a_port_that_does_not_answer_with_models_is_not_listed(
     assert server.paths == ["/v1/models"]  # a redirect is not followed
 
 
+NESTED = b'{"data": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # small, yet past any recursion
+
+
+def test_a_deeply_nested_answer_is_not_listed_and_the_healthy_servers_still_are(
+    stranger: Callable[[Answer], Stranger], double: ModelDouble
+) -> None:
+    """Python's JSON parser recurses: one port's nesting must not take the others down."""
+    nested = stranger(send(200, NESTED))
+    found = asyncio.run(detect([nested.port, port_of(double.url)]))
+    assert [s.url for s in found] == [double.url]
+    assert len(NESTED) < MAX_ANSWER
+
+
 def test_the_size_limit_is_what_the_too_large_answer_exceeds() -> None:
     assert len(json.dumps({"data": [{"id": "a" * 100}] * 10_000})) > MAX_ANSWER
 

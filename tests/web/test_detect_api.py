@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, each_mode, make_settings
 from tests.double.server import ModelDouble, closed_port_url
+from tests.services.test_detect import NESTED, Stranger, send
 
 from talekeeper.web.app import create_app
 
@@ -120,3 +121,17 @@ def test_a_page_rebound_to_this_machine_learns_nothing(
         assert answer.status_code == 400
         assert "llama3.2" not in answer.text
     assert local_server.requests == []
+
+
+def test_a_port_answering_deeply_nested_json_leaves_the_list_whole(
+    tmp_path: Path, local_server: ModelDouble
+) -> None:
+    nested = Stranger(send(200, NESTED))
+    try:
+        ports = f"{nested.port},{port_of(local_server.url)}"
+        with fresh(tmp_path, detect_ports=ports) as client:
+            answer = client.get("/api/settings/detect")
+        assert answer.status_code == 200, answer.text
+        assert [s["url"] for s in answer.json()] == [local_server.url]
+    finally:
+        nested.close()

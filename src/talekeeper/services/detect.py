@@ -12,7 +12,9 @@ Invariants:
 - One request per port, ``GET /v1/models``, all at once, each with a short timeout, no
   redirect followed, no proxy from the environment, no key sent; an answer is read up to
   ``MAX_ANSWER`` bytes. Whatever a port answers is data, never an error: a port that is
-  closed, slow, not HTTP, or answers anything but a list of models is simply not listed.
+  closed, slow, not HTTP, or answers anything but a list of models (nested past the
+  parser's recursion, too) is simply not listed, and one port's failure, even one not
+  foreseen, never hides the others' answers.
 - A model id is kept only as a short printable string (``MAX_NAME``), once, at most
   ``MAX_MODELS`` per server; a server with no model left is not listed.
 - ``kind`` says which server it is: from the ``owned_by`` its models give (llama.cpp,
@@ -24,11 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 import httpx
+
+log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
 TIMEOUT = 1.5  # seconds per port: a loopback server answers its model list in milliseconds
@@ -134,7 +139,7 @@ async def _probe(client: httpx.AsyncClient, port: int) -> LocalServer | None:
         return None
     try:
         data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # the parser recurses per level
         return None
     names, owners = _names(data)
     if not names:
@@ -151,5 +156,8 @@ async def detect(ports: Sequence[int], own_ports: Iterable[int | None] = ()) -> 
         return []
     timeout = httpx.Timeout(TIMEOUT)
     async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as c:
-        found = await asyncio.gather(*(_probe(c, port) for port in asked))
-    return [server for server in found if server is not None]
+        found = await asyncio.gather(*(_probe(c, port) for port in asked), return_exceptions=True)
+    for port, outcome in zip(asked, found, strict=True):
+        if isinstance(outcome, Exception):  # a stranger's answer we did not foresee
+            log.warning("Port %s answered what could not be read: %r", port, outcome)
+    return [server for server in found if isinstance(server, LocalServer)]
