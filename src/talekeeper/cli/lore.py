@@ -4,7 +4,8 @@ Invariants:
 
 - A file is read by ``services.lore`` exactly as the web API reads it (the same options,
   the same caps: a file over the cap is refused before it is read whole), so the
-  terminal and the browser make the same cards and the same report.
+  terminal and the browser make the same cards and the same report. It is read with
+  no transaction open, so a slow file never holds the database's writer lock.
 - ``--dry-run`` prints the preview (the cards as they would be made and the report,
   totals first) and writes nothing; without it the preview's cards are made and the
   report is printed all the same: nothing read is changed or lost silently.
@@ -125,19 +126,22 @@ def run_import(settings: Any, args: argparse.Namespace) -> int:
     from talekeeper.cli.main import with_runtime
     from talekeeper.services import lore_apply
     from talekeeper.services.tree import load_adventure
-    from talekeeper.storage.db import session_scope
+    from talekeeper.storage.db import read_scope, session_scope
 
     data = read_file(args.file)
     name = Path(args.file).name
     options = options_of(args)
 
     async def work(rt: Any, uid: int) -> int:
-        with session_scope(rt.sessions) as session:
-            adventure = load_adventure(session, args.adventure, uid)
-            if args.dry_run:
-                found, _ = lore_apply.read_lore_file(data, name, options)
-            else:
-                found, _ = lore_apply.import_lore(session, adventure, data, name, options)
+        # As the web API: the owner is checked in a read, the file is read with no
+        # transaction open, and only what was read is written, in one short unit.
+        with read_scope(rt.sessions) as session:
+            load_adventure(session, args.adventure, uid)
+        found, moved = lore_apply.read_lore_file(data, name, options)
+        if not args.dry_run:
+            with session_scope(rt.sessions) as session:
+                adventure = load_adventure(session, args.adventure, uid)
+                lore_apply.add_lore(session, adventure, found, moved)
         verb = "would make" if args.dry_run else "made"
         print(f"{found.format.label}: {verb} {len(found.cards)} story cards")
         print("\n".join(card_lines(found.cards) + report_lines(found.report, len(found.cards))))

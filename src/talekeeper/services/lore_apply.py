@@ -6,6 +6,10 @@ is made is what the preview showed.
 
 Invariants:
 
+- Reading and writing are apart: ``read_lore_file`` and ``read_scenario_file`` take bytes
+  and never a session, so the entry points read a file (however slow or hostile) with no
+  transaction open, and ``add_lore`` and ``adventure_from_file`` write what was read in
+  one short unit of work. A preview writes nothing and needs no writer lock.
 - Importing lore into an adventure adds the preview's cards in its order (disabled
   entries only when the player included them), all in the caller's transaction: a
   refusal part way (the adventure's card limit) adds none of them.
@@ -138,17 +142,17 @@ def with_instructions(current: str, moved: Sequence[str]) -> str:
     return text
 
 
-def import_lore(
-    session: Session, adventure: Adventure, data: bytes, filename: str, options: ReadOptions
-) -> tuple[LoreImport, list[CardView]]:
-    """Read the file and add its cards to ``adventure`` (see the invariants)."""
-    found, instructions = read_lore_file(data, filename, options)
+def add_lore(
+    session: Session, adventure: Adventure, found: LoreImport, instructions: Sequence[str]
+) -> list[CardView]:
+    """Add a read file's cards and moved entries (``read_lore_file``) to ``adventure``, in
+    the preview's order (see the invariants)."""
     if instructions:
         current = adventure.ai_instructions or ""
         adventure.ai_instructions = with_instructions(current, instructions)
     made = adventures.add_cards(session, adventure, [card_fields(c) for c in found.cards])
     session.flush()
-    return found, made
+    return made
 
 
 def opening_of(draft: ScenarioDraft, greeting: int) -> str:

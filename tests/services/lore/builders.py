@@ -57,6 +57,15 @@ def png(*chunks: bytes, end: bool = True) -> bytes:
     return PNG_MAGIC + header + pixels + b"".join(chunks) + (chunk(b"IEND", b"") if end else b"")
 
 
+def junk_chunks(count: int, unpacked: int) -> bytes:
+    """``count`` compressed zTXt chunks of keywords no card format uses, each unpacking to
+    ``unpacked`` bytes: what a hostile file pads itself with."""
+    stream = zlib.compress(b"\0" * unpacked, 9)  # one stream, shared: building stays cheap
+    return b"".join(
+        chunk(b"zTXt", f"Comment {i}".encode() + b"\0\0" + stream) for i in range(count)
+    )
+
+
 def charx(card: Any, **others: bytes) -> bytes:
     """A CHARX zip: ``card.json`` and any other members (name -> bytes)."""
     buffer = io.BytesIO()

@@ -9,6 +9,11 @@ Invariants:
   (a NovelAI lorebook) is read when neither is there. ``zTXt`` and ``iTXt``
   chunks are accepted with a warning. Bad base64 refuses the file, naming the
   chunk and its offset; bad JSON inside is refused the same way by the caller.
+- PNG: a text chunk's keyword is read before anything else of it. Only the chunk
+  that wins is unpacked: a chunk of any other keyword (a comment, junk), and a
+  later chunk of a keyword already seen, is passed by without being decompressed
+  or copied, so a file of hundreds of compressed chunks costs one chunk's unpacking.
+  All a PNG's unpacking together stays within ``MAX_INFLATED_BYTES``.
 - CHARX: a ZIP whose root holds ``card.json``. Only that member is read. Any
   member path that leaves the archive's folder, any encrypted member, and a
   ``card.json`` that unpacks to more than ``MAX_FILE_BYTES`` refuse the file;
@@ -36,6 +41,10 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 CARD_CHUNKS = ("ccv3", "chara", "naidata")  # the winner is the first one present
 TEXT_CHUNKS = (b"tEXt", b"zTXt", b"iTXt")
+KEYWORD_MAX = 79  # the longest keyword the PNG specification allows
+# All the unpacking of one PNG's text together: only the winning card chunk is unpacked, so
+# this is one card's worth however many compressed chunks the file holds.
+MAX_INFLATED_BYTES = MAX_FILE_BYTES
 _ZIP_ERRORS = (
     zipfile.BadZipFile,
     zipfile.LargeZipFile,
@@ -61,32 +70,41 @@ class Unwrapped:
 def _inflate(body: bytes, where: str) -> bytes:
     inflater = zlib.decompressobj()
     try:
-        out = inflater.decompress(body, MAX_FILE_BYTES + 1)
+        out = inflater.decompress(body, MAX_INFLATED_BYTES + 1)
     except zlib.error as exc:
         raise InvalidInput(f"Bad compressed data in {where}: {exc}.") from None
-    if len(out) > MAX_FILE_BYTES or inflater.unconsumed_tail:
-        raise InvalidInput(f"{where} unpacks to more than {MAX_FILE_BYTES:,} bytes; refused.")
+    if len(out) > MAX_INFLATED_BYTES or inflater.unconsumed_tail:
+        raise InvalidInput(f"{where} unpacks to more than {MAX_INFLATED_BYTES:,} bytes; refused.")
     return out
 
 
-def _text_chunk(kind: bytes, body: bytes, offset: int) -> tuple[str, bytes]:
-    """A text chunk's keyword and its text bytes (decompressed where the chunk says so)."""
-    keyword, _, rest = body.partition(b"\0")
-    name = keyword.decode("latin-1")
-    where = f"the PNG's {kind.decode()} chunk {name!r} at byte {offset}"
-    if kind == b"tEXt":
-        return name, rest
-    if kind == b"zTXt":
-        return name, _inflate(rest[1:], where)
-    compressed = rest[:1] == b"\1"
-    _language, _, rest = rest[2:].partition(b"\0")
-    _translated, _, text = rest.partition(b"\0")
-    return name, _inflate(text, where) if compressed else text
+@dataclass(frozen=True)
+class _CardChunk:
+    """A card chunk as the walk found it: its offset, its type, and where its bytes after
+    the keyword's NUL lie in the file (not copied, not unpacked)."""
+
+    offset: int
+    kind: bytes
+    start: int
+    end: int
 
 
-def _walk(data: bytes) -> dict[str, tuple[int, bytes, bytes]]:
-    """The card chunks of a PNG by keyword: (offset, chunk type, text), first of each."""
-    found: dict[str, tuple[int, bytes, bytes]] = {}
+def _card_keyword(data: bytes, start: int, end: int) -> tuple[str, int] | None:
+    """The card keyword naming the text chunk whose data is ``data[start:end]``, and where
+    the bytes after it begin; None for a chunk of another keyword.
+
+    Only the keyword's bytes are looked at: a chunk of another keyword is never copied or
+    unpacked, whatever it holds."""
+    nul = data.find(b"\0", start, min(end, start + KEYWORD_MAX + 1))
+    if nul < 0:
+        return None
+    name = data[start:nul].decode("latin-1").lower()
+    return (name, nul + 1) if name in CARD_CHUNKS else None
+
+
+def _walk(data: bytes) -> dict[str, _CardChunk]:
+    """The card chunks of a PNG by keyword, the first of each."""
+    found: dict[str, _CardChunk] = {}
     pos = len(PNG_MAGIC)
     while pos < len(data):
         if pos + 12 > len(data):
@@ -101,11 +119,27 @@ def _walk(data: bytes) -> dict[str, tuple[int, bytes, bytes]]:
         if kind == b"IEND":
             return found
         if kind in TEXT_CHUNKS:
-            name, text = _text_chunk(kind, data[pos + 8 : pos + 8 + length], pos)
-            if name.lower() in CARD_CHUNKS and name.lower() not in found:
-                found[name.lower()] = (pos, kind, text)
+            body_end = end - 4  # the CRC follows the chunk's data
+            card = _card_keyword(data, pos + 8, body_end)
+            if card is not None and card[0] not in found:
+                found[card[0]] = _CardChunk(pos, kind, card[1], body_end)
         pos = end
     raise InvalidInput("The PNG has no IEND chunk: the file is truncated.")
+
+
+def _text(data: bytes, chunk: _CardChunk, where: str) -> bytes:
+    """The chunk's text bytes, unpacked where its type says so (the one unpacking a PNG
+    gets: see the invariants)."""
+    rest = data[chunk.start : chunk.end]
+    if chunk.kind == b"tEXt":
+        return rest
+    if chunk.kind == b"zTXt":  # a compression method byte, then the zlib stream
+        return _inflate(rest[1:], where)
+    # iTXt: compression flag, method, language NUL, translated keyword NUL, text
+    compressed = rest[:1] == b"\1"
+    _language, _, rest = rest[2:].partition(b"\0")
+    _translated, _, text = rest.partition(b"\0")
+    return _inflate(text, where) if compressed else text
 
 
 def png_payload(data: bytes) -> Unwrapped:
@@ -118,15 +152,18 @@ def png_payload(data: bytes) -> Unwrapped:
             + ", ".join(CARD_CHUNKS)
             + "."
         )
-    offset, kind, text = found[keyword]
-    where = f"the PNG's {kind.decode()} chunk {keyword!r} at byte {offset}"
+    chunk = found[keyword]
+    where = f"the PNG's {chunk.kind.decode()} chunk {keyword!r} at byte {chunk.offset}"
+    text = _text(data, chunk, where)
     try:
         payload = base64.b64decode(b"".join(text.split()), validate=True)
     except (binascii.Error, ValueError):
         raise InvalidInput(f"Bad base64 in {where}.") from None
     notes = [f"Read from {where}."]
-    if kind != b"tEXt":
-        notes.append(f"The card was in a {kind.decode()} chunk, where tools write tEXt; read it.")
+    if chunk.kind != b"tEXt":
+        notes.append(
+            f"The card was in a {chunk.kind.decode()} chunk, where tools write tEXt; read it."
+        )
     if keyword == "ccv3" and "chara" in found:
         notes.append("The PNG also holds an older 'chara' copy of the card; the ccv3 one won.")
     return Unwrapped(payload, where, tuple(notes))

@@ -15,6 +15,13 @@ Invariants: a file is read only by ``services.lore`` (bytes in; nothing in it ru
 refused file is a 4xx whose message says what and where, never a 500; the body is
 capped by the guard (``web.guard.BODY_LIMITS``) before it is read and by the reader
 before it is decoded. Options are the same for the preview and the confirm.
+
+The file is read with no transaction open, in the server's thread pool (the routes are
+plain functions), so a slow or hostile file holds neither the event loop nor the
+database's writer lock: an import first checks in a read unit that the adventure is the
+user's (another user's is a 404 before the file is looked at), then reads the file, then
+writes what it read in one short write unit. A dry run opens no write unit at all, so it
+never takes or waits for the writer lock.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from talekeeper.services.lore import (
     export_cards,
 )
 from talekeeper.services.tree import Story, load_adventure
+from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.web.deps import DB, RowId, runtime, user_id
 from talekeeper.web.routes.adventures import CardFields
 
@@ -146,6 +154,12 @@ def read_options(
 Options = Depends(read_options)
 
 
+def _check_owned(rt: Runtime, adventure_id: int, uid: int) -> None:
+    """Someone else's adventure, or none, is a 404: from a read unit, which takes no lock."""
+    with read_scope(rt.sessions) as session:
+        load_adventure(session, adventure_id, uid)
+
+
 @router.post("/api/adventures/{adventure_id}/lore/import", response_model=LoreImportOut)
 def import_lore(
     adventure_id: RowId,
@@ -153,16 +167,18 @@ def import_lore(
     dry_run: DryRun = False,
     options: lore_apply.ReadOptions = Options,
     data: bytes = FileBody,
-    session: Session = DB,
     uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
 ) -> LoreImportOut:
-    adventure = load_adventure(session, adventure_id, uid)  # someone else's is a 404 first
+    _check_owned(rt, adventure_id, uid)  # before any reading: no oracle, no wasted work
+    found, moved = lore_apply.read_lore_file(data, filename, options)  # no transaction open
     if dry_run:
-        found, _ = lore_apply.read_lore_file(data, filename, options)
         cards = [LoreCard.of(c) for c in found.cards]
     else:
-        found, made = lore_apply.import_lore(session, adventure, data, filename, options)
-        cards = [LoreCard.of(c, m) for c, m in zip(found.cards, made, strict=True)]
+        with session_scope(rt.sessions) as session:
+            adventure = load_adventure(session, adventure_id, uid)  # deleted meanwhile: a 404
+            made = lore_apply.add_lore(session, adventure, found, moved)
+            cards = [LoreCard.of(c, m) for c, m in zip(found.cards, made, strict=True)]
     return LoreImportOut(
         format=found.format, cards=cards, report=ReportOut.of(found.report, len(cards))
     )
@@ -181,20 +197,20 @@ def adventure_from_file(
     greeting: Greeting = 0,
     options: lore_apply.ReadOptions = Options,
     data: bytes = FileBody,
-    session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> FromFileOut | ScenarioPreview:
-    draft = lore_apply.read_scenario_file(data, filename, options)
+    draft = lore_apply.read_scenario_file(data, filename, options)  # no transaction open
+    lore_apply.opening_of(draft, greeting)  # a greeting the file lacks is refused now
     report = ReportOut.of(draft.report, len(draft.cards))
     if dry_run:
-        lore_apply.opening_of(draft, greeting)  # a greeting the file lacks is refused now
         response.status_code = 200
         preview = {k: v for k, v in draft.to_json().items() if k not in ("cards", "report")}
         cards = [LoreCard.of(c) for c in draft.cards]
         return ScenarioPreview(**preview, cards=cards, report=report)
-    story = lore_apply.adventure_from_file(session, uid, rt.memory, draft, greeting)
-    view = adventures.adventure_view(Story.load(session, story.adventure.id, uid, rt.memory))
+    with session_scope(rt.sessions) as session:
+        story = lore_apply.adventure_from_file(session, uid, rt.memory, draft, greeting)
+        view = adventures.adventure_view(Story.load(session, story.adventure.id, uid, rt.memory))
     return FromFileOut(**view, format=draft.format, report=report)
 
 
