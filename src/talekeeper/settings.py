@@ -19,6 +19,7 @@ Invariants:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import ipaddress
 import math
 import os
@@ -240,8 +241,31 @@ def _refusal_of(parse: Callable[[str], object]) -> Callable[[str], str | None]:
     return check
 
 
+ProxyNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+_PROXIES_EXAMPLE = "addresses or networks such as 127.0.0.1, ::1 or 10.0.0.0/8"
+
+
+@functools.lru_cache(maxsize=8)
+def proxy_networks(value: str) -> tuple[ProxyNetwork, ...]:
+    """The networks of a comma-separated list of addresses and networks (empty entries
+    skipped); ``ValueError`` names the first entry that is neither."""
+    found: list[ProxyNetwork] = []
+    for entry in value.split(","):
+        if not entry.strip():
+            continue
+        try:
+            found.append(ipaddress.ip_network(entry.strip(), strict=False))
+        except ValueError:
+            raise ValueError(
+                f"{entry.strip()!r} is not an address or a network: give {_PROXIES_EXAMPLE}, "
+                "separated by commas"
+            ) from None
+    return tuple(found)
+
+
 _check_hosts = _refusal_of(host_names)
 _check_ports = _refusal_of(parse_ports)
+_check_proxies = _refusal_of(proxy_networks)
 
 
 def _check_key(value: str) -> str | None:
@@ -397,6 +421,17 @@ REGISTRY: tuple[Setting, ...] = (
         check=_check_hosts,
     ),
     Setting(
+        "trusted_proxies",
+        str,
+        "",
+        "Addresses or networks of the reverse proxies in front of the app (e.g. 127.0.0.1 or "
+        "10.0.0.0/8), comma-separated. Only a request from one of them has its "
+        "X-Forwarded-For and X-Forwarded-Proto believed: the client is the right-most "
+        "address there that is not a trusted proxy. Empty: none, and every client is the "
+        "address it connects from.",
+        check=_check_proxies,
+    ),
+    Setting(
         "auth",
         AuthMode,
         AuthMode.NONE,
@@ -479,6 +514,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     allowed_hosts: str = ""
+    trusted_proxies: str = ""
     auth: AuthMode = AuthMode.NONE
     user_endpoints: UserEndpoints = UserEndpoints.DENY
     log_level: str = "info"
@@ -498,6 +534,11 @@ class Settings:
     def extra_host_names(self) -> tuple[str, ...]:
         """``allowed_hosts`` as normalized names (validated when the setting was read)."""
         return host_names(self.allowed_hosts)
+
+    @property
+    def trusted_proxy_networks(self) -> tuple[ProxyNetwork, ...]:
+        """``trusted_proxies`` as networks (validated when the setting was read)."""
+        return proxy_networks(self.trusted_proxies)
 
     @property
     def detect_port_list(self) -> tuple[int, ...]:

@@ -163,7 +163,7 @@ def test_tokens_add_list_and_revoke_work_on_the_accounts_tokens(cli: Cli) -> Non
     assert made.returncode == 0, made.stderr
     assert re.fullmatch(r"tk_[A-Za-z0-9_-]{43}\n", made.stdout), made.stdout  # alone
     raw = made.stdout.strip()
-    assert "shown only this once" in made.stderr and "never expires" in made.stderr
+    assert "shown only this once" in made.stderr and "expires 20" in made.stderr  # 90 days
     found = principal(cli, raw)
     assert found is not None and found.user.name == "mara"
     assert found.scopes == {accounts.Scope.READ, accounts.Scope.PLAY}
@@ -187,7 +187,7 @@ def test_tokens_add_list_and_revoke_work_on_the_accounts_tokens(cli: Cli) -> Non
     ]
     assert [line.split()[0] for line in lines[1:]] == ["1", "2"]
     assert re.match(r"1 +backup script +play read ", lines[1]) and "\\x1b[2Jweekly" in lines[2]
-    assert lines[1].split()[-2:] == ["never", "never"]  # no expiry, never used
+    assert lines[1].split()[-1] == "never" and lines[1].split()[-2] != "never"  # 90 days
     assert lines[2].split()[-1] == "never" and lines[2].split()[-2] != "never"  # 7 days
 
     empty = cli.run("tokens", "list", "--user", "tove")

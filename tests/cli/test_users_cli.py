@@ -4,6 +4,8 @@ state is read back through the service, against the same database."""
 
 from __future__ import annotations
 
+import argparse
+import io
 import os
 import pty
 import select
@@ -18,7 +20,9 @@ from sqlalchemy import select as sql_select
 from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import data_database, data_env
 
+from talekeeper.cli import users as users_cli
 from talekeeper.services import accounts
+from talekeeper.settings import load_settings
 from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
 from talekeeper.storage.models import Adventure
 
@@ -59,11 +63,10 @@ def sessions(users: Users) -> Iterator[sessionmaker[Session]]:
 
 
 def can_sign_in(sessions: sessionmaker[Session], name: str, password: str) -> bool:
-    with session_scope(sessions) as session:
-        try:
-            accounts.login(session, name, password, "192.0.2.1", throttle=accounts.LoginThrottle())
-        except accounts.WrongCredentials:
-            return False
+    try:
+        accounts.login(sessions, name, password, "192.0.2.1", throttle=accounts.LoginThrottle())
+    except accounts.WrongCredentials:
+        return False
     return True
 
 
@@ -94,9 +97,14 @@ def test_users_add_list_disable_enable_and_passwd_with_the_password_on_stdin(
     with pytest.raises(accounts.AccountDisabled):
         can_sign_in(sessions, "bob", "bob's password 1")  # the \r was not part of it
     assert users.run("users", "enable", "bob").returncode == 0
+    with session_scope(sessions) as session:
+        bob = accounts.account_named(session, "bob")
+        raw, _ = accounts.create_token(session, bob.id, "script", {accounts.Scope.READ}, None)
     changed = users.run("users", "passwd", "bob", stdin="a brand new one\n")
     assert changed.returncode == 0, changed.stderr
-    assert "signed out everywhere" in changed.stdout
+    assert "signed out everywhere and its 1 API token was revoked" in changed.stdout
+    with read_scope(sessions) as session:
+        assert accounts.principal_for_token(session, raw) is None
     assert not can_sign_in(sessions, "bob", "bob's password 1")
     assert can_sign_in(sessions, "bob", "a brand new one")
 
@@ -183,3 +191,20 @@ def test_the_console_grants_and_removes_the_administrator_flag(
         assert not accounts.account_named(session, "mara").is_admin
     unknown = users.run("users", "admin", "nobody")
     assert unknown.returncode == 1 and "nobody" in unknown.stderr
+
+
+def test_passwd_keeps_the_tokens_when_told_to(
+    users: Users, sessions: sessionmaker[Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--keep-tokens``, run in this process (the password comes from standard input)."""
+    assert users.run("users", "add", "bob", stdin=PASSWORD + "\n").returncode == 0
+    with session_scope(sessions) as session:
+        bob = accounts.account_named(session, "bob")
+        raw, _ = accounts.create_token(session, bob.id, "script", {accounts.Scope.READ}, None)
+    monkeypatch.setattr("sys.stdin", io.StringIO("a brand new one\n"))
+    settings = load_settings(users.env)
+    args = argparse.Namespace(users="passwd", name="bob", keep_tokens=True)
+    assert users_cli.run(settings, args) == 0
+    with read_scope(sessions) as session:
+        assert accounts.principal_for_token(session, raw) is not None
+    assert can_sign_in(sessions, "bob", "a brand new one")

@@ -1,5 +1,6 @@
-"""Accounts against a real migrated SQLite database: passwords, sign-in and its throttle,
-sessions, tokens, and the first account taking the local user over.
+"""Accounts against a real migrated database: passwords, sign-in, sessions, tokens, a new
+password revoking tokens, and the first account taking the local user over (the throttle's
+own tests: ``test_sign_in_throttle``).
 
 Argon2 at its default cost takes ~0.2 s a hash, so most tests pass the service a cheap
 hasher through its ``hasher`` parameter (``FAST``); the tests that are about the default
@@ -8,11 +9,9 @@ cost use it.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import threading
 import time
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -29,7 +28,6 @@ from talekeeper.services.accounts import (
     AccountDisabled,
     BadName,
     LoginThrottle,
-    LoginThrottled,
     NameTaken,
     Scope,
     UnknownUser,
@@ -85,10 +83,7 @@ def sign_in(
     throttle: LoginThrottle,
     hasher: PasswordHasher = FAST,
 ) -> tuple[str, accounts.Account]:
-    with session_scope(sessions) as session:
-        return accounts.login(
-            session, name, password, client, now, hasher=hasher, throttle=throttle
-        )
+    return accounts.login(sessions, name, password, client, now, hasher=hasher, throttle=throttle)
 
 
 def principal(
@@ -273,99 +268,6 @@ def test_an_unknown_name_and_a_wrong_password_fail_alike_after_the_same_work(
     assert failures["mara"][1] == 401
 
 
-def test_the_throttle_locks_an_account_after_five_failures_from_anywhere(
-    sessions: sessionmaker[Session], throttle: LoginThrottle
-) -> None:
-    add(sessions, "mara")
-    for n in range(5):
-        with pytest.raises(WrongCredentials):
-            sign_in(sessions, "mara", "guess " * 3, client=f"198.51.100.{n}", throttle=throttle)
-    hasher = CountingHasher()
-    with pytest.raises(LoginThrottled) as locked:  # even with the right password
-        sign_in(sessions, "Mara", client="203.0.113.7", throttle=throttle, hasher=hasher)
-    assert hasher.verifications == 0  # refused before any password is checked
-    assert (locked.value.retry_after, locked.value.status) == (60, 429)
-    assert "wait 60 seconds" in locked.value.message
-    later = T0 + timedelta(seconds=30)
-    with pytest.raises(LoginThrottled) as still:
-        sign_in(sessions, "mara", client="203.0.113.7", now=later, throttle=throttle)
-    assert still.value.retry_after == 30
-    sign_in(
-        sessions, "mara", client="203.0.113.7", now=T0 + timedelta(seconds=61), throttle=throttle
-    )
-    assert throttle.retry_after("mara", "203.0.113.7", T0 + timedelta(seconds=61)) == 0
-
-
-def test_the_throttle_locks_an_address_guessing_at_many_names(
-    sessions: sessionmaker[Session], throttle: LoginThrottle
-) -> None:
-    add(sessions, "mara")
-    for name in ("ann", "ben", "cat", "dan", "eve"):
-        with pytest.raises(WrongCredentials):
-            sign_in(sessions, name, client="198.51.100.9", throttle=throttle)
-    with pytest.raises(LoginThrottled):
-        sign_in(sessions, "mara", client="198.51.100.9", throttle=throttle)
-    sign_in(sessions, "mara", client="192.0.2.50", throttle=throttle)  # other addresses may
-
-
-def test_each_further_lock_doubles_up_to_fifteen_minutes(
-    sessions: sessionmaker[Session], throttle: LoginThrottle
-) -> None:
-    add(sessions, "mara")
-    now = T0
-    locks, tries = [], []
-    for _ in range(6):
-        failures = 0
-        while (wait := throttle.retry_after("mara", "192.0.2.1", now)) == 0:
-            with pytest.raises(WrongCredentials):
-                sign_in(sessions, "mara", "nope nope nope", now=now, throttle=throttle)
-            failures += 1
-        locks.append(wait)
-        tries.append(failures)
-        if len(locks) < 6:
-            now += timedelta(seconds=wait)
-    assert locks == [60, 120, 240, 480, 900, 900]
-    # While the earlier failures are within 15 minutes, one more locks the key again.
-    assert tries[:5] == [5, 1, 1, 1, 1] and tries[5] <= 5
-    with pytest.raises(LoginThrottled, match="wait 15 minutes"):
-        sign_in(sessions, "mara", now=now, throttle=throttle)
-
-
-def test_a_success_clears_the_accounts_count_but_never_the_addresss(
-    sessions: sessionmaker[Session], throttle: LoginThrottle
-) -> None:
-    add(sessions, "mara")
-    add(sessions, "bob")
-    for _ in range(4):
-        with pytest.raises(WrongCredentials):
-            sign_in(sessions, "bob", "guessing bob's", client="198.51.100.3", throttle=throttle)
-    sign_in(sessions, "mara", client="198.51.100.3", throttle=throttle)  # the guesser's own
-    with pytest.raises(WrongCredentials):
-        sign_in(sessions, "bob", "guessing again", client="198.51.100.3", throttle=throttle)
-    with pytest.raises(LoginThrottled):
-        sign_in(sessions, "mara", client="198.51.100.3", throttle=throttle)
-    for _ in range(4):
-        with pytest.raises(WrongCredentials):
-            sign_in(sessions, "mara", "typo typo typo", client="192.0.2.8", throttle=throttle)
-    sign_in(sessions, "mara", client="192.0.2.8", throttle=throttle)
-    with pytest.raises(WrongCredentials):  # the count started again: no lock
-        sign_in(sessions, "mara", "typo typo typo", client="192.0.2.9", throttle=throttle)
-
-
-def test_the_throttle_stays_bounded_and_never_drops_a_locked_key() -> None:
-    throttle = LoginThrottle(max_keys=20)
-    for _ in range(5):
-        throttle.failed("mara", "198.51.100.1", T0)
-    for n in range(200):  # a spray of names from many addresses, within the window
-        throttle.failed(f"name{n}", f"203.0.113.{n}", T0 + timedelta(seconds=1))
-    assert len(throttle) <= 20
-    assert throttle.retry_after("mara", "192.0.2.1", T0 + timedelta(seconds=1)) == 59
-    assert throttle.retry_after("bob", "198.51.100.1", T0 + timedelta(seconds=1)) == 59
-    later = T0 + timedelta(hours=1)  # quiet for a window: dropped when the table next overflows
-    throttle.failed("ann", "192.0.2.2", later)
-    assert len(throttle) == 2
-
-
 # -- sessions ----------------------------------------------------------------------------
 
 
@@ -413,10 +315,9 @@ def test_a_password_changed_between_check_and_session_opens_none(
     sessions: sessionmaker[Session], throttle: LoginThrottle
 ) -> None:
     add(sessions, "mara")
-    with read_scope(sessions) as session:  # the check, in a unit that only reads
-        checked = accounts.authenticate(
-            session, "mara", PASSWORD, "192.0.2.1", T0, hasher=FAST, throttle=throttle
-        )
+    checked = accounts.authenticate(
+        sessions, "mara", PASSWORD, "192.0.2.1", T0, hasher=FAST, throttle=throttle
+    )
     with session_scope(sessions) as session:
         accounts.set_password(session, "mara", "changed meanwhile", hasher=FAST)
     with pytest.raises(WrongCredentials), session_scope(sessions) as session:
@@ -520,50 +421,6 @@ def test_a_token_request_outside_the_rules_is_refused(
         assert session.execute(text("SELECT count(*) FROM api_tokens")).scalar() == 0
 
 
-@pytest.fixture(autouse=True)
-def _default_throttle_untouched() -> Iterator[None]:
-    """The tests pass their own throttle: the process's stays empty for everyone else."""
-    yield
-    assert accounts.THROTTLE.retry_after("mara", "192.0.2.1", utcnow()) == 0
-
-
-class SlowHasher(CountingHasher):
-    """A verification that waits until every guess of the burst has started."""
-
-    def __init__(self, gate: threading.Barrier) -> None:
-        super().__init__()
-        self.gate = gate
-
-    def verify(self, hash: str | bytes, password: str | bytes) -> Literal[True]:
-        with contextlib.suppress(threading.BrokenBarrierError):  # fewer came: they go on
-            self.gate.wait(timeout=0.5)  # the burst's guesses meet here, all in flight
-        return super().verify(hash, password)
-
-
-def test_guesses_sent_at_once_get_no_more_checks_than_guesses_sent_one_after_another(
-    sessions: sessionmaker[Session], throttle: LoginThrottle
-) -> None:
-    add(sessions, "mara")
-    hasher = SlowHasher(threading.Barrier(20))
-    outcomes: list[str] = []
-
-    def guess() -> None:
-        try:
-            sign_in(sessions, "mara", "guess " * 3, throttle=throttle, hasher=hasher)
-        except (WrongCredentials, LoginThrottled) as refused:
-            outcomes.append(type(refused).__name__)
-
-    threads = [threading.Thread(target=guess) for _ in range(20)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert len(outcomes) == 20
-    assert hasher.verifications == outcomes.count("WrongCredentials") == throttle.failures
-    with pytest.raises(LoginThrottled):  # and the account is locked now, as five in a row do
-        sign_in(sessions, "mara", throttle=throttle)
-
-
 def test_a_renewed_password_signs_out_every_browser_and_opens_one_without_a_second_check(
     sessions: sessionmaker[Session], throttle: LoginThrottle
 ) -> None:
@@ -571,10 +428,37 @@ def test_a_renewed_password_signs_out_every_browser_and_opens_one_without_a_seco
     elsewhere, _ = sign_in(sessions, "mara", throttle=throttle)
     hasher = CountingHasher()
     with session_scope(sessions) as session:
-        fresh = accounts.renew_password(session, "mara", "a new long secret", T0, hasher=hasher)
+        renewed = accounts.renew_password(session, "mara", "a new long secret", T0, hasher=hasher)
+    fresh = renewed.session
     assert (hasher.hashes, hasher.verifications) == (1, 0)
     with read_scope(sessions) as session:
         assert accounts.principal_for_session(session, elsewhere, T0) is None
         found = accounts.principal_for_session(session, fresh, T0)
         assert found is not None and found.user.name == "mara"
     sign_in(sessions, "mara", "a new long secret", throttle=throttle)
+
+
+def test_a_new_password_revokes_the_accounts_tokens_unless_they_are_kept(
+    sessions: sessionmaker[Session], throttle: LoginThrottle
+) -> None:
+    mara = add(sessions, "mara", admin=True)
+    bob = add(sessions, "bob")
+    with session_scope(sessions) as session:
+        kept, _ = accounts.create_token(session, bob.id, "kept", {Scope.READ}, None, T0)
+        other, _ = accounts.create_token(session, mara.id, "hers", {Scope.READ}, None, T0)
+        done = accounts.set_password(
+            session, "bob", "a second password", revoke_tokens=False, hasher=FAST
+        )
+        assert done.tokens_revoked == 0 and done.account == bob
+        assert accounts.principal_for_token(session, kept, T0) is not None
+        accounts.create_token(session, bob.id, "another", {Scope.PLAY}, 30, T0)
+        reset = accounts.reset_password(session, "bob", "a third password", by=mara, hasher=FAST)
+        assert reset.tokens_revoked == 2  # the default: both of bob's, none of mara's
+        assert accounts.principal_for_token(session, kept, T0) is None
+        assert accounts.list_tokens(session, bob.id) == []
+        assert accounts.principal_for_token(session, other, T0) is not None
+        fresh, _ = accounts.create_token(session, mara.id, "new", {Scope.READ}, None, T0)
+        renewed = accounts.renew_password(session, "mara", "her own new one", T0, hasher=FAST)
+        assert renewed.tokens_revoked == 2
+        assert accounts.principal_for_token(session, fresh, T0) is None
+        assert accounts.principal_for_session(session, renewed.session, T0) is not None

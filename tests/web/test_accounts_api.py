@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,12 @@ from tests.conftest import LOCAL, double_settings
 from tests.double.server import ModelDouble
 from tests.web.test_bad_input import endpoints
 
-from talekeeper.services.accounts import account_named, create_user, set_disabled
+from talekeeper.services.accounts import (
+    DEFAULT_TOKEN_DAYS,
+    account_named,
+    create_user,
+    set_disabled,
+)
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
 from talekeeper.web.app import create_app
@@ -121,7 +127,7 @@ def test_wrong_name_and_wrong_password_read_alike_then_the_throttle_stops_guessi
     unknown = client.post("/api/auth/login", json={"username": "nobody", "password": "x" * 12})
     assert wrong.status_code == unknown.status_code == 401
     assert wrong.json() == unknown.json()
-    for _ in range(3):
+    for _ in range(4):  # five wrong passwords for mara from this address
         client.post("/api/auth/login", json={"username": "mara", "password": "guess" * 3})
     throttled = client.post("/api/auth/login", json={"username": "mara", "password": PASSWORD})
     assert throttled.status_code == 429
@@ -146,6 +152,56 @@ def test_a_password_change_signs_out_every_other_browser_at_once(app: Any) -> No
     assert pages.get("/").headers["location"] == "/login"
     assert second.get("/api/auth/me").status_code == 200  # this browser got a fresh session
     assert signed_in(app, "mara", new).get("/api/auth/me").status_code == 200
+
+
+def test_a_password_change_revokes_the_accounts_tokens_unless_asked_to_keep_them(
+    app: Any,
+) -> None:
+    add(app, "mara")
+    browser = signed_in(app, "mara")
+    script = TestClient(app, base_url=LOCAL)
+
+    def token(name: str) -> dict[str, str]:
+        made = browser.post("/api/tokens", json={"name": name, "scopes": ["read"]}).json()
+        return {"Authorization": f"Bearer {made['token']}"}
+
+    first, second = token("backup"), token("sync")
+    changed = browser.post("/api/auth/password", json={"current": PASSWORD, "new": "x" * 12})
+    assert changed.status_code == 200 and changed.json() == {"ok": True, "tokens_revoked": 2}
+    assert script.get("/api/adventures", headers=first).status_code == 401
+    assert script.get("/api/adventures", headers=second).status_code == 401
+    assert browser.get("/api/tokens").json() == {"tokens": []}
+    kept = token("kept")
+    body = {"current": "x" * 12, "new": "y" * 12, "revoke_tokens": False}
+    unchanged = browser.post("/api/auth/password", json=body)
+    assert unchanged.json() == {"ok": True, "tokens_revoked": 0}
+    assert script.get("/api/adventures", headers=kept).status_code == 200
+    bad = browser.post("/api/auth/password", json={**body, "revoke_tokens": "maybe"})
+    assert bad.status_code == 400 and "revoke_tokens" in bad.json()["error"]["message"]
+
+
+def test_a_token_made_without_an_expiry_lasts_the_default_ninety_days(app: Any) -> None:
+    add(app, "mara")
+    browser = signed_in(app, "mara")
+
+    def days_of(made: dict[str, Any]) -> float | None:
+        if made["expires_at"] is None:
+            return None
+        lasts = datetime.fromisoformat(made["expires_at"]) - datetime.fromisoformat(
+            made["created_at"]
+        )
+        return lasts / timedelta(days=1)
+
+    default = browser.post("/api/tokens", json={"name": "plain", "scopes": ["read"]})
+    assert default.status_code == 201 and days_of(default.json()) == DEFAULT_TOKEN_DAYS == 90
+    week = browser.post("/api/tokens", json={"name": "w", "scopes": ["read"], "expires_days": 7})
+    assert days_of(week.json()) == 7
+    never = {"name": "forever", "scopes": ["read"], "expires_days": None}
+    assert days_of(browser.post("/api/tokens", json=never).json()) is None
+    listed = {t["name"]: t["expires_at"] for t in browser.get("/api/tokens").json()["tokens"]}
+    assert listed["plain"] is not None and listed["forever"] is None
+    zero = browser.post("/api/tokens", json={"name": "z", "scopes": ["read"], "expires_days": 0})
+    assert zero.status_code == 400 and "null for never" in zero.json()["error"]["message"]
 
 
 def test_disabling_an_account_ends_its_sessions_and_tokens(app: Any) -> None:

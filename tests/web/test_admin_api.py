@@ -330,9 +330,35 @@ def test_a_new_password_signs_the_user_out_everywhere(app: Any) -> None:
     )
     assert old.status_code == 401
     assert signed_in(app, "tove", NEW_PASSWORD).get("/api/auth/me").status_code == 200
-    # tokens are revoked on their own (as with a password the player changes)
+    # and, by default, the tokens the old password could have made are revoked with it
+    script = TestClient(app, base_url=LOCAL)
+    assert script.get("/api/adventures", headers=bearer(token)).status_code == 401
+    assert reset.json()["api_tokens"] == 0
+
+
+def test_a_reset_keeps_the_tokens_only_when_asked_and_the_option_goes_with_a_password(
+    app: Any,
+) -> None:
+    add(app, "mara", admin=True)
+    add(app, "tove")
+    mara, tove = signed_in(app, "mara"), signed_in(app, "tove")
+    token = tove.post("/api/tokens", json={"name": "script", "scopes": ["read"]}).json()
+    tove_id = user_id(mara, "tove")
+    alone = mara.patch(f"/api/admin/users/{tove_id}", json={"revoke_tokens": False})
+    assert (
+        alone.status_code == 400 and "'revoke_tokens' goes with" in alone.json()["error"]["message"]
+    )
+    with_flag = mara.patch(
+        f"/api/admin/users/{tove_id}", json={"disabled": False, "revoke_tokens": True}
+    )
+    assert with_flag.status_code == 400  # nothing changed: all of a request or none of it
+    kept = mara.patch(
+        f"/api/admin/users/{tove_id}", json={"password": NEW_PASSWORD, "revoke_tokens": False}
+    )
+    assert kept.status_code == 200 and kept.json()["api_tokens"] == 1
     script = TestClient(app, base_url=LOCAL)
     assert script.get("/api/adventures", headers=bearer(token)).status_code == 200
+    assert tove.get("/api/auth/me").status_code == 401  # signed out all the same
 
 
 def test_ending_sessions_and_revoking_any_token(app: Any) -> None:

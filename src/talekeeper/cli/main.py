@@ -49,7 +49,8 @@ COMMANDS: dict[str, str] = {
     "users disable": "Disable an account and sign it out everywhere.",
     "users enable": "Enable a disabled account again.",
     "users admin": "Make an account an administrator (--off: a player again).",
-    "users passwd": "Set an account's password and sign it out everywhere.",
+    "users passwd": "Set an account's password, sign it out everywhere and revoke its API "
+    "tokens (--keep-tokens: keep them).",
     "tokens add": "Make an API token for an account (--user, --scope) and print it once.",
     "tokens list": "List an account's API tokens (--user).",
     "tokens revoke": "Revoke one of an account's API tokens (ID, --user).",
@@ -178,6 +179,9 @@ def _serve(settings: Settings, _args: argparse.Namespace) -> int:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
+        # The app reads X-Forwarded-For and -Proto itself, from TALEKEEPER_TRUSTED_PROXIES
+        # alone (web/auth.py); uvicorn's own reading would believe any loopback client.
+        proxy_headers=False,
     )
     return 0
 
@@ -394,9 +398,11 @@ def _token_parsers(sub: Any) -> None:
         choices=["play", "read", "admin"],
         help="what it may do (repeat for more): play changes stories, read reads them",
     )
-    add.add_argument(
-        "--days", type=_days, default=None, help="it expires after this many days (default: never)"
+    expiry = add.add_mutually_exclusive_group()
+    expiry.add_argument(
+        "--days", type=_days, default=None, help="it expires after this many days (default: 90)"
     )
+    expiry.add_argument("--never", action="store_true", help="it never expires")
     listing = token.add_parser("list", help=COMMANDS["tokens list"])
     revoke = token.add_parser("revoke", help=COMMANDS["tokens revoke"])
     revoke.add_argument("id", type=_token_id, help="the token's id (see tokens list)")
@@ -495,6 +501,9 @@ def build_parser() -> argparse.ArgumentParser:
         user.add_parser(verb, help=COMMANDS[f"users {verb}"]).add_argument(
             "name", help="the account's name"
         )
+    user.choices["passwd"].add_argument(
+        "--keep-tokens", action="store_true", help="keep the account's API tokens working"
+    )
     admin = user.add_parser("admin", help=COMMANDS["users admin"])
     admin.add_argument("name", help="the account's name")
     admin.add_argument("--off", action="store_true", help="remove the administrator flag")

@@ -11,6 +11,8 @@ Invariants:
   a name cannot move the cursor or recolour the terminal of whoever lists it.
 - Like ``users``, the commands work in either auth mode, on the database directly, and
   migrate it first.
+- ``tokens add`` without ``--days`` makes a token that lasts ``DEFAULT_TOKEN_DAYS``, as the
+  API does; only ``--never`` makes one that never expires.
 """
 
 from __future__ import annotations
@@ -35,11 +37,20 @@ def _when(moment: datetime | None, none: str) -> str:
     return none if moment is None else moment.strftime("%Y-%m-%d %H:%M")
 
 
+def _days(args: argparse.Namespace) -> int | None:
+    """The days the new token lasts: ``--days``, None for ``--never``, else the default."""
+    if args.never:
+        return None
+    return accounts.DEFAULT_TOKEN_DAYS if args.days is None else int(args.days)
+
+
 def _add(settings: Settings, args: argparse.Namespace) -> int:
     with database(settings) as sessions, session_scope(sessions) as session:
         user = accounts.account_named(session, args.user)
         name, disabled = user.name, user.disabled
-        raw, info = accounts.create_token(session, user.id, args.name, set(args.scopes), args.days)
+        raw, info = accounts.create_token(
+            session, user.id, args.name, set(args.scopes), _days(args)
+        )
     print(raw, flush=True)
     scopes = ", ".join(sorted(info.scopes))
     expiry = (

@@ -1,6 +1,7 @@
 """``talekeeper users``: accounts from the command line (add, list, disable, enable, passwd,
 admin). The console is the server's operator: ``admin`` may grant or remove any account's
-administrator flag (the way back when no administrator can sign in).
+administrator flag (the way back when no administrator can sign in). ``passwd`` signs the
+account out everywhere and revokes its API tokens, unless ``--keep-tokens`` keeps them.
 
 Invariants:
 
@@ -130,14 +131,22 @@ def _enable(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _passwd(settings: Settings, args: argparse.Namespace) -> int:
+    keep_tokens = bool(args.keep_tokens)
     with database(settings) as sessions:
         with read_scope(sessions) as session:
             name = accounts.account_named(session, args.name).name
         password = accounts.check_password(read_password(name))
         with session_scope(sessions) as session:
-            account = accounts.set_password(session, name, password)
-    print(f"New password set for {account.name!r}; it was signed out everywhere.")
+            done = accounts.set_password(session, name, password, revoke_tokens=not keep_tokens)
+    tokens = "its API tokens were kept" if keep_tokens else _revoked(done.tokens_revoked)
+    print(f"New password set for {done.account.name!r}; it was signed out everywhere and {tokens}.")
     return 0
+
+
+def _revoked(count: int) -> str:
+    if count == 0:
+        return "it had no API tokens to revoke"
+    return f"its {count} API token{'s were' if count != 1 else ' was'} revoked"
 
 
 def _admin(settings: Settings, args: argparse.Namespace) -> int:

@@ -129,6 +129,30 @@ class ApiToken(Base):
     last_used_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
+class SignInCount(Base):
+    """Failed sign-ins that one key of the sign-in throttle counted (``services.accounts.
+    throttle``), kept in the database so that every process serving it counts together.
+
+    The key is (``kind``, ``account``, ``address``): an account name from one address, an
+    account name from anywhere (``address`` empty) or one address at any name (``account``
+    empty). ``quiet_at``: from then on the row counts nothing (its failures and locks have
+    aged out) and may be deleted, unless ``known_until`` (the address signed in to the
+    account lately) keeps it.
+    """
+
+    __tablename__ = "sign_in_counts"
+
+    kind: Mapped[str] = mapped_column(String(8), primary_key=True)
+    account: Mapped[str] = mapped_column(String(64), primary_key=True)
+    address: Mapped[str] = mapped_column(String(64), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    locks: Mapped[int] = mapped_column(Integer, default=0)
+    locked_until: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    last_failure_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    quiet_at: Mapped[datetime] = mapped_column(UtcDateTime(), index=True)
+    known_until: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+
 class UserSetting(Base):
     """One per-user override; ``value`` is JSON text of the parsed value."""
 

@@ -19,11 +19,22 @@ limits are checked first) and around every route, page and error handler. Invari
 - The principal is put in the request's state (``principal``), which ``deps.user_id``
   reads; the route then answers only for that user (another user's ids are not found).
 - A session or token is marked used at most once a minute, in a short write of its own.
+
+Who the client is (``client_address``, ``client_scheme``; the sign-in throttle counts by
+the address, the session cookie is ``Secure`` by the scheme): the peer the connection comes
+from, unless that peer is one of ``TALEKEEPER_TRUSTED_PROXIES``. Only then is
+``X-Forwarded-For`` read, from its right end: each hop a trusted proxy added is passed
+over, and the first that is not a trusted proxy is the client (what lies to its left was
+written by the client itself, so it is never believed). A hop that is not an address
+stops the walk at the trusted proxy that reported it. ``X-Forwarded-Proto`` is believed
+from a trusted peer alone too. With no trusted proxy (the default) the headers are never
+read, so a client, on loopback or anywhere, cannot choose the address it is counted as.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 from urllib.parse import quote
 
 import anyio
@@ -41,7 +52,7 @@ from talekeeper.services.accounts import (
     touch_token,
 )
 from talekeeper.services.accounts import Scope as Grant
-from talekeeper.settings import AuthMode
+from talekeeper.settings import AuthMode, ProxyNetwork
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.web.errors import answer, error_response
 from talekeeper.web.guard import SAFE_METHODS
@@ -63,6 +74,68 @@ def accounts_mode(rt: Runtime) -> bool:
 
 def is_public(path: str) -> bool:
     return path in PUBLIC or path.startswith(PUBLIC_PREFIXES)
+
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+FORWARDED_SCHEMES = frozenset({"http", "https"})
+
+
+def _address(text: str) -> IPAddress | None:
+    """An address as a peer or a hop of ``X-Forwarded-For`` writes it (an IPv4 address
+    with a port, an IPv6 one in brackets with one, allowed); None when it is not one. An
+    IPv4-mapped IPv6 address is its IPv4 address."""
+    value = text.strip().strip('"')
+    if value.startswith("["):
+        value = value[1:].partition("]")[0]
+    elif value.count(":") == 1:
+        value = value.partition(":")[0]
+    try:
+        address = ipaddress.ip_address(value)
+    except ValueError:
+        return None
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return mapped or address
+
+
+def _trusted(address: IPAddress | None, proxies: tuple[ProxyNetwork, ...]) -> bool:
+    return address is not None and any(address in network for network in proxies)
+
+
+def _peer(scope: Scope) -> tuple[str, IPAddress | None]:
+    client = scope.get("client")
+    host = str(client[0]) if client else ""
+    return host, _address(host) if host else None
+
+
+def client_address(scope: Scope, proxies: tuple[ProxyNetwork, ...]) -> str:
+    """The address the request came from (see the module docstring): the peer's, or the
+    client a trusted proxy reports."""
+    host, peer = _peer(scope)
+    if not _trusted(peer, proxies):
+        return str(peer) if peer is not None else host or "unknown"
+    assert peer is not None
+    nearest = peer
+    values = Headers(scope=scope).getlist("x-forwarded-for")
+    hops = [hop for value in values for hop in value.split(",") if hop.strip()]
+    for hop in reversed(hops):
+        found = _address(hop)
+        if found is None:
+            break  # no proxy writes that: the client's own text, reported by ``nearest``
+        if not _trusted(found, proxies):
+            return str(found)
+        nearest = found
+    return str(nearest)
+
+
+def client_scheme(scope: Scope, proxies: tuple[ProxyNetwork, ...]) -> str:
+    """``http`` or ``https``: as the client reached a trusted proxy (``X-Forwarded-Proto``,
+    its right-most value), else as the request reached this app."""
+    own = str(scope.get("scheme", "http"))
+    if not _trusted(_peer(scope)[1], proxies):
+        return own
+    said = Headers(scope=scope).getlist("x-forwarded-proto")
+    last = said[-1].split(",")[-1].strip().lower() if said else ""
+    return last if last in FORWARDED_SCHEMES else own
 
 
 def bearer(headers: Headers) -> str | None:

@@ -14,18 +14,23 @@ Invariants:
   the password and the admin flag asked for, and keeps its id, so every adventure,
   setting and AI call record the local user had becomes that account's. Once any other
   user exists, an account is a new, empty row.
-- Signing in is throttled per account name and per client address (``throttle``); an
-  unknown name and a wrong password fail alike, after the same work (``signin``).
+- Signing in is throttled per account name and client address together, with slower
+  ceilings per account and per address that never refuse an address for what other
+  addresses did (``throttle``; the counts are in the database, shared by every process);
+  an unknown name and a wrong password fail alike, after the same work (``signin``).
 - A browser session acts with every scope its account has (play, read, and admin for an
   administrator); a token only with its own scopes, and admin only while its account is
   an administrator (``tokens``). Disabling an account or changing its password signs out
-  its browsers; a disabled account's sessions and tokens sign no one in.
+  its browsers; a new password also revokes its tokens unless the one setting it keeps
+  them; a disabled account's sessions and tokens sign no one in.
 - An administrator manages accounts, never stories: ``admin`` answers with counts and sums
   only, and refuses to let an administrator disable themselves or drop their own admin
   flag, so a server always keeps an administrator who can sign in.
-- Every function takes the caller's unit of work and never commits; timestamps default
-  to now and may be given (the tests do). ``hasher`` (argon2's cost) may be given too,
-  and only the tests give a cheaper one.
+- Every function takes the caller's unit of work and never commits, except signing in
+  (``authenticate``, ``login``) and the throttle, which take the database (a session
+  factory) and run short units of their own; timestamps default to now and may be given
+  (the tests do). ``hasher`` (argon2's cost) may be given too, and only the tests give a
+  cheaper one.
 """
 
 from talekeeper.services.accounts.admin import (
@@ -69,6 +74,7 @@ from talekeeper.services.accounts.passwords import (
     verify_password,
 )
 from talekeeper.services.accounts.signin import (
+    Renewed,
     Verified,
     authenticate,
     login,
@@ -78,8 +84,9 @@ from talekeeper.services.accounts.signin import (
     renew_password,
     touch_session,
 )
-from talekeeper.services.accounts.throttle import THROTTLE, LoginThrottle
+from talekeeper.services.accounts.throttle import LoginThrottle, Rule
 from talekeeper.services.accounts.tokens import (
+    DEFAULT_TOKEN_DAYS,
     TokenInfo,
     create_token,
     list_tokens,
@@ -88,6 +95,7 @@ from talekeeper.services.accounts.tokens import (
     touch_token,
 )
 from talekeeper.services.accounts.users import (
+    PasswordSet,
     account_named,
     check_name,
     check_name_free,
@@ -102,11 +110,11 @@ from talekeeper.services.accounts.users import (
 
 __all__ = [
     "DEFAULT_HASHER",
+    "DEFAULT_TOKEN_DAYS",
     "MAX_PASSWORD_LENGTH",
     "MIN_PASSWORD_LENGTH",
     "NAME_MAX",
     "SESSION_DAYS",
-    "THROTTLE",
     "Account",
     "AccountDisabled",
     "AccountError",
@@ -115,7 +123,10 @@ __all__ = [
     "LoginThrottled",
     "NameTaken",
     "OwnAccount",
+    "PasswordSet",
     "Principal",
+    "Renewed",
+    "Rule",
     "Scope",
     "SessionInfo",
     "TokenInfo",

@@ -14,8 +14,10 @@ Invariants:
   the server's operator (the command line), who can always add an administrator.
 - A new password is hashed before the first statement (``set_password``), so a writing
   unit of work never holds the write lock across the hash; every browser of the account
-  is signed out. An administrator's own password is changed on the account page, which
-  asks for the current one and keeps that browser signed in.
+  is signed out, and its API tokens are revoked unless the administrator keeps them (a
+  reset usually means the password was lost or taken, and so may the tokens be). An
+  administrator's own password is changed on the account page, which asks for the
+  current one and keeps that browser signed in.
 - Like the rest of accounts: the caller's unit of work, never a commit; timestamps
   default to now and may be given.
 """
@@ -34,7 +36,12 @@ from talekeeper.core.clock import utcnow
 from talekeeper.services.accounts.base import Account
 from talekeeper.services.accounts.errors import AccountError, UnknownUser
 from talekeeper.services.accounts.tokens import TokenInfo, list_tokens
-from talekeeper.services.accounts.users import account_named, set_disabled, set_password
+from talekeeper.services.accounts.users import (
+    PasswordSet,
+    account_named,
+    set_disabled,
+    set_password,
+)
 from talekeeper.services.rendering import PLAYER_TYPES
 from talekeeper.storage.models import Action, Adventure, AiCall, ApiToken, AuthSession, User
 from talekeeper.storage.repositories.accounts import AccountRepository
@@ -229,16 +236,17 @@ def reset_password(
     new_password: str,
     *,
     by: Account | None = None,
+    revoke_tokens: bool = True,
     hasher: PasswordHasher | None = None,
-) -> Account:
+) -> PasswordSet:
     """A new password chosen by an administrator; every browser of the account is signed
-    out (its tokens keep working: revoke them on their own)."""
+    out, and its API tokens are revoked unless ``revoke_tokens`` is False."""
     if _same(by, name):  # no statement yet: the hash below must come first
         raise OwnAccount(
             "Change your own password on the account page: it asks for the current one "
             "and keeps this browser signed in."
         )
-    return set_password(session, name, new_password, hasher=hasher)
+    return set_password(session, name, new_password, revoke_tokens=revoke_tokens, hasher=hasher)
 
 
 def set_admin(session: Session, name: str, admin: bool, *, by: Account | None = None) -> Account:

@@ -2,19 +2,21 @@
 
 Invariants:
 
-- The throttle is asked before anything else (an attempt is reserved, then released), and
-  a refused sign-in checks no password.
+- The throttle is asked before anything else: the attempt is charged as a failure in a
+  short writing unit of its own, and refunded once the password proved right
+  (``throttle``). A refused sign-in checks no password. So ``authenticate`` takes the
+  database (a session factory), never a caller's unit of work: the charge must be
+  committed whatever the check finds, and a caller holding the write lock would wait on it.
 - An unknown name, a name without a password and a wrong password fail alike
   (``WrongCredentials``) after the same work (a verification against a hash at the same
-  cost), and count as a failure for the name and for the address. Only the right password
-  learns that an account is disabled.
+  cost), and count as a failure for the name from that address, the name and the address.
+  Only the right password learns that an account is disabled.
 - The session id is 256 random bits, returned once for the cookie; the table keeps its
   SHA-256. A session ends ``SESSION_DAYS`` after sign-in, at sign-out, when the account is
   disabled or its password changes, and never outlives its account.
-- ``login`` is ``authenticate`` then ``open_session`` in one unit of work. ``authenticate``
-  only reads, so a caller may run it in a read unit and ``open_session`` in a short
-  writing one: the verification (~0.2 s) then never holds the write lock. ``open_session``
-  refuses if the password changed in between.
+- ``login`` is ``authenticate`` (the check reads in a read unit) then ``open_session`` in
+  a short writing unit: the verification (~0.2 s) never holds the write lock.
+  ``open_session`` refuses if the password changed in between.
 - ``last_used_at`` is written at most once a minute, only by a unit of work that may
   write; a read-only one gets ``Principal.touch_due`` instead.
 """
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
 from talekeeper.services.accounts.base import (
@@ -45,8 +47,9 @@ from talekeeper.services.accounts.passwords import (
     needs_rehash,
     verify_password,
 )
-from talekeeper.services.accounts.throttle import THROTTLE, LoginThrottle
+from talekeeper.services.accounts.throttle import LoginThrottle
 from talekeeper.services.accounts.users import NAME, set_password
+from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import User
 from talekeeper.storage.repositories.accounts import AccountRepository
 
@@ -80,7 +83,7 @@ def _verified_user(
 
 
 def authenticate(
-    session: Session,
+    sessions: sessionmaker[Session],
     name: str,
     password: str,
     client: str,
@@ -89,20 +92,18 @@ def authenticate(
     hasher: PasswordHasher | None = None,
     throttle: LoginThrottle | None = None,
 ) -> Verified:
-    """Check ``name`` and ``password`` from ``client`` (the throttle first); reads only."""
+    """Check ``name`` and ``password`` from ``client`` (the throttle first): the check reads
+    in a read unit; the throttle writes its counts in short units of its own."""
     now = utcnow() if now is None else now
-    throttle = THROTTLE if throttle is None else throttle  # an empty one is falsy
-    throttle.begin(name, client, now)
-    try:
+    throttle = LoginThrottle() if throttle is None else throttle
+    charge = throttle.charge(sessions, name, client, now)
+    with read_scope(sessions) as session:
         user = _verified_user(session, name, password, hasher)
-        if user is None:
-            throttle.failed(name, client, now)
-            raise WrongCredentials()
-    finally:
-        throttle.end(name, client)
+    if user is None:
+        raise WrongCredentials()  # the charge stands: this was a failure
+    throttle.refund(sessions, charge, now)
     if user.disabled:
         raise AccountDisabled(user.name)
-    throttle.succeeded(name)
     stored = user.password_hash
     assert stored is not None
     rehash = hash_password(password, hasher=hasher) if needs_rehash(stored, hasher=hasher) else None
@@ -128,7 +129,7 @@ def open_session(session: Session, verified: Verified, now: datetime | None = No
 
 
 def login(
-    session: Session,
+    sessions: sessionmaker[Session],
     name: str,
     password: str,
     client: str,
@@ -139,8 +140,9 @@ def login(
 ) -> tuple[str, Account]:
     """Sign in: the raw session id for the cookie, and the account."""
     now = utcnow() if now is None else now
-    verified = authenticate(session, name, password, client, now, hasher=hasher, throttle=throttle)
-    return open_session(session, verified, now), verified.account
+    verified = authenticate(sessions, name, password, client, now, hasher=hasher, throttle=throttle)
+    with session_scope(sessions) as session:
+        return open_session(session, verified, now), verified.account
 
 
 def principal_for_session(
@@ -170,21 +172,33 @@ def touch_session(session: Session, session_id: int, now: datetime | None = None
     return AccountRepository(session).touch_session(session_id, now, now - TOUCH_EVERY)
 
 
+@dataclass(frozen=True)
+class Renewed:
+    """A password the account changed itself: the raw id of the fresh session for the
+    browser that changed it, and how many API tokens were revoked."""
+
+    session: str = field(repr=False)
+    tokens_revoked: int
+
+
 def renew_password(
     session: Session,
     name: str,
     password: str,
     now: datetime | None = None,
     *,
+    revoke_tokens: bool = True,
     hasher: PasswordHasher | None = None,
-) -> str:
-    """A new password for ``name`` (every browser of the account is signed out) and a fresh
-    session for the one that changed it: its raw id. The caller checked the current
-    password; the new one is not verified again, nor counted by the throttle."""
-    account = set_password(session, name, password, hasher=hasher)
-    user = AccountRepository(session).user(account.id)
+) -> Renewed:
+    """A new password for ``name`` (every browser of the account is signed out, and its API
+    tokens revoked unless ``revoke_tokens`` is False) and a fresh session for the one that
+    changed it. The caller checked the current password; the new one is not verified
+    again, nor counted by the throttle."""
+    done = set_password(session, name, password, revoke_tokens=revoke_tokens, hasher=hasher)
+    user = AccountRepository(session).user(done.account.id)
     assert user is not None and user.password_hash is not None
-    return open_session(session, Verified(account, user.password_hash), now)
+    raw = open_session(session, Verified(done.account, user.password_hash), now)
+    return Renewed(raw, done.tokens_revoked)
 
 
 def logout(session: Session, raw: str) -> None:

@@ -8,7 +8,11 @@ Invariants:
   once the account is no longer an administrator); a token left with none, an expired
   one, and one whose account is disabled sign no one in.
 - A token is revoked only by its own account: another account's token id is answered as
-  if it did not exist.
+  if it did not exist (an administrator's revocation is ``admin``'s). A new password
+  revokes every token of the account unless the one setting it keeps them (``users``).
+- Expiry: ``create_token`` takes the days a token lasts, None for never. The API and the
+  command line ask for ``DEFAULT_TOKEN_DAYS`` when the request names no expiry, so a
+  token never expires only when someone asked for that.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ TOKEN_PREFIX = "tk_"
 TOKEN_NAME_MAX = 80
 MAX_TOKENS = 50  # per account
 MAX_TOKEN_DAYS = 3650
+DEFAULT_TOKEN_DAYS = 90  # what the API and the command line ask for when none is named
 
 
 @dataclass(frozen=True)
@@ -89,10 +94,10 @@ def _expiry(expires_days: int | None, now: datetime) -> datetime | None:
     if expires_days is None:
         return None
     if isinstance(expires_days, bool) or not isinstance(expires_days, int):
-        raise InvalidInput("'expires_days' must be a whole number of days, or empty for never.")
+        raise InvalidInput("'expires_days' must be a whole number of days, or null for never.")
     if not 1 <= expires_days <= MAX_TOKEN_DAYS:
         raise InvalidInput(
-            f"'expires_days' must be from 1 to {MAX_TOKEN_DAYS:,}, or empty for never."
+            f"'expires_days' must be from 1 to {MAX_TOKEN_DAYS:,}, or null for never."
         )
     return now + timedelta(days=expires_days)
 

@@ -1,10 +1,13 @@
 """Accounts: creating them (the first one takes the local user over), listing, disabling,
 and new passwords. Hashing happens before the first statement of the caller's unit of
-work, so a writing unit never holds the database's write lock across it."""
+work, so a writing unit never holds the database's write lock across it. A new password
+signs every browser of the account out and, unless the caller keeps them, revokes its API
+tokens in the same unit of work: whoever the password was taken from may have made some."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from sqlalchemy.exc import IntegrityError
@@ -135,13 +138,29 @@ def set_disabled(session: Session, name: str, disabled: bool) -> Account:
     return Account.of(user)
 
 
+@dataclass(frozen=True)
+class PasswordSet:
+    """A new password was set: the account, and how many of its API tokens were revoked."""
+
+    account: Account
+    tokens_revoked: int
+
+
 def set_password(
-    session: Session, name: str, password: str, *, hasher: PasswordHasher | None = None
-) -> Account:
-    """A new password; every browser signed in to the account is signed out."""
+    session: Session,
+    name: str,
+    password: str,
+    *,
+    revoke_tokens: bool = True,
+    hasher: PasswordHasher | None = None,
+) -> PasswordSet:
+    """A new password; every browser signed in to the account is signed out, and its API
+    tokens are revoked unless ``revoke_tokens`` is False."""
     hashed = hash_password(check_password(password), hasher=hasher)
     user = account_named(session, name)
     user.password_hash = hashed
-    AccountRepository(session).delete_sessions(user.id)
+    repo = AccountRepository(session)
+    repo.delete_sessions(user.id)
+    revoked = repo.delete_tokens(user.id) if revoke_tokens else 0
     session.flush()
-    return Account.of(user)
+    return PasswordSet(Account.of(user), revoked)

@@ -163,6 +163,11 @@ class AccountRepository:
         )
         return bool(getattr(done, "rowcount", 0))
 
+    def delete_tokens(self, user_id: int) -> int:
+        """Delete every token of the account; how many there were."""
+        done = self.session.execute(delete(ApiToken).where(ApiToken.user_id == user_id))
+        return int(getattr(done, "rowcount", 0) or 0)
+
     def touch_token(self, token_id: int, now: datetime, older_than: datetime) -> bool:
         stale = (ApiToken.last_used_at.is_(None)) | (ApiToken.last_used_at < older_than)
         done = self.session.execute(

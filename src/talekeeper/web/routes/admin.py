@@ -12,7 +12,9 @@ Invariants:
   own password here (409 ``own_account``), so a server always keeps an administrator who
   can sign in.
 - A change with several parts (PATCH) is one unit of work: all of it or none of it. A new
-  password is hashed before that unit's first statement.
+  password is hashed before that unit's first statement; it revokes the account's API
+  tokens too unless the request says ``"revoke_tokens": false`` (which goes only with a
+  password: alone it is a 400).
 - Unknown ids are 404. In local mode every route here is a 404 that says there are no
   accounts, and the page is the not-found page.
 """
@@ -68,6 +70,7 @@ class UserChange(Strict):
     disabled: bool | None = None
     admin: bool | None = None
     password: str | None = Field(default=None, max_length=2000)
+    revoke_tokens: bool = True  # with a password: the account's API tokens go too
 
 
 class UserView(Strict):
@@ -163,7 +166,9 @@ def _change(rt: Runtime, target: Account, body: UserChange, by: Account) -> User
     hashed before the unit's first statement."""
     with session_scope(rt.sessions) as session:
         if body.password is not None:
-            reset_password(session, target.name, body.password, by=by)
+            reset_password(
+                session, target.name, body.password, by=by, revoke_tokens=body.revoke_tokens
+            )
         if body.admin is not None:
             set_admin(session, target.name, body.admin, by=by)
         if body.disabled is not None:
@@ -177,6 +182,11 @@ def change_user(
 ) -> UserView:
     _accounts(rt, f"There is no user {user_id}")
     by = _admin(request).user
+    if body.password is None and "revoke_tokens" in body.model_fields_set:
+        raise InvalidInput(
+            "'revoke_tokens' goes with a new 'password': send both, or revoke tokens one by "
+            "one (DELETE /api/admin/tokens/{id})."
+        )
     if body.disabled is None and body.admin is None and body.password is None:
         raise InvalidInput("Say what to change: 'disabled', 'admin' or 'password'.")
     with read_scope(rt.sessions) as session:

@@ -8,11 +8,15 @@ Invariants:
   cookie ``tk_session`` is HttpOnly, SameSite=Lax, Secure when the request came over
   https, and lives as long as the session row.
 - A wrong name and a wrong password are the same 401; a throttled sign-in is a 429 with
-  ``Retry-After`` and a sentence saying how long to wait.
+  ``Retry-After`` and a sentence saying how long to wait. The throttle counts the client
+  address ``web/auth.py`` finds (the peer, or what a trusted proxy reports), and its
+  counts are in the database, shared by every process.
 - Changing the password signs out every browser of the account (their rows are deleted)
-  and gives this one a fresh session; tokens are untouched (revoke them on their own).
-- A token is shown once, in the answer that creates it; only its hash is kept. Another
-  account's token id is not found (404), never forbidden.
+  and gives this one a fresh session; it revokes the account's API tokens too unless the
+  request says ``"revoke_tokens": false``, and the answer says how many went.
+- A token is shown once, in the answer that creates it; only its hash is kept. A request
+  that names no ``expires_days`` gets ``DEFAULT_TOKEN_DAYS``; ``null`` asks for a token
+  that never expires. Another account's token id is not found (404), never forbidden.
 - In local mode these routes answer 404 (there is nothing to sign in to) except
   ``/api/auth/me``, which says so.
 """
@@ -30,11 +34,13 @@ from pydantic import Field
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import NotFound, TalekeeperError
 from talekeeper.services.accounts import (
+    DEFAULT_TOKEN_DAYS,
     MAX_PASSWORD_LENGTH,
     SESSION_DAYS,
     Account,
     LoginThrottle,
     Principal,
+    Renewed,
     Scope,
     TokenInfo,
     Verified,
@@ -47,8 +53,15 @@ from talekeeper.services.accounts import (
     renew_password,
     revoke_token,
 )
+from talekeeper.settings import ProxyNetwork
 from talekeeper.storage.db import read_scope, session_scope
-from talekeeper.web.auth import COOKIE, accounts_mode, session_cookie
+from talekeeper.web.auth import (
+    COOKIE,
+    accounts_mode,
+    client_address,
+    client_scheme,
+    session_cookie,
+)
 from talekeeper.web.deps import NotSignedIn, RowId, Strict, principal, runtime
 
 router = APIRouter(prefix="/api")
@@ -70,12 +83,13 @@ class Credentials(Strict):
 class PasswordChange(Strict):
     current: str = Field(max_length=MAX_PASSWORD_LENGTH)
     new: str = Field(max_length=MAX_PASSWORD_LENGTH)
+    revoke_tokens: bool = True  # the account's API tokens go with the old password
 
 
 class NewToken(Strict):
     name: str = Field(max_length=200)
     scopes: list[Scope] = Field(max_length=3)
-    expires_days: int | None = None
+    expires_days: int | None = DEFAULT_TOKEN_DAYS  # null: never expires
 
 
 class Me(Strict):
@@ -86,6 +100,10 @@ class Me(Strict):
 
 class Done(Strict):
     ok: bool = True
+
+
+class PasswordChanged(Done):
+    tokens_revoked: int  # the account's API tokens revoked with the old password
 
 
 class TokenView(Strict):
@@ -140,26 +158,33 @@ def _browser(request: Request) -> Principal:
     return found
 
 
+def _proxies(request: Request) -> tuple[ProxyNetwork, ...]:
+    rt: Runtime = request.app.state.runtime
+    return rt.settings.trusted_proxy_networks
+
+
 def set_cookie(request: Request, response: Response, raw: str) -> None:
-    """The session cookie for ``raw`` (sign-in, password change, the setup link)."""
+    """The session cookie for ``raw`` (sign-in, password change, the setup link): Secure
+    when the client reached us (or the trusted proxy in front) over https."""
     response.set_cookie(
         COOKIE,
         raw,
         max_age=int(timedelta(days=SESSION_DAYS).total_seconds()),
         httponly=True,
         samesite="lax",
-        secure=request.url.scheme == "https",
+        secure=client_scheme(request.scope, _proxies(request)) == "https",
         path="/",
     )
 
 
 def _client(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+    """The client's address, as the throttle counts it (``web/auth.py``)."""
+    return client_address(request.scope, _proxies(request))
 
 
 class Gate(NamedTuple):
-    """This app's sign-in throttle, and the limit on password checks at once (one per app,
-    so two apps in one process, as the tests run them, never lock each other out)."""
+    """This app's sign-in throttle (its rules: the counts are in the database) and its
+    limit on password checks at once (a process's threads are its own to spare)."""
 
     throttle: LoginThrottle
     checks: anyio.CapacityLimiter
@@ -191,8 +216,7 @@ async def _sign_in(
     the threads every other request needs."""
 
     def check() -> Verified:
-        with read_scope(rt.sessions) as session:
-            return authenticate(session, name, password, client, throttle=gate.throttle)
+        return authenticate(rt.sessions, name, password, client, throttle=gate.throttle)
 
     def open_(verified: Verified) -> str:
         with session_scope(rt.sessions) as session:
@@ -245,25 +269,27 @@ def me(request: Request, rt: Runtime = Depends(runtime)) -> Me:
     return Me(name=found.user.name, admin=found.user.is_admin, mode="accounts")
 
 
-@router.post("/auth/password", response_model=Done)
+@router.post("/auth/password", response_model=PasswordChanged)
 async def change_password(
     body: PasswordChange, request: Request, response: Response, rt: Runtime = Depends(runtime)
-) -> Done:
+) -> PasswordChanged:
     _accounts(rt)
     who = _browser(request)
     client, gate = _client(request), _gate(request)
 
-    def change() -> str:
+    def change() -> Renewed:
         try:  # the current password is checked like a sign-in: throttled, and alike
-            with read_scope(rt.sessions) as session:
-                authenticate(session, who.user.name, body.current, client, throttle=gate.throttle)
+            authenticate(rt.sessions, who.user.name, body.current, client, throttle=gate.throttle)
         except WrongCredentials:
             raise WrongCurrentPassword() from None
         with session_scope(rt.sessions) as session:  # hashed before its first statement
-            return renew_password(session, who.user.name, body.new)
+            return renew_password(
+                session, who.user.name, body.new, revoke_tokens=body.revoke_tokens
+            )
 
-    set_cookie(request, response, await anyio.to_thread.run_sync(change, limiter=gate.checks))
-    return Done()
+    renewed = await anyio.to_thread.run_sync(change, limiter=gate.checks)
+    set_cookie(request, response, renewed.session)
+    return PasswordChanged(tokens_revoked=renewed.tokens_revoked)
 
 
 @router.post("/tokens", response_model=CreatedToken, status_code=201)

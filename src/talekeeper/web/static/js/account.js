@@ -6,6 +6,8 @@
 //   forgets it (the server keeps only its digest).
 // - The two new passwords must match before anything is sent; every other rule (length,
 //   the current password) is the server's, whose sentence is shown as it is.
+// - A password change revokes the account's API tokens unless "also revoke my API tokens"
+//   is unticked (ticked on every load); the list is read again after it.
 import { h, fill, api, notify, when, confirmGroup } from "./ui.js";
 
 const passwordForm = document.getElementById("password-form");
@@ -37,10 +39,13 @@ async function changePassword(event) {
     repeat.focus();
     return;
   }
+  const revokeTokens = document.getElementById("password-revoke-tokens").checked;
   const button = passwordForm.querySelector('button[type="submit"]');
   button.disabled = true;
+  let answer;
   try {
-    await api("POST", "/api/auth/password", { current: current.value, new: fresh.value });
+    answer = await api("POST", "/api/auth/password",
+      { current: current.value, new: fresh.value, revoke_tokens: revokeTokens });
   } catch (error) {
     say(box, error.message, "error");
     (error.status === 401 ? current : fresh).focus();
@@ -49,8 +54,16 @@ async function changePassword(event) {
     button.disabled = false;
   }
   for (const field of [current, fresh, repeat]) field.value = "";
-  say(box, "Password changed. Every other browser signed in to this account was signed out.", "ok");
+  say(box, `Password changed. Every other browser signed in to this account was signed out; ${tokensGone(answer.tokens_revoked, revokeTokens)}.`, "ok");
   notify("Password changed.");
+  await loadTokens();
+}
+
+/** What a password change did to the API tokens, as the end of a sentence. */
+function tokensGone(count, asked) {
+  if (!asked) return "your API tokens keep working";
+  if (!count) return "there were no API tokens to revoke";
+  return count === 1 ? "your API token was revoked" : `your ${count} API tokens were revoked`;
 }
 
 // -- tokens ---------------------------------------------------------------------------------

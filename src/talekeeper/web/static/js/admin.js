@@ -9,6 +9,8 @@
 //   administrator's own account) is the server's, whose sentence is shown as it is.
 // - After every change the list is read again from the server, so the figures and buttons
 //   shown are the server's, never a guess; an open token list stays open.
+// - A new password revokes the account's API tokens unless "also revoke their API tokens"
+//   is unticked (ticked each time the form opens).
 import { h, fill, api, notify, when, confirmGroup } from "./ui.js";
 
 const root = document.getElementById("admin-page");
@@ -158,18 +160,20 @@ function showReset(user, detailsRow) {
   const fresh = h("input", { id: `${id}-new`, type: "password", autocomplete: "new-password" });
   const repeat = h("input", { id: `${id}-repeat`, type: "password", autocomplete: "new-password" });
   const box = h("div", { class: "form-message", attrs: { "aria-live": "polite" } });
+  const revokeTokens = h("input", { id: `${id}-revoke-tokens`, type: "checkbox", attrs: { checked: "" } });
   const submit = h("button", { type: "submit", class: "primary", text: "Set password" });
   const close = () => { detailsRow.hidden = true; fill(detailsRow.firstChild); };
   const form = h("form", { class: "account-form password-reset", attrs: { novalidate: "" } },
     h("h3", { text: `A new password for ${user.name}` }),
-    h("p", { class: "muted small", text: "Every browser signed in to the account is signed out; its API tokens keep working." }),
+    h("p", { class: "muted small", text: "Every browser signed in to the account is signed out, and its API tokens are revoked unless you untick the box." }),
     h("label", { text: "New password", attrs: { for: fresh.id } }), fresh,
     h("label", { text: "Repeat the new password", attrs: { for: repeat.id } }), repeat,
+    h("label", { class: "inline" }, revokeTokens, " also revoke their API tokens"),
     box,
     h("div", { class: "row" }, submit, h("button", { type: "button", text: "Cancel", on: { click: close } })));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    resetPassword(user, { fresh, repeat, box, submit });
+    resetPassword(user, { fresh, repeat, revokeTokens, box, submit });
   });
   fill(detailsRow.firstChild, form);
   detailsRow.hidden = false;
@@ -177,7 +181,7 @@ function showReset(user, detailsRow) {
   fresh.focus();
 }
 
-async function resetPassword(user, { fresh, repeat, box, submit }) {
+async function resetPassword(user, { fresh, repeat, revokeTokens, box, submit }) {
   if (fresh.value !== repeat.value) {
     say(box, "The two passwords differ: type the same one in both fields.", "error");
     repeat.focus();
@@ -185,7 +189,8 @@ async function resetPassword(user, { fresh, repeat, box, submit }) {
   }
   submit.disabled = true;
   try {
-    await api("PATCH", `/api/admin/users/${encodeURIComponent(user.id)}`, { password: fresh.value });
+    await api("PATCH", `/api/admin/users/${encodeURIComponent(user.id)}`,
+      { password: fresh.value, revoke_tokens: revokeTokens.checked });
   } catch (error) {
     say(box, error.message, "error");
     fresh.focus();
@@ -193,7 +198,8 @@ async function resetPassword(user, { fresh, repeat, box, submit }) {
   } finally {
     submit.disabled = false;
   }
-  const done = `The password of ${user.name} was changed; they were signed out everywhere.`;
+  const tokens = revokeTokens.checked ? "and their API tokens revoked" : "and their API tokens kept";
+  const done = `The password of ${user.name} was changed; they were signed out everywhere ${tokens}.`;
   say(pageMessage, done, "ok");
   notify(done);
   await load();
