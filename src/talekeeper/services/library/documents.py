@@ -8,9 +8,17 @@ Invariants:
 - Every cap in ``Caps`` is checked before the work it bounds: the file's size before
   anything is decoded, an archive's entry count, declared sizes and paths before any entry
   is decompressed, a PDF's page count before any page is read, the text's length as it grows.
+- An EPUB's every member is inflated in bounded pieces and checked (``services.archives``:
+  never past its declared size + 1, its CRC, at most 100 to 1 once over 1 MB) before
+  ebooklib sees the file; ebooklib then reads exactly the bytes that were checked.
+- Bytes that are no text are refused before they are decoded, naming what they look like:
+  a known image, audio, archive or program signature, or NUL bytes that are not UTF-16's.
+- This module bounds the input, not the time a reader takes over it: uploads are read in
+  a child process with CPU and memory limits (``services.library.parsing``). A
+  ``MemoryError`` is passed on for that reader to tell.
 - ``read_document`` returns a ``Document`` or raises ``InvalidInput`` whose message says what
-  to do; no other exception leaves it, whatever the bytes. The libraries' errors are caught
-  at that boundary only.
+  to do; no other exception leaves it, whatever the bytes, but ``MemoryError``. The
+  libraries' errors are caught at that boundary only.
 - Nothing in a document is run: scripts, styles and navigation chrome are dropped.
 - Paragraphs are non-empty with whitespace collapsed to single spaces; sections without
   paragraphs are dropped; a document without any paragraph is refused.
@@ -20,11 +28,11 @@ from __future__ import annotations
 
 import io
 import re
-import zipfile
 from pathlib import PurePosixPath
 from typing import Any
 
 from talekeeper.core.errors import InvalidInput
+from talekeeper.services import archives
 from talekeeper.services.library.markup import html_sections, markdown_sections
 from talekeeper.services.library.model import (
     CAPS,
@@ -38,6 +46,7 @@ from talekeeper.services.library.model import (
 )
 
 _MB = 1024 * 1024
+_MIMETYPE_MAX = 100  # "application/epub+zip" and some whitespace
 _TAGS = re.compile(r"<(?:!doctype\s+html|html|head|body|p|div|h[1-6]|title|article)\b", re.I)
 _SPACE = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n\s*\n")
@@ -53,7 +62,7 @@ def read_document(data: bytes, filename: str, *, caps: Caps = CAPS) -> Document:
         )
     try:
         document = _read(data, name, caps)
-    except InvalidInput:
+    except (InvalidInput, MemoryError):  # out of memory is the bounded reader's to tell
         raise
     except Exception as exc:  # the libraries' own errors, at this one boundary
         reason = (str(exc) or type(exc).__name__)[:200]
@@ -71,6 +80,7 @@ def _read(data: bytes, name: str, caps: Caps) -> Document:
         return _read_pdf(data, name, caps)
     if data.startswith(b"PK\x03\x04"):
         return _read_epub(data, name, caps)
+    _check_not_binary(data, name)
     text, encoding = decode_text(data)
     stem = PurePosixPath(name).stem or name
     if text.lstrip().startswith("<") and _TAGS.search(text[:4096]):
@@ -82,6 +92,63 @@ def _read(data: bytes, name: str, caps: Caps) -> Document:
         title, sections = markdown_sections(text)
         return Document(title or stem, DocumentKind.MD, sections, encoding)
     return Document(stem, DocumentKind.TXT, as_sections((), None, paragraphs(text)), encoding)
+
+
+# Formats a text never starts with, each with what to call it. PDF and ZIP are read above.
+_MAGICS: tuple[tuple[int, bytes, str], ...] = (
+    (0, b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (0, b"\xff\xd8\xff", "a JPEG image"),
+    (0, b"GIF87a", "a GIF image"),
+    (0, b"GIF89a", "a GIF image"),
+    (8, b"WEBP", "a WebP image"),
+    (0, b"II*\x00", "a TIFF image"),
+    (0, b"MM\x00*", "a TIFF image"),
+    (4, b"ftyp", "a video or an HEIC/AVIF image"),
+    (0, b"OggS", "an Ogg audio file"),
+    (0, b"ID3", "an MP3 audio file"),
+    (0, b"fLaC", "a FLAC audio file"),
+    (8, b"WAVE", "a WAV audio file"),
+    (0, b"\x1f\x8b", "a gzip archive"),
+    (0, b"BZh", "a bzip2 archive"),
+    (0, b"\xfd7zXZ\x00", "an xz archive"),
+    (0, b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (0, b"Rar!\x1a\x07", "a RAR archive"),
+    (0, b"\x28\xb5\x2f\xfd", "a Zstandard archive"),
+    (0, b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Microsoft Office document"),
+    (0, b"SQLite format 3\x00", "an SQLite database"),
+    (0, b"\x7fELF", "a program (ELF)"),
+    (0, b"MZ\x90\x00", "a Windows program"),  # the usual DOS stub: no text starts so
+    (0, b"\xca\xfe\xba\xbe", "a Java class or macOS program"),
+    (0, b"\xcf\xfa\xed\xfe", "a macOS program"),
+    (0, b"\x00asm", "a WebAssembly program"),
+)
+_SNIFF_BYTES = 64 * 1024
+
+
+def _check_not_binary(data: bytes, name: str) -> None:
+    """Refuse an image, archive or program under a text name: decoded, its bytes would be
+    stored as text (a PNG character card holds pages of base64 that pass as words)."""
+    looks = next((what for at, magic, what in _MAGICS if data[at:].startswith(magic)), None)
+    if looks is not None:
+        raise InvalidInput(_not_text(name, f"it looks like {looks}"))
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return  # UTF-16 with its mark: NULs are half its ASCII
+    head = data[:_SNIFF_BYTES]
+    nuls = head.count(0)
+    # UTF-16 without a mark has its NULs on one side of each pair (ASCII as 'a\0'); a
+    # binary format has them everywhere. A stray NUL or two (a cut log) is let through.
+    odd = head[1::2].count(0)
+    if nuls > 2 and max(odd, nuls - odd) < 0.9 * nuls:
+        raise InvalidInput(
+            _not_text(name, f"it holds NUL bytes ({nuls:,} in its first {len(head):,} bytes)")
+        )
+
+
+def _not_text(name: str, why: str) -> str:
+    return (
+        f"{name} is not a text document: {why}. Upload a .txt, .md, .html, .pdf or .epub "
+        "file (save or export it as text first)."
+    )
 
 
 def decode_text(data: bytes) -> tuple[str, str]:
@@ -184,6 +251,8 @@ def _read_epub(data: bytes, name: str, caps: Caps) -> Document:
     _check_archive(data, name, caps)
     from ebooklib import epub
 
+    # Every member was inflated within its declared size above: ebooklib's unbounded
+    # ZipFile.read now reads exactly the bytes that were verified.
     book = epub.read_epub(io.BytesIO(data), options={"ignore_ncx": False})
     toc = _toc_paths(book.toc, ())
     sections: list[Section] = []
@@ -208,35 +277,20 @@ def _read_epub(data: bytes, name: str, caps: Caps) -> Document:
 
 
 def _check_archive(data: bytes, name: str, caps: Caps) -> None:
-    """Refuse a ZIP that is no EPUB, a zip bomb or a path out of the archive, unpacking nothing."""
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        entries = archive.infolist()
-        if len(entries) > caps.archive_entries:
-            raise InvalidInput(
-                f"{name} holds {len(entries):,} files; an EPUB may hold up to "
-                f"{caps.archive_entries:,}. Check that it is a real e-book."
-            )
-        # zipfile never inflates an entry past its declared size, so the sum bounds the work.
-        unpacked = sum(entry.file_size for entry in entries)
-        if unpacked > caps.unpacked_bytes:
-            raise InvalidInput(
-                f"{name} unpacks to {unpacked / _MB:.0f} MB; an EPUB may unpack to "
-                f"{caps.unpacked_bytes / _MB:.0f} MB. Check that it is a real e-book."
-            )
-        for entry in entries:
-            parts = PurePosixPath(entry.filename.replace("\\", "/")).parts
-            if entry.filename.startswith(("/", "\\")) or ".." in parts or ":" in "".join(parts[:1]):
-                raise InvalidInput(
-                    f"{name} contains a path outside the archive ({entry.filename!r}); "
-                    "refused. Export the e-book again."
-                )
-        names = {entry.filename for entry in entries}
-        kind = archive.read("mimetype")[:100].strip() if "mimetype" in names else b""
+    """Refuse a ZIP that is no EPUB, a zip bomb, a member that lies about its size or a path
+    out of the archive; every member is inflated in bounded pieces and dropped."""
+    limits = archives.Limits(caps.archive_entries, caps.unpacked_bytes)
+    entries = archives.members(data, name, "an EPUB", limits)
+    mimetype = next((e for e in entries if e.filename == "mimetype"), None)
+    kind = b""
+    if mimetype is not None and mimetype.file_size <= _MIMETYPE_MAX:
+        kind = archives.unpack(data, name, mimetype).strip()
     if kind != b"application/epub+zip":
         raise InvalidInput(
             f"{name} is a ZIP archive, not an EPUB. Upload the .txt, .md, .html, .pdf or "
             ".epub files inside it one by one."
         )
+    archives.verify(data, name, entries)
 
 
 def _toc_paths(items: Any, parent: tuple[str, ...]) -> dict[str, tuple[str, ...]]:

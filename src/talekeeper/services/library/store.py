@@ -4,12 +4,14 @@ adventures (the rules; ``storage.fulltext`` holds the index's SQL).
 Invariants:
 
 - An upload is read and split with no transaction open (``prepare``: CPU work never holds
-  the write lock), then stored in one write unit (``store``): the source, all its passages
-  and their full-text rows, or nothing. A file that cannot be read is refused with the
-  reason (``InvalidInput``) and leaves no row. So is a file that is not one of the
-  kinds read: an empty body, a name ending .pdf or .epub on bytes that are not one, and
-  bytes that decode to no text (control characters, as in a program, an image or an
-  archive), which would otherwise be stored as plain text full of garbage.
+  the write lock; the web upload runs it in a child process whose CPU time and memory are
+  bounded, ``parsing.prepare``), then stored in one write unit (``store``): the source,
+  all its passages and their full-text rows, or nothing. A file that cannot be read is
+  refused with the reason (``InvalidInput``) and leaves no row. So is a file that is not
+  one of the kinds read: an empty body, a name ending .pdf or .epub on bytes that are not
+  one, bytes with an image's, archive's or program's signature or NUL bytes (refused by
+  the reader, naming what they look like), and bytes that decode to no text (control
+  characters), which would otherwise be stored as plain text full of garbage.
 - Caps are checked before anything is written: ``CAPS.file_bytes`` a file,
   ``MAX_SOURCES`` sources and ``MAX_PASSAGES`` passages a user (409 ``limit_reached``).
 - A source belongs to one user; another user's source is "not found", never "forbidden"

@@ -10,23 +10,29 @@
 - ``PUT /api/adventures/{id}/knowledge`` ``{"source_ids": [...]}``: exactly those sources
   are attached; ``GET`` lists them with their state.
 
-Invariants: the file is read and split with no transaction open, then stored in one write
-unit (a refused file leaves nothing); its size is capped by the guard before it is read
-(``web.guard.BODY_LIMITS``). Another user's source or adventure is a 404.
+Invariants: the file is read and split with no transaction open, in a child process whose
+CPU time, memory and wall time are bounded (``services.library.parsing``), then stored in
+one write unit (a refused file leaves nothing); its size is capped by the guard before it
+is read (``web.guard.BODY_LIMITS``). A user's second upload while the first is still being
+read is refused before its body is read (429 ``one_upload_at_a_time``); at most
+``parsing.AT_ONCE`` files are read at once, the others wait their turn. Another user's
+source or adventure is a 404.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+from dataclasses import dataclass
 from typing import Annotated
 
+import anyio
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, Field, StrictInt
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
-from talekeeper.core.tokens import BpeCounter
-from talekeeper.services.library import store
+from talekeeper.services.library import parsing, store
 from talekeeper.services.library.indexer import catch_up
 from talekeeper.services.library.search import Hit
 from talekeeper.services.library.store import SourceState
@@ -101,10 +107,14 @@ async def upload(
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> SourceOut:
-    store.clean_filename(filename)
-    await asyncio.to_thread(_room, rt, uid)  # a full library is refused before any reading
-    data = await request.body()
-    prepared = await asyncio.to_thread(store.prepare, filename, data, BpeCounter())
+    name = store.clean_filename(filename)
+    readers = _readers(request)
+    with readers.files.claim(uid, name):  # before the body: a second file is not even read
+        await asyncio.to_thread(_room, rt, uid)  # a full library is refused before reading
+        data = await request.body()
+        read = functools.partial(parsing.prepare, filename, data)
+        # The place among the readers is waited for on the event loop, not in a thread.
+        prepared = await anyio.to_thread.run_sync(read, limiter=readers.places)
     model = await asyncio.to_thread(_embedding_model, rt, uid)
 
     def write() -> SourceOut:
@@ -117,6 +127,24 @@ async def upload(
     if rt.indexer is not None:
         rt.indexer.kick()
     return out
+
+
+@dataclass(frozen=True)
+class _Readers:
+    """This app's uploads being read: one per user, ``parsing.AT_ONCE`` in all."""
+
+    files: parsing.Readers
+    places: anyio.CapacityLimiter
+
+
+def _readers(request: Request) -> _Readers:
+    # Made on first use, on the event loop (no await between the look and the set), so
+    # each app (the tests run several in one process) has its own.
+    readers: _Readers | None = getattr(request.app.state, "library_readers", None)
+    if readers is None:
+        readers = _Readers(parsing.Readers(), anyio.CapacityLimiter(parsing.AT_ONCE))
+        request.app.state.library_readers = readers
+    return readers
 
 
 def _room(rt: Runtime, uid: int) -> None:
