@@ -28,13 +28,19 @@ Invariants: the text given out is exactly what ``feed`` and ``finish`` returned,
 (what is streamed is what is stored); a reply with none of these faults comes out
 unchanged; ``edits`` names each kind of repair made, once, in the order first made.
 Only the embedded narrator's narration goes through it (``CompletionRequest.narration``):
-a real model's reply is never rewritten.
+a real model's reply is never rewritten. A reply is repaired in time linear in its length,
+whole or streamed piece by piece (a model can loop on one mark): the patterns have no
+nested quantifiers over the same characters, ends are looked for from where the last piece
+stopped, and neither the quotation state nor a sentence's start is read again from the
+unit's start for each end, piece or word.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from enum import StrEnum
+from itertools import chain
 
 
 class Edit(StrEnum):
@@ -52,8 +58,10 @@ EDIT_MEANINGS = {
 }
 
 # A unit ends after a sentence's last mark (and any closing quote or bracket) followed by
-# white space, or at a line break.
-_END = re.compile(r"""[.!?…]+["”’)\]]*\s+|\n+""")
+# white space, or at a line break. A match starts only where a run of marks starts: a try
+# from inside the run would reach the same place and fail the same way, and letting it try
+# made a run of dots cost its length squared.
+_END = re.compile(r"""(?<![.!?…])[.!?…]++["”’)\]]*+\s+|\n+""")
 _TURN = re.compile(r"^\s*(>|(you|user|player|me)\s*:)", re.IGNORECASE)
 _SPEAKING = (
     r"(i|you)\s+(?:\w+ly\s+)?(say|said|reply|replied|ask|asked|answer|answered|whisper|"
@@ -63,8 +71,6 @@ _SPEAKING = (
 _SAYS = re.compile(r"\b" + _SPEAKING, re.IGNORECASE)
 # A unit that opens by giving the quotation just before it to the player: '"..." You ask,'.
 _ANSWERS = re.compile(r"^\s*" + _SPEAKING, re.IGNORECASE)
-# Narration that hands the next quotation to the player: "... as you say:" / "I reply,".
-_INTRODUCES = re.compile(_SAYS.pattern + r"[^.!?\"“”]*[:,]\s*$", re.IGNORECASE)
 _YOU = re.compile(r"\b(you|your|yours|yourself)\b", re.IGNORECASE)
 _FIRST = re.compile(
     r"\b(I\s+am|I\s+was|I'm|I’m|I've|I’ve|I'll|I’ll|I'd|I’d|I|me|my|mine|myself)\b",
@@ -119,21 +125,79 @@ def _split_quotes(text: str, inside: bool) -> tuple[list[tuple[str, bool]], bool
     return [r for r in runs if r[0]], inside
 
 
-_SENTENCE_DONE = re.compile(r"[.!?…][\"”’)\]]*$")
+_BEFORE_A_WORD = " \t\n\"“'‘(—-"  # what may stand between a sentence's start and its first word
+_CLOSING = '"”’)]'  # what may follow a sentence's last mark
 
 
-def _second_person(text: str, before: str) -> str:
+def _starts_sentence(back: Iterator[str]) -> bool:
+    """Whether a word begins a sentence, given the text before it read backwards: only
+    blanks, opening quotes, brackets and dashes come before it, or those after a sentence's
+    last mark and its closing quotes or brackets. Read backwards, and only as far as it
+    takes: the text before each word read forwards was quadratic in the words."""
+    char = next((c for c in back if c not in _BEFORE_A_WORD), None)
+    if char is None:
+        return True
+    while char in _CLOSING:
+        char = next(back, None)
+        if char is None:
+            return False
+    return char in ".!?…"
+
+
+def _second_person(text: str, before: list[str]) -> str:
     """``text`` (narration, outside quotation marks) in the second person; ``before``: the
-    unit's text before it, which says whether a word begins a sentence."""
+    unit's text before it, in pieces, which says whether a word begins a sentence."""
 
     def swap(match: re.Match[str]) -> str:
         word = match.group(0)
         new = _SECOND[re.sub(r"\s+", " ", word.lower())]
-        preceding = (before + text[: match.start()]).rstrip(" \t\n\"“'‘(—-")
-        at_start = not preceding or _SENTENCE_DONE.search(preceding) is not None
-        return new[0].upper() + new[1:] if at_start else new
+        back = chain(
+            (text[at] for at in range(match.start() - 1, -1, -1)),
+            (char for piece in reversed(before) for char in reversed(piece)),
+        )
+        return new[0].upper() + new[1:] if _starts_sentence(back) else new
 
     return _FIRST.sub(swap, text)
+
+
+def _introduces(outside: str) -> bool:
+    """Whether narration hands the next quotation to the player: "... as you say:" / "I
+    reply,": it ends with ":" or "," (and blanks), and a ``_SAYS`` comes after its last
+    sentence or quotation mark. The same test as ``_SAYS`` + ``[^.!?"“”]*[:,]\\s*$``, which,
+    searched, read on to the end of the text from every "you say" in it: quadratic."""
+    text = outside.rstrip()
+    if not text.endswith((":", ",")):
+        return False
+    last_mark = max(text.rfind(mark) for mark in '.!?"“”')
+    return _SAYS.search(text, last_mark + 1, len(text) - 1) is not None
+
+
+_QUOTE_MARK = re.compile('["“”]')
+_BLANK = re.compile(r"\s")
+
+
+def _inside_after(text: str, inside: bool, start: int, end: int) -> bool:
+    """Whether ``text[:end]`` ends inside a quotation, given whether ``text[:start]`` does:
+    the marks between read as ``_split_quotes`` reads them, each by what is before it."""
+    for mark in _QUOTE_MARK.finditer(text, start, end):
+        if _opening(text, mark.start()):
+            inside = True
+        elif inside:
+            inside = False
+    return inside
+
+
+def _tail(text: str, start: int) -> int:
+    """Where an end that the next piece may finish begins: the last run of a sentence's
+    marks (and closing quotes or brackets) at the end of ``text``, from ``start`` on; else
+    the end of ``text``. Read back only over that run, which the last piece holds."""
+    at = len(text)
+    while at > start and text[at - 1] in _CLOSING:
+        at -= 1
+    marks = at
+    while marks > start and text[marks - 1] in ".!?…":
+        marks -= 1
+    return marks if marks < at else len(text)
 
 
 class VoiceFilter:
@@ -142,6 +206,10 @@ class VoiceFilter:
     def __init__(self) -> None:
         self.edits: list[Edit] = []
         self._buffer = ""
+        # Where in the buffer the next piece looks for ends from, and whether that is inside
+        # a quotation; and whether an end kept whole in a quotation runs to the buffer's end
+        # from there (the next piece may lengthen it, and a line break would end the unit).
+        self._looked, self._looked_inside, self._pending = 0, False, False
         self._inside = False  # inside a quotation at the end of what was given out
         self._out = False  # the reply has begun: a unit was given out or held back
         self._ended = False
@@ -153,21 +221,53 @@ class VoiceFilter:
             self.edits.append(kind)
 
     def feed(self, piece: str) -> str:
-        """Take the next piece of the reply; give out the units it completed."""
+        """Take the next piece of the reply; give out the units it completed: quotations
+        stay whole."""
         if self._ended:
             return ""
-        self._buffer += piece
+        buffer, self._buffer = self._buffer, ""
+        buffer += piece  # in place where it can be: no one else holds the buffer now
+        if not _BLANK.search(piece) or (self._pending and piece.isspace() and "\n" not in piece):
+            # Every end finishes with white space: none ends in this piece, and one kept
+            # whole only grows (still with no line break).
+            self._buffer = buffer
+            self._pending = self._pending and (not piece or piece.isspace())
+            return ""
+        # Ends are looked for from where the last piece stopped, the quotation state read
+        # on from there, and units cut by offset: reading from the unit's start for every
+        # end or piece, or copying the rest of the buffer for every unit, was quadratic.
         out: list[str] = []
-        while not self._ended:
-            unit = self._next_unit()
-            if unit is None:
+        start = 0  # where the next unit begins
+        read, inside = self._looked, self._looked_inside
+        looked, looked_inside, pending = read, inside, False
+        for match in _END.finditer(buffer, read):
+            before = _inside_after(buffer, inside, read, match.start())
+            inside = _inside_after(buffer, before, match.start(), match.end())
+            read = match.end()
+            if inside and "\n" not in match.group(0):
+                # A quotation goes on past its sentence: keep it whole.
+                if read < len(buffer):
+                    looked, looked_inside = read, inside
+                else:
+                    looked, looked_inside, pending = match.start(), before, True
+                continue
+            out.append(self._take(buffer[start:read]))
+            start, inside = read, self._inside
+            looked, looked_inside = read, inside
+            if self._ended:
                 break
-            out.append(self._take(unit))
+        if not pending and not self._ended:
+            looked = _tail(buffer, read)
+            looked_inside = _inside_after(buffer, inside, read, looked)
+        self._buffer = buffer[start:]
+        self._looked, self._looked_inside = looked - start, looked_inside
+        self._pending = pending
         return "".join(out)
 
     def finish(self, cut_off: bool) -> str:
         """The rest of the reply; ``cut_off``: it stopped at its length limit."""
         rest, self._buffer = self._buffer, ""
+        self._looked, self._looked_inside, self._pending = 0, False, False
         if self._ended or not rest.strip():
             held, self._held = self._held, ""
             return held
@@ -196,16 +296,6 @@ class VoiceFilter:
             return held
         return held + text
 
-    def _next_unit(self) -> str | None:
-        """The buffer's first complete unit, taken off it: quotations stay whole."""
-        for match in _END.finditer(self._buffer):
-            _, inside_at_end = _split_quotes(self._buffer[: match.end()], self._inside)
-            if inside_at_end and "\n" not in match.group(0):
-                continue  # a quotation goes on past its sentence: keep it whole
-            unit, self._buffer = self._buffer[: match.end()], self._buffer[match.end() :]
-            return unit
-        return None
-
     def _repair(self, unit: str) -> str:
         runs, inside_after = _split_quotes(unit, self._inside)
         outside = " ".join(text for text, quoted in runs if not quoted)
@@ -222,7 +312,7 @@ class VoiceFilter:
         if (quoted_here and _SAYS.search(outside)) or (handed and unit.lstrip()[:1] in '"“'):
             self._edit(Edit.PLAYER_SPEECH)
             return ""
-        if not quoted_here and _INTRODUCES.search(outside):
+        if not quoted_here and _introduces(outside):
             self._players_quote = True
             self._edit(Edit.PLAYER_SPEECH)
             return ""
@@ -236,7 +326,7 @@ class VoiceFilter:
             if quoted:
                 repaired.append(text)
                 continue
-            fixed = _second_person(text, "".join(repaired))
+            fixed = _second_person(text, repaired)
             if fixed != text:
                 self._edit(Edit.FIRST_PERSON)
             repaired.append(fixed)

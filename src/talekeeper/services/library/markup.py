@@ -2,6 +2,8 @@
 
 Invariants: nothing in markup is run or kept as markup: scripts, styles and navigation
 chrome are dropped, the rest is text; a Markdown code fence is text, never a heading.
+Reading Markdown is linear in the text (an upload is untrusted): its patterns have no
+nested or overlapping quantifiers over the same characters, and links are found by a scan.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from talekeeper.services.library.model import Section, as_sections, clean, parag
 
 # --- Markdown ------------------------------------------------------------------------------
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+# The heading's text is taken whole and trimmed by ``_heading_words``: a lazy ``(.*?)`` tried
+# the closing ``#``s and trailing blanks at every character, which a long run of blanks in
+# a heading made quadratic.
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 
 
 class _Outline:
@@ -42,13 +46,52 @@ class _Outline:
             self.stack.append((level, title))
 
 
+def _heading_words(text: str) -> str:
+    """An ATX heading's text without its closing sequence: the trailing blanks, and a run of
+    ``#`` after a blank ("## Title ##" -> "Title"; "# C#" keeps its "#")."""
+    text = text.rstrip(" \t")
+    bare = text.rstrip("#")
+    if len(bare) < len(text) and bare[-1:] in (" ", "\t"):
+        return bare.rstrip(" \t")
+    return text
+
+
+def _unlink(text: str) -> str:
+    """``text`` with each Markdown link or image, ``[words](target)`` or ``![words](target)``,
+    as its words: the first "]" after a "[" closes it, the first ")" after "](" ends it.
+
+    A scan with ``find``, not a regex: a regex tries each "[" anew and reads on to the next
+    "]" (and from there to the next ")"), so a run of "[" with no "]" was quadratic. Every
+    "[" before a "]" shares that "]", so when it fails they all do and the scan skips past
+    it; with no "]" or no ")" left, no link is left either."""
+    out: list[str] = []
+    done = 0  # text[:done] is in out
+    at = text.find("[")
+    while at != -1:
+        close = text.find("]", at + 1)
+        if close == -1:
+            break
+        if not text.startswith("(", close + 1):
+            at = text.find("[", close + 1)
+            continue
+        end = text.find(")", close + 2)
+        if end == -1:
+            break
+        start = at - 1 if at > done and text[at - 1] == "!" else at
+        out += [text[done:start], text[at + 1 : close]]
+        done = end + 1
+        at = text.find("[", done)
+    out.append(text[done:])
+    return "".join(out)
+
+
 def markdown_sections(text: str) -> tuple[str, list[Section]]:
     """The first level-1 heading (the title) and the sections under ``#`` headings."""
     outline, fenced, title = _Outline(), False, ""
     block: list[str] = []
 
     def flush() -> None:
-        outline.paragraphs += paragraphs(_LINK.sub(r"\1", "\n".join(block)))
+        outline.paragraphs += paragraphs(_unlink("\n".join(block)))
         block.clear()
 
     for line in text.replace("\r\n", "\n").split("\n"):
@@ -60,7 +103,7 @@ def markdown_sections(text: str) -> tuple[str, list[Section]]:
             block.append(line)
             continue
         flush()
-        words = clean(_LINK.sub(r"\1", heading.group(2) or ""))
+        words = clean(_unlink(_heading_words(heading.group(2) or "")))
         level = len(heading.group(1))
         title = title or (words if level == 1 else "")
         outline.heading(level, words)

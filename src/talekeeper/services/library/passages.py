@@ -12,6 +12,11 @@ Invariants:
   when one character alone is over the budget.
 - Every character of the document's text, apart from whitespace, is in exactly one
   passage, in order. Paragraphs in a passage are separated by a blank line.
+- Splitting is linear in the text (an upload is untrusted): the sentence-end pattern has no
+  nested quantifiers over the same characters and starts only where a run of end marks
+  starts, a word over the budget is cut by galloping from its start, not by halving
+  the rest of it for every part, and pieces are grouped the same way (``_merge``), not by
+  counting the group again for each piece added.
 """
 
 from __future__ import annotations
@@ -22,7 +27,10 @@ from dataclasses import dataclass
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services.library.documents import Document, Section
 
-_SENTENCE_END = re.compile(r"([.!?…]+[\"'”’»)\]]*)\s+")  # the end kept, the space dropped
+# The end kept, the space dropped. A match starts only where a run of end marks starts: a
+# try from inside the run would reach the same place and fail the same way, and letting it
+# try made a run of dots cost its length squared.
+_SENTENCE_END = re.compile(r"(?<![.!?…])([.!?…]++[\"'”’»)\]]*+)\s+")
 _PARAGRAPH = "\n\n"
 
 
@@ -97,16 +105,44 @@ def _join(pieces: list[_Piece]) -> str:
 
 
 def _merge(pieces: list[_Piece], counter: TokenCounter, max_tokens: int) -> list[list[_Piece]]:
-    """Consecutive pieces grouped greedily while the joined group fits the budget."""
+    """Consecutive pieces grouped greedily: each group is the longest run from its first
+    piece whose joined text fits the budget (at least one piece).
+
+    The run is found by galloping up from two pieces, then halving: a group of g pieces
+    costs about 2 log g counts of its text, where trying one more piece at a time cost g
+    (a paragraph of a million one-token sentences counted each group's text 200 times).
+    A run's text is a slice of all the pieces joined once (the separator before a piece
+    depends on that piece alone), not joined again for every try."""
+    joined = _join(pieces)
+    starts: list[int] = []
+    ends: list[int] = []
+    at = 0
+    for index, piece in enumerate(pieces):
+        if index:
+            at += len(_PARAGRAPH) if piece.opens_paragraph else 1
+        starts.append(at)
+        at += len(piece.text)
+        ends.append(at)
+
+    def fits(first: int, size: int) -> bool:
+        return counter.count(joined[starts[first] : ends[first + size - 1]]) <= max_tokens
+
     groups: list[list[_Piece]] = []
-    current: list[_Piece] = []
-    for piece in pieces:
-        if current and counter.count(_join([*current, piece])) > max_tokens:
-            groups.append(current)
-            current = []
-        current.append(piece)
-    if current:
-        groups.append(current)
+    first = 0
+    while first < len(pieces):
+        left = len(pieces) - first
+        low, size = 1, 2
+        while size <= left and fits(first, size):
+            low, size = size, 2 * size
+        high = min(size - 1, left)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if fits(first, middle):
+                low = middle
+            else:
+                high = middle - 1
+        groups.append(pieces[first : first + low])
+        first += low
     return groups
 
 
@@ -134,14 +170,22 @@ def _sentences(paragraph: str) -> list[str]:
 def _cut_word(word: str, counter: TokenCounter, max_tokens: int) -> list[str]:
     """A single word over the whole budget, cut into the longest prefixes that fit."""
     parts: list[str] = []
-    while word:
-        low, high = 1, len(word)  # the longest prefix that fits, at least one character
+    start = 0  # an offset, not a shorter copy: copying the rest for every part is quadratic
+    while start < len(word):
+        left = len(word) - start
+        # The longest prefix that fits, at least one character. Gallop up from short
+        # prefixes before halving: a search over the whole rest would count about half the
+        # word for every part, and a word of a million dots has thousands of parts.
+        low, size = 1, 2
+        while size < left and counter.count(word[start : start + size]) <= max_tokens:
+            low, size = size, 2 * size
+        high = size - 1 if size < left else left
         while low < high:
             middle = (low + high + 1) // 2
-            if counter.count(word[:middle]) <= max_tokens:
+            if counter.count(word[start : start + middle]) <= max_tokens:
                 low = middle
             else:
                 high = middle - 1
-        parts.append(word[:low])
-        word = word[low:]
+        parts.append(word[start : start + low])
+        start += low
     return parts

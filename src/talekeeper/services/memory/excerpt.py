@@ -15,7 +15,10 @@ Invariants:
   alone, cut to the budget (no marker the model could copy, and still in budget).
 - ``strip_marker`` removes the marker, and the variants a model writes back when it
   copies it (any case, other brackets, "..." or "…", "was" for "is", a bare "[...]"),
-  from anything the model returns, and closes the gap it leaves.
+  from anything the model returns, and closes the gap it leaves, in time linear in the
+  text (a model can write a long run of blanks): the marker's pattern starts at its first
+  mark, with no quantifiers over the same characters in a row, and the blanks before it are
+  read back once.
 """
 
 from __future__ import annotations
@@ -35,15 +38,21 @@ _MARKER_WORDS = (
     r"(?:the\s+)?middle\s+of\s+(?:this|the)\s+(?:passage|text|block)\s+"
     r"(?:is|was|has\s+been)\s+(?:left\s+out|omitted)"
 )
+_COPY = rf"(?:{_ELLIPSIS}\s*)?{_MARKER_WORDS}\s*(?:{_ELLIPSIS}\s*)?[\])>}}]?"
+# The marker from its first mark on, and the blanks after it. The blanks before it go with
+# it too, but they are found by reading back from its first mark (``_markers``): a pattern
+# that began with them was tried from every blank of a run and read the run again each
+# time, in more than one way (``\s*`` after ``[ \t\n]*``): cubic in the run's length.
 _MARKER_PATTERN = re.compile(
-    r"[ \t]*(?:\n[ \t]*)*"  # the whitespace before the marker goes with it
     r"(?:"
-    rf"[\[(<{{]?\s*(?:{_ELLIPSIS}\s*)?{_MARKER_WORDS}\s*(?:{_ELLIPSIS}\s*)?[\])>}}]?"
+    rf"[\[(<{{]\s*{_COPY}"
+    rf"|{_COPY}"
     rf"|[\[(]\s*{_ELLIPSIS}\s*[\])]"  # a bare bracketed ellipsis: the marker, shortened
     r")"
-    r"[ \t]*(?:\n[ \t]*)*",  # and the whitespace after it
+    r"[ \t\n]*+",  # and the whitespace after it
     re.IGNORECASE,
 )
+_OPENING_BRACKETS = "[(<{"
 _PUNCTUATION_AFTER = ".,;:!?)]}”’"  # no space between a word and what closes it (a straight
 # quote could open the next sentence, so it keeps its space)
 
@@ -70,15 +79,35 @@ def excerpt(text: str, counter: TokenCounter, budget: int = BLOCK_TOKENS) -> str
     return counter.head(text, budget)
 
 
+def _markers(text: str) -> list[tuple[int, int]]:
+    """Where the markers are, with the blanks around them, in order: the spans the pattern
+    did replace when it began with the blanks. Before a bracket only spaces, tabs and line
+    breaks go with the marker; before an unbracketed copy any white space does. Never back
+    past the previous marker."""
+    spans: list[tuple[int, int]] = []
+    done = 0
+    for match in _MARKER_PATTERN.finditer(text):
+        start, end = match.span()
+        before = text[done:start]
+        if text[start] in _OPENING_BRACKETS:
+            start = done + len(before.rstrip(" \t\n"))
+        else:
+            start = done + len(before.rstrip())
+        spans.append((start, end))
+        done = end
+    return spans
+
+
 def strip_marker(text: str) -> str:
     """``text`` without the excerpt marker or a copy of it; the gap closes to one space
     (one newline where the marker stood on a line of its own), and nothing at either end
     or before punctuation."""
-
-    def gap(match: re.Match[str]) -> str:
-        start, end = match.start(), match.end()
-        if start == 0 or end == len(text) or text[end] in _PUNCTUATION_AFTER:
-            return ""
-        return "\n" if "\n" in match.group(0) else " "
-
-    return _MARKER_PATTERN.sub(gap, text).strip()
+    out: list[str] = []
+    done = 0
+    for start, end in _markers(text):
+        out.append(text[done:start])
+        if start > 0 and end < len(text) and text[end] not in _PUNCTUATION_AFTER:
+            out.append("\n" if "\n" in text[start:end] else " ")
+        done = end
+    out.append(text[done:])
+    return "".join(out).strip()

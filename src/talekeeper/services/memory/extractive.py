@@ -30,6 +30,10 @@ Invariants:
   if it alone exceeds the limit); the rest, oldest first (an automatic base is
   the oldest), get a word allowance that shrinks with age: whole, then its
   leading sentences, then one clipped sentence, then dropped, oldest first.
+- **Linear.** The work is linear in the text (a player's action can be any length): the
+  patterns have no nested quantifiers over the same characters and start a sentence end
+  only where its run of marks starts; what lies before each end (the last word, the open
+  quotations) is counted on from the end before, never again from the line's start.
 """
 
 from __future__ import annotations
@@ -59,9 +63,15 @@ ELLIPSIS = "\u2026"
 UNNAMED = "the player"  # who "you" is when the cast names no protagonist
 
 _WORD_RE = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
-_BOUNDARY_RE = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s)")
+# A match starts only where a run of end marks starts: a try from inside the run would
+# reach the same place and fail the same way, and letting it try made a run of dots (no
+# space after) cost its length squared.
+_BOUNDARY_RE = re.compile(r"(?<![.!?\u2026])[.!?\u2026]++[\"'\u201d\u2019)\]]*+(?=\s)")
 _SPEECH_END_RE = re.compile(r"[!?][\"\u201d]")  # "Run!" Hale shouts: one sentence
-_LAST_WORD_RE = re.compile(r"([^\W_]+)\W*$")
+_WORD_RUN_RE = re.compile(r"\w+")
+# What follows a sentence end, past its blanks: matched in place, where stripping a copy of
+# the rest of the line for every end was quadratic.
+_NEXT_CHAR_RE = re.compile(r"\s*+(\S)")
 
 
 def _wordset(text: str) -> frozenset[str]:
@@ -159,8 +169,9 @@ def split_sentences(text: str) -> list[str]:
         if line.startswith(">"):
             line = line[1:].strip()
         start = 0
+        last_word, quotes = _LastWord(line), _Quotes(line)
         for match in _BOUNDARY_RE.finditer(line):
-            if _ends_sentence(line, match):
+            if _ends_sentence(line, match, last_word, quotes):
                 sentences.append(line[start : match.end()].strip())
                 start = match.end()
         tail = line[start:].strip()
@@ -169,26 +180,57 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in sentences if s]
 
 
-def _ends_sentence(line: str, match: re.Match[str]) -> bool:
-    rest = line[match.end() :].lstrip()
-    if not rest or rest[0].islower() or _SPEECH_END_RE.search(match.group()):
+def _ends_sentence(line: str, match: re.Match[str], last_word: _LastWord, quotes: _Quotes) -> bool:
+    after = _NEXT_CHAR_RE.match(line, match.end())
+    if after is None or after.group(1).islower() or _SPEECH_END_RE.search(match.group()):
         return False
-    before = _LAST_WORD_RE.search(line[: match.start()])
-    if match.group().startswith(".") and not match.group().startswith("..") and before:
-        word = before.group(1)
-        if word.lower() in _ABBREVIATIONS or (len(word) == 1 and word.isupper()):
-            return False
-    return not _quoted(line, match.end())
+    word = last_word.before(match.start())
+    one_stop = match.group().startswith(".") and not match.group().startswith("..")
+    if one_stop and (word.lower() in _ABBREVIATIONS or (len(word) == 1 and word.isupper())):
+        return False
+    return not quotes.inside(match.end())
 
 
-def _quoted(text: str, pos: int) -> bool:
-    """Whether ``pos`` lies inside a quotation (ignored where the quotes don't pair up)."""
-    head = text[:pos]
-    if text.count('"') % 2 == 0 and head.count('"') % 2 == 1:
-        return True
-    if text.count("\u201c") == text.count("\u201d"):
-        return head.count("\u201c") > head.count("\u201d")
-    return False
+class _LastWord:
+    """The last word before each of increasing positions of ``text``: the letters and
+    digits after the last "_" of the last ``\\w`` run, "" if that run ends with "_" (as
+    ``([^\\W_]+)\\W*$`` finds it in the text before the position). The runs are read once,
+    in order: searching the whole text before every sentence end was quadratic."""
+
+    def __init__(self, text: str) -> None:
+        self._runs = _WORD_RUN_RE.finditer(text)
+        self._next = next(self._runs, None)
+        self._last = ""
+
+    def before(self, pos: int) -> str:
+        while self._next is not None and self._next.end() <= pos:
+            self._last = self._next.group().rsplit("_", 1)[-1]
+            self._next = next(self._runs, None)
+        return self._last
+
+
+class _Quotes:
+    """Whether each of increasing positions of ``text`` lies inside a quotation, ignored
+    where the quotes don't pair up. The quotes before a position are counted on from the
+    last one asked: counting them from the start for every position was quadratic."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._straight_paired = text.count('"') % 2 == 0
+        self._curly_paired = text.count("\u201c") == text.count("\u201d")
+        self._at = self._straight = self._opened = self._closed = 0
+
+    def inside(self, pos: int) -> bool:
+        if pos < self._at:  # asked out of order: count again from the start
+            self._at = self._straight = self._opened = self._closed = 0
+        text, at = self._text, self._at
+        self._straight += text.count('"', at, pos)
+        self._opened += text.count("\u201c", at, pos)
+        self._closed += text.count("\u201d", at, pos)
+        self._at = pos
+        if self._straight_paired and self._straight % 2 == 1:
+            return True
+        return self._curly_paired and self._opened > self._closed
 
 
 # --- second person -----------------------------------------------------------------------
@@ -202,6 +244,7 @@ def second_to_third(sentence: str, name: str, vocabulary: Collection[str] | None
     vocab = set(words(sentence)) if vocabulary is None else set(vocabulary)
     who = name.strip() if words(name) else UNNAMED
     tokens = list(_WORD_RE.finditer(sentence))
+    quotes = _Quotes(sentence)
     parts: list[str] = []
     overrides: dict[int, str] = {}
     pos = 0
@@ -213,7 +256,7 @@ def second_to_third(sentence: str, name: str, vocabulary: Collection[str] | None
             parts.append(overrides[i])
             continue
         low = _norm(text)
-        if not low.startswith("you") or _quoted(sentence, token.start()):
+        if not low.startswith("you") or quotes.inside(token.start()):
             parts.append(text)
             continue
         replacement = _replace_you(low, who, vocab, _next_word(sentence, tokens, i))

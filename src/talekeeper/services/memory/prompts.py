@@ -20,6 +20,8 @@ Invariants:
   trailing word count, collapses whitespace, and cuts to the word limit at a word
   boundary (back to the last full sentence when that keeps at least half the
   limit, else with "…"). An empty result means the model wrote nothing usable.
+- Cleaning is linear in the reply (a model can write a long run of blanks): the patterns
+  have no nested or overlapping quantifiers over the same characters.
 """
 
 from __future__ import annotations
@@ -67,7 +69,9 @@ _PREAMBLES = (
     # "Memory:", "**Summary:**", "[Memory]" before the text itself
     re.compile(rf"^[*_]*(?:\[{_LABEL}\]|{_LABEL}\s*[:：])[*_]*\s*", re.IGNORECASE),
 )
-_WORD_COUNT = re.compile(r"\s*\((?:word\s+count:?\s*)?\d+\s+words?\)\s*$", re.IGNORECASE)
+# Starts only where a run of blanks starts (the match from there is the leftmost anyway):
+# tried from every blank of a long run, each try read to the run's end, quadratic.
+_WORD_COUNT = re.compile(r"(?<!\s)\s*+\((?:word\s+count:?\s*)?\d+\s+words?\)\s*$", re.IGNORECASE)
 _QUOTES = {'"': '"', "“": "”", "'": "'", "‘": "’", "«": "»"}
 _SENTENCE_END = re.compile(r"[.!?][\"”’')\]]*(?=\s|$)")
 
