@@ -7,15 +7,12 @@ background work, settings, tokens) hold nothing of the first's."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import LOCAL, double_settings
 from tests.double.server import ModelDouble
-from tests.web.test_accounts_api import CHEAP, PASSWORD
+from tests.web.test_accounts_api import PASSWORD
 from tests.web.test_bad_input import (
     PATH_VALUES,
     QUERY_VALUES,
@@ -26,23 +23,14 @@ from tests.web.test_bad_input import (
     state,
 )
 
-from talekeeper.services.accounts import create_user
-from talekeeper.storage.db import session_scope
-from talekeeper.web.app import create_app
-
 # Path parameters that name no row of an account (a shipped scenario is everyone's).
 SHARED_PARAMS = {"scenario_id"}
 
 
 @pytest.fixture
-def base(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
-    """One client for the app's whole life: the background work runs on its event loop."""
-    built = create_app(double_settings(tmp_path, double, auth="accounts"))
-    with TestClient(built, base_url=LOCAL) as client:
-        with session_scope(built.state.runtime.sessions) as session:
-            for name in ("mara", "tal"):
-                create_user(session, name, PASSWORD, hasher=CHEAP)
-        yield client
+def base(accounts: TestClient) -> TestClient:
+    """The two players' app (``tests/web/conftest.py``)."""
+    return accounts
 
 
 class As:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -29,12 +28,10 @@ from tests.conftest import LOCAL, double_settings
 from tests.double.server import ModelDouble
 from tests.live_server import serving
 from tests.services.library import builders
-from tests.web.test_accounts_api import CHEAP, PASSWORD
 from tests.web.test_guard import post_head, raw
 from tests.web.test_isolation import As
 
 from talekeeper.core.clock import utcnow
-from talekeeper.services.accounts.users import create_user
 from talekeeper.services.library import indexer as indexing
 from talekeeper.services.library import store
 from talekeeper.services.library.indexer import BATCH
@@ -323,16 +320,6 @@ def test_an_upload_from_a_foreign_page_is_refused(client: TestClient) -> None:
 
 
 # -- accounts: nobody reaches another's library ------------------------------------------------
-
-
-@pytest.fixture
-def accounts(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
-    built = create_app(double_settings(tmp_path, double, auth="accounts"))
-    with TestClient(built, base_url=LOCAL) as test_client:
-        with session_scope(built.state.runtime.sessions) as session:
-            for name in ("mara", "tal"):
-                create_user(session, name, PASSWORD, hasher=CHEAP)
-        yield test_client
 
 
 def test_another_account_can_neither_see_nor_touch_a_source(accounts: TestClient) -> None:

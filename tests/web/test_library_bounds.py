@@ -8,24 +8,17 @@ process; the hostile files are built by ``tests.services.library.builders``."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import LOCAL, double_settings
-from tests.double.server import ModelDouble
 from tests.services.library import builders
 from tests.services.library.test_not_text import card_png
-from tests.web.test_accounts_api import CHEAP, PASSWORD
 from tests.web.test_isolation import As
 from tests.web.test_library_api import BIBLE, OCTETS, listed, refused, upload
 
-from talekeeper.services.accounts.users import create_user
 from talekeeper.services.library import parsing
-from talekeeper.storage.db import session_scope
-from talekeeper.web.app import create_app
 
 _MB = 1024 * 1024
 
@@ -56,16 +49,6 @@ def test_a_file_past_the_cpu_bound_is_refused_and_leaves_nothing(
     assert listed(client) == []
     made = upload(client, BIBLE, "bible.md")  # the next file is read as ever
     assert made.status_code == 201, made.text
-
-
-@pytest.fixture
-def accounts(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
-    built = create_app(double_settings(tmp_path, double, auth="accounts"))
-    with TestClient(built, base_url=LOCAL) as test_client:
-        with session_scope(built.state.runtime.sessions) as session:
-            for name in ("mara", "tal"):
-                create_user(session, name, PASSWORD, hasher=CHEAP)
-        yield test_client
 
 
 def test_one_upload_per_user_at_a_time_and_another_user_goes_on(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -62,16 +62,6 @@ def short_timeout(tmp_path: Path) -> str:
     """The app's database URL, with the short busy timeout."""
     url = database_url(tmp_path / "data" / "talekeeper.db")
     return f"{url}{'&' if '?' in url else '?'}timeout={WAIT_S}"
-
-
-@pytest.fixture
-def accounts(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
-    built = create_app(double_settings(tmp_path, double, auth="accounts"))
-    with TestClient(built, base_url=LOCAL) as client:
-        with session_scope(built.state.runtime.sessions) as session:
-            for name in ("mara", "tal"):
-                create_user(session, name, PASSWORD, hasher=CHEAP)
-        yield client
 
 
 def test_an_8_mb_png_of_junk_chunks_is_previewed_at_once_and_the_junk_never_unpacked(

@@ -5,19 +5,13 @@ believed; a dry run measures without changing what the next turn is compared wit
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
-from tests.conftest import LOCAL, double_settings, on_postgresql
+from tests.conftest import on_postgresql
 from tests.double.server import ModelDouble
-from tests.web.test_accounts_api import CHEAP, PASSWORD
 from tests.web.test_isolation import As
 from tests.web.test_memory_system import idle
-
-from talekeeper.services.accounts import create_user
-from talekeeper.storage.db import session_scope
-from talekeeper.web.app import create_app
 
 
 def turn(client: TestClient, aid: int, text: str) -> dict[str, Any]:
@@ -83,49 +77,44 @@ def cached_after(player: As, aid: int, instructions: str) -> int:
 
 
 def test_no_player_measures_their_prompt_against_another_players(
-    tmp_path: Path, double: ModelDouble
+    accounts: TestClient, double: ModelDouble
 ) -> None:
     """The common prefix with the last prompt sent is an oracle of its text: guessed token
     by token, two requests a guess, it gave away another player's instructions, cards and
     story. A player's prompt is measured only against their own; the server's own count
     is told only when the call before was theirs (and never where other processes share
     the model, as on PostgreSQL)."""
-    app = create_app(double_settings(tmp_path, double, auth="accounts"))
-    with TestClient(app, base_url=LOCAL) as base:
-        with session_scope(app.state.runtime.sessions) as session:
-            for name in ("mara", "tal"):
-                create_user(session, name, PASSWORD, hasher=CHEAP)
-        mara, tal = As(base, "mara"), As(base, "tal")
-        aids = {}
-        for who, player in (("mara", mara), ("tal", tal)):
-            aids[who] = player.post("/api/adventures", json={"title": "Vault"}).json()["id"]
-        double.script(*["The guard nods."] * 8)
-        assert cached_after(mara, aids["mara"], SECRET) == 0
-        answer = mara.post(
-            f"/api/adventures/{aids['mara']}/actions", json={"type": "do", "text": "I wait"}
-        )
-        assert answer.status_code == 200, answer.text
-        guesses = [SECRET, SECRET.replace("MARIGOLD", "ROSE"), "Zebra"]
-        # The oracle is real: measured against one's own last prompt, guesses differ.
-        own = [cached_after(mara, aids["mara"], guess) for guess in guesses]
-        assert own[0] > own[1] > own[2] >= 0
-        assert cached_after(mara, aids["mara"], SECRET) == own[0]  # dry runs change nothing
-        # Against another player's, every guess is told the same: nothing.
-        assert [cached_after(tal, aids["tal"], guess) for guess in guesses] == [0, 0, 0]
+    mara, tal = As(accounts, "mara"), As(accounts, "tal")
+    aids = {}
+    for who, player in (("mara", mara), ("tal", tal)):
+        aids[who] = player.post("/api/adventures", json={"title": "Vault"}).json()["id"]
+    double.script(*["The guard nods."] * 8)
+    assert cached_after(mara, aids["mara"], SECRET) == 0
+    answer = mara.post(
+        f"/api/adventures/{aids['mara']}/actions", json={"type": "do", "text": "I wait"}
+    )
+    assert answer.status_code == 200, answer.text
+    guesses = [SECRET, SECRET.replace("MARIGOLD", "ROSE"), "Zebra"]
+    # The oracle is real: measured against one's own last prompt, guesses differ.
+    own = [cached_after(mara, aids["mara"], guess) for guess in guesses]
+    assert own[0] > own[1] > own[2] >= 0
+    assert cached_after(mara, aids["mara"], SECRET) == own[0]  # dry runs change nothing
+    # Against another player's, every guess is told the same: nothing.
+    assert [cached_after(tal, aids["tal"], guess) for guess in guesses] == [0, 0, 0]
 
-        # A real turn: the server's own count (here always 11 of the prompt) is not told
-        # to a player whose turn came after another player's call.
-        double.timings = {"prompt_n": 11, "prompt_ms": 35.0}
-        idle(base)
-        after_mara = tal.post(
-            f"/api/adventures/{aids['tal']}/actions", json={"type": "do", "text": "I wait"}
-        ).json()["insights"]["tokens"]
-        assert (after_mara["prompt_cached"], after_mara["prompt_evaluated_by"]) == (0, "prefix")
-        idle(base)
-        after_own = tal.post(
-            f"/api/adventures/{aids['tal']}/actions", json={"type": "do", "text": "I look"}
-        ).json()["insights"]["tokens"]
-        expected = "prefix" if on_postgresql() else "provider"
-        assert after_own["prompt_evaluated_by"] == expected
-        if expected == "provider":
-            assert after_own["prompt_evaluated"] == 11
+    # A real turn: the server's own count (here always 11 of the prompt) is not told
+    # to a player whose turn came after another player's call.
+    double.timings = {"prompt_n": 11, "prompt_ms": 35.0}
+    idle(accounts)
+    after_mara = tal.post(
+        f"/api/adventures/{aids['tal']}/actions", json={"type": "do", "text": "I wait"}
+    ).json()["insights"]["tokens"]
+    assert (after_mara["prompt_cached"], after_mara["prompt_evaluated_by"]) == (0, "prefix")
+    idle(accounts)
+    after_own = tal.post(
+        f"/api/adventures/{aids['tal']}/actions", json={"type": "do", "text": "I look"}
+    ).json()["insights"]["tokens"]
+    expected = "prefix" if on_postgresql() else "provider"
+    assert after_own["prompt_evaluated_by"] == expected
+    if expected == "provider":
+        assert after_own["prompt_evaluated"] == 11
