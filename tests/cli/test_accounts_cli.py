@@ -305,7 +305,9 @@ def test_serve_prints_the_setup_link_and_it_makes_the_first_administrator(
             continue
     base, path = found.groups()
     with httpx.Client(base_url=base, timeout=30) as browser:
-        while "Application startup complete" not in seen:  # the link is printed just before
+        # The link is printed at startup; uvicorn listens only after startup is complete
+        # and says so with "Uvicorn running on": before that a request is refused.
+        while "Uvicorn running on" not in seen:
             seen += lines.get(timeout=30)
         assert browser.get(path).status_code == 200
         body = {"secret": path.removeprefix("/setup#"), "username": "mara", "password": PASSWORD}
