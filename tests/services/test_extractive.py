@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from talekeeper.services.memory.extractive import (
     MEMORY_WORDS,
     SUMMARY_WORDS,
+    agreed,
     second_to_third,
     split_sentences,
     words,
@@ -22,11 +23,14 @@ SALIENT = ["Captain Hale", "Hale", "lighthouse", "Mara"]
 
 
 def allowed_in_memory(block: str, protagonist: str) -> set[str]:
-    """The no-new-word rule: the block's words, the name's words and the name with 's."""
+    """The no-new-word rule: the block's words and their agreeing forms, the name's words
+    and the name with 's."""
     name = protagonist.strip()
+    block_words = set(words(block))
+    allowed = block_words.union(*(agreed(w) for w in block_words))
     if not words(name):
-        return set(words(block)) | {"the", "player", "player's"}
-    return set(words(block)) | set(words(name)) | set(words(name + "'s"))
+        return allowed | {"the", "player", "player's"}
+    return allowed | set(words(name)) | set(words(name + "'s"))
 
 
 # --- words and sentences -----------------------------------------------------------------
@@ -82,45 +86,61 @@ def test_a_full_stop_inside_closed_speech_ends_the_sentence() -> None:
 
 
 def test_second_person_becomes_the_protagonist() -> None:
-    assert second_to_third("You draw your sword.", "Mara") == "Mara draw Mara's sword."
+    assert second_to_third("You draw your sword.", "Mara") == "Mara draws Mara's sword."
     assert second_to_third("Hale hands you a key; it is yours.", "Mara") == (
         "Hale hands Mara a key; it is Mara's."
     )
-    assert second_to_third("You hide yourself.", "Mara Vell") == "Mara Vell hide Mara Vell."
+    assert second_to_third("You hide yourself.", "Mara Vell") == "Mara Vell hides Mara Vell."
 
 
 def test_an_unnamed_protagonist_is_the_player() -> None:
     assert second_to_third("Your torch dies and you wait.", "") == (
-        "The player's torch dies and the player wait."
+        "The player's torch dies and the player waits."
     )
-    assert second_to_third("You wait.", "  ") == "The player wait."
+    assert second_to_third("You wait.", "  ") == "The player waits."
 
 
-def test_verbs_agree_only_with_forms_already_in_the_vocabulary() -> None:
-    vocabulary = words("Hale is here. Hale was there. Hale has it. Hale draws. Hale carries.")
+def test_the_verb_after_a_subject_you_agrees_with_the_protagonist() -> None:
     text = "You are tired, you were cold, you have a map, you draw and you carry it."
-    assert second_to_third(text, "Mara", vocabulary) == (
+    assert second_to_third(text, "Mara") == (
         "Mara is tired, Mara was cold, Mara has a map, Mara draws and Mara carries it."
     )
+    # The shipped scenario's memory that read "Tamsin Reed walk along the harbour wall".
+    assert second_to_third("You walk along the harbour wall.", "Tamsin Reed") == (
+        "Tamsin Reed walks along the harbour wall."
+    )
+    assert second_to_third("You push, you reach, you go, you do, you fly, you stay.", "M") == (
+        "M pushes, M reaches, M goes, M does, M flies, M stays."
+    )
+
+
+def test_an_adverb_between_you_and_the_verb_is_stepped_over() -> None:
+    assert second_to_third("You slowly turn the key.", "Mara") == "Mara slowly turns the key."
+    assert second_to_third("You still have the map.", "Mara") == "Mara still has the map."
+    assert second_to_third("You reply at once.", "Mara") == "Mara replies at once."
+
+
+def test_past_tenses_modals_and_non_verbs_are_left_as_they_were() -> None:
+    text = "You walked home. You went back. You can swim. You both laugh. You alone know."
     assert second_to_third(text, "Mara") == (
-        "Mara are tired, Mara were cold, Mara have a map, Mara draw and Mara carry it."
+        "Mara walked home. Mara went back. Mara can swim. Mara both laugh. Mara alone know."
     )
 
 
-def test_contractions_use_the_vocabulary_or_stay_as_they_are() -> None:
-    assert second_to_third("You're late. You've won.", "Mara", ["is", "has"]) == (
-        "Mara is late. Mara has won."
+def test_contractions_become_the_protagonist_and_the_agreeing_verb() -> None:
+    assert second_to_third("You're late. You've won. You'll see.", "Mara") == (
+        "Mara is late. Mara has won. Mara will see."
     )
-    assert second_to_third("You're late. You'll see.", "Mara", []) == ("You're late. You'll see.")
+    assert second_to_third("You'd gone. You'd go.", "Mara") == "Mara had gone. Mara would go."
 
 
 def test_an_object_you_does_not_bend_the_next_word() -> None:
-    vocabulary = words("the key opens; Hale gives keys")
-    assert second_to_third("Hale gives you keys.", "Mara", vocabulary) == ("Hale gives Mara keys.")
+    assert second_to_third("Hale gives you keys.", "Mara") == "Hale gives Mara keys."
+    assert second_to_third("Hale tells you everything.", "Mara") == ("Hale tells Mara everything.")
 
 
 def test_you_inside_quotations_is_left_alone() -> None:
-    assert second_to_third('You say "I will find you."', "Mara") == ('Mara say "I will find you."')
+    assert second_to_third('You say "I will find you."', "Mara") == ('Mara says "I will find you."')
     assert second_to_third("\u201cYou owe me,\u201d Hale tells you.", "Mara") == (
         "\u201cYou owe me,\u201d Hale tells Mara."
     )
@@ -185,7 +205,7 @@ HIDING = (
 
 def test_what_came_of_the_players_action_beats_a_companion_in_the_scenery() -> None:
     memory = write_memory(HIDING, "Mara", ["Hale"])
-    assert memory == "Mara tuck the copper key behind a loose brick in the chapel wall."
+    assert memory == "Mara tucks the copper key behind a loose brick in the chapel wall."
 
 
 def test_a_block_that_opens_on_the_answer_weighs_it_by_the_action_before_it() -> None:
@@ -233,7 +253,7 @@ def test_one_companion_merely_present_earns_no_second_place() -> None:
 def test_second_person_is_rewritten_in_the_memory() -> None:
     block = "You lose your 3 lanterns in the river. You are wounded, and Hale is not."
     memory = write_memory(block, "Mara", SALIENT)
-    assert memory == "Mara lose Mara's 3 lanterns in the river. Mara is wounded, and Hale is not."
+    assert memory == "Mara loses Mara's 3 lanterns in the river. Mara is wounded, and Hale is not."
     assert "you" not in words(memory) and "your" not in words(memory)
 
 
@@ -269,7 +289,7 @@ def test_a_block_without_words_gives_no_memory() -> None:
 def test_a_sentence_without_end_punctuation_is_closed_when_joined() -> None:
     block = "> You swear an oath to Hale\n\nHale gives you 3 silver rings"
     assert write_memory(block, "Mara", SALIENT) == (
-        "Mara swear an oath to Hale. Hale gives Mara 3 silver rings."
+        "Mara swears an oath to Hale. Hale gives Mara 3 silver rings."
     )
 
 

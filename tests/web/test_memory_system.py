@@ -103,7 +103,7 @@ def test_a_block_opening_on_a_reply_weighs_it_by_the_action_before_the_block(
         assert response.status_code == 200, response.text
         idle(client)
     rows = {(m["source_start"], m["source_end"]): m["text"] for m in memories(client, adventure)}
-    assert rows[(6, 11)].startswith("Tamsin Reed bury the brass astrolabe")
+    assert rows[(6, 11)].startswith("Tamsin Reed buries the brass astrolabe")
 
 
 def test_catch_up_writes_at_most_five_memories_a_run(

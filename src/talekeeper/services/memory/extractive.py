@@ -4,10 +4,12 @@ Invariants:
 
 - **No new word.** Every word of a memory is a word of its block, a word of the
   protagonist's name or that name with "'s" ("the player" and "the player's"
-  when the protagonist is unnamed). Every word of a summary is a word of its base
-  or of its memories. A word is what ``words`` returns: lowercase runs of
-  letters and digits, joined by inner apostrophes (a curly one counts as
-  straight). Words are counted the same way for every limit.
+  when the protagonist is unnamed), or the third person of a block's word that
+  followed "you" (``agreed``: "walks" for "walk", "is" for "are" or "you're").
+  Every word of a summary is a word of its base or of its memories. A word is
+  what ``words`` returns: lowercase runs of letters and digits, joined by inner
+  apostrophes (a curly one counts as straight). Words are counted the same way
+  for every limit.
 - **Limits.** A memory has at most ``MEMORY_WORDS`` words, a summary at most
   ``SUMMARY_WORDS``. Text cut short ends with "…" on a word boundary.
 - **Deterministic.** The same input gives the same output; ties go to the
@@ -21,9 +23,11 @@ Invariants:
   present is scenery their card already covers. The protagonist's own name is
   no signal: every sentence about "you" is about them, named or not. Chosen
   sentences keep story order. Second person outside quotation marks becomes the
-  protagonist; a verb after "you" agrees ("are" -> "is") only if the agreeing
-  form is already a word of the block. A block with a word gives a memory with
-  a word.
+  protagonist, and the present-tense verb after a subject "you" agrees with it
+  ("you walk" -> "Tamsin walks", "you are" -> "is", "you're" -> "is", "you slowly
+  turn" -> "slowly turns"); a past tense, a modal or a word that is no verb after
+  "you" ("you both", "you alone") is left as it was. A block with a word gives a
+  memory with a word.
 - **Summaries.** Under the limit, the base and the memories are kept verbatim, in
   order. Over it: a user-written base comes first and whole (cut only to leave
   room for the newest memory); the newest memory is always kept whole (cut only
@@ -39,8 +43,10 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from talekeeper.services.memory.terms import ABBREVIATIONS
 
 MEMORY_WORDS = 50  # memory.md §2: a memory is at most 50 words
 SUMMARY_WORDS = 250  # memory.md §3: the Story Summary is at most 250 words
@@ -78,7 +84,6 @@ def _wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_ABBREVIATIONS = _wordset("mr mrs ms dr st mt capt lt sgt col gen prof sr jr vs")
 _COMMON = _wordset(
     """a an the and or but nor so yet if then than that this these those there here it its
     it's is are was were be been being am do does did done doing have has had having i me my
@@ -115,7 +120,26 @@ _NOT_VERBS = _wordset(
     both not never just still only even already"""
 )
 # Common words that are verbs all the same, so they may still agree with "you".
-_VERBS = _wordset("get go come see look make take say tell know think want like seem")
+_VERBS = _wordset(
+    """get go come see look make take say tell know think want like seem do have need feel
+    find give keep leave let put run turn hold bring stand sit walk try ask help"""
+)
+# Words after a subject "you" that are no present-tense verb: the past (besides the -ed
+# forms), and words that are not verbs there ("you both", "you alone", "you two").
+_NOT_PRESENT = _wordset(
+    """went saw took came gave found felt left kept knew thought told said made heard held
+    stood ran sat brought bought caught fought taught began drank ate fell got grew hid hit
+    hurt let lost meant met paid put read rode rose set shook shot shut slept spoke spent
+    stole struck swam threw understood woke wore won wrote led lay laid drew drove chose
+    broke bit blew built burnt dug fled flew forgot froze hung knelt lit sank sang slid
+    sought sent sold spun stuck swept swung tore wept dealt dreamt leapt learnt spilt quit
+    alone all both two three four too also either neither yourself yourselves who whom
+    there here again now then first last guys people lot"""
+)
+# Verbs that end in "ly" (every other word that does is an adverb: "you slowly turn").
+_LY_VERBS = _wordset("reply apply rely fly ally supply multiply imply comply tally rally bully")
+# Adverbs that may stand between "you" and its verb, besides those in -ly ("you still have").
+_ADVERBS = _wordset("never always still just also often even already almost soon sometimes")
 _AGREEMENT = {
     "are": "is",
     "were": "was",
@@ -126,7 +150,7 @@ _AGREEMENT = {
     "haven't": "hasn't",
     "don't": "doesn't",
 }
-_CONTRACTIONS = {"you're": ("is", "are"), "you've": ("has", "have"), "you'll": ("will",)}
+_CONTRACTIONS = {"you're": "is", "you've": "has", "you'll": "will"}
 _SUBJECT_GAP = frozenset(',;:.!?()"\u201c\u201d\u2014\u2013-')
 _TERMINATORS = frozenset(".!?\u2026")
 _QUOTE_CHARS = frozenset("\"'\u201c\u201d\u2018\u2019")
@@ -186,7 +210,7 @@ def _ends_sentence(line: str, match: re.Match[str], last_word: _LastWord, quotes
         return False
     word = last_word.before(match.start())
     one_stop = match.group().startswith(".") and not match.group().startswith("..")
-    if one_stop and (word.lower() in _ABBREVIATIONS or (len(word) == 1 and word.isupper())):
+    if one_stop and (word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper())):
         return False
     return not quotes.inside(match.end())
 
@@ -236,12 +260,11 @@ class _Quotes:
 # --- second person -----------------------------------------------------------------------
 
 
-def second_to_third(sentence: str, name: str, vocabulary: Collection[str] | None = None) -> str:
+def second_to_third(sentence: str, name: str) -> str:
     """``sentence`` with "you" outside quotations rewritten to ``name`` ("the player" if
-    empty): you/yourself -> Mara, your/yours -> Mara's, you're -> Mara is. A verb after a
-    subject "you" agrees (are -> is, draw -> draws) only if the agreeing form is in
-    ``vocabulary`` (default: the sentence's own words); otherwise it is left as it was."""
-    vocab = set(words(sentence)) if vocabulary is None else set(vocabulary)
+    empty): you/yourself -> Mara, your/yours -> Mara's, you're -> Mara is. The
+    present-tense verb after a subject "you" agrees (are -> is, draw -> draws, carry ->
+    carries), past an adverb in -ly; anything else after it is left as it was."""
     who = name.strip() if words(name) else UNNAMED
     tokens = list(_WORD_RE.finditer(sentence))
     quotes = _Quotes(sentence)
@@ -259,14 +282,18 @@ def second_to_third(sentence: str, name: str, vocabulary: Collection[str] | None
         if not low.startswith("you") or quotes.inside(token.start()):
             parts.append(text)
             continue
-        replacement = _replace_you(low, who, vocab, _next_word(sentence, tokens, i))
+        replacement = _replace_you(low, who, _next_word(sentence, tokens, i))
         if replacement is None:
             parts.append(text)
             continue
         if low == "you" and _is_subject(sentence, tokens, i):
-            verb = _agree(_next_word(sentence, tokens, i), vocab)
+            at = i + 1
+            following = _next_word(sentence, tokens, i)
+            if following in _ADVERBS or (following.endswith("ly") and following not in _LY_VERBS):
+                at, following = i + 2, _next_word(sentence, tokens, i + 1)  # "you slowly turn"
+            verb = _agree(following)
             if verb is not None:
-                overrides[i + 1] = verb
+                overrides[at] = verb
         if text[0].isupper() and replacement.startswith(UNNAMED):
             replacement = "T" + replacement[1:]  # a name is kept exactly as the cast spells it
         parts.append(replacement)
@@ -274,20 +301,17 @@ def second_to_third(sentence: str, name: str, vocabulary: Collection[str] | None
     return "".join(parts)
 
 
-def _replace_you(low: str, who: str, vocab: set[str], following: str) -> str | None:
+def _replace_you(low: str, who: str, following: str) -> str | None:
     if low in ("you", "yourself", "yourselves"):
         return who
     if low in ("your", "yours"):
         return who + "'s"
-    choices = _CONTRACTIONS.get(low)
     if low == "you'd":
         # "you'd gone" is "had", "you'd go" is "would"
         past = following.endswith(("ed", "en", "wn", "ne", "ht"))
-        choices = ("had", "would") if past else ("would", "had")
-    for verb in choices or ():
-        if verb in vocab:
-            return f"{who} {verb}"
-    return None
+        return f"{who} {'had' if past else 'would'}"
+    verb = _CONTRACTIONS.get(low)
+    return f"{who} {verb}" if verb is not None else None
 
 
 def _next_word(sentence: str, tokens: list[re.Match[str]], i: int) -> str:
@@ -308,18 +332,38 @@ def _is_subject(sentence: str, tokens: list[re.Match[str]], i: int) -> bool:
     return bool(_SUBJECT_GAP & set(gap)) or _norm(tokens[i - 1].group()) in _SUBJECT_LEADS
 
 
-def _agree(verb: str, vocab: set[str]) -> str | None:
+def agreed(word: str) -> set[str]:
+    """The words the protagonist's agreement may write for a block's ``word`` (the
+    no-new-word rule's allowance)."""
+    if word in _CONTRACTIONS:
+        return {_CONTRACTIONS[word]}
+    if word == "you'd":
+        return {"had", "would"}
+    third = _agree(word)
+    return {third} if third is not None else set()
+
+
+def _agree(verb: str) -> str | None:
+    """The third person of a present-tense ``verb`` (None: it is none, or not present)."""
     if not verb:
         return None
     if verb in _AGREEMENT:
-        candidates = [_AGREEMENT[verb]]
-    elif verb.isalpha() and verb not in _NOT_VERBS and (verb not in _COMMON or verb in _VERBS):
-        candidates = [verb + "s", verb + "es"]
-        if len(verb) > 1 and verb.endswith("y") and verb[-2] not in "aeiou":
-            candidates.append(verb[:-1] + "ies")
-    else:
+        return _AGREEMENT[verb]
+    if (
+        not verb.isalpha()
+        or verb in _NOT_VERBS
+        or verb in _NOT_PRESENT
+        or verb.endswith("ed")
+        or (verb in _COMMON and verb not in _VERBS)
+    ):
         return None
-    return next((c for c in candidates if c in vocab), None)
+    if verb == "go":
+        return "goes"
+    if verb.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(verb) > 1 and verb.endswith("y") and verb[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
 
 
 # --- memories ----------------------------------------------------------------------------
@@ -435,13 +479,12 @@ def write_memory(block: str, protagonist: str, salient: Sequence[str], lead: str
     if not pairs:
         return ""
     sentences = [s for s, _ in pairs]
-    vocab = set(words(block))
     named = {w for item in salient for w in words(item)}
     own = words(protagonist)
     patterns = _salient_patterns([n for n in salient if words(n) != own])
     worth = [_worth(s, patterns, named, intent) for s, intent in pairs]
     scores = [w.score for w in worth]
-    thirds = [second_to_third(s, protagonist, vocab) for s in sentences]
+    thirds = [second_to_third(s, protagonist) for s in sentences]
     ranked = sorted(range(len(sentences)), key=lambda k: (-scores[k], k))
     best = ranked[0]
     if _count(thirds[best]) >= MEMORY_WORDS:

@@ -28,6 +28,29 @@ _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _CURLY_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
 _POSSESSIVE = "'s"
 
+# Words that end with a full stop without ending a sentence ("Mr. Darcy", "St. Ives"); with
+# single capital initials ("J. R. Smith"), every sentence splitter of the memory system keeps
+# them in their sentence.
+ABBREVIATIONS = frozenset(
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "st",
+        "mt",
+        "capt",
+        "lt",
+        "sgt",
+        "col",
+        "gen",
+        "prof",
+        "sr",
+        "jr",
+        "vs",
+    ]
+)
+
 PLURAL_MIN_LENGTH = 5  # "keys", "arms", "eyes": too short to tell a plural from a word
 _NOT_PLURAL_ENDING = "ss"  # "glass", "princess", "fortress" end in s but are singular
 
