@@ -100,6 +100,7 @@ bench: install
 	$(BIN)/python benchmarks/ranking.py --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.recall.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.recall.dense.run --write docs/benchmarks.md
+	$(BIN)/python -m benchmarks.recall.real.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.concurrency.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.scaleout.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.library.run --write docs/benchmarks.md

@@ -154,7 +154,10 @@ async def play_turn(p: Player, adventure_id: int, turn: Turn) -> dict[str, Any]:
             reply = event.data
     assert reply is not None
     if reply["reply"]["text"] != turn.reply.strip():
-        raise RuntimeError("the double's reply is out of step with the script")
+        raise RuntimeError(
+            "the double's reply is out of step with the script: "
+            f"{reply['reply']['text'][-200:]!r} against {turn.reply.strip()[-200:]!r}"
+        )
     return reply
 
 

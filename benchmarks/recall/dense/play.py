@@ -22,7 +22,7 @@ import asyncio
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from benchmarks.recall.dense import baselines as bl
@@ -45,6 +45,16 @@ from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import AiCall, Memory
 
 TOP_KS = (5, 10)
+
+
+class Named(Protocol):
+    """What a probe's result names of its adventure (a dense one, or a real text's region)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def style(self) -> str: ...
 
 
 @dataclass
@@ -159,7 +169,7 @@ async def _baselines(
 
 async def measure(
     p: Player,
-    adv: DenseAdventure,
+    adv: Named,
     adventure_id: int,
     path: dict[int, PathAction],
     probe: DenseProbe,

@@ -1,0 +1,1 @@
+"""Recall on real writing: public-domain texts played as stories, questions written from them."""
