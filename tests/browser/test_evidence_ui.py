@@ -126,15 +126,39 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+STAGES = {
+    "text": "ranked by its own text",
+    "passage": "ranked by a passage of its source",
+    "hop": "ranked by a name another passage gave",
+}
+
+
+def check_stage_and_passages(item: Any, memory: dict[str, Any]) -> None:
+    """The memory names what ranked it and lists its passages for the question, each marked
+    as the snapshot says (in the context or not), in the snapshot's order."""
+    stage = item.locator(".ins-stage")
+    expect(stage).to_have_attribute("data-stage", memory["stage"])
+    expect(stage.locator(".ins-stage-label")).to_have_text(STAGES[memory["stage"]])
+    rows = item.locator(".ins-passage")
+    expect(rows).to_have_count(len(memory["passages"]))
+    for i, passage in enumerate(memory["passages"]):
+        row = rows.nth(i)
+        went_in = passage["order"] is not None
+        expect(row).to_have_attribute("data-in-context", str(went_in).lower())
+        expect(row.locator(".ins-passage-text")).to_have_text(passage["text"])
+
+
 def check_places_and_hops(dialog: Any, snapshot: dict[str, Any]) -> None:
-    """Every memory shows where it stood by its text and by its best passage; a memory found
-    by a hop shows the names it was found through and the memory that named them."""
+    """Every memory shows where it stood by its text and by its best passage, what ranked it
+    and its passages for the question; a memory found by a hop shows the names it was found
+    through and the memory that named them."""
     for m in snapshot["memories"]["used"]:
         item = dialog.locator(f'.ins-memory[data-memory-id="{m["id"]}"]')
         places = f"Ranked {ordinal(m['text_rank'])} by its own text"
         if m["passage_rank"] is not None:
             places += f", {ordinal(m['passage_rank'])} by its best passage"
         expect(item.locator(".ins-rank")).to_have_text(places)
+        check_stage_and_passages(item, m)
         hop = item.locator(".ins-hop")
         if m["via"] is None:
             expect(hop).to_have_count(0)
@@ -187,13 +211,14 @@ def test_insights_show_the_passage_that_matched_and_whether_it_went_in(
     check_passage_shown(dialog, expected, stated[0])
     page.keyboard.press("Escape")
 
-    # One memory a turn: the Memories budget has no room for the passage beside it. (The
-    # question above would not do: with one slot, the memory first by its own text, a weak
-    # first, comes before the one first by its passage.)
+    # One memory a turn: its 118 tokens have room for the passage beside it (at 72, before
+    # passages filled the budget, they had none). (The question above would not do: with one
+    # slot, the memory first by its own text, a weak first, comes before the one first by its
+    # passage.)
     assert live.api.patch("/api/settings", json={"memory_top_k": 1}).status_code == 200
     expected = dry_run(live, adventure_id, ONE_SLOT_QUESTION)
     fact = carrying(expected, FACT)
-    assert not fact["evidence_in_context"] and "from the story:" not in memories_text(expected)
+    assert fact["evidence_in_context"] and f"from the story: {FACT}" in memories_text(expected)
     dialog = open_insights(page, {"dryRun": {"type": "do", "text": ONE_SLOT_QUESTION}})
     check_passage_shown(dialog, expected, fact)
     page.keyboard.press("Escape")

@@ -10,7 +10,18 @@ import pytest
 
 from talekeeper.core.tokens import CharCounter
 from talekeeper.services.context import HistoryEntry, Section, build_context
-from talekeeper.services.memory.base import MatchedKey, Retrieval, UsedMemory
+from talekeeper.services.context_inputs import (
+    MEMORY_SLOT_FLOOR,
+    MEMORY_SLOT_TOKENS,
+    memory_budget,
+)
+from talekeeper.services.memory.base import (
+    CarriedPassage,
+    MatchedKey,
+    Retrieval,
+    Stage,
+    UsedMemory,
+)
 from talekeeper.services.memory.evidence import (
     MAX_KEYS,
     MIN_KEY_TERMS,
@@ -22,6 +33,7 @@ from talekeeper.services.memory.evidence import (
 from talekeeper.services.memory.keyset import KeyInput
 from talekeeper.services.memory.ranking import (
     FUSION_K,
+    PASSAGE_CHOICES,
     SOURCE_WEIGHT,
     WEIGHTS,
     Bank,
@@ -42,6 +54,16 @@ def test_sentences_keep_their_closing_quote_and_split_on_lines() -> None:
         "It rains.",
         "Is it late?",
     ]
+
+
+def test_a_title_or_an_initial_does_not_end_a_sentence() -> None:
+    text = "His brother-in-law, Mr. Hurst, looked the gentleman. J. R. Tull met Mrs. Long."
+    assert sentences(text) == [
+        "His brother-in-law, Mr. Hurst, looked the gentleman.",
+        "J. R. Tull met Mrs. Long.",
+    ]
+    # "I" and "A" are words; a line break is a break whatever came before it.
+    assert sentences("It was I. Then Mr.\nDarcy came.") == ["It was I.", "Then Mr.", "Darcy came."]
 
 
 def test_short_sentences_join_their_neighbours_and_never_stand_alone() -> None:
@@ -288,6 +310,22 @@ def test_a_source_weight_of_zero_ranks_by_the_text_alone() -> None:
     assert all(s.key is None for s in without.chosen)
 
 
+def test_a_chosen_memory_offers_its_best_passages_for_the_question_best_first() -> None:
+    keys = [_key(10 + i, 1, [1.0, i / 10, 0.0]) for i in range(PASSAGE_CHOICES + 2)]
+    bank = Bank.build([_row(1, [0, 1, 0]), _row(2, [0.5, 0, 0.5])], 3, keys=keys)
+    got = rank(bank, lineage_mask(bank, [(1, None)]), np.array([1, 0, 0], np.float32), None, [], 2)
+    first = next(s for s in got.chosen if s.id == 1)
+    offered = [k for k, _, _ in first.passages]
+    # Closest to the query first (the smaller second component), at most PASSAGE_CHOICES.
+    assert offered == [10 + i for i in range(PASSAGE_CHOICES)]
+    assert [d for _, _, d in first.passages] == [110 + i for i in range(PASSAGE_CHOICES)]
+    scores = [score for _, score, _ in first.passages]
+    assert scores == sorted(scores, reverse=True)
+    assert first.key == 10 and first.stage is Stage.PASSAGE
+    other = next(s for s in got.chosen if s.id == 2)
+    assert other.passages == () and other.stage is Stage.TEXT  # first by its text, no keys
+
+
 def test_keys_of_another_size_or_memory_are_left_out_of_the_bank() -> None:
     bank = Bank.build(
         [_row(1, [1, 0])],
@@ -302,10 +340,16 @@ def test_keys_of_another_size_or_memory_are_left_out_of_the_bank() -> None:
 # -- the Memories budget -----------------------------------------------------------------------
 
 
-def _used(id_: int, text: str, evidence: str = "") -> UsedMemory:
+def _used(id_: int, text: str, evidence: str = "", *more: tuple[str, float, int]) -> UsedMemory:
+    """A used memory that won through ``evidence`` (when given), offering ``more`` passages
+    (text, score, depth) besides."""
     used = UsedMemory(id_, text, 0.5, 0.0, 0.5, False, "accepted_story")
     if evidence:
         used.matched, used.evidence, used.evidence_depth = MatchedKey.SOURCE, evidence, 7
+        used.evidence_key = id_ * 10
+        used.passages.append(CarriedPassage(id_ * 10, evidence, 7, 0.9))
+    for i, (passage, score, depth) in enumerate(more, start=1):
+        used.passages.append(CarriedPassage(id_ * 10 + i, passage, depth, score))
     return used
 
 
@@ -336,9 +380,49 @@ def test_passages_go_in_by_rank_while_the_section_fits_its_budget() -> None:
     assert retrieval.section_text().count("- (established)") == 3
 
 
+def test_after_the_winning_passages_the_rest_go_in_best_first_in_story_order() -> None:
+    counter = CharCounter()
+    retrieval = Retrieval(
+        used=[
+            _used(1, "Mara met Tal.", "Tal's sister lives in Harrow.", ("Tal limps.", 0.2, 3),
+                  ("Edda keeps bees.", 0.7, 9)),
+            _used(2, "Wen lost a boot.", "", ("Wen's boot was in the cistern.", 0.8, 20),
+                  ("Tal's sister lives in Harrow.", 0.6, 21)),
+        ]
+    )  # fmt: skip
+    retrieval.fit_evidence(counter, 10_000)
+    orders = [[p.order for p in m.passages] for m in retrieval.used]
+    # The winner first; then 0.8, 0.7, 0.2 across memories; the repeated sentence once.
+    assert orders == [[0, 3, 2], [1, None]]
+    assert retrieval.section_text() == (
+        "- (established) Mara met Tal.\n"
+        "  from the story: Tal limps.\n"
+        "  from the story: Tal's sister lives in Harrow.\n"
+        "  from the story: Edda keeps bees.\n"
+        "- (established) Wen lost a boot.\n"
+        "  from the story: Wen's boot was in the cistern."
+    )
+    assert retrieval.section_variants()[0] == retrieval.section_text(3)  # "Tal limps." first out
+    retrieval.keep_evidence(1)
+    assert retrieval.carried() == 1 and retrieval.used[0].evidence_in_context
+    retrieval.fit_evidence(counter, 10_000, fill=False)  # a budget at the floor: winners only
+    assert [[p.order for p in m.passages] for m in retrieval.used] == [
+        [0, None, None],
+        [None, None],
+    ]
+
+
+def test_the_memories_budget_is_a_quarter_of_the_prompt_within_the_memories_alone_and_118() -> None:
+    assert memory_budget(3_800, 5) == MEMORY_SLOT_TOKENS * 5 == 590  # the default context
+    assert memory_budget(1_800, 5) == 450  # a quarter of the prompt
+    assert memory_budget(900, 5) == MEMORY_SLOT_FLOOR * 5 == 360  # never below the memories
+    assert memory_budget(100_000, 10) == 1_180
+
+
 def test_a_passage_the_memory_already_says_is_never_carried() -> None:
     retrieval = Retrieval(used=[_used(1, "Tal sold Mara the mare.", "Tal sold you the mare.")])
     retrieval.used[0].evidence_stated = True
+    retrieval.used[0].passages[0].stated = True
     retrieval.fit_evidence(CharCounter(), 10_000)
     assert not retrieval.used[0].evidence_in_context
     assert "from the story" not in retrieval.section_text()

@@ -125,6 +125,7 @@ def section(frame: Frame, ranking: Ranking, counter: TokenCounter) -> Retrieval:
     """The Memories section a turn would build from ``ranking`` (evidence fitted)."""
     used = [used_memory(s, frame.details[s.id], frame.passages) for s in ranking.chosen]
     retrieval = Retrieval(used=used, considered=ranking.considered)
+    # The recall benchmarks' 2,048-token context gets the whole per-memory budget.
     retrieval.fit_evidence(counter, MEMORY_SLOT_TOKENS * max(frame.top_k, len(used)))
     return retrieval
 

@@ -61,9 +61,33 @@ TEMPLATE_RESERVE = 48  # tokens a template adds once (BOS, the "[Story start]" t
 CHAT_MESSAGE_OVERHEAD = 8  # ChatML, Llama 3 and Gemma wrap each message in 5-7 tokens
 MIN_BUDGET = 64  # below this no useful context fits
 # The Memories section's budget, per retrieved memory: a memory is at most 50 words (about 65
-# tokens of English with names) plus its mark. Passages of the story carried with the
-# memories fill what short memories leave of it; the memories themselves always go in.
-MEMORY_SLOT_TOKENS = 72
+# tokens of English with names) plus its mark, and about one sentence of its source (a long
+# literary sentence is 40-60 tokens). Passages of the story carried with the memories fill
+# what the memories leave of it; the memories themselves always go in. At 72 (the memories
+# and little else) real writing's answers reached the prompt for 0.26 of held-out questions,
+# at 118 for 0.50 (docs/benchmarks.md, "Recall on real writing"); 118, so that the section
+# with its heading stays within 600 tokens at the default five. A small context falls back to
+# fewer passages before it cuts anything (``Retrieval.section_variants``).
+MEMORY_SLOT_TOKENS = 118
+# ... but never more than a quarter of the prompt's budget, nor less than the memories alone
+# (72 a memory, the budget before passages filled it). The full 118 applies from about 2,600
+# tokens of context (the default 4,096 has it). At 2,048 a third (600) left the dense recall
+# benchmark's history 11 actions instead of 21; a quarter leaves it about 450. Only a budget
+# above the floor is filled with more than the passage that won each memory its place:
+# passages follow the player's words, so they change every turn, and at 1,200 tokens of
+# context filling the floor took the cache layout from evaluating a quarter of each prompt to
+# more than half.
+MEMORY_SHARE = 1 / 4
+MEMORY_SLOT_FLOOR = 72
+
+
+def memory_budget(prompt_budget: int, slots: int) -> int:
+    """The Memories section's budget for ``slots`` memories in a prompt of ``prompt_budget``
+    tokens (the constants above)."""
+    share = int(prompt_budget * MEMORY_SHARE)
+    return max(MEMORY_SLOT_FLOOR * slots, min(MEMORY_SLOT_TOKENS * slots, share))
+
+
 # The Knowledge section's budget, per passage asked for (``knowledge_top_k``): a passage is
 # at most PASSAGE_TOKENS, plus the line naming its source and place.
 KNOWLEDGE_SLOT_TOKENS = PASSAGE_TOKENS + SLOT_OVERHEAD
@@ -107,8 +131,9 @@ class ContextInputs:
     built: BuiltContext | None = field(default=None)
 
     def build(self, retrieval: Retrieval, knowledge: KnowledgeResult | None = None) -> BuiltContext:
-        budget = MEMORY_SLOT_TOKENS * max(self.top_k, len(retrieval.used))
-        retrieval.fit_evidence(self.counter, budget)
+        slots = max(self.top_k, len(retrieval.used))
+        budget = memory_budget(self.budget, slots)
+        retrieval.fit_evidence(self.counter, budget, fill=budget > MEMORY_SLOT_FLOOR * slots)
         variants = retrieval.section_variants()
         memories = Section(
             "memories", retrieval.section_text(), _memory_reason(retrieval), tuple(variants)

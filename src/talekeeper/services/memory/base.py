@@ -54,7 +54,28 @@ class MatchedKey(StrEnum):
     SOURCE = "source"  # a passage of its source block won (its evidence)
 
 
+class Stage(StrEnum):
+    """What ranked a chosen memory (``ranking.Scored.stage``), as Insights names it."""
+
+    TEXT = "text"  # its own text's place in the order
+    PASSAGE = "passage"  # its best passage's place
+    HOP = "hop"  # a name another memory's passage gave
+
+
 EVIDENCE_LEAD = "from the story:"
+
+
+@dataclass
+class CarriedPassage:
+    """A passage of a used memory's source, offered for this question (``ranking``'s
+    ``Scored.passages``)."""
+
+    key: int
+    text: str
+    depth: int  # the action it comes from
+    score: float  # its final score against the question
+    stated: bool = False  # the memory's own text says it already: never carried
+    order: int | None = None  # its place among the passages that went in (None: left out)
 
 
 @dataclass
@@ -83,6 +104,14 @@ class UsedMemory:
     # gave; it holds the last slot.
     via: int | None = None
     via_names: list[str] = field(default_factory=list)
+    stage: Stage = Stage.TEXT  # what ranked it: its text, its best passage, or the hop
+    # Its best passages for the question, best first; those that went in have an ``order``.
+    passages: list[CarriedPassage] = field(default_factory=list)
+
+    def insights(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        out["passages"] = [dict(p.__dict__) for p in self.passages]
+        return out
 
 
 @dataclass
@@ -98,51 +127,75 @@ class Retrieval:
 
     def section_text(self, evidence: int | None = None) -> str:
         """The Memories section: each memory marked as established or as an inference,
-        followed by the passage of the story it matched through when that passage went in
-        (``evidence``: only the first that many of those, in rank order)."""
+        followed by those of its passages that went in, in story order (``evidence``: only
+        the first that many passages to go in)."""
         lines = []
-        shown = 0
         for memory in self.used:
             mark = "inference" if memory.authority == "heuristic" else "established"
             lines.append(f"- ({mark}) {memory.text}")
-            if memory.evidence_in_context and (evidence is None or shown < evidence):
-                lines.append(f"  {EVIDENCE_LEAD} {memory.evidence}")
-                shown += 1
+            shown = [
+                p for p in memory.passages
+                if p.order is not None and (evidence is None or p.order < evidence)
+            ]  # fmt: skip
+            for passage in sorted(shown, key=lambda p: (p.depth, p.key)):
+                lines.append(f"  {EVIDENCE_LEAD} {passage.text}")
         return "\n".join(lines)
 
+    def carried(self) -> int:
+        return sum(p.order is not None for m in self.used for p in m.passages)
+
     def section_variants(self) -> list[str]:
-        """The section with fewer and fewer passages (the lowest-ranked dropped first), the
+        """The section with fewer and fewer passages (the last to go in dropped first), the
         memories alone last: what the context builder falls back to before cutting it."""
-        carried = sum(m.evidence_in_context for m in self.used)
-        return [self.section_text(n) for n in range(carried - 1, -1, -1)]
+        return [self.section_text(n) for n in range(self.carried() - 1, -1, -1)]
 
     def keep_evidence(self, count: int) -> None:
-        """Only the first ``count`` passages in the context went in (the rest were dropped)."""
+        """Only the first ``count`` passages to go in stayed in the context."""
         for memory in self.used:
-            if memory.evidence_in_context:
-                if count <= 0:
-                    memory.evidence_in_context = False
-                count -= 1
+            for passage in memory.passages:
+                if passage.order is not None and passage.order >= count:
+                    passage.order = None
+        self._matched_in()
 
-    def fit_evidence(self, counter: TokenCounter, budget: int) -> None:
-        """Carry each matched passage into the section, in rank order, while the section
-        stays within ``budget`` tokens; the memories themselves always go in."""
+    def fit_evidence(self, counter: TokenCounter, budget: int, fill: bool = True) -> None:
+        """Carry passages into the section while it stays within ``budget`` tokens: first
+        the passage that won each memory its place (in rank order), then (``fill``) the rest
+        of the memories' passages best first; a passage the memory states, or one already
+        carried (the same sentence in two memories' sources), is passed over. The memories
+        themselves always go in."""
         self.budget = budget
-        for memory in self.used:
-            memory.evidence_in_context = False
-        for memory in self.used:
-            if memory.matched is not MatchedKey.SOURCE or not memory.evidence:
+        offered: list[tuple[tuple[int, float, int], CarriedPassage]] = []
+        for rank, memory in enumerate(self.used):
+            for passage in memory.passages:
+                passage.order = None
+                won = memory.matched is MatchedKey.SOURCE and passage.key == memory.evidence_key
+                if won or fill:
+                    offered.append(((0, rank, 0) if won else (1, -passage.score, rank), passage))
+        offered.sort(key=lambda o: o[0])
+        carried: set[str] = set()
+        order = 0
+        for _, passage in offered:
+            if passage.stated or passage.text in carried:
                 continue
-            if memory.evidence_stated:
-                continue
-            memory.evidence_in_context = True
+            passage.order = order
             if counter.count(self.section_text()) > budget:
-                memory.evidence_in_context = False
+                passage.order = None
+                continue
+            carried.add(passage.text)
+            order += 1
+        self._matched_in()
+
+    def _matched_in(self) -> None:
+        for memory in self.used:
+            memory.evidence_in_context = (
+                any(p.order is not None and p.key == memory.evidence_key for p in memory.passages)
+                and memory.matched is MatchedKey.SOURCE
+            )
 
     def insights(self) -> dict[str, Any]:
         return {
             "budget": self.budget,
-            "used": [dict(memory.__dict__) for memory in self.used],
+            "used": [memory.insights() for memory in self.used],
             "considered": self.considered,
             "suppressed": list(self.suppressed),
             "query": dict(self.query),

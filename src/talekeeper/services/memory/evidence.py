@@ -48,7 +48,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from talekeeper.services.memory.terms import term_set, terms
+from talekeeper.services.memory.terms import ABBREVIATIONS, term_set, terms
 
 # A sentence with this many terms states something on its own ("Pozoll is Hivura's daughter.");
 # shorter ones ("He nods.", "Yes, she says.") join the next: alone they match anything. Counted
@@ -61,6 +61,8 @@ MAX_KEYS = 48  # per memory: six long narrations; beyond it a block costs vector
 STATED_SHARE = 0.8  # a passage whose terms are this much the memory's own is already stated
 # Sentence ends: . ! ? … followed by space, optionally after a closing quote or bracket.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|\n+")
+# The letters right before a full stop (at most a few: abbreviations are short).
+_LAST_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]{1,6}$")
 # A word of letters, apostrophes inside ("O'Hara's"); capitalised when its first is upper case.
 _LETTER_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
 
@@ -80,10 +82,14 @@ def names(text: str) -> frozenset[str]:
 
 
 def sentences(text: str) -> list[str]:
-    """``text`` cut after each sentence end (the closing quote stays with its sentence)."""
+    """``text`` cut after each sentence end (the closing quote stays with its sentence);
+    a full stop after an abbreviation or a capital initial ends nothing ("Mr. Hurst":
+    split there, the title's passage held no name and the name's no title)."""
     out: list[str] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
+        if _abbreviated(text, match):
+            continue
         end = match.start() + len(match.group(0).rstrip())
         piece = text[start:end].strip()
         if piece:
@@ -93,6 +99,20 @@ def sentences(text: str) -> list[str]:
     if tail:
         out.append(tail)
     return out
+
+
+def _abbreviated(text: str, match: re.Match[str]) -> bool:
+    """Whether the break ``match`` follows "Mr." or "J." (a lone full stop, then spaces on
+    the same line). "I." and "A." are words, not initials ("It was I. Then...")."""
+    gap = match.group(0)
+    if gap.strip() or "\n" in gap or match.start() < 2 or text[match.start() - 1] != ".":
+        return False
+    word = _LAST_WORD.search(text, max(0, match.start() - 8), match.start() - 1)
+    if word is None or word.end() != match.start() - 1:
+        return False
+    letters = word.group(0)
+    initial = len(letters) == 1 and letters.isupper() and letters not in "AI"
+    return letters.lower() in ABBREVIATIONS or initial
 
 
 def _joined(pieces: list[str]) -> list[str]:

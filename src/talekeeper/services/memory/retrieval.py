@@ -12,7 +12,8 @@ Invariants:
   (``MemorySystem.record_use``), never during retrieval or for a dry run.
 - The trace (query texts, input terms, weights, scores, considered,
   suppressed) is what Insights shows; for each memory chosen, which key matched
-  (its own text, or a passage of its source with that passage's text and action).
+  (its own text, or a passage of its source with that passage's text and action), what
+  ranked it (``Stage``), and its best passages for the question, those that went in marked.
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.services.memory.bank import BankCache, Detail
-from talekeeper.services.memory.base import MatchedKey, Retrieval, RetrievalQuery, UsedMemory
+from talekeeper.services.memory.base import (
+    CarriedPassage,
+    MatchedKey,
+    Retrieval,
+    RetrievalQuery,
+    UsedMemory,
+)
 from talekeeper.services.memory.evidence import stated
 from talekeeper.services.memory.ranking import (
     DUPLICATE_COSINE,
@@ -72,7 +79,10 @@ async def retrieve(
     ranking, note = _rank(query, bank, mask, vectors, note)  # NumPy only: well under a millisecond
     ids = [s.id for s in ranking.chosen]
     details = cache.details(query.adventure_id, ids)
-    key_ids = [s.key for s in ranking.chosen if s.key is not None]
+    key_ids = sorted(
+        {s.key for s in ranking.chosen if s.key is not None}
+        | {k for s in ranking.chosen for k, _, _ in s.passages}
+    )
     passages: dict[int, tuple[str, int]] = {}
     if len(details) < len(ids) or key_ids:
         missing = [i for i in ids if i not in details]
@@ -158,12 +168,19 @@ def used_memory(s: Scored, detail: Detail, passages: dict[int, tuple[str, int]])
     used.fused_score = round(s.fused, 4)
     if s.via is not None:
         used.via, used.via_names = s.via, list(s.names)
+    used.stage = s.stage
     if s.key is not None and s.key in passages:  # a key dropped since ranking: the text only
         used.matched = MatchedKey.SOURCE
         used.text_score = round(s.own_final, 4) if s.own_final is not None else None
         used.evidence, used.evidence_depth = passages[s.key]
         used.evidence_key = s.key
         used.evidence_stated = stated(used.evidence, detail.text)
+    used.passages = [
+        CarriedPassage(key, passages[key][0], depth, round(score, 4),
+                       stated(passages[key][0], detail.text))
+        for key, score, depth in s.passages
+        if key in passages  # a key dropped since ranking is not offered
+    ]  # fmt: skip
     return used
 
 

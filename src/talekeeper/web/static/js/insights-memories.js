@@ -6,7 +6,8 @@
 // query (both texts, the input terms with their weights, the score's weights); where each
 // memory stood (its place by its own text and by its best passage: the order fuses the two);
 // and, for a memory found by a hop, the names it was found through and the memory whose
-// passage gave them.
+// passage gave them; which ranking put it there (its text, a passage, the hop); and its best
+// passages for the question, each with its score and whether it went into the context.
 // Scales: semantic and lexical lie in 0..1; final = semantic + lexical weight x lexical, so its
 // bar is out of 1 + that weight. A negative cosine draws an empty bar beside its number.
 // A snapshot from before memories kept passages has no `matched`: no match line is shown.
@@ -65,8 +66,10 @@ function memoryItem(memory, finalMax) {
       h("span", { class: "ins-source muted", text: sourceLine(memory.source) })),
     h("p", { class: "ins-mem-text", text: memory.text }),
     hopLine(memory),
+    stageLine(memory),
     matchLine(memory),
     rankLine(memory),
+    passageList(memory),
     h("div", { class: "ins-scores" },
       scoreRow("semantic", memory.semantic_score, 1),
       scoreRow("lexical", memory.lexical_score, 1),
@@ -102,6 +105,36 @@ function matchLine(memory) {
       h("span", { class: "ins-match-label", text: "matched a passage of the story" + where }),
       h("span", { class: "spacer" }), badge),
     h("blockquote", { class: "ins-evidence", text: memory.evidence }));
+}
+
+const STAGES = {
+  text: ["its own text", "Its own text's place in the order put it here."],
+  passage: ["a passage of its source", "Its best passage's place in the order put it here."],
+  hop: ["a name another passage gave", "A passage of another memory named someone the question describes."],
+};
+
+// Which ranking put the memory in the section (older snapshots have no stage: no line).
+function stageLine(memory) {
+  const stage = STAGES[memory.stage];
+  if (!stage) return null;
+  return h("p", { class: "ins-stage small", dataset: { stage: memory.stage }, title: stage[1] },
+    h("span", { class: "ins-stage-label", text: "ranked by " + stage[0] }),
+    h("span", { class: "muted", text: ` · final ${score(memory.final_score)}` +
+      (typeof memory.fused_score === "number" ? ` · order ${score(memory.fused_score)}` : "") }));
+}
+
+// Its best passages for this question, each with its score and whether it went in.
+function passageList(memory) {
+  const passages = Array.isArray(memory.passages) ? memory.passages : [];
+  if (!passages.length) return null;
+  return h("details", { class: "ins-passages small" },
+    h("summary", { text: `${count(passages.filter((p) => Number.isInteger(p.order)).length)} of ` +
+      `${count(passages.length)} passages for this question went in` }),
+    h("ol", {}, passages.map((p) => h("li", {
+      class: "ins-passage", dataset: { key: String(p.key), inContext: String(Number.isInteger(p.order)) } },
+    h("span", { class: "muted", text: `action ${p.depth} · ${score(p.score)} · ` +
+      (Number.isInteger(p.order) ? "in the context" : p.stated ? "said by the memory itself" : "left out") }),
+    h("blockquote", { class: "ins-passage-text", text: p.text })))));
 }
 
 function ordinal(n) {
