@@ -19,7 +19,6 @@ from talekeeper.services.memory.base import (
     CarriedPassage,
     MatchedKey,
     Retrieval,
-    Stage,
     UsedMemory,
 )
 from talekeeper.services.memory.evidence import (
@@ -38,6 +37,7 @@ from talekeeper.services.memory.ranking import (
     WEIGHTS,
     Bank,
     BankRow,
+    Stage,
     lineage_mask,
     rank,
 )

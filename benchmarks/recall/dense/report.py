@@ -40,11 +40,11 @@ class Run:
     command: str = ".venv/bin/python -m benchmarks.recall.dense.run --write docs/benchmarks.md"
 
 
-def _share(flags: Sequence[bool]) -> str:
+def share(flags: Sequence[bool]) -> str:
     return f"{sum(flags) / len(flags):.2f}" if flags else "–"
 
 
-def _median(values: Sequence[float]) -> str:
+def median(values: Sequence[float]) -> str:
     return f"{statistics.median(values):.0f}" if values else "–"
 
 
@@ -65,20 +65,20 @@ def method_table(rs: Sequence[ProbeResult]) -> list[str]:
     ]
     cells = [
         "**Talekeeper** (memories)",
-        _share([r.product[5].fact for r in rs]),
-        _share([r.product[10].fact for r in rs]),
-        _share([r.product[5].cover for r in rs]),
-        _median([r.product[5].tokens for r in rs]),
-        _median([r.product[10].tokens for r in rs]),
+        share([r.product[5].fact for r in rs]),
+        share([r.product[10].fact for r in rs]),
+        share([r.product[5].cover for r in rs]),
+        median([r.product[5].tokens for r in rs]),
+        median([r.product[10].tokens for r in rs]),
     ]
     lines.append("| " + " | ".join(cells) + " |")
     for name in BASELINES:
         ranker, size = name.split("/")
         cells = [
             f"raw blocks of {size}, {LABELS[ranker]}",
-            *(_share([r.baselines[name].hits[k] for r in rs]) for k in TOP_KS),
+            *(share([r.baselines[name].hits[k] for r in rs]) for k in TOP_KS),
             "",
-            *(_median([r.baselines[name].tokens[k] for r in rs]) for k in TOP_KS),
+            *(median([r.baselines[name].tokens[k] for r in rs]) for k in TOP_KS),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -99,9 +99,9 @@ def breakdown(
         cells = [
             label,
             str(len(group)),
-            _share([r.product[5].fact for r in group]),
-            _share([r.product[10].fact for r in group]),
-            *(_share([r.baselines[n].hits[5] for r in group]) for n in BASELINES),
+            share([r.product[5].fact for r in group]),
+            share([r.product[10].fact for r in group]),
+            *(share([r.baselines[n].hits[5] for r in group]) for n in BASELINES),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -122,12 +122,12 @@ def diagnostics(rs: Sequence[ProbeResult]) -> list[str]:
     tops = [r.product[5].top_score for r in never]
     return [
         f"- Talekeeper @5: each statement within one line of the section: "
-        f"{_share([r.product[5].one_line for r in got])} (fact in prompt: "
-        f"{_share([r.product[5].fact for r in got])}); also in the Story Summary: "
-        f"{_share([r.product[5].summary for r in got])}; in the raw history (must be 0): "
+        f"{share([r.product[5].one_line for r in got])} (fact in prompt: "
+        f"{share([r.product[5].fact for r in got])}); also in the Story Summary: "
+        f"{share([r.product[5].summary for r in got])}; in the raw history (must be 0): "
         f"{sum(r.product[5].history or r.product[10].history for r in got)}.",
         f"- Which key won the injected memories @5 (these probes, where Insights says): {won}; "
-        f"memories injected @5: median {_median([r.product[5].injected for r in got])}.",
+        f"memories injected @5: median {median([r.product[5].injected for r in got])}.",
         f"- Never-stated facts ({plural(len(never), 'probe')}): the top memory's score, median "
         f"{_f(tops)}, against {_f(hits)} where the fact was found.",
     ]
@@ -159,11 +159,11 @@ def verdict(run: Run, embedder: str) -> list[str]:
         best = max(BASELINES, key=lambda n: sum(r.baselines[n].hits[5] for r in rs))
         out.append(
             f"- {label} ({plural(len(seeds), 'seed')}, {len(rs)} probes): Talekeeper puts the "
-            f"stating sentence's answer in the prompt for {_share([r.product[5].fact for r in rs])}"
-            f" at top-5 ({_share([r.product[10].fact for r in rs])} at top-10) with "
-            f"{_median([r.product[5].tokens for r in rs])} tokens (median); the best raw "
-            f"baseline, {best}, {_share([r.baselines[best].hits[5] for r in rs])} with "
-            f"{_median([r.baselines[best].tokens[5] for r in rs])} tokens."
+            f"stating sentence's answer in the prompt for {share([r.product[5].fact for r in rs])}"
+            f" at top-5 ({share([r.product[10].fact for r in rs])} at top-10) with "
+            f"{median([r.product[5].tokens for r in rs])} tokens (median); the best raw "
+            f"baseline, {best}, {share([r.baselines[best].hits[5] for r in rs])} with "
+            f"{median([r.baselines[best].tokens[5] for r in rs])} tokens."
         )
     return out
 
@@ -203,7 +203,7 @@ def intro(run: Run) -> list[str]:
         f"(cosine + {HYBRID_LEXICAL:g} × BM25 / the probe's best BM25); a hit at k: an action "
         "of the first k blocks holds each statement's answer words; tokens: those k blocks'.",
         "",
-        f"Context {CONTEXT_TOKENS:,} tokens: the raw history held {_median(kept)} actions at a "
+        f"Context {CONTEXT_TOKENS:,} tokens: the raw history held {median(kept)} actions at a "
         f"probe (median; at most {max(kept, default=0)}). On {run.machine}, load average "
         f"{run.load[0]:.1f} before and {run.load[1]:.1f} after; {seconds} (`{run.command}`).",
     ]

@@ -7,12 +7,12 @@ figure.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from benchmarks.recall.dense.baselines import BLOCK_SIZES, HYBRID_LEXICAL, RANKERS
 from benchmarks.recall.dense.play import Background
+from benchmarks.recall.dense.report import median, share
 from benchmarks.recall.play import CONTEXT_TOKENS, EMBEDDERS
 from benchmarks.recall.real.play import SENTENCE_SHARE, RealResult
 from benchmarks.recall.real.texts import GAP, REGIONS, Split
@@ -34,14 +34,6 @@ class Run:
     makeup: dict[str, dict[str, int]] = field(default_factory=dict)  # region -> tally
     background: Background = field(default_factory=Background)
     command: str = ".venv/bin/python -m benchmarks.recall.real.run --write docs/benchmarks.md"
-
-
-def share(flags: Sequence[bool]) -> str:
-    return f"{sum(flags) / len(flags):.2f}" if flags else "–"
-
-
-def median(values: Sequence[float]) -> str:
-    return f"{statistics.median(values):.0f}" if values else "–"
 
 
 def method_table(rs: Sequence[RealResult]) -> list[str]:

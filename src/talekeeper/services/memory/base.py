@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from talekeeper.core.lineage import Lineage
 from talekeeper.core.tokens import TokenCounter
+from talekeeper.services.memory.ranking import Stage
 from talekeeper.services.models import ModelSet
 
 ChangeKind = Literal[
@@ -52,14 +53,6 @@ class RetrievalQuery:
 class MatchedKey(StrEnum):
     TEXT = "text"  # the memory's own text won
     SOURCE = "source"  # a passage of its source block won (its evidence)
-
-
-class Stage(StrEnum):
-    """What ranked a chosen memory (``ranking.Scored.stage``), as Insights names it."""
-
-    TEXT = "text"  # its own text's place in the order
-    PASSAGE = "passage"  # its best passage's place
-    HOP = "hop"  # a name another memory's passage gave
 
 
 EVIDENCE_LEAD = "from the story:"

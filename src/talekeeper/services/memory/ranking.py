@@ -66,12 +66,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from talekeeper.services.memory.base import Stage
 from talekeeper.services.memory.keyset import (
     QUANTIZE_AT,
     BoolArray,
@@ -140,6 +140,14 @@ WEIGHTS = Weights()
 # the budget is spent anyway.
 PASSAGE_CHOICES = 6
 DUPLICATE_COSINE = 0.93  # above this two memories say the same thing; one slot is enough
+
+
+class Stage(StrEnum):
+    """What ranked a chosen memory (``Scored.stage``), as Insights names it."""
+
+    TEXT = "text"  # its own text's place in the order
+    PASSAGE = "passage"  # its best passage's place
+    HOP = "hop"  # a name another memory's passage gave
 
 
 class BankRow(NamedTuple):
