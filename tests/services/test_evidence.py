@@ -256,6 +256,7 @@ def test_a_hop_follows_the_names_of_the_best_passage_into_the_last_slot() -> Non
     assert [s.id for s in got.chosen] == [1, 2]
     hop = got.chosen[1]
     assert (hop.key, hop.key_depth, hop.via, hop.names) == (20, 9, 1, ("godend", "toen"))
+    assert hop.passages[0][0] == 20 and hop.stage is Stage.HOP  # the hop's key leads
     # its score: the key's meaning for the question, and its share of the hop's terms (the
     # question's terms the bridge lacks, "hate", plus the names): toen and hate are held
     assert hop.semantic == pytest.approx(0.35, abs=1e-3)

@@ -391,25 +391,34 @@ class _KeyScores:
         return {int(r): (int(k), float(f)) for r, k, f in zip(rows, winners, best, strict=True)}
 
 
-def _top_keys(
-    keyed: _KeyScores, keys: Keys, row: int, first: int | None
-) -> tuple[tuple[int, float, int], ...]:
-    """Bank row ``row``'s keys for the question (``Scored.passages``), ``first`` (a key row)
-    leading when given."""
-    start, end = int(keys.starts[row]), int(keys.starts[row + 1])
-    if end <= start or not keyed.cand[start]:
-        return ()
-    rows = np.arange(start, end, dtype=np.int64)
-    keyed.exact(rows)
-    finals = keyed.semantic[rows] + keyed.weight * keyed.lexical[rows]
-    order = rows[np.lexsort((rows, -finals))]
-    if first is not None:
-        order = np.concatenate(([first], order[order != first]))
-    return tuple(
-        (int(keys.ids[k]), float(keyed.semantic[k] + keyed.weight * keyed.lexical[k]),
-         int(keys.depths[k]))
-        for k in order[:PASSAGE_CHOICES]
-    )  # fmt: skip
+def _with_passages(chosen: list[Scored], keyed: _KeyScores | None, keys: Keys | None) -> None:
+    """Give each chosen memory (in place in the list) its passages for the question
+    (``Scored.passages``): its keys best first (ties by story order), the key that won it
+    its place leading, at most ``PASSAGE_CHOICES``; every one made exact. One batch for
+    them all: a bank with many pinned memories chooses dozens."""
+    if keyed is None or keys is None or not chosen:
+        return
+    rows = np.array([s.row for s in chosen], dtype=np.int64)
+    starts, counts = keys.starts[rows], keys.starts[rows + 1] - keys.starts[rows]
+    total = int(counts.sum())
+    if not total:
+        return
+    offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    key_rows = np.arange(total, dtype=np.int64) - np.repeat(offsets, counts)
+    key_rows += np.repeat(starts, counts)
+    keyed.exact(key_rows)
+    finals = keyed.semantic[key_rows] + keyed.weight * keyed.lexical[key_rows]
+    owner = np.repeat(np.arange(rows.size, dtype=np.int64), counts)
+    won = np.array([-1 if s.key is None else s.key for s in chosen], dtype=np.int64)
+    lead = keys.ids[key_rows] == np.repeat(won, counts)
+    order = np.lexsort((key_rows, -finals, ~lead, owner))  # by memory, then as above
+    ids, depths = keys.ids[key_rows[order]].tolist(), keys.depths[key_rows[order]].tolist()
+    scores = finals[order].tolist()
+    for i, s in enumerate(chosen):
+        first = int(offsets[i])
+        last = first + min(int(counts[i]), PASSAGE_CHOICES)
+        offered = zip(ids[first:last], scores[first:last], depths[first:last], strict=True)
+        chosen[i] = replace(s, passages=tuple(offered))
 
 
 def _key_query(
@@ -597,7 +606,7 @@ def rank(
         if best is not None and best[1] > own:
             k = best[0]
             out = _with_key(out, keys, k, keyed.semantic[k], keyed.lexical[k], own, final=best[1])
-        return replace(out, passages=_top_keys(keyed, keys, row, None))
+        return out
 
     pinned_pos = np.flatnonzero(bank.pinned[sc.cand])
     if sc.keyed is not None and keys is not None:
@@ -614,6 +623,7 @@ def rank(
         else:  # nothing to follow: the slot goes to the next in order
             suppressed += _choose_rest(bank, sc, rest, chosen, top_k, scored, skip=suppressed)
     chosen.sort(key=lambda s: (-s.fused, -s.final, s.id))
+    _with_passages(chosen, sc.keyed, keys)
     return Ranking(
         chosen=chosen,
         considered=int(sc.cand.size),
@@ -684,9 +694,8 @@ class _Hop:
             pos = int(np.searchsorted(sc.cand, row))  # ``cand`` is ascending
             own = float(sc.own[pos])
             final = keyed.semantic[k] + self.weight * self.lexical[k]
-            made = make(pos)
             return _with_key(
-                replace(made, final=float(final), passages=_top_keys(keyed, keys, row, int(k))),
+                replace(make(pos), final=float(final)),
                 keys,
                 int(k),
                 keyed.semantic[k],
