@@ -422,7 +422,6 @@ def test_the_memories_budget_is_a_quarter_of_the_prompt_within_the_memories_alon
 
 def test_a_passage_the_memory_already_says_is_never_carried() -> None:
     retrieval = Retrieval(used=[_used(1, "Tal sold Mara the mare.", "Tal sold you the mare.")])
-    retrieval.used[0].evidence_stated = True
     retrieval.used[0].passages[0].stated = True
     retrieval.fit_evidence(CharCounter(), 10_000)
     assert not retrieval.used[0].evidence_in_context

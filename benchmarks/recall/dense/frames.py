@@ -24,7 +24,7 @@ from benchmarks.recall.play import Player
 from sqlalchemy import select
 
 from talekeeper.core.tokens import TokenCounter
-from talekeeper.services.context_inputs import MEMORY_SLOT_TOKENS
+from talekeeper.services.context_inputs import fills, memory_budget
 from talekeeper.services.memory.bank import Detail
 from talekeeper.services.memory.base import Retrieval
 from talekeeper.services.memory.ranking import Bank, Ranking, lineage_mask, rank
@@ -56,9 +56,14 @@ class Frame:
     # (recall there is a memory, not a sentence, in the first ``top_k``).
     hits: frozenset[int] = frozenset()
     planted: bool = False
+    # The dry run's prompt budget (``ContextInputs.budget``): the Memories section's budget
+    # follows from it as in a turn. Frames pickled before it was kept read None: the
+    # recall benchmarks' 2,048-token context, 1,800.
+    prompt_budget: int | None = None
 
 
 Rule = Callable[[Frame], Ranking]
+OLD_FRAME_PROMPT_BUDGET = 1800  # 2,048 tokens of context less the reply and the template
 
 
 def product_rule(frame: Frame) -> Ranking:
@@ -118,6 +123,7 @@ async def capture(
         top_k=int(query["top_k"]),
         details=details,
         passages=passages,
+        prompt_budget=int(snapshot["budget"]["available"]),
     )
 
 
@@ -125,8 +131,10 @@ def section(frame: Frame, ranking: Ranking, counter: TokenCounter) -> Retrieval:
     """The Memories section a turn would build from ``ranking`` (evidence fitted)."""
     used = [used_memory(s, frame.details[s.id], frame.passages) for s in ranking.chosen]
     retrieval = Retrieval(used=used, considered=ranking.considered)
-    # The recall benchmarks' 2,048-token context gets the whole per-memory budget.
-    retrieval.fit_evidence(counter, MEMORY_SLOT_TOKENS * max(frame.top_k, len(used)))
+    slots = max(frame.top_k, len(used))
+    prompt = frame.prompt_budget or OLD_FRAME_PROMPT_BUDGET
+    budget = memory_budget(prompt, slots)
+    retrieval.fit_evidence(counter, budget, fill=fills(budget, slots))
     return retrieval
 
 

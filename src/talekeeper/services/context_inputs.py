@@ -88,6 +88,11 @@ def memory_budget(prompt_budget: int, slots: int) -> int:
     return max(MEMORY_SLOT_FLOOR * slots, min(MEMORY_SLOT_TOKENS * slots, share))
 
 
+def fills(budget: int, slots: int) -> bool:
+    """Whether a Memories budget has room for more than each memory's winning passage."""
+    return budget > MEMORY_SLOT_FLOOR * slots
+
+
 # The Knowledge section's budget, per passage asked for (``knowledge_top_k``): a passage is
 # at most PASSAGE_TOKENS, plus the line naming its source and place.
 KNOWLEDGE_SLOT_TOKENS = PASSAGE_TOKENS + SLOT_OVERHEAD
@@ -133,7 +138,7 @@ class ContextInputs:
     def build(self, retrieval: Retrieval, knowledge: KnowledgeResult | None = None) -> BuiltContext:
         slots = max(self.top_k, len(retrieval.used))
         budget = memory_budget(self.budget, slots)
-        retrieval.fit_evidence(self.counter, budget, fill=budget > MEMORY_SLOT_FLOOR * slots)
+        retrieval.fit_evidence(self.counter, budget, fill=fills(budget, slots))
         variants = retrieval.section_variants()
         memories = Section(
             "memories", retrieval.section_text(), _memory_reason(retrieval), tuple(variants)

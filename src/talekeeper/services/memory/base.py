@@ -86,8 +86,6 @@ class UsedMemory:
     evidence: str = ""  # the passage that matched (``matched`` is SOURCE)
     evidence_key: int | None = None
     evidence_depth: int | None = None  # the action it comes from
-    evidence_in_context: bool = False  # it fitted the Memories budget and went in
-    evidence_stated: bool = False  # the memory's text already says it: never carried
     # Where it stood (``ranking``'s fused order): its place by its own text and by its best
     # key among the memories considered (None: keys unused), and the order's score.
     text_rank: int | None = None
@@ -101,9 +99,29 @@ class UsedMemory:
     # Its best passages for the question, best first; those that went in have an ``order``.
     passages: list[CarriedPassage] = field(default_factory=list)
 
+    def _evidence_passage(self) -> CarriedPassage | None:
+        """The passage that won the memory its place, among those offered."""
+        if self.matched is not MatchedKey.SOURCE:
+            return None
+        return next((p for p in self.passages if p.key == self.evidence_key), None)
+
+    @property
+    def evidence_in_context(self) -> bool:
+        """The winning passage fitted the Memories budget and went in."""
+        won = self._evidence_passage()
+        return won is not None and won.order is not None
+
+    @property
+    def evidence_stated(self) -> bool:
+        """The memory's text already says the winning passage: it is never carried."""
+        won = self._evidence_passage()
+        return won is not None and won.stated
+
     def insights(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         out["passages"] = [dict(p.__dict__) for p in self.passages]
+        out["evidence_in_context"] = self.evidence_in_context
+        out["evidence_stated"] = self.evidence_stated
         return out
 
 
@@ -148,7 +166,6 @@ class Retrieval:
             for passage in memory.passages:
                 if passage.order is not None and passage.order >= count:
                     passage.order = None
-        self._matched_in()
 
     def fit_evidence(self, counter: TokenCounter, budget: int, fill: bool = True) -> None:
         """Carry passages into the section while it stays within ``budget`` tokens: first
@@ -176,14 +193,6 @@ class Retrieval:
                 continue
             carried.add(passage.text)
             order += 1
-        self._matched_in()
-
-    def _matched_in(self) -> None:
-        for memory in self.used:
-            memory.evidence_in_context = (
-                any(p.order is not None and p.key == memory.evidence_key for p in memory.passages)
-                and memory.matched is MatchedKey.SOURCE
-            )
 
     def insights(self) -> dict[str, Any]:
         return {

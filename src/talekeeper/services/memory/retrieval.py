@@ -79,10 +79,8 @@ async def retrieve(
     ranking, note = _rank(query, bank, mask, vectors, note)  # NumPy only: well under a millisecond
     ids = [s.id for s in ranking.chosen]
     details = cache.details(query.adventure_id, ids)
-    key_ids = sorted(
-        {s.key for s in ranking.chosen if s.key is not None}
-        | {k for s in ranking.chosen for k, _, _ in s.passages}
-    )
+    # A memory's passages lead with the key that won it its place (``Scored.passages``).
+    key_ids = sorted({k for s in ranking.chosen for k, _, _ in s.passages})
     passages: dict[int, tuple[str, int]] = {}
     if len(details) < len(ids) or key_ids:
         missing = [i for i in ids if i not in details]
@@ -174,7 +172,6 @@ def used_memory(s: Scored, detail: Detail, passages: dict[int, tuple[str, int]])
         used.text_score = round(s.own_final, 4) if s.own_final is not None else None
         used.evidence, used.evidence_depth = passages[s.key]
         used.evidence_key = s.key
-        used.evidence_stated = stated(used.evidence, detail.text)
     used.passages = [
         CarriedPassage(key, passages[key][0], depth, round(score, 4),
                        stated(passages[key][0], detail.text))
