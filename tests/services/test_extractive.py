@@ -120,6 +120,12 @@ def test_an_adverb_between_you_and_the_verb_is_stepped_over() -> None:
     assert second_to_third("You reply at once.", "Mara") == "Mara replies at once."
 
 
+def test_a_present_tense_ending_in_ed_agrees_too() -> None:
+    assert second_to_third("You need rest and you feed the dog.", "Mara") == (
+        "Mara needs rest and Mara feeds the dog."
+    )
+
+
 def test_past_tenses_modals_and_non_verbs_are_left_as_they_were() -> None:
     text = "You walked home. You went back. You can swim. You both laugh. You alone know."
     assert second_to_third(text, "Mara") == (

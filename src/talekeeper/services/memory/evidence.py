@@ -48,7 +48,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from talekeeper.services.memory.terms import ABBREVIATIONS, term_set, terms
+from talekeeper.services.memory.terms import abbreviation, term_set, terms
 
 # A sentence with this many terms states something on its own ("Pozoll is Hivura's daughter.");
 # shorter ones ("He nods.", "Yes, she says.") join the next: alone they match anything. Counted
@@ -103,16 +103,14 @@ def sentences(text: str) -> list[str]:
 
 def _abbreviated(text: str, match: re.Match[str]) -> bool:
     """Whether the break ``match`` follows "Mr." or "J." (a lone full stop, then spaces on
-    the same line). "I." and "A." are words, not initials ("It was I. Then...")."""
+    the same line: ``terms.abbreviation``)."""
     gap = match.group(0)
     if gap.strip() or "\n" in gap or match.start() < 2 or text[match.start() - 1] != ".":
         return False
     word = _LAST_WORD.search(text, max(0, match.start() - 8), match.start() - 1)
     if word is None or word.end() != match.start() - 1:
         return False
-    letters = word.group(0)
-    initial = len(letters) == 1 and letters.isupper() and letters not in "AI"
-    return letters.lower() in ABBREVIATIONS or initial
+    return abbreviation(word.group(0))
 
 
 def _joined(pieces: list[str]) -> list[str]:

@@ -46,7 +46,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from talekeeper.services.memory.terms import ABBREVIATIONS
+from talekeeper.services.memory.terms import abbreviation
 
 MEMORY_WORDS = 50  # memory.md §2: a memory is at most 50 words
 SUMMARY_WORDS = 250  # memory.md §3: the Story Summary is at most 250 words
@@ -122,10 +122,11 @@ _NOT_VERBS = _wordset(
 # Common words that are verbs all the same, so they may still agree with "you".
 _VERBS = _wordset(
     """get go come see look make take say tell know think want like seem do have need feel
-    find give keep leave let put run turn hold bring stand sit walk try ask help"""
+    find give keep leave run turn hold bring stand sit walk try ask help"""
 )
 # Words after a subject "you" that are no present-tense verb: the past (besides the -ed
-# forms), and words that are not verbs there ("you both", "you alone", "you two").
+# forms; "put", "let", "read" may be either and are left alone), and words that are not
+# verbs there ("you both", "you alone", "you two").
 _NOT_PRESENT = _wordset(
     """went saw took came gave found felt left kept knew thought told said made heard held
     stood ran sat brought bought caught fought taught began drank ate fell got grew hid hit
@@ -136,6 +137,8 @@ _NOT_PRESENT = _wordset(
     alone all both two three four too also either neither yourself yourselves who whom
     there here again now then first last guys people lot"""
 )
+# Present-tense verbs that end in "ed" (every other word that does is a past tense).
+_ED_VERBS = _wordset("need feed bleed breed heed speed proceed succeed exceed shred embed")
 # Verbs that end in "ly" (every other word that does is an adverb: "you slowly turn").
 _LY_VERBS = _wordset("reply apply rely fly ally supply multiply imply comply tally rally bully")
 # Adverbs that may stand between "you" and its verb, besides those in -ly ("you still have").
@@ -210,7 +213,7 @@ def _ends_sentence(line: str, match: re.Match[str], last_word: _LastWord, quotes
         return False
     word = last_word.before(match.start())
     one_stop = match.group().startswith(".") and not match.group().startswith("..")
-    if one_stop and (word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper())):
+    if one_stop and abbreviation(word):
         return False
     return not quotes.inside(match.end())
 
@@ -353,12 +356,10 @@ def _agree(verb: str) -> str | None:
         not verb.isalpha()
         or verb in _NOT_VERBS
         or verb in _NOT_PRESENT
-        or verb.endswith("ed")
+        or (verb.endswith("ed") and verb not in _ED_VERBS)
         or (verb in _COMMON and verb not in _VERBS)
     ):
         return None
-    if verb == "go":
-        return "goes"
     if verb.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
     if len(verb) > 1 and verb.endswith("y") and verb[-2] not in "aeiou":

@@ -32,24 +32,16 @@ _POSSESSIVE = "'s"
 # single capital initials ("J. R. Smith"), every sentence splitter of the memory system keeps
 # them in their sentence.
 ABBREVIATIONS = frozenset(
-    [
-        "mr",
-        "mrs",
-        "ms",
-        "dr",
-        "st",
-        "mt",
-        "capt",
-        "lt",
-        "sgt",
-        "col",
-        "gen",
-        "prof",
-        "sr",
-        "jr",
-        "vs",
-    ]
+    ("mr", "mrs", "ms", "dr", "st", "mt", "capt", "lt", "sgt", "col", "gen", "prof", "sr", "jr")
+    + ("vs",)
 )
+
+
+def abbreviation(word: str) -> bool:
+    """Whether ``word`` followed by a full stop leaves its sentence open: a title of
+    ``ABBREVIATIONS`` or a capital initial. "I" and "A" are words ("It was I. Then...")."""
+    return word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper() and word not in "AI")
+
 
 PLURAL_MIN_LENGTH = 5  # "keys", "arms", "eyes": too short to tell a plural from a word
 _NOT_PLURAL_ENDING = "ss"  # "glass", "princess", "fortress" end in s but are singular
