@@ -55,7 +55,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from talekeeper.core.reports import machine_description, write_section  # noqa: E402
+from talekeeper.core.reports import machine_description, publish  # noqa: E402
 from talekeeper.services.memory import int8  # noqa: E402
 from talekeeper.services.memory.keyset import KeyInput  # noqa: E402
 from talekeeper.services.memory.ranking import Bank, BankRow, rank  # noqa: E402
@@ -447,10 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": time.perf_counter() - started,
     }
     body = markdown(results, cost, product, run)
-    print(body)
-    if args.write:
-        write_section(args.write, "int8", "Int8 kernels by CPU", body)
-        print(f"\nWritten to {args.write}.", file=sys.stderr)
+    publish(body, args.write, "int8", "Int8 kernels by CPU")
     return 0
 
 

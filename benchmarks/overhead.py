@@ -35,7 +35,6 @@ import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -48,7 +47,7 @@ from sqlalchemy import insert, select
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.clock import utcnow
-from talekeeper.core.reports import machine_description, pyplot, write_section
+from talekeeper.core.reports import machine_description, publish, pyplot
 from talekeeper.core.tokens import BpeCounter, TokenCounter
 from talekeeper.providers.base import (
     Chunk,
@@ -696,10 +695,7 @@ def main(argv: list[str] | None = None) -> int:
         draw(results, args.write.parent / "benchmarks" / PLOT)
         plot = f"benchmarks/{PLOT}"
     body = markdown(results, run, plot)
-    print(body)
-    if args.write:
-        write_section(args.write, "overhead", "Turn overhead (zero-latency model)", body)
-        print(f"\nWritten to {args.write}.", file=sys.stderr)
+    publish(body, args.write, "overhead", "Turn overhead (zero-latency model)")
     return 0
 
 

@@ -60,7 +60,7 @@ import numpy as np  # noqa: E402
 from sqlalchemy import insert, select  # noqa: E402
 from sqlalchemy.orm import Session, sessionmaker  # noqa: E402
 
-from talekeeper.core.reports import machine_description, write_section  # noqa: E402
+from talekeeper.core.reports import machine_description, publish  # noqa: E402
 from talekeeper.services.memory.authority import classify  # noqa: E402
 from talekeeper.services.memory.bank import BankCache, build, pack  # noqa: E402
 from talekeeper.services.memory.evidence import names  # noqa: E402
@@ -800,10 +800,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": time.perf_counter() - started,
     }
     body = markdown(results, run)
-    print(body)
-    if args.write:
-        write_section(args.write, "ranking", "Memory ranking", body)
-        print(f"\nWritten to {args.write}.", file=sys.stderr)
+    publish(body, args.write, "ranking", "Memory ranking")
     return 0
 
 

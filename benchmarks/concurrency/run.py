@@ -36,7 +36,7 @@ from typing import Any
 
 from benchmarks.concurrency import mixed, players
 
-from talekeeper.core.reports import machine_description, write_section
+from talekeeper.core.reports import machine_description, publish
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,10 +87,7 @@ def players_run(args: argparse.Namespace) -> bool:
         players.plot(rounds, image)
         run["plot"] = image.relative_to(args.write.parent).as_posix()
     body = players.markdown(rounds, run)
-    print(body)
-    if args.write:
-        write_section(args.write, "concurrency", "Concurrency (one SQLite server)", body)
-        print(f"\nWritten to {args.write}.", file=sys.stderr)
+    publish(body, args.write, "concurrency", "Concurrency (one SQLite server)")
     return all(r.locked() == 0 for r in rounds)
 
 
@@ -108,10 +105,7 @@ def mixed_run(args: argparse.Namespace) -> bool:
         "load": (load_before, os.getloadavg()[0]),
     }
     body = mixed.mixed_markdown(result, run)
-    print(body)
-    if args.write:
-        write_section(args.write, "concurrency-mixed", "Mixed traffic (one SQLite server)", body)
-        print(f"\nWritten to {args.write}.", file=sys.stderr)
+    publish(body, args.write, "concurrency-mixed", "Mixed traffic (one SQLite server)")
     return not result.bad() and not result.failed_passes and not result.logged
 
 

@@ -42,7 +42,7 @@ from benchmarks.library.report import Build, Run, SeedRecall, markdown
 from benchmarks.recall.play import EMBEDDERS, Player, player
 from tests.double.server import ModelDouble
 
-from talekeeper.core.reports import machine_description, write_section
+from talekeeper.core.reports import machine_description, publish
 
 SECTION = "library"
 TITLE = "Knowledge library: import, latency, recall"
@@ -258,10 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     body = markdown(run)
-    print(body)
-    if args.write:
-        write_section(args.write, SECTION, TITLE, body)
-        log(f"\nWritten to {args.write}.")
+    publish(body, args.write, SECTION, TITLE)
     if args.json:
         args.json.write_text(json.dumps(dataclasses.asdict(run), indent=1))
     return 0

@@ -49,7 +49,7 @@ from benchmarks.library.metrics import percentile
 from benchmarks.prefix import narrators, report
 from benchmarks.prefix.game import EMBEDDERS, Options, TurnRecord, make_counter, play
 
-from talekeeper.core.reports import machine_description, write_section
+from talekeeper.core.reports import machine_description, publish
 
 TURNS = 60
 CONTEXTS = (2048, 4096)
@@ -314,10 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         drawn = report.draw(summaries, games, args.write.parent / "benchmarks" / report.PLOT)
         run["plot"] = f"benchmarks/{report.PLOT}" if drawn else None
     text = report.markdown(summaries, run)
-    print(text)
-    if args.write:
-        write_section(args.write, report.SECTION, report.TITLE, text)
-        log(f"Written to {args.write}.")
+    publish(text, args.write, report.SECTION, report.TITLE)
     if args.json:
         data = {
             "run": run,

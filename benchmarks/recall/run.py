@@ -38,7 +38,7 @@ from benchmarks.recall.probe import Leaving, ProbeResult, leaving, measure
 from benchmarks.recall.report import Run, markdown
 from tests.double.server import ModelDouble
 
-from talekeeper.core.reports import machine_description, write_section
+from talekeeper.core.reports import machine_description, publish
 
 SECTION = "recall"
 TITLE = "Recall of scrolled-out facts"
@@ -155,10 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         folder = args.write.parent / PLOT_FOLDER
         names = [f"{PLOT_FOLDER}/{p.name}" for p in plots.draw(run, folder)]
     body = markdown(run, names)
-    print(body)
-    if args.write:
-        write_section(args.write, SECTION, TITLE, body)
-        log(f"\nWritten to {args.write} (plots in {args.write.parent / PLOT_FOLDER}).")
+    where = f" (plots in {args.write.parent / PLOT_FOLDER})" if args.write else ""
+    publish(body, args.write, SECTION, TITLE, where)
     if args.json:
         _dump(run, args.json)
     return 0

@@ -40,7 +40,7 @@ from benchmarks.scaleout.deploy import Deployment
 from benchmarks.scaleout.players import Attempt, Player, make_players, play, wait_idle
 from tests.double.server import ModelDouble
 
-from talekeeper.core.reports import machine_description, write_section
+from talekeeper.core.reports import machine_description, publish
 
 PLAYERS = 32
 TURNS = 20
@@ -114,12 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         deployment = Deployment("postgresql", root / "faults", double.url, apps=2, workers=2)
         faulted, faults = fault_run(deployment, args.players, args.fault_turns)
     body = markdown(runs, faulted, faults, args, (load_before, os.getloadavg()[0]))
-    print(body)
-    if args.write:
-        write_section(
-            args.write, "scaleout", "Scale-out (PostgreSQL, app processes, workers)", body
-        )
-        print(f"\nWritten to {args.write}.", file=sys.stderr)
+    publish(body, args.write, "scaleout", "Scale-out (PostgreSQL, app processes, workers)")
     clean = all(_clean(r.left) and r.failed() == 0 for r in runs) and _clean(faulted.left)
     return 0 if clean else 1
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from talekeeper.bootstrap import Runtime
-from talekeeper.core.reports import machine_description, write_section
+from talekeeper.core.reports import machine_description, publish
 from talekeeper.providers.embedded import NARRATOR_LABEL, EmbeddedProvider
 from talekeeper.services import adventures
 from talekeeper.services.memory.service import MemorySystem
@@ -294,9 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     first = next(iter(games.values()), [])
     text = markdown(rows, run, first[:4])
-    print(text)
-    if args.write:
-        write_section(args.write, SECTION, TITLE, text)
+    publish(text, args.write, SECTION, TITLE)
     if args.json:
         data = {"run": run, "rows": [asdict(r) for r in rows]}
         data["replies"] = {k: [asdict(r) for r in v] for k, v in games.items()}

@@ -114,7 +114,7 @@ class Background:
 
 
 @dataclass
-class _Cache:
+class BlockCache:
     """Per adventure: block vectors and token counts (a block's text never changes)."""
 
     vectors: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
@@ -139,7 +139,7 @@ def reading(snapshot: dict[str, Any], statements: list[Statement]) -> Reading:
 
 
 async def _baselines(
-    p: Player, path: dict[int, PathAction], limit: int, probe: DenseProbe, cache: _Cache
+    p: Player, path: dict[int, PathAction], limit: int, probe: DenseProbe, cache: BlockCache
 ) -> dict[str, Ranked]:
     actions = [(d, a.type, a.text) for d, a in sorted(path.items()) if d <= limit]
     counter = p.models.narrator.provider.token_counter(p.models.narrator.model)
@@ -173,7 +173,7 @@ async def measure(
     adventure_id: int,
     path: dict[int, PathAction],
     probe: DenseProbe,
-    cache: _Cache,
+    cache: BlockCache,
     seed: int,
 ) -> ProbeResult:
     kind, text = probe.question
@@ -232,7 +232,7 @@ def _since(p: Player, adventure_id: int, marks: tuple[int, int]) -> Background:
         )
 
 
-async def _idle(p: Player, adventure_id: int) -> Background:
+async def idle_after_turn(p: Player, adventure_id: int) -> Background:
     marks = await asyncio.to_thread(_marks, p, adventure_id)
     started = time.perf_counter()
     await p.memory.idle()
@@ -257,7 +257,7 @@ async def play(p: Player, adv: DenseAdventure, seed: int) -> tuple[list[ProbeRes
         by_depth.setdefault(s.depth, []).append(s)
     _check(by_depth, 0, opening.text)
     probes = {q.op: q for q in adv.questions}
-    cache, background, results = _Cache(), Background(), []
+    cache, background, results = BlockCache(), Background(), []
     for index, op in enumerate(adv.ops):
         assert isinstance(op, Turn)
         if index in probes:
@@ -266,5 +266,5 @@ async def play(p: Player, adv: DenseAdventure, seed: int) -> tuple[list[ProbeRes
         for view in (reply["action"], reply["reply"]):
             path[view["depth"]] = PathAction(view["id"], view["depth"], view["type"], view["text"])
             _check(by_depth, view["depth"], view["text"])
-        background.add(await _idle(p, adventure_id))
+        background.add(await idle_after_turn(p, adventure_id))
     return results, background

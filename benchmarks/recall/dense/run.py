@@ -31,7 +31,7 @@ from benchmarks.recall.dense.report import Run, markdown
 from benchmarks.recall.play import EMBEDDERS, player
 from tests.double.server import ModelDouble
 
-from talekeeper.core.reports import machine_description, write_section
+from talekeeper.core.reports import machine_description, publish
 
 SECTION = "dense-recall"
 TITLE = "Recall on dense stories"
@@ -142,10 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         background=background,
     )
     body = markdown(run)
-    print(body)
-    if args.write:
-        write_section(args.write, SECTION, TITLE, body)
-        log(f"\nWritten to {args.write}.")
+    publish(body, args.write, SECTION, TITLE)
     if args.json:
         _dump(run, args.json)
     return 0

@@ -20,16 +20,20 @@ double as narrator replaying the text, the extractive writer, one embedder). Inv
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from benchmarks.recall.dense import baselines as bl
 from benchmarks.recall.dense.generator import DenseProbe, Statement
 from benchmarks.recall.dense.measure import words
-from benchmarks.recall.dense.play import Background, ProbeResult, _Cache, _idle, measure
+from benchmarks.recall.dense.play import (
+    Background,
+    BlockCache,
+    ProbeResult,
+    idle_after_turn,
+    measure,
+)
 from benchmarks.recall.generator import Turn
 from benchmarks.recall.play import PathAction, Player, play_turn
 from benchmarks.recall.real.questions import Question
@@ -38,7 +42,7 @@ from benchmarks.recall.real.texts import Region, region_units
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services import adventures
 from talekeeper.services.memory.evidence import passages, sentences
-from talekeeper.services.memory.terms import term_set, terms
+from talekeeper.services.memory.terms import term_set
 from talekeeper.services.rendering import render
 from talekeeper.storage.db import session_scope
 
@@ -219,9 +223,9 @@ async def play_region(
             path[depth] = PathAction(view["id"], depth, view["type"], view["text"])
             if view["text"] != texts[depth][1]:
                 raise RuntimeError(f"{region.key}: the action at depth {depth} is not the text's")
-        background.add(await _idle(p, adventure_id))
+        background.add(await idle_after_turn(p, adventure_id))
     story = RegionStory(region.key, region.file.split("-")[0])
-    blocks, sentences = _Cache(), _Sentences()
+    blocks, raw = BlockCache(), _Sentences()
     out: list[RealResult] = []
     for q in questions:
         probe = _probe(q, max(path) + 1, depth_of)
@@ -229,7 +233,7 @@ async def play_region(
         limit = probe.depth - 1 - result.history_kept
         budgets = {k: r.tokens for k, r in result.product.items()}
         hits, used = await _sentence_keys(
-            p, path, limit, q.text, list(probe.statements), budgets, sentences
+            p, path, limit, q.text, list(probe.statements), budgets, raw
         )
         flags = {
             "paraphrased": q.paraphrased,
@@ -244,10 +248,3 @@ async def play_region(
             )
         )  # fmt: skip
     return out, background
-
-
-def as_dict(result: RealResult) -> dict[str, Any]:
-    return dataclasses.asdict(result)
-
-
-__all__ = ["RealResult", "play_region", "sentence_in", "sentence_share", "terms"]

@@ -27,12 +27,12 @@ from typing import Any
 from benchmarks.recall.dense.play import Background
 from benchmarks.recall.play import EMBEDDERS, player
 from benchmarks.recall.real.play import RealResult, play_region
-from benchmarks.recall.real.questions import FOLDER, load, tally
+from benchmarks.recall.real.questions import FOLDER, Question, load, tally
 from benchmarks.recall.real.report import Run, markdown
 from benchmarks.recall.real.texts import REGIONS, CorpusMissing, find_corpus
 from tests.double.server import ModelDouble
 
-from talekeeper.core.reports import machine_description, write_section
+from talekeeper.core.reports import machine_description, publish
 
 SECTION = "real-recall"
 TITLE = "Recall on real writing"
@@ -43,16 +43,15 @@ def log(message: str) -> None:
 
 
 async def _play(
-    folder: Path, regions: list[str], embedder: str, frames: list[Any] | None, asked: Path
+    folder: Path, sets: dict[str, list[Question]], embedder: str, frames: list[Any] | None
 ) -> tuple[list[RealResult], Background]:
     results: list[RealResult] = []
     background = Background()
     with ModelDouble() as double:
         async with player(EMBEDDERS[embedder], double) as p:
             p.frames = frames
-            for key in regions:
+            for key, questions in sets.items():
                 began = time.perf_counter()
-                questions = load(folder, key, asked)
                 got, bg = await play_region(p, folder, REGIONS[key], questions)
                 results += got
                 background.add(bg)
@@ -75,13 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     except CorpusMissing as exc:
         log(f"Real-text recall skipped: {exc}")
         return 0
-    makeup = {key: tally(load(folder, key, args.questions)) for key in args.regions}
+    sets = {key: load(folder, key, args.questions) for key in args.regions}  # checked once
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     frames: list[Any] | None = [] if args.frames else None
-    results, background = asyncio.run(
-        _play(folder, args.regions, args.embedder, frames, args.questions)
-    )
+    results, background = asyncio.run(_play(folder, sets, args.embedder, frames))
     run = Run(
         results=results,
         embedder=args.embedder,
@@ -89,14 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         seconds=time.perf_counter() - started,
         machine=machine_description(),
         load=(load_before, os.getloadavg()[0]),
-        makeup=makeup,
+        makeup={key: tally(questions) for key, questions in sets.items()},
         background=background,
     )
     body = markdown(run)
-    print(body)
-    if args.write:
-        write_section(args.write, SECTION, TITLE, body)
-        log(f"\nWritten to {args.write}.")
+    publish(body, args.write, SECTION, TITLE)
     if args.json:
         args.json.write_text(json.dumps([dataclasses.asdict(r) for r in results], default=str))
     if args.frames and frames is not None:

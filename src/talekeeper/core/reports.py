@@ -8,6 +8,7 @@ one benchmark never disturbs another's figures.
 from __future__ import annotations
 
 import platform
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,15 @@ def write_section(path: Path, name: str, title: str, body: str) -> None:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+
+
+def publish(body: str, path: Path | None, name: str, title: str, where: str = "") -> None:
+    """A benchmark's report: printed, and written to ``path``'s section ``name`` when given
+    (saying so on stderr, with ``where`` anything else it wrote)."""
+    print(body)
+    if path is not None:
+        write_section(path, name, title, body)
+        print(f"\nWritten to {path}{where}.", file=sys.stderr)
 
 
 def pyplot() -> Any:
