@@ -33,6 +33,7 @@ from talekeeper.core.tokens import BpeCounter, CharCounter, TokenCounter
 from talekeeper.providers.voice import repair
 from talekeeper.services.library import Document, DocumentKind, Section, split_passages
 from talekeeper.services.library.markup import markdown_sections
+from talekeeper.services.memory.evidence import sentences as evidence_sentences
 from talekeeper.services.memory.excerpt import strip_marker
 from talekeeper.services.memory.extractive import second_to_third, split_sentences
 from talekeeper.services.memory.prompts import clean_memory
@@ -183,6 +184,19 @@ def test_markdown_reads_in_linear_time(make: Callable[[int], str]) -> None:
 )
 def test_sentences_split_in_linear_time(make: Callable[[int], str]) -> None:
     assert_linear(split_sentences, make)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda n: fill("Mr. ", n), id="titles"),
+        pytest.param(lambda n: fill("J. ", n), id="initials"),
+        pytest.param(lambda n: "a" * n + ". B", id="a-long-word-before-an-end"),
+        pytest.param(lambda n: fill(". ", n), id="lone-stops"),
+    ],
+)
+def test_evidence_sentences_split_in_linear_time(make: Callable[[int], str]) -> None:
+    assert_linear(evidence_sentences, make)
 
 
 def test_second_person_rewritten_in_linear_time() -> None:
