@@ -420,6 +420,33 @@ def test_the_memories_budget_is_a_quarter_of_the_prompt_within_the_memories_alon
     assert memory_budget(100_000, 10) == 1_180
 
 
+class _LineBreaksCost(CharCounter):
+    """A tokenizer under which joining lines costs more than the lines alone."""
+
+    def count(self, text: str) -> int:
+        return len(text) + 10 * text.count("\n")
+
+
+def test_the_section_stays_in_its_budget_when_the_lines_alone_price_it_low() -> None:
+    counter = _LineBreaksCost()
+    retrieval = Retrieval(
+        used=[
+            _used(
+                1, "Mara met Tal.", "Tal's sister lives in Harrow.", ("Edda keeps bees.", 0.7, 9)
+            ),
+            _used(2, "Wen lost a boot.", "", ("Wen's boot was in the cistern.", 0.8, 20)),
+        ]
+    )
+    # Room for the memories and the lines alone, not for the line breaks they bring.
+    every = "\n".join(["- (established) Mara met Tal.", "- (established) Wen lost a boot."])
+    lines = ["Tal's sister lives in Harrow.", "Edda keeps bees.", "Wen's boot was in the cistern."]
+    budget = counter.count(every) + sum(len(f"  from the story: {x}") for x in lines)
+    retrieval.fit_evidence(counter, budget)
+    assert counter.count(retrieval.section_text()) <= budget
+    assert 0 < retrieval.carried() < 3  # the last to go in left; the first stayed
+    assert retrieval.used[0].evidence_in_context
+
+
 def test_a_passage_the_memory_already_says_is_never_carried() -> None:
     retrieval = Retrieval(used=[_used(1, "Tal sold Mara the mare.", "Tal sold you the mare.")])
     retrieval.used[0].passages[0].stated = True

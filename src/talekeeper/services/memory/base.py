@@ -56,6 +56,7 @@ class MatchedKey(StrEnum):
 
 
 EVIDENCE_LEAD = "from the story:"
+PASSAGE_INDENT = "  "  # a passage's line sits under its memory's
 
 
 @dataclass
@@ -149,7 +150,7 @@ class Retrieval:
                 if p.order is not None and (evidence is None or p.order < evidence)
             ]  # fmt: skip
             for passage in sorted(shown, key=lambda p: (p.depth, p.key)):
-                lines.append(f"  {EVIDENCE_LEAD} {passage.text}")
+                lines.append(f"{PASSAGE_INDENT}{EVIDENCE_LEAD} {passage.text}")
         return "\n".join(lines)
 
     def carried(self) -> int:
@@ -182,17 +183,24 @@ class Retrieval:
                 if won or fill:
                     offered.append(((0, rank, 0) if won else (1, -passage.score, rank), passage))
         offered.sort(key=lambda o: o[0])
+        # Each passage is priced by its own line (counting the whole section again for each
+        # of up to thirty passages cost about 6 ms a turn); the section is counted whole once
+        # at the end, and the last passages in leave while the prices fell short of it.
+        used = counter.count(self.section_text())
         carried: set[str] = set()
-        order = 0
+        taken: list[CarriedPassage] = []
         for _, passage in offered:
             if passage.stated or passage.text in carried:
                 continue
-            passage.order = order
-            if counter.count(self.section_text()) > budget:
-                passage.order = None
+            # (the line break joins the indent's spaces: a line's own count is its price)
+            cost = counter.count(f"{PASSAGE_INDENT}{EVIDENCE_LEAD} {passage.text}")
+            if used + cost > budget:
                 continue
+            passage.order, used = len(taken), used + cost
             carried.add(passage.text)
-            order += 1
+            taken.append(passage)
+        while taken and counter.count(self.section_text()) > budget:
+            taken.pop().order = None
 
     def insights(self) -> dict[str, Any]:
         return {
