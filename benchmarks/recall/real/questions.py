@@ -28,10 +28,11 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 from pathlib import Path
 
 from benchmarks.recall.dense.measure import words
-from benchmarks.recall.real.texts import REGIONS, Region, region_units, units
+from benchmarks.recall.real.texts import GAP, REGIONS, Region, region_units, units
 
 FOLDER = Path(__file__).with_name("questions")
 MAX_SPAN_WORDS = 90
@@ -96,12 +97,19 @@ def _span(text: str, start: str, end: str) -> str:
     return span
 
 
+@cache
+def _words_of(texts: tuple[str, ...]) -> tuple[frozenset[str], ...]:
+    """Each unit's words, read once for every question of a region (keyed by the texts, so
+    it follows ``units``)."""
+    return tuple(frozenset(words(u)) for u in texts)
+
+
 def _evidence(folder: Path, region: Region, text: str, raw: dict[str, object]) -> Evidence:
     unit = raw.get("unit")
     if not isinstance(unit, int) or not region.askable(unit):
         raise QuestionError(
             f"unit {unit!r} is not askable in {region.key} "
-            f"({region.start}..{region.end - 50} by index into the whole text)"
+            f"({region.start}..{region.end - GAP} by index into the whole text)"
         )
     span = _span(units(folder, region.file)[unit], str(raw.get("from", "")), str(raw.get("to", "")))
     answer = raw.get("answer")
@@ -118,7 +126,9 @@ def _evidence(folder: Path, region: Region, text: str, raw: dict[str, object]) -
             raise QuestionError(f"answer word {word!r} is in the question itself")
         if word in _BANNED:
             raise QuestionError(f"answer word {word!r} may be rewritten by the writer")
-    holders = sum(1 for u in region_units(folder, region) if set(answer_words) <= words(u))
+    holders = sum(
+        1 for held in _words_of(region_units(folder, region)) if set(answer_words) <= held
+    )
     if holders > MAX_HOLDERS:
         raise QuestionError(
             f"answer {list(answer_words)} is held by {holders} units of the region "
