@@ -312,7 +312,7 @@ def products(seed: int) -> dict[str, float]:
     return {
         "int8": median(codes.estimate),
         "float32": median(lambda q: vectors @ q),
-        "keys": float(codes.codes.shape[0]),
+        "keys": float(codes.size),
     }
 
 
@@ -326,16 +326,17 @@ def markdown(
     lines = [
         "What the int8 reading of a large bank's passages (`services/memory/int8.py`) computes "
         "on each kind of CPU, and what making it exact everywhere costs. onnxruntime's "
-        "`MatMulInteger` multiplies the passages' uint8 codes (0..255, zero at 128) by the "
-        "query's int8 codes. With AVX-512 VNNI (or AVX-VNNI) four byte products go into the "
-        "int32 sum at once; with SSE4.1 or AVX the bytes are widened to 16 bits first: both "
-        "exact. With AVX2 alone, or AVX-512 without VNNI, `vpmaddubsw` adds each two "
-        "neighbouring uint8 × int8 products in a *saturating* 16-bit sum: codes over the whole "
-        "range reach 2 × 255 × 127 = 64,770 and are clipped to 32,767. That happens where a "
+        "`MatMulInteger` multiplies the query's uint8 codes (its steps shifted up by their "
+        "peak) by the passages' int8 codes (-127..127, held as columns). With AVX-512 VNNI "
+        "(or AVX-VNNI) four byte products go into the int32 sum at once; with SSE4.1 or AVX "
+        "the bytes are widened to 16 bits first: both exact. With AVX2 alone, or AVX-512 "
+        "without VNNI, `vpmaddubsw` adds each two neighbouring uint8 × int8 products in a "
+        "*saturating* 16-bit sum: a query over the whole range (±127, shifted to 0..254) "
+        "reaches 2 × 254 × 127 = 64,516 and is clipped to 32,767. That happens where a "
         "passage and the query share their largest components, which is where the passages "
-        "that matter are. Now the query's codes stop at ±64 (2 × 255 × 64 = 32,640 fits), so "
-        "every kernel computes the exact integers, and a kernel is used only once it has "
-        "computed known products exactly (else float32 alone).",
+        "that matter are. Now the query's codes stop at ±64 (0..128 shifted: 2 × 128 × 127 = "
+        "32,512 fits), so every kernel computes the exact integers, and a kernel is used "
+        "only once it has computed known products exactly (else float32 alone).",
         "",
         f"Readings: {ROWS:,} passages × {QUERIES} queries, sentences of {run['book']} embedded "
         "by the embedded all-MiniLM-L6-v2 (each its own unit vector). Large banks: the four "

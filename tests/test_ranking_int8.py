@@ -31,17 +31,17 @@ WIDE_VOCAB = [f"v{i}" for i in range(200)]  # words a few memories share, not mo
 pytestmark = pytest.mark.skipif(not available(), reason="onnxruntime's int8 kernel is missing")
 
 
-def exact_product(rows: npt.NDArray[np.uint8], query: npt.NDArray[np.int8]) -> np.ndarray:
-    return rows.astype(np.int64) @ query.astype(np.int64)
+def exact_product(query: npt.NDArray[np.uint8], columns: npt.NDArray[np.int8]) -> np.ndarray:
+    return query.astype(np.int64) @ columns.astype(np.int64)
 
 
-def saturating_quads(rows: npt.NDArray[np.uint8], query: npt.NDArray[np.int8]) -> np.ndarray:
+def saturating_quads(query: npt.NDArray[np.uint8], columns: npt.NDArray[np.int8]) -> np.ndarray:
     """No CPU's that we know: four neighbouring products summed in 16 bits (the check must
-    refuse it: 4 x 255 x 64 overflows)."""
-    products = rows.astype(np.int64) * query.astype(np.int64)[None, :]
-    products = np.pad(products, ((0, 0), (0, -products.shape[1] % 4)))
-    quads = products.reshape(products.shape[0], -1, 4).sum(axis=2)
-    out: np.ndarray = np.clip(quads, -32768, 32767).sum(axis=1)
+    refuse it: 4 x 128 x 127 overflows)."""
+    products = query.astype(np.int64)[:, None] * columns.astype(np.int64)
+    products = np.pad(products, ((0, -products.shape[0] % 4), (0, 0)))
+    quads = products.reshape(-1, 4, products.shape[1]).sum(axis=1)
+    out: np.ndarray = np.clip(quads, -32768, 32767).sum(axis=0)
     return out
 
 
@@ -196,7 +196,7 @@ def test_every_kernel_reads_the_same_estimate() -> None:
             assert np.array_equal(bound, bound0), name
 
 
-def raising(rows: npt.NDArray[np.uint8], query: npt.NDArray[np.int8]) -> np.ndarray:
+def raising(query: npt.NDArray[np.uint8], columns: npt.NDArray[np.int8]) -> np.ndarray:
     raise RuntimeError("no such instruction")
 
 
@@ -229,10 +229,10 @@ def test_a_kernel_that_fails_in_use_is_dropped_for_float32() -> None:
     """One that passed its check but raises on a bank's rows (out of memory, say): that
     ranking and every later one use float32 alone, and choose the same."""
 
-    def small_only(rows: npt.NDArray[np.uint8], query: npt.NDArray[np.int8]) -> np.ndarray:
-        if rows.shape[0] > 100:
+    def small_only(query: npt.NDArray[np.uint8], columns: npt.NDArray[np.int8]) -> np.ndarray:
+        if columns.shape[1] > 100:
             raise MemoryError("no room for the product")
-        return exact_product(rows, query)
+        return exact_product(query, columns)
 
     bank = spiky_bank(1)
     try:
