@@ -20,13 +20,18 @@ Invariants:
   (``talekeeper play``, the tests), never in ``talekeeper serve``. The in-process
   ``Worker`` is never built on PostgreSQL. The scenarios are read and validated
   once, at build.
+- The bank cache keeps large banks in snapshot files under the data folder
+  (``snapshot_folder``: one folder per database), so a restart does not build them
+  again from every row; they are caches only (``services.memory.snapshot``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -47,6 +52,7 @@ from talekeeper.services.memory.passes.runner import Runner
 from talekeeper.services.memory.port import BackgroundWork
 from talekeeper.services.memory.queue import QueuedWork
 from talekeeper.services.memory.service import MemorySystem
+from talekeeper.services.memory.snapshot import Snapshots
 from talekeeper.services.memory.worker import Worker
 from talekeeper.services.models import ModelSet
 from talekeeper.services.prefix import Belief, PromptPrefixes
@@ -71,13 +77,26 @@ from talekeeper.storage.repositories.users import UserRepository
 log = logging.getLogger(__name__)
 
 
+def snapshot_folder(settings: Settings, engine: Engine) -> Path:
+    """Where this database's bank snapshots live: a folder of the data folder per database
+    (two databases served from one data folder never read each other's)."""
+    where = engine.url.render_as_string(hide_password=True)
+    digest = hashlib.sha256(where.encode("utf-8")).hexdigest()[:16]
+    return Path(settings.data_dir) / "banks" / digest
+
+
 def memory_system(
-    engine: Engine, sessions: sessionmaker[Session], models_for_user: Callable[[int], ModelSet]
+    engine: Engine,
+    sessions: sessionmaker[Session],
+    models_for_user: Callable[[int], ModelSet],
+    snapshots: Path | None = None,
 ) -> MemorySystem:
     """The memory system and the adapter of its ``BackgroundWork`` port, by the database's
     queue: the ``derived_jobs`` outbox and this process's worker, or procrastinate's queue
-    shared by every process; either runs the passes' runner."""
-    cache = BankCache()  # one per process: retrieval and the passes see the same bank
+    shared by every process; either runs the passes' runner. ``snapshots``: the folder of
+    the bank snapshots (none: every cold bank is built from the database)."""
+    # One per process: retrieval and the passes see the same bank.
+    cache = BankCache(snapshots=Snapshots(snapshots) if snapshots is not None else None)
     runner = Runner(sessions, models_for_user, cache)
     background: BackgroundWork
     match job_queue(engine):
@@ -137,7 +156,12 @@ class Runtime:
             scenarios=load_scenarios(),
             prefixes=PromptPrefixes(belief=prefix_belief(settings, engine)),
         )
-        runtime.memory = memory_system(engine, runtime.sessions, runtime.models_for_user)
+        runtime.memory = memory_system(
+            engine,
+            runtime.sessions,
+            runtime.models_for_user,
+            snapshots=snapshot_folder(settings, engine),
+        )
         runtime.knowledge = KnowledgeSearch(sessions)
         runtime.indexer = LibraryIndexer(runtime.sessions, runtime.models_for_user)
         return runtime

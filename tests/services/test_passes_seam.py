@@ -343,9 +343,9 @@ def test_a_failing_pass_is_recorded_and_the_passes_after_it_still_run(
 # -- the floors ----------------------------------------------------------------------------
 
 PURE = {"writer", "eviction", "extractive", "evidence", "terms", "authority", "excerpt"}
-PURE |= {"cast", "prompts", "ranking", "keyset", "int8"}
+PURE |= {"cast", "prompts", "ranking", "keyset", "int8", "postings"}
 REQUEST = {"base", "service", "retrieval", "changes", "manage", "bank", "scene", "summary"}
-REQUEST |= {"source", "port"}
+REQUEST |= {"source", "port", "snapshot"}
 BACKGROUND = {"worker", "queue", "passes"}
 NO_IO = ("sqlalchemy", "talekeeper.storage.db", "talekeeper.storage.repositories")
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -37,7 +37,9 @@ from talekeeper.services.memory.authority import classify
 from talekeeper.services.memory.evidence import Passage
 from talekeeper.services.memory.int8 import Codes
 from talekeeper.services.memory.keyset import QUANTIZE_AT, Keys
+from talekeeper.services.memory.postings import Postings
 from talekeeper.services.memory.ranking import Bank
+from talekeeper.services.memory.snapshot import Snapshots, Stamp
 from talekeeper.services.memory.terms import term_set
 from talekeeper.storage.models import Memory, MemoryKey
 from talekeeper.storage.repositories.memory import ACTIVE, BankRow, MemoryRepository
@@ -58,15 +60,17 @@ def unpack(blob: bytes) -> np.ndarray:
 @dataclass
 class _Entry:
     model: str
-    revision: int
+    revision: int  # the bank's state as of the last refresh (``bank_state``)
     count: int
-    rows: dict[int, BankRow] = field(default_factory=dict)  # as read: blob and terms text
-    keys: dict[int, list[KeyRow]] = field(default_factory=dict)  # memory id -> its keys
     bank: Bank | None = None
     reread: set[int] = field(default_factory=set)  # invalidated rows: read again by id
     # What Insights shows of the memories retrieval chose: read once per memory (never the
     # whole bank's text), dropped with the row whenever it changes.
     details: dict[int, Detail] = field(default_factory=dict)
+    saved: int = 0  # the revision of the newest snapshot written or read (0: none)
+    moved: int = 0  # rows patched in since then
+    created: str | None = None  # the adventure's creation time, once a snapshot needed it
+    refreshing: threading.Lock = field(default_factory=threading.Lock)
 
 
 class Detail(NamedTuple):
@@ -78,13 +82,36 @@ class Detail(NamedTuple):
     source_end: int | None
 
 
-class BankCache:
-    """Retrievable rows per adventure, refreshed by revision; safe across threads."""
+# A bank this large is kept in a snapshot file (where the cache has a folder for them): a
+# cold build costs about 0.2 ms a memory with its keys, so below this it is quick anyway.
+SNAPSHOT_AT = 500
+# Rows patched in since the last snapshot before the next is written (in the background):
+# what the first turn after a crash reads and patches on top of the snapshot.
+SNAPSHOT_AFTER = 50
 
-    def __init__(self, capacity: int = CACHED_ADVENTURES) -> None:
+
+class BankCache:
+    """Retrievable rows per adventure, refreshed by revision; safe across threads.
+
+    A refresh reads only the rows whose revision moved (and their keys) and patches them
+    into the cached bank (``Bank.patched``); only a cold read builds the whole bank. With
+    ``snapshots``, a cold read starts from the adventure's snapshot file when there is a
+    sound one (``snapshot``), and large banks are written back there now and then."""
+
+    def __init__(
+        self,
+        capacity: int = CACHED_ADVENTURES,
+        snapshots: Snapshots | None = None,
+        snapshot_at: int = SNAPSHOT_AT,
+        snapshot_after: int = SNAPSHOT_AFTER,
+    ) -> None:
         self.capacity = capacity
+        self.snapshots = snapshots
+        self.snapshot_at = snapshot_at
+        self.snapshot_after = snapshot_after
         self._entries: OrderedDict[int, _Entry] = OrderedDict()
         self._lock = threading.Lock()
+        self._saving: dict[int, threading.Thread] = {}
 
     def invalidate(self, adventure_id: int, memory_id: int | None = None) -> None:
         with self._lock:
@@ -96,10 +123,8 @@ class BankCache:
             else:
                 # Read it again by id next time, whatever its revision: the change may not
                 # be committed yet, or may be rolled back.
-                entry.rows.pop(memory_id, None)
                 entry.details.pop(memory_id, None)
                 entry.reread.add(memory_id)
-                entry.bank = None
 
     def bank(self, session: Session, adventure_id: int, model: str) -> Bank:
         repo = MemoryRepository(session)
@@ -108,29 +133,24 @@ class BankCache:
             entry = self._entries.get(adventure_id)
             if entry is not None:
                 self._entries.move_to_end(adventure_id)
-        fresh = entry is None or entry.model != model or revision < entry.revision
-        if entry is not None and not fresh and count < entry.count:
-            fresh = True  # rows vanished (an adventure re-created under a reused id)
-        if fresh or entry is None:
-            entry = _Entry(model, 0, 0)
-        if entry.revision != revision or entry.count != count or entry.bank is None:
-            cold = entry.revision == 0
-            changed = repo.bank_rows(adventure_id, after_revision=entry.revision)
+        if entry is None or entry.model != model or revision < entry.revision:
+            entry = self._start(session, adventure_id, model, revision, count)
+        elif count < entry.count:
+            entry = _Entry(model, 0, 0)  # rows vanished (an adventure re-created, a reused id)
+        with entry.refreshing:
             with self._lock:
                 reread, entry.reread = entry.reread, set()
-            if reread:
-                changed += repo.bank_rows(adventure_id, ids=sorted(reread))
-            for row in changed:
-                self._apply(entry, row)
-            self._read_keys(session, entry, adventure_id, changed, cold)
-            entry.revision, entry.count = revision, count
-            entry.bank = build(list(entry.rows.values()), entry.keys)
+            if entry.bank is None or reread or (entry.revision, entry.count) != (revision, count):
+                self._refresh(session, entry, adventure_id, revision, count, reread)
+            bank, state = entry.bank, (entry.revision, entry.count)
+            assert bank is not None
         with self._lock:
             self._entries[adventure_id] = entry
             self._entries.move_to_end(adventure_id)
             while len(self._entries) > self.capacity:
                 self._entries.popitem(last=False)
-        return entry.bank
+        self._maybe_save(session, adventure_id, entry, bank, state)
+        return bank
 
     def details(self, adventure_id: int, ids: Sequence[int]) -> dict[int, Detail]:
         """The cached details of ``ids`` (those not cached are missing from the result)."""
@@ -144,42 +164,150 @@ class BankCache:
         """Remember details read at bank ``revision`` (ignored if the bank moved since)."""
         with self._lock:
             entry = self._entries.get(adventure_id)
-            if entry is not None and entry.revision == revision:
-                entry.details.update((i, d) for i, d in found.items() if i in entry.rows)
+            if entry is not None and entry.revision == revision and entry.bank is not None:
+                held = set(np.intersect1d(entry.bank.ids, list(found)).tolist())
+                entry.details.update((i, d) for i, d in found.items() if i in held)
 
     def revision(self, adventure_id: int) -> int:
         with self._lock:
             entry = self._entries.get(adventure_id)
             return entry.revision if entry is not None else -1
 
-    @staticmethod
-    def _apply(entry: _Entry, row: BankRow) -> None:
-        entry.details.pop(row.id, None)
-        entry.keys.pop(row.id, None)
-        usable = row.status == ACTIVE and row.vector is not None and row.vector_model == entry.model
-        if usable:
-            entry.rows[row.id] = row
-        else:
-            entry.rows.pop(row.id, None)
+    # -- reading -------------------------------------------------------------------------
 
-    @staticmethod
-    def _read_keys(
-        session: Session, entry: _Entry, adventure_id: int, changed: list[BankRow], cold: bool
-    ) -> None:
-        """The keys of the changed rows still in the bank (a cold read: all at once)."""
-        repo = KeyRepository(session)
-        wanted = {r.id for r in changed if r.id in entry.rows}
-        if not wanted:
-            return
-        found = (
-            repo.bank_keys(adventure_id=adventure_id)
-            if cold
-            else repo.bank_keys(memory_ids=sorted(wanted))
+    def _start(
+        self, session: Session, adventure_id: int, model: str, revision: int, count: int
+    ) -> _Entry:
+        """A new entry: from the adventure's snapshot when a sound one is behind the
+        database (the refresh then patches in what moved since), else empty."""
+        if self.snapshots is None:
+            return _Entry(model, 0, 0)
+        found = self.snapshots.load(adventure_id, model)
+        if found is None:
+            return _Entry(model, 0, 0)
+        bank, stamp = found
+        created = MemoryRepository(session).adventure_created(adventure_id)
+        if stamp.created != created or stamp.revision > revision or stamp.count > count:
+            self.snapshots.remove(adventure_id, model)
+            return _Entry(model, 0, 0)
+        return _Entry(
+            model, stamp.revision, stamp.count, bank=bank, saved=stamp.revision, created=created
         )
-        for key in found:
-            usable = key.vector is not None and key.vector_model == entry.model
-            if usable and key.memory_id in wanted:
-                entry.keys.setdefault(key.memory_id, []).append(key)
+
+    def _refresh(
+        self,
+        session: Session,
+        entry: _Entry,
+        adventure_id: int,
+        revision: int,
+        count: int,
+        reread: set[int],
+    ) -> None:
+        repo = MemoryRepository(session)
+        cold = entry.bank is None
+        changed = repo.bank_rows(adventure_id, after_revision=0 if cold else entry.revision)
+        if reread and not cold:
+            changed += repo.bank_rows(adventure_id, ids=sorted(reread))
+        latest = {row.id: row for row in changed}  # a row read twice: its later read
+        usable = [r for r in latest.values() if _usable(r, entry.model)]
+        keys = _read_keys(session, adventure_id, usable, entry.model, whole=cold)
+        added = build(usable, keys)
+        bank = added
+        if not cold:
+            assert entry.bank is not None
+            drop = np.fromiter(latest, dtype=np.int64, count=len(latest))
+            try:
+                bank = entry.bank.patched(drop, added)
+            except ValueError:  # rows of another vector size: the whole bank again
+                entry.revision, entry.bank = 0, None
+                self._refresh(session, entry, adventure_id, revision, count, set())
+                return
+            entry.moved += len(latest)
+        with self._lock:
+            for memory_id in latest:
+                entry.details.pop(memory_id, None)
+        entry.bank, entry.revision, entry.count = bank, revision, count
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def _maybe_save(
+        self,
+        session: Session,
+        adventure_id: int,
+        entry: _Entry,
+        bank: Bank,
+        state: tuple[int, int],
+    ) -> None:
+        """Write a large bank's snapshot (``snapshot_at`` rows and more) in the background
+        when it has none yet, or when ``snapshot_after`` rows moved since the last."""
+        if self.snapshots is None or bank.size < self.snapshot_at:
+            return
+        if entry.saved and entry.moved < self.snapshot_after:
+            return
+        if entry.created is None:
+            entry.created = MemoryRepository(session).adventure_created(adventure_id)
+        self._save(adventure_id, entry, bank, state)
+
+    def _save(self, adventure_id: int, entry: _Entry, bank: Bank, state: tuple[int, int]) -> None:
+        """``bank``, as of ``state`` (the revision and count it was refreshed to), written
+        in a thread of its own (one at a time per adventure)."""
+        if self.snapshots is None or entry.created is None:
+            return
+        revision, count = state
+        with self._lock:
+            running = self._saving.get(adventure_id)
+            if running is not None and running.is_alive():
+                return
+            stamp = Stamp(adventure_id, entry.created, entry.model, revision, count)
+            entry.saved, entry.moved = revision, 0
+            thread = threading.Thread(
+                target=self.snapshots.save, args=(bank, stamp), name="bank-snapshot", daemon=True
+            )
+            self._saving[adventure_id] = thread
+        thread.start()
+
+    def save_behind(self) -> None:
+        """Write the snapshot of every cached bank that moved since its last (at shutdown:
+        the next start then reads nothing from the database but the revision check)."""
+        with self._lock:
+            entries = list(self._entries.items())
+        for adventure_id, entry in entries:
+            with entry.refreshing:  # the bank and the state it was refreshed to, together
+                bank, state = entry.bank, (entry.revision, entry.count)
+            if bank is not None and entry.saved and state[0] != entry.saved:
+                self._save(adventure_id, entry, bank, state)
+
+    def wait_saved(self, timeout: float | None = None) -> None:
+        """Wait for the snapshots being written (at shutdown, and in tests)."""
+        with self._lock:
+            threads = list(self._saving.values())
+        for thread in threads:
+            thread.join(timeout)
+
+
+def _usable(row: BankRow, model: str) -> bool:
+    return row.status == ACTIVE and row.vector is not None and row.vector_model == model
+
+
+def _read_keys(
+    session: Session, adventure_id: int, rows: list[BankRow], model: str, whole: bool
+) -> dict[int, list[KeyRow]]:
+    """The keys of ``rows`` with a vector of ``model``, by memory (``whole``: read as the
+    adventure's, all at once)."""
+    if not rows:
+        return {}
+    repo = KeyRepository(session)
+    wanted = {r.id for r in rows}
+    found = (
+        repo.bank_keys(adventure_id=adventure_id)
+        if whole
+        else repo.bank_keys(memory_ids=sorted(wanted))
+    )
+    out: dict[int, list[KeyRow]] = {}
+    for key in found:
+        if key.memory_id in wanted and key.vector is not None and key.vector_model == model:
+            out.setdefault(key.memory_id, []).append(key)
+    return out
 
 
 def build(rows: Sequence[BankRow], keys: dict[int, list[KeyRow]] | None = None) -> Bank:
@@ -209,7 +337,7 @@ def build(rows: Sequence[BankRow], keys: dict[int, list[KeyRow]] | None = None) 
         heuristic=np.fromiter(
             (r.authority == "heuristic" for r in rows), dtype=np.bool_, count=len(rows)
         ),
-        postings=_postings(r.terms for r in rows),
+        postings=Postings.of_texts([r.terms for r in rows]),
         keys=_keys(ids, keys or {}, width),
     )
 
@@ -221,15 +349,6 @@ def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     np.divide(matrix, norms, out=matrix, where=norms > 0)
     return matrix
-
-
-def _postings(term_texts: Iterable[str]) -> dict[str, np.ndarray]:
-    """Term -> ascending row indices, from each row's space-separated terms."""
-    index: dict[str, list[int]] = {}
-    for i, text in enumerate(term_texts):
-        for term in text.split():
-            index.setdefault(term, []).append(i)
-    return {t: np.array(ix, dtype=np.int64) for t, ix in index.items()}
 
 
 def _keys(ids: np.ndarray, keys: dict[int, list[KeyRow]], width: int) -> Keys | None:
@@ -254,7 +373,7 @@ def _keys(ids: np.ndarray, keys: dict[int, list[KeyRow]], width: int) -> Keys | 
         depths=np.fromiter((k.depth for k in ordered), dtype=np.int64, count=len(ordered)),
         vectors=matrix,
         starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-        postings=_postings(k.terms for k in ordered),
+        postings=Postings.of_texts([k.terms for k in ordered]),
         names=[k.names for k in ordered],
         codes=Codes.of(matrix) if len(ordered) >= QUANTIZE_AT else None,
     )

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from talekeeper.services.memory.int8 import Codes
+from talekeeper.services.memory.postings import Postings
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float32]
@@ -49,7 +50,7 @@ class Keys:
     depths: IntArray
     vectors: FloatArray  # (K, dims), rows of norm 1 (or 0)
     starts: IntArray  # (bank size + 1,)
-    postings: dict[str, IntArray] = field(default_factory=dict)
+    postings: Postings = field(default_factory=Postings.empty)
     names: list[str] = field(default_factory=list)  # per key: its names, space-separated
     codes: Codes | None = None  # the vectors as int8 codes (large banks only)
 
@@ -99,10 +100,6 @@ class Keys:
         vectors[~np.isfinite(vectors).all(axis=1)] = 0.0  # a corrupt vector ranks nowhere
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         np.divide(vectors, norms, out=vectors, where=norms > 0)
-        index: dict[str, list[int]] = {}
-        for i, key in enumerate(kept):
-            for term in key.terms:
-                index.setdefault(term, []).append(i)
         counts = np.bincount(owner, minlength=len(memory_ids))
         return cls(
             ids=np.array([k.id for k in kept], dtype=np.int64),
@@ -110,7 +107,39 @@ class Keys:
             depths=np.array([k.depth for k in kept], dtype=np.int64),
             vectors=vectors,
             starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-            postings={t: np.array(ix, dtype=np.int64) for t, ix in index.items()},
+            postings=Postings.of_terms(k.terms for k in kept),
             names=[" ".join(sorted(k.names)) for k in kept],
             codes=Codes.of(vectors) if len(kept) >= quantize_at else None,
+        )
+
+    def patched(
+        self, keep: BoolArray, added: Keys, rows: int, quantize_at: int = QUANTIZE_AT
+    ) -> Keys:
+        """The keys of the bank rows ``keep`` holds (renumbered in order), then ``added``'s
+        (the keys of the rows appended after them): ``rows`` bank rows in all. The int8 codes
+        are carried over and extended where held, made anew when the keys first reach
+        ``quantize_at``."""
+        kept = keep[self.owner]
+        base = int(np.count_nonzero(keep))
+        renumber = np.cumsum(keep, dtype=np.int64) - 1
+        owner = np.concatenate((renumber[self.owner[kept]], added.owner + base))
+        vectors = np.concatenate((self.vectors[kept], added.vectors))
+        counts = np.bincount(owner, minlength=rows)
+        codes: Codes | None = None
+        if owner.size >= quantize_at:
+            if self.codes is not None:
+                extra = added.codes if added.codes is not None else Codes.of(added.vectors)
+                codes = self.codes.patched(kept, extra)
+            else:
+                codes = Codes.of(vectors)
+        names = [n for n, k in zip(self.names, kept.tolist(), strict=True) if k] + added.names
+        return Keys(
+            ids=np.concatenate((self.ids[kept], added.ids)),
+            owner=owner,
+            depths=np.concatenate((self.depths[kept], added.depths)),
+            vectors=vectors,
+            starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+            postings=self.postings.patched(kept, added.postings),
+            names=names,
+            codes=codes,
         )

@@ -80,6 +80,7 @@ from talekeeper.services.memory.keyset import (
     KeyInput,
     Keys,
 )
+from talekeeper.services.memory.postings import Postings
 
 INPUT_WEIGHT = 0.6  # the player's own words say best what this turn is about
 CONTEXT_WEIGHT = 0.4  # the scene resolves "her" and "it" but must not drown the question
@@ -173,7 +174,7 @@ class Bank:
     vectors: FloatArray  # (N, dims), rows of norm 1 (or 0 for a zero vector)
     pinned: BoolArray
     heuristic: BoolArray
-    postings: dict[str, IntArray] = field(default_factory=dict)  # term -> ascending row indices
+    postings: Postings = field(default_factory=Postings.empty)  # term -> ascending rows
     keys: Keys | None = None  # evidence keys; None: ranked by the memories' own text alone
 
     @property
@@ -214,10 +215,6 @@ class Bank:
         if not finite.all():
             bad = rows[int(np.argmin(finite))].id
             raise ValueError(f"memory {bad} has a vector with NaN or infinity: re-embed it")
-        index: dict[str, list[int]] = {}
-        for i, row in enumerate(rows):
-            for term in row.terms:
-                index.setdefault(term, []).append(i)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         np.divide(vectors, norms, out=vectors, where=norms > 0)
         ids = np.array([r.id for r in rows], dtype=np.int64)
@@ -228,8 +225,41 @@ class Bank:
             vectors=vectors,
             pinned=np.array([r.pinned for r in rows], dtype=np.bool_),
             heuristic=np.array([r.heuristic for r in rows], dtype=np.bool_),
-            postings={t: np.array(ix, dtype=np.int64) for t, ix in index.items()},
+            postings=Postings.of_terms(r.terms for r in rows),
             keys=Keys.build(ids, keys, dims, quantize_at) if keys else None,
+        )
+
+    def patched(self, drop: IntArray, added: Bank, quantize_at: int = QUANTIZE_AT) -> Bank:
+        """This bank without the memories ``drop`` names, then ``added``'s rows: the bank
+        that building over the kept rows and then ``added``'s, in that order, would give
+        (what a cache does when a few memories change, instead of building all again).
+
+        Raises ValueError when ``added`` has rows of another vector size."""
+        if added.size and self.size and added.dims != self.dims:
+            raise ValueError(f"the bank has {self.dims} dimensions, the rows added {added.dims}")
+        keep = ~np.isin(self.ids, drop)
+        if not keep.any():
+            return added
+        if not added.size:
+            added = Bank.build([], self.dims)
+        dims = self.dims
+        rows = int(np.count_nonzero(keep)) + added.size
+        keys: Keys | None = None
+        if self.keys is not None or added.keys is not None:
+            mine = self.keys if self.keys is not None else Keys.empty(self.size, dims)
+            theirs = added.keys if added.keys is not None else Keys.empty(added.size, dims)
+            keys = mine.patched(keep, theirs, rows, quantize_at)
+            if not keys.size:
+                keys = None
+        return Bank(
+            ids=np.concatenate((self.ids[keep], added.ids)),
+            branch_ids=np.concatenate((self.branch_ids[keep], added.branch_ids)),
+            depths=np.concatenate((self.depths[keep], added.depths)),
+            vectors=np.concatenate((self.vectors[keep], added.vectors)),
+            pinned=np.concatenate((self.pinned[keep], added.pinned)),
+            heuristic=np.concatenate((self.heuristic[keep], added.heuristic)),
+            postings=self.postings.patched(keep, added.postings),
+            keys=keys,
         )
 
 
@@ -320,7 +350,7 @@ def _semantic(
 
 
 def _lexical(
-    postings: dict[str, IntArray], mask: BoolArray, cand: IntArray, unique_terms: list[str]
+    postings: Postings, mask: BoolArray, cand: IntArray, unique_terms: list[str]
 ) -> tuple[npt.NDArray[np.float64], dict[str, float]]:
     n = cand.size
     held = np.zeros(mask.shape[0], dtype=np.float64)  # per row: weight of the input terms held

@@ -17,6 +17,7 @@ Invariants:
 
 from __future__ import annotations
 
+import asyncio
 from enum import StrEnum
 from typing import Any
 
@@ -47,6 +48,7 @@ class PassState(StrEnum):
 
 
 KINDS = tuple(kind.value for kind in Kind)
+SNAPSHOT_WAIT = 30.0  # seconds a stop waits for a bank snapshot being written
 
 
 class MemorySystem:
@@ -83,6 +85,10 @@ class MemorySystem:
 
     async def stop(self) -> None:
         await self.background.stop()
+        # The banks that moved since their snapshot are written, and the writing finished (a
+        # half-written one is never used, but the next start would build that bank again).
+        self.cache.save_behind()
+        await asyncio.to_thread(self.cache.wait_saved, SNAPSHOT_WAIT)
 
     async def idle(self, timeout: float = 60.0) -> None:
         await self.background.idle(timeout)

@@ -211,6 +211,14 @@ class MemoryRepository:
         top, count = self.session.execute(query).one()
         return int(top or 0), int(count or 0)
 
+    def adventure_created(self, adventure_id: int) -> str:
+        """When the adventure was created, as text ("" when there is none): what tells it
+        from another adventure later given the same id."""
+        created = self.session.scalar(
+            select(Adventure.created_at).where(Adventure.id == adventure_id)
+        )
+        return created.isoformat() if created is not None else ""
+
     def bank_rows(
         self, adventure_id: int, *, after_revision: int = 0, ids: Sequence[int] = ()
     ) -> list[BankRow]:
