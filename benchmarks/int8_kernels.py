@@ -394,9 +394,8 @@ def markdown(
         "AVX-512-without-VNNI machines the int8 readings used to be wrong (above); there the "
         "headroom costs the same extra float32 reads as here, and its kernel's "
         "speed could not be timed on this machine (QEMU does not run at the CPU's pace). "
-        "Where a kernel fails the check, ranking is the float32 row: never wrong, and as "
-        "fast here, where the int8 product saves little; where it saves more (the machine of "
-        "2026-12-03 in \"Memory ranking\": 1.1 against 6 ms) that is the cost.",
+        "Where a kernel fails the check, ranking is the float32 row: never wrong, and "
+        "slower by what the two products above differ.",
         "",
         f"{run['machine']}; load average {run['load'][0]:.1f} before and {run['load'][1]:.1f} "
         f"after; {run['seconds']:.0f} s in all (`.venv/bin/python benchmarks/int8_kernels.py "

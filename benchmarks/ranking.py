@@ -16,6 +16,11 @@ timing includes scoring the keys. Then, for each size:
   chosen memories' texts, in two short sessions);
 - cold: a fresh ``BankCache`` each time (the rows read from the database, the
   arrays built) and ``rank``;
+- restart: a fresh ``BankCache`` over the bank's snapshot file (``snapshot``), exactly
+  as it was written, and with ``SNAPSHOT_AFTER`` memories changed since (read from the
+  database and patched in), then ``rank``: the first turn after a restart;
+- refresh: one memory changed (its pin toggled), then the cached bank refreshed (the
+  changed row read and patched in);
 - for scale: the two NumPy matrix-vector products alone, and a pure-Python
   cosine loop over ``array('f')`` vectors (every row, both query vectors);
 - the memory the cache entry holds, and tracemalloc's peak while building it.
@@ -26,7 +31,8 @@ on the machine falls on all of them alike.
     .venv/bin/python benchmarks/ranking.py [--write docs/benchmarks.md]
 
 Targets: a warm median of at most 0.2 ms at 400 memories and 5 ms at 5,000, and a
-cold median of at most 2 ms at 400.
+cold median of at most 2 ms at 400 (the first wave's); a warm median of at most 10 ms at
+5,000 and the first turn after a restart at most 200 ms at 5,000 (with evidence keys).
 """
 
 from __future__ import annotations
@@ -62,8 +68,15 @@ from sqlalchemy.orm import Session, sessionmaker  # noqa: E402
 
 from talekeeper.core.reports import machine_description, publish  # noqa: E402
 from talekeeper.services.memory.authority import classify  # noqa: E402
-from talekeeper.services.memory.bank import BankCache, build, pack  # noqa: E402
+from talekeeper.services.memory.bank import (  # noqa: E402
+    SNAPSHOT_AFTER,
+    BankCache,
+    build,
+    pack,
+    set_pinned,
+)
 from talekeeper.services.memory.evidence import names  # noqa: E402
+from talekeeper.services.memory.keyset import QUANTIZE_AT  # noqa: E402
 from talekeeper.services.memory.ranking import (  # noqa: E402
     CONTEXT_WEIGHT,
     INPUT_WEIGHT,
@@ -72,11 +85,13 @@ from talekeeper.services.memory.ranking import (  # noqa: E402
     lineage_mask,
     rank,
 )
+from talekeeper.services.memory.snapshot import Snapshots  # noqa: E402
 from talekeeper.services.memory.terms import term_set, terms  # noqa: E402
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope  # noqa: E402
 from talekeeper.storage.migrate import upgrade  # noqa: E402
 from talekeeper.storage.models import Adventure, Branch, Memory, MemoryKey, User  # noqa: E402
 from talekeeper.storage.repositories.memory import MemoryRepository  # noqa: E402
+from talekeeper.storage.repositories.memory_keys import KeyRepository  # noqa: E402
 
 SIZES = (25, 200, 400, 5_000)
 DIMS = 384
@@ -103,6 +118,8 @@ TARGETS = (  # (what, size, median limit in ms)
     ("warm", 400, 0.2),
     ("warm", 5_000, 5.0),
     ("cold", 400, 2.0),
+    ("warm", 5_000, 10.0),
+    ("restart", 5_000, 200.0),
 )
 
 # -- the story's words ---------------------------------------------------------------------
@@ -351,6 +368,7 @@ def build_story(sessions: sessionmaker[Session], user_id: int, size: int, seed: 
         if rows:
             session.execute(insert(Memory), rows)
             _add_keys(session, adventure.id, rng, vrng)
+        adventure.memory_revision = len(rows)  # the counter later changes take theirs from
         lineage = ((side.id, None), (main.id, fork - 1))
         mean_terms = statistics.fmean(len(r["terms"].split()) for r in rows)
         adventure_id = adventure.id
@@ -419,6 +437,31 @@ def cold(sessions: sessionmaker[Session], story: Story, q: int) -> Any:
     return rank(bank, lineage_mask(bank, story.lineage), q_in, q_ctx, terms(text), TOP_K)
 
 
+def restart(sessions: sessionmaker[Session], snapshots: Snapshots, story: Story, q: int) -> Any:
+    """The first turn after a restart: a new cache over the snapshot folder, then ``rank``."""
+    text, q_in, q_ctx = story.queries[q % QUERIES]
+    cache = BankCache(snapshots=snapshots, snapshot_at=10**9)  # reads, never writes
+    with session_scope(sessions) as session:
+        bank = cache.bank(session, story.adventure_id, MODEL)
+    return rank(bank, lineage_mask(bank, story.lineage), q_in, q_ctx, terms(text), TOP_K)
+
+
+def toggle_pins(
+    sessions: sessionmaker[Session], story: Story, ids: list[int], cache: BankCache | None
+) -> None:
+    """A change ranking must see, for each of ``ids``: its pin toggled."""
+    with session_scope(sessions) as session:
+        for memory_id in ids:
+            memory = session.get(Memory, memory_id)
+            assert memory is not None
+            set_pinned(session, memory, not memory.pinned, cache)
+
+
+def refresh(sessions: sessionmaker[Session], cache: BankCache, story: Story) -> Any:
+    with session_scope(sessions) as session:
+        return cache.bank(session, story.adventure_id, MODEL)
+
+
 def numpy_product(bank: Bank, story: Story, q: int) -> Any:
     _, q_in, q_ctx = story.queries[q % QUERIES]
     return bank.vectors @ q_in, bank.vectors @ q_ctx
@@ -454,16 +497,18 @@ def deep_size(obj: Any, seen: set[int]) -> int:
         return size + sum(deep_size(x, seen) for x in obj)
     if hasattr(obj, "__dict__"):
         return size + deep_size(vars(obj), seen)
-    return size
+    slots = getattr(type(obj), "__slots__", ())
+    return size + sum(deep_size(getattr(obj, name), seen) for name in slots if hasattr(obj, name))
 
 
 @dataclass
 class Footprint:
     vectors: int  # the bank's (N, 384) float32 matrix
     columns: int  # ids, branch ids, depths, pinned, heuristic
-    postings: int  # term -> row indices: the dict, its keys and arrays
-    term_sets: int  # the per-row terms (text, as stored) the entry keeps for refreshing
-    row_vectors: int  # the per-row vector blobs (bytes, as stored) the entry keeps
+    postings: int  # term -> row indices: the vocabulary, its index and the flat arrays
+    key_vectors: int  # the keys' float32 matrix
+    key_codes: int  # the keys' int8 codes and their columns
+    key_rest: int  # the keys' ids, owners, depths, runs, postings and names
     total: int  # everything reachable from the cache entry, shared objects once
     build_peak: int  # tracemalloc peak while a fresh cache reads and builds the bank
     retained: int  # tracemalloc: what stays allocated after the build (the cache)
@@ -482,13 +527,22 @@ def footprint(sessions: sessionmaker[Session], story: Story) -> Footprint:
     bank = entry.bank
     assert bank is not None
     columns = (bank.ids, bank.branch_ids, bank.depths, bank.pinned, bank.heuristic)
-    rows = list(entry.rows.values())
+    keys = bank.keys
+    codes = keys.codes if keys is not None else None
+    code_bytes = (
+        sum(a.nbytes for a in (codes.columns, codes.sums, codes.scale, codes.error, codes.norm))
+        if codes is not None
+        else 0
+    )
+    key_total = deep_size(keys, set()) if keys is not None else 0
+    key_vectors = keys.vectors.nbytes if keys is not None else 0
     return Footprint(
         vectors=bank.vectors.nbytes,
         columns=sum(c.nbytes for c in columns),
         postings=deep_size(bank.postings, set()),
-        term_sets=deep_size([r.terms for r in rows], set()) - sys.getsizeof(rows),
-        row_vectors=deep_size([r.vector for r in rows], set()) - sys.getsizeof(rows),
+        key_vectors=key_vectors,
+        key_codes=code_bytes,
+        key_rest=max(0, key_total - key_vectors - code_bytes),
         total=deep_size(entry, set()),
         build_peak=peak,
         retained=retained,
@@ -521,6 +575,7 @@ class SizeResult:
     mean_input_terms: float
     times: dict[str, Samples] = field(default_factory=dict)
     footprint: Footprint | None = None
+    snapshot_bytes: int = 0
 
     def t(self, name: str) -> Samples:
         return self.times.setdefault(name, Samples())
@@ -557,12 +612,29 @@ def bench(sizes: list[int], seed: int, rounds: int) -> list[SizeResult]:
                 session.flush()
                 user_id = user.id
             stories = [build_story(sessions, user_id, size, seed) for size in sizes]
-            return measure(sessions, stories, rounds)
+            return measure(sessions, stories, rounds, Snapshots(Path(root) / "banks"))
         finally:
             engine.dispose()
 
 
-def measure(sessions: sessionmaker[Session], stories: list[Story], rounds: int) -> list[SizeResult]:
+def snapshot_now(sessions: sessionmaker[Session], snapshots: Snapshots, story: Story) -> int:
+    """The story's snapshot written as its bank is now; its size in bytes."""
+    writer = BankCache(snapshots=snapshots, snapshot_at=1)
+    with session_scope(sessions) as session:
+        writer.bank(session, story.adventure_id, MODEL)
+    writer.wait_saved()
+    return snapshots.path(story.adventure_id, MODEL).stat().st_size
+
+
+def memory_ids(sessions: sessionmaker[Session], story: Story) -> list[int]:
+    with session_scope(sessions) as session:
+        query = select(Memory.id).where(Memory.adventure_id == story.adventure_id)
+        return list(session.scalars(query.order_by(Memory.id)).all())
+
+
+def measure(
+    sessions: sessionmaker[Session], stories: list[Story], rounds: int, snapshots: Snapshots
+) -> list[SizeResult]:
     cache = BankCache()
     banks: dict[int, Bank] = {}
     results: dict[int, SizeResult] = {}
@@ -580,19 +652,21 @@ def measure(sessions: sessionmaker[Session], stories: list[Story], rounds: int) 
             mean_terms=story.mean_terms,
             mean_input_terms=statistics.fmean(len(terms(t)) for t, _, _ in story.queries),
         )
+        results[story.size].snapshot_bytes = snapshot_now(sessions, snapshots, story)
         # Warm-up: compiled SQL, NumPy's first calls, the regex.
         for q in range(20):
             warm_rank(bank, story, q)
             warm_path(sessions, cache, story, q)
             cold(sessions, story, q)
+            restart(sessions, snapshots, story, q)
     for _ in range(rounds):
         for story in stories:
             gc.collect()
             one_round(
                 sessions,
                 cache,
+                snapshots,
                 story,
-                banks[story.size],
                 loops[story.size],
                 rounds,
                 results[story.size],
@@ -605,20 +679,27 @@ def measure(sessions: sessionmaker[Session], stories: list[Story], rounds: int) 
 def one_round(
     sessions: sessionmaker[Session],
     cache: BankCache,
+    snapshots: Snapshots,
     story: Story,
-    bank: Bank,
     loop_rows: list[array[float]],
     rounds: int,
     r: SizeResult,
 ) -> None:
     n = story.size
-    records = list(cache._entries[story.adventure_id].rows.values())  # looked at on purpose
+    with session_scope(sessions) as session:
+        bank = cache.bank(session, story.adventure_id, MODEL)
+        records = MemoryRepository(session).bank_rows(story.adventure_id)
+        keyed: dict[int, list[Any]] = {}
+        for key in KeyRepository(session).bank_keys(adventure_id=story.adventure_id):
+            keyed.setdefault(key.memory_id, []).append(key)
 
     def read(q: int) -> int:
         with session_scope(sessions) as session:
             repo = MemoryRepository(session)
             repo.bank_state(story.adventure_id)
-            return len(repo.bank_rows(story.adventure_id))
+            rows = repo.bank_rows(story.adventure_id)
+            keys = KeyRepository(session).bank_keys(adventure_id=story.adventure_id)
+            return len(rows) + len(keys)
 
     warm, path, colds = WARM_CALLS.get(n, 1000), PATH_CALLS.get(n, 300), COLD_CALLS.get(n, 30)
     # With and without input terms call by call, so a busy moment weighs on both alike.
@@ -631,7 +712,24 @@ def one_round(
     timed(r.t("path"), path // rounds, lambda q: warm_path(sessions, cache, story, q))
     timed(r.t("cold"), max(colds // rounds, 1), lambda q: cold(sessions, story, q))
     timed(r.t("cold_read"), max(colds // rounds, 1), read)
-    timed(r.t("cold_build"), max(colds // rounds, 1), lambda q: build(records))
+    timed(r.t("cold_build"), max(colds // rounds, 1), lambda q: build(records, keyed))
+    # The first turn after a restart: the snapshot as written, then behind the database.
+    snapshot_now(sessions, snapshots, story)
+    restarts = max(colds // rounds, 3)
+    timed(r.t("restart"), restarts, lambda q: restart(sessions, snapshots, story, q))
+    ids = memory_ids(sessions, story)
+    moved = ids[:: max(1, len(ids) // SNAPSHOT_AFTER)][:SNAPSHOT_AFTER]
+    toggle_pins(sessions, story, moved, cache)
+    timed(r.t("restart_behind"), restarts, lambda q: restart(sessions, snapshots, story, q))
+    toggle_pins(sessions, story, moved, cache)  # back as they were
+    # One memory changed, then the cached bank refreshed (twice each: back as it was).
+    refresh(sessions, cache, story)
+    for q in range(max(colds // rounds, 3)):
+        for _ in range(2):
+            toggle_pins(sessions, story, [ids[(q * 7919) % len(ids)]], cache)
+            timed(r.t("refresh"), 1, lambda _q: refresh(sessions, cache, story))
+    with session_scope(sessions) as session:
+        bank = cache.bank(session, story.adventure_id, MODEL)
     timed(r.t("numpy"), NUMPY_CALLS.get(n, 1000) // rounds, lambda q: numpy_product(bank, story, q))
     loops = max(LOOP_CALLS.get(n, 5) // rounds, 1)
     timed(r.t("python"), loops, lambda q: python_loop(loop_rows, story, q))
@@ -698,15 +796,13 @@ def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
         "- **warm + check**: the whole warm path as `retrieval` runs it less the embedding "
         "call: the cache's revision check query, the mask, the input terms, `rank`, and the "
         "chosen memories' texts read, in two short sessions;",
-        "- **cold**: a fresh `BankCache` (the rows read from SQLite, the arrays built) and "
-        "`rank`, session included;",
         "- **NumPy product**: the two matrix-vector products alone;",
         "- **pure Python**: a cosine loop over `array('f')` vectors, every row and both "
         "query vectors, then the top 5 (no lexical part, no mask), for scale.",
         "",
         "| memories | considered | warm | no terms | lexical share | `terms()` | warm + check "
-        "| cold | NumPy product | pure Python |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| NumPy product | pure Python |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         warm, bare = r.t("warm"), r.t("warm_no_terms")
@@ -719,39 +815,63 @@ def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
             f"{share:.0%}",
             f"{_ms(r.t('terms').median)}",
             f"{_ms(r.t('path').median)} ({_ms(r.t('path').p95)})",
-            f"{_ms(r.t('cold').median)} ({_ms(r.t('cold').p95)})",
             f"{_ms(r.t('numpy').median)}",
             f"{_ms(r.t('python').median)}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
-        "Where the cold time goes (medians in ms, each part timed on its own): a session "
-        "with the revision check and the read of the bank's rows (`bank_state`, "
-        "`bank_rows`); `bank.build` over the rows as read (one matrix from the joined "
-        "blobs, the postings from the terms text); the rest is the warm `rank`, keeping "
-        "the rows by id, and freeing the previous cache.",
+        "A bank not in the cache, and one that changed:",
         "",
-        "| memories | cold | session + SQL read | `bank.build` | rank (warm) | rest |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "- **cold**: a fresh `BankCache` with no snapshot (every row and key read from "
+        "SQLite, the arrays built) and `rank`, session included; then where that goes, each "
+        "part timed on its own: a session with the revision check and the read of the "
+        "bank's rows and keys (`bank_state`, `bank_rows`, `bank_keys`); `bank.build` over "
+        "them as read (the matrices from the joined blobs, the postings from the terms "
+        "text, the keys' int8 codes); the rest is the warm `rank` and freeing the previous "
+        "cache;",
+        "- **restart**: the first turn after a restart: a fresh `BankCache` over the bank's "
+        "snapshot file (`services/memory/snapshot.py`, mapped, not copied) and `rank`; "
+        f"**{SNAPSHOT_AFTER} moved**: the same with {SNAPSHOT_AFTER} memories changed since "
+        "the snapshot (the most a running server lets it fall behind), read from SQLite and "
+        "patched in;",
+        "- **refresh**: one memory changed (its pin toggled), then the cached bank refreshed "
+        "(`BankCache.bank`: the changed row and its keys read, and patched in);",
+        "- **snapshot**: the snapshot file's size.",
+        "",
+        "| memories | cold | session + SQL read | `bank.build` | rest | restart "
+        f"| {SNAPSHOT_AFTER} moved | refresh | snapshot |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         parts = [r.t(k).median for k in ("cold", "cold_read", "cold_build", "warm")]
         rest = parts[0] - sum(parts[1:])
-        lines.append(f"| {r.size:,} | " + " | ".join(_ms(v) for v in [*parts, rest]) + " |")
+        cells = [
+            f"{r.size:,}",
+            f"{_ms(parts[0])} ({_ms(r.t('cold').p95)})",
+            _ms(parts[1]),
+            _ms(parts[2]),
+            _ms(rest),
+            f"{_ms(r.t('restart').median)} ({_ms(r.t('restart').p95)})",
+            f"{_ms(r.t('restart_behind').median)} ({_ms(r.t('restart_behind').p95)})",
+            f"{_ms(r.t('refresh').median)} ({_ms(r.t('refresh').p95)})",
+            _kb(r.snapshot_bytes),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
         "Memory held by the cache entry per bank (`sys.getsizeof` over everything the "
         "entry reaches, shared objects once): the bank's vector matrix and columns (ids, "
-        "branches, depths, pinned, heuristic), the postings (term → row indices: dict, keys "
-        "and arrays), and the rows as read that the entry keeps so that a refresh reads only "
-        "changed rows (their terms text, and their vector blobs: a second copy of the "
-        "matrix). Build peak is tracemalloc's peak while a fresh cache "
-        "reads the rows and builds the bank; retained is what stays allocated after it.",
+        "branches, depths, pinned, heuristic), the postings (the vocabulary, its index and "
+        "the flat row arrays), the keys' vector matrix, their int8 codes (from "
+        f"{QUANTIZE_AT:,} keys), and the rest of the keys (ids, owners, depths, runs, "
+        "postings, names). Build peak is tracemalloc's peak while a fresh cache reads the "
+        "rows and builds the bank; retained is what stays allocated after it.",
         "",
         "| memories | distinct terms | terms/memory | vectors | columns | postings "
-        "| row terms | row blobs | entry total | per memory | build peak | retained |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| key vectors | key codes | keys, other | entry total | per memory | build peak "
+        "| retained |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         f = r.footprint
@@ -763,8 +883,9 @@ def markdown(results: list[SizeResult], run: dict[str, Any]) -> str:
             _kb(f.vectors),
             _kb(f.columns),
             _kb(f.postings),
-            _kb(f.term_sets),
-            _kb(f.row_vectors),
+            _kb(f.key_vectors),
+            _kb(f.key_codes),
+            _kb(f.key_rest),
             _kb(f.total),
             f"{f.total / max(r.size, 1) / 1024:.1f} KB",
             _kb(f.build_peak),
