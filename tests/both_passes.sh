@@ -7,30 +7,45 @@
 #   tests/both_passes.sh BIN PG_TESTS...
 #
 # The PostgreSQL pass's output is kept and printed after the SQLite pass's; the exit
-# status is 0 only when both passed. Each pass has temporary folders of its own.
+# status is 0 only when both passed. Each pass has temporary folders of its own. Each pass
+# prints its 50 slowest tests, and the end says how long each pass took (wall time).
 set -u
 bin=$1
 shift
 work=$(mktemp -d "${TMPDIR:-/tmp}/talekeeper-tests-XXXXXX")
 pg_log="$work/postgresql.log"
 
-"$bin/python" -m pytest -p no:cacheprovider --basetemp="$work/postgresql" \
-    --durations=15 --db=postgresql -m "not model and not browser" "$@" >"$pg_log" 2>&1 &
+started=$(date +%s)
+(
+    # pytest as this subshell's own child, so that stopping the subshell stops it too.
+    "$bin/python" -m pytest -p no:cacheprovider --basetemp="$work/postgresql" \
+        --durations=50 --db=postgresql -m "not model and not browser" "$@" &
+    child=$!
+    trap 'kill "$child" 2>/dev/null' TERM
+    wait "$child"
+    status=$?
+    echo "$(($(date +%s) - started))" >"$work/postgresql.seconds"
+    exit $status
+) >"$pg_log" 2>&1 &
 pg=$!
 # Stopped (Ctrl-C, a CI timeout): the PostgreSQL pass stops too, and its output is shown.
 trap 'kill "$pg" 2>/dev/null; wait "$pg"; cat "$pg_log"; rm -rf "$work"; exit 130' INT TERM
 
 echo "== The SQLite pass (the PostgreSQL pass runs beside it; its output follows)"
-"$bin/python" -m pytest --durations=15 --basetemp="$work/sqlite"
+"$bin/python" -m pytest --durations=50 --basetemp="$work/sqlite"
 sqlite=$?
+sqlite_seconds=$(($(date +%s) - started))
 wait "$pg"
 postgresql=$?
 trap - INT TERM
+
+pg_seconds=$(cat "$work/postgresql.seconds" 2>/dev/null || echo "?")
 
 echo
 echo "== The PostgreSQL pass"
 cat "$pg_log"
 rm -rf "$work"
 echo
-echo "== SQLite pass: exit status $sqlite; PostgreSQL pass: exit status $postgresql"
+echo "== SQLite pass: exit status $sqlite, ${sqlite_seconds} s; PostgreSQL pass: exit status \
+$postgresql, ${pg_seconds} s (wall time, side by side: $(($(date +%s) - started)) s)"
 [ "$sqlite" -eq 0 ] && [ "$postgresql" -eq 0 ]
