@@ -38,10 +38,10 @@ def test_cli_db_upgrade_and_a_bad_setting(tmp_path) -> None:  # type: ignore[no-
     assert "TALEKEEPER_PORT='x' is not valid" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_every_cli_command_is_documented_in_the_readme() -> None:
+def test_every_cli_command_is_documented_in_docs_cli_md() -> None:
     from pathlib import Path
 
     from talekeeper.cli.main import COMMANDS
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    assert [c for c in COMMANDS if f"talekeeper {c}" not in readme] == []
+    page = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
+    assert [c for c in COMMANDS if f"talekeeper {c}" not in page] == []

@@ -1,5 +1,5 @@
-"""The deployments the scale-out benchmark runs, started the way the README's deployment
-section says: real ``talekeeper`` processes (``python -m talekeeper``) with their settings in
+"""The deployments the scale-out benchmark runs, started the way docs/deploying.md
+says: real ``talekeeper`` processes (``python -m talekeeper``) with their settings in
 the environment, the database migrated once by ``talekeeper db upgrade``, accounts on
 (the first administrator by ``talekeeper users add``, the players' accounts by the admin
 API).

@@ -1,7 +1,7 @@
 """Scale-out: the same players and turns on one process with SQLite, and on 2 app processes
 and 2 workers sharing one PostgreSQL; then the faults of a shared deployment.
 
-Both deployments are started as the README's deployment section says (``deploy``), with
+Both deployments are started as docs/deploying.md says (``deploy``), with
 accounts on, against the loopback model double (narrator, summary model and embedder)
 holding every completion ``--delay`` seconds, as a real model takes its time. ``--players``
 players (``players``), each signed in to an app process of its own in turn, play

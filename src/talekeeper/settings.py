@@ -3,8 +3,8 @@
 Invariants:
 
 - Every setting is declared once in ``REGISTRY`` with its type, default, help
-  text and (for per-user ones) whether a user may override it. The README's
-  configuration table lists every one (a test checks).
+  text and (for per-user ones) whether a user may override it. The
+  configuration table of docs/configuration.md lists every one (a test checks).
 - Environment variables ``TALEKEEPER_<KEY>`` give the process defaults;
   per-user rows override the per-user settings for that user only.
 - Parsing never guesses: a value that does not fit raises

@@ -5,7 +5,7 @@ Debian's Chromium driven by Playwright.
   ``double``, ``api`` (an httpx client for setting things up through the JSON API) and
   ``idle()`` (waits until the background memory work has run, on the server's own loop).
 - ``page``: a fresh browser context and page; an uncaught error in the page fails the test.
-- ``shoot(page, name)``: saves ``docs/screenshots/<name>.png`` (the README shows them).
+- ``shoot(page, name)``: saves ``docs/screenshots/<name>.png`` (the README and docs show them).
 
 Chromium is launched with ``executable_path`` (never a Playwright download); without it the
 browser tests are skipped with a message that says what to install, and CI installs it.
@@ -28,8 +28,6 @@ from tests.live_server import serving
 
 from talekeeper.settings import Settings
 from talekeeper.web.app import create_app
-
-pytestmark = pytest.mark.browser
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]

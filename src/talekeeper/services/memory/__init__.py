@@ -1,4 +1,4 @@
-"""The memory system (memory.md). The story engine speaks to it only through ``base``.
+"""The memory system (docs/memory.md). The story engine speaks to it only through ``base``.
 
 Three floors; a floor imports only from the floors below it.
 

@@ -1,4 +1,4 @@
-"""Authority of a memory: is it established story, or a guess? (memory.md §2)
+"""Authority of a memory: is it established story, or a guess? (docs/memory.md §2)
 
 The application decides, never the model. Invariants:
 

@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services.cards import CardView, fired_cards
 
-CAST_LINES = 8  # memory.md §2: the protagonist and the cards together, enough for a scene
-LINE_CHARS = 240  # memory.md §2: one card's gist; a whole entry would crowd out the passage
-SETTING_TOKENS = 300  # memory.md §2: the end of the Plot Essentials, where the current aim sits
+CAST_LINES = 8  # docs/memory.md §2: the protagonist and the cards together, enough for a scene
+LINE_CHARS = 240  # docs/memory.md §2: one card's gist; a whole entry would crowd out the passage
+# docs/memory.md §2: the end of the Plot Essentials, where the current aim sits
+SETTING_TOKENS = 300
 FILLER_TYPE = "character"  # only people fill spare lines: they are who "he" and "she" refer to
 ELLIPSIS = "…"
 PROTAGONIST_LABEL = 'Protagonist, written as "you"'

@@ -1,4 +1,4 @@
-"""Keeping memories true when the story changes (memory.md §6), in the change's transaction.
+"""Keeping memories true when the story changes (docs/memory.md §6), in the change's transaction.
 
 Invariants:
 

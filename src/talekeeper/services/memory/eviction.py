@@ -1,4 +1,4 @@
-"""Which memories a full bank forgets: capacity by coverage (memory.md §4).
+"""Which memories a full bank forgets: capacity by coverage (docs/memory.md §4).
 
 While more than ``capacity`` memories remain, one memory is picked, removed
 from the remaining set, and everything is recomputed before the next pick.

@@ -1,4 +1,4 @@
-"""Evidence: the source passages a memory is also retrieved by (memory.md §5, dense stories).
+"""Evidence: the source passages a memory is also retrieved by (docs/memory.md §5, dense stories).
 
 A memory of at most 50 words states one or two of its block's facts; on dense text
 (every action carrying facts) retrieval by the memory's own text alone brings back the

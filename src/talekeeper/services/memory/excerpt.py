@@ -27,7 +27,8 @@ import re
 
 from talekeeper.core.tokens import TokenCounter
 
-BLOCK_TOKENS = 2000  # memory.md §2: a block longer than this is shown as its opening and its end
+# docs/memory.md §2: a block longer than this is shown as its opening and its end
+BLOCK_TOKENS = 2000
 MARKER = "[... the middle of this passage is left out ...]"
 SEPARATED_MARKER = f"\n{MARKER}\n"  # on a line of its own; the newlines count toward the budget
 MIN_SIDE_TOKENS = 1  # below one token of opening and one of ending a marker says nothing

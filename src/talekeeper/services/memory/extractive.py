@@ -1,4 +1,4 @@
-"""The extractive writer: memories and the Story Summary without a model (memory.md §2, §3).
+"""The extractive writer: memories and the Story Summary without a model (docs/memory.md §2, §3).
 
 Invariants:
 
@@ -48,8 +48,8 @@ from dataclasses import dataclass
 
 from talekeeper.services.memory.terms import abbreviation
 
-MEMORY_WORDS = 50  # memory.md §2: a memory is at most 50 words
-SUMMARY_WORDS = 250  # memory.md §3: the Story Summary is at most 250 words
+MEMORY_WORDS = 50  # docs/memory.md §2: a memory is at most 50 words
+SUMMARY_WORDS = 250  # docs/memory.md §3: the Story Summary is at most 250 words
 
 SALIENT_WEIGHT = 3.0  # a person, place or item from the cast or the cards is the best signal
 SIGNAL_WEIGHT = 2.0  # a number, a promise or an injury is a concrete fact worth keeping

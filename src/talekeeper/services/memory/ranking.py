@@ -1,4 +1,4 @@
-"""Hybrid ranking and selection over one adventure's bank (memory.md §5).
+"""Hybrid ranking and selection over one adventure's bank (docs/memory.md §5).
 
 The bank is held as NumPy arrays, one row per retrievable memory, so a turn's
 scoring is a couple of matrix-vector products and a partial sort, never a
@@ -87,7 +87,7 @@ CONTEXT_WEIGHT = 0.4  # the scene resolves "her" and "it" but must not drown the
 # Rare exact words (names, the item asked about) lift a memory as much as meaning does. The
 # reference's 0.15 let scenery that resembles the newest narration outvote the memory that
 # shares the question's rare words; over the recall benchmark's three sets 0.75 took recall@5
-# from 0.83 to 0.93 and MRR from 0.65 to 0.79, and did no worse on any one of them (memory.md
+# from 0.83 to 0.93 and MRR from 0.65 to 0.79, and did no worse on any one of them (docs/memory.md
 # §5; the figures, before and after, in docs/benchmarks.md, "The score's weights").
 LEXICAL_WEIGHT = 0.75
 

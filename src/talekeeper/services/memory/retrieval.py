@@ -1,4 +1,4 @@
-"""Retrieval: the few memories that matter this turn, and why (memory.md §5).
+"""Retrieval: the few memories that matter this turn, and why (docs/memory.md §5).
 
 Invariants:
 

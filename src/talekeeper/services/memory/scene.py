@@ -6,7 +6,7 @@ Invariants:
   it is derived on every turn from the story cards the newest actions mention:
   the location card mentioned last and the character cards mentioned (at most
   ``SCENE_NAMES``). A derived scene is never stored, so it cannot go stale.
-- The retrieval query is two short texts (memory.md §5): **input**, the
+- The retrieval query is two short texts (docs/memory.md §5): **input**, the
   player's own action this turn (its last ``INPUT_TOKENS``; empty on a
   continue), and **context**, the scene (summary, location, names of who is
   present, within ``SCENE_TOKENS``) then the end of the newest narration

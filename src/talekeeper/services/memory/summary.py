@@ -1,4 +1,4 @@
-"""The Story Summary (memory.md §3): versions anchored to nodes, rewritten every 15 actions.
+"""The Story Summary (docs/memory.md §3): versions anchored to nodes, rewritten every 15 actions.
 
 Here: the rules of the cursor and of the version in force, and the player's side (view,
 edit). The background pass that writes a version is ``passes.summarize``.

@@ -1,4 +1,4 @@
-"""Terms: the words lexical retrieval matches on (memory.md §5).
+"""Terms: the words lexical retrieval matches on (docs/memory.md §5).
 
 A term is a lowercase run of letters and digits, with apostrophes allowed
 inside a word ("don't"). Then, in this order:

@@ -1,4 +1,4 @@
-"""The rules of memory blocks (memory.md §2): blocks of 6 actions, from 12, settle slack 1.
+"""The rules of memory blocks (docs/memory.md §2): blocks of 6 actions, from 12, settle slack 1.
 
 Pure: no session, no model. The background pass that writes the blocks these rules
 choose is ``passes.blocks``; the one that rewrites stale memories is ``passes.refresh``.

@@ -1,5 +1,5 @@
 """The embedding passes: a new model's vectors replace the old one's, memories get their
-evidence keys, then memories and keys get vectors (memory.md §4, §5).
+evidence keys, then memories and keys get vectors (docs/memory.md §4, §5).
 
 Run only when the adventure has an embedding model, in this order, each through the
 seam; nothing is done while the adventure's Memory Bank is off.

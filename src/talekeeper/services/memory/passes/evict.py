@@ -1,4 +1,4 @@
-"""The capacity pass: beyond the bank's capacity, memories are forgotten (memory.md §4).
+"""The capacity pass: beyond the bank's capacity, memories are forgotten (docs/memory.md §4).
 
 Invariants:
 

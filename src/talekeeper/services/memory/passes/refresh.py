@@ -1,4 +1,4 @@
-"""The stale refresh: re-derives memories whose source text was edited (memory.md §6).
+"""The stale refresh: re-derives memories whose source text was edited (docs/memory.md §6).
 
 Invariants:
 

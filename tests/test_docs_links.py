@@ -1,0 +1,146 @@
+"""The README and docs/ point only at what exists.
+
+Pure: reads files, starts nothing.
+
+- Every relative link or image in README.md and docs/*.md names a file or folder of the
+  repository, resolved from the page that holds it (an ``#anchor`` is checked apart).
+- Every ``#anchor``, on its own or after a Markdown file, names a heading of that file,
+  by GitHub's rule (lowercase; punctuation but ``-`` and ``_`` dropped; spaces to ``-``;
+  a repeated heading gets ``-1``, ``-2``, ...).
+- Every ``docs/<page>.md`` a module under src/ cites exists, and every ``§N`` cited after
+  it is a heading of that page that starts with ``§N`` (docs/memory.md: ``## §5 Retrieval``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S)
+CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.S)
+INLINE_TARGET = re.compile(r"\]\(\s*<?([^)\s>]*)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
+REFERENCE_TARGET = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)", re.M)
+HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$", re.M)
+SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+LINK_TEXT = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+CITATION = re.compile(r"(docs/[\w./-]+?\.md)\b((?:[\s#]*,?[\s#]*§\d+)*)")
+
+
+def prose(text: str) -> str:
+    """The text with fenced code blocks and code spans blanked out (links there are code)."""
+    text = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    return CODE_SPAN.sub("", text)
+
+
+def targets(text: str) -> list[str]:
+    body = prose(text)
+    return INLINE_TARGET.findall(body) + REFERENCE_TARGET.findall(body)
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading's text."""
+    text = LINK_TEXT.sub(r"\1", heading).replace("`", "")
+    text = re.sub(r"[^\w\- ]", "", text.lower())
+    return text.replace(" ", "-")
+
+
+def headings(path: Path) -> list[str]:
+    """The page's headings as written (a code span in one is part of its anchor)."""
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    return [m.group(2) for m in HEADING.finditer(text)]
+
+
+def anchors(path: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    found = set()
+    for heading in headings(path):
+        base = slug(heading)
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        found.add(base if count == 0 else f"{base}-{count}")
+    return found
+
+
+def broken_links(page: Path, root: Path = ROOT) -> list[str]:
+    problems = []
+    for target in targets(page.read_text(encoding="utf-8")):
+        if not target or SCHEME.match(target):
+            continue  # http(s)://, mailto: and the like are not the repository's
+        path_part, _, anchor = target.partition("#")
+        where = page if not path_part else (page.parent / unquote(path_part)).resolve()
+        shown = f"{page.relative_to(root)}: ({target})"
+        if not where.is_relative_to(root):
+            problems.append(f"{shown} leaves the repository")
+            continue
+        if not where.exists():
+            problems.append(f"{shown} points at {where.relative_to(root)}, which does not exist")
+            continue
+        wants_heading = bool(anchor) and where.is_file() and where.suffix == ".md"
+        if wants_heading and unquote(anchor).lower() not in anchors(where):
+            problems.append(
+                f"{shown}: no heading of {where.relative_to(root)} has the anchor #{anchor}"
+            )
+    return problems
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_of_the_readme_and_docs_resolves(page: Path) -> None:
+    problems = broken_links(page)
+    assert not problems, "broken links:\n" + "\n".join(problems)
+
+
+def citations() -> list[tuple[Path, str, list[str]]]:
+    found = []
+    for module in sorted((ROOT / "src").rglob("*.py")):
+        for match in CITATION.finditer(module.read_text(encoding="utf-8")):
+            found.append((module, match.group(1), re.findall(r"§(\d+)", match.group(2))))
+    return found
+
+
+def test_every_docs_page_a_module_cites_exists_with_the_sections_it_cites() -> None:
+    problems = []
+    cited = citations()
+    for module, page, sections in cited:
+        where = ROOT / page
+        shown = f"{module.relative_to(ROOT)} cites {page}"
+        if not where.is_file():
+            problems.append(f"{shown}, which does not exist")
+            continue
+        numbered = {m.group(1) for h in headings(where) if (m := re.match(r"§(\d+)\b", h))}
+        problems += [
+            f"{shown} §{n}, which has no heading '§{n} …'" for n in sections if n not in numbered
+        ]
+    assert not problems, "\n".join(problems)
+    assert any(sections for _, _, sections in cited), "no module cites a docs section any more"
+
+
+def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
+    """The rules themselves: a missing file, a missing heading, code left alone."""
+    assert slug("Scale-out (PostgreSQL, app processes, workers)") == (
+        "scale-out-postgresql-app-processes-workers"
+    )
+    assert slug("§5 Retrieval") == "5-retrieval"
+    assert slug("The score's weights") == "the-scores-weights"
+    assert slug("`cache` and [links](x.md)") == "cache-and-links"
+    text = 'See [a](a.md), ![b](b.png "t"), [c](https://x.test), `[d](d.md)`\n```\n[e](e.md)\n```\n'
+    assert targets(text) == ["a.md", "b.png", "https://x.test"]
+    root = tmp_path.resolve()
+    (root / "docs").mkdir()
+    (root / "docs" / "a.md").write_text("# A\n\n## Two words\n\n## Two words\n\n## Why `x`\n")
+    page = root / "README.md"
+    page.write_text(
+        "[ok](docs/a.md#two-words-1) [ok](docs/a.md#why-x) [ok](docs/) [ok](#top)\n"
+        "[gone](docs/b.md) [no heading](docs/a.md#three) [out](../elsewhere.md)\n"
+        "[mail](mailto:x@y.test)\n# Top\n"
+    )
+    assert broken_links(page, root) == [
+        "README.md: (docs/b.md) points at docs/b.md, which does not exist",
+        "README.md: (docs/a.md#three): no heading of docs/a.md has the anchor #three",
+        "README.md: (../elsewhere.md) leaves the repository",
+    ]
