@@ -22,12 +22,13 @@ ACTIONS = ["look around", "walk to the lantern", "ask the keeper about the storm
 
 def test_thirty_turns_in_the_terminal_show_only_the_story(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    made = talekeeper(data, "new", "--scenario", "lantern-coast")
+    made = talekeeper(data, "new", "--scenario", "lantern-coast", process=60)
     assert made.returncode == 0 and made.stderr == "", made.stderr
     turns = [ACTIONS[n % len(ACTIONS)] for n in range(30)]
     stdin = "".join(t + "\n" for t in turns) + "/quit\n"
     # A short reply keeps thirty turns quick; what is printed does not depend on its length.
-    played = talekeeper(data, "play", stdin=stdin, timeout=900, reply_tokens="24")
+    # A real process: what llama.cpp writes to its file descriptors is what is looked for.
+    played = talekeeper(data, "play", stdin=stdin, process=900, reply_tokens="24")
     assert played.returncode == 0, played.stderr
     assert played.stderr == "", played.stderr[:2000]
     lines = played.stdout.splitlines()

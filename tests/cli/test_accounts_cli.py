@@ -1,5 +1,5 @@
-"""The command line in accounts mode, run as real subprocesses against the loopback model
-double and one data directory:
+"""The command line in accounts mode (commands run in this process, ``serve`` as a real
+process) against the loopback model double and one data directory:
 
 - ``play``, ``new``, ``export`` and ``import`` act as the account ``--user`` names; in
   accounts mode it is required, in local mode refused (one line, exit status 2), and no

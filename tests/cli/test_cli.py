@@ -1,9 +1,11 @@
-"""The ``talekeeper`` command line, run as a real subprocess against the loopback model double.
+"""The ``talekeeper`` command line against the loopback model double.
 
-Every command runs as ``python -m talekeeper ...`` with only the environment the spec names, so
-what is tested is what a user types: argument parsing, the settings, the exit status, what lands
-on stdout and stderr (one line per error, never a traceback) and what is left in the database.
-The story a session leaves behind is read back through ``talekeeper export``.
+Every command runs with only the environment the documentation names (in this process,
+``kit.cli.run_command``; several at once and the terminal session as real
+``python -m talekeeper`` processes), so what is tested is what a user types: argument
+parsing, the settings, the exit status, what lands on stdout and stderr (one line per
+error, never a traceback) and what is left in the database. The story a session leaves
+behind is read back through ``talekeeper export``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import LOCAL, data_database, data_env, make_settings
 from tests.double.server import ModelDouble
+from tests.kit.cli import run_command
 
 from talekeeper.core.clock import utcnow
 from talekeeper.services.memory.authority import classify
@@ -66,15 +69,8 @@ class Cli:
         return [sys.executable, "-m", "talekeeper", *args]
 
     def run(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            self.argv(*args),
-            env=self.env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=TIMEOUT,
-        )
+        """One command, in this process (``kit.cli.run_command``)."""
+        done = run_command(args, self.env, stdin)
         assert "Traceback" not in done.stdout + done.stderr, done.stderr
         return done
 

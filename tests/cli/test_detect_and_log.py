@@ -1,5 +1,5 @@
-"""``talekeeper detect`` and a terminal that shows only the story: real subprocesses, the
-loopback double as the model server a player runs."""
+"""``talekeeper detect`` and a terminal that shows only the story (commands run in this
+process, ``kit.cli.run_command``), the loopback double as the model server a player runs."""
 
 from __future__ import annotations
 
@@ -8,17 +8,16 @@ import logging
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from tests.conftest import data_env, make_settings
 from tests.double.server import ModelDouble, closed_port_url
+from tests.kit.cli import run_command, run_process
 
 from talekeeper.cli.main import configure_logging
 from talekeeper.settings import LogTo
 
-TIMEOUT = 60
 # A line as the log formats it: "2026-12-04 23:59:59,123 INFO name: message".
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (DEBUG|INFO|WARNING|ERROR|CRITICAL) ")
 
@@ -28,21 +27,18 @@ def port_of(url: str) -> int:
 
 
 def talekeeper(
-    data: Path, *args: str, stdin: str = "", timeout: float = TIMEOUT, **env: str
+    data: Path, *args: str, stdin: str = "", process: float | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m talekeeper ARGS`` on the data dir ``data``, with ``env`` as settings
-    (``reply_tokens="24"`` is ``TALEKEEPER_REPLY_TOKENS=24``)."""
+    """``talekeeper ARGS`` on the data dir ``data``, with ``env`` as settings
+    (``reply_tokens="24"`` is ``TALEKEEPER_REPLY_TOKENS=24``), run in this process
+    (``kit.cli.run_command``), or with ``process`` (a time limit in seconds) as a real
+    process (``kit.cli.run_process``)."""
     environ = {**data_env(data), "PATH": os.environ["PATH"]}
     environ.update({"TALEKEEPER_" + k.upper(): v for k, v in env.items()})
-    done = subprocess.run(
-        [sys.executable, "-m", "talekeeper", *args],
-        env=environ,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=timeout,
-    )
+    if process is not None:
+        done = run_process(args, environ, stdin, timeout=process)
+    else:
+        done = run_command(args, environ, stdin)
     assert "Traceback" not in done.stdout + done.stderr, done.stderr
     return done
 

@@ -1,8 +1,9 @@
-"""``talekeeper library ...`` as a player runs it, in real subprocesses on one data directory
-against the loopback model double: a file is added (its vectors made now with ``--wait``, or
-left for the background), listed, searched, attached to an adventure and detached, and
-removed; a failed embedding under ``--wait`` exits 1 and ``reindex --wait`` retries it; every
-refusal is one line with exit status 1; in accounts mode each account sees its own library."""
+"""``talekeeper library ...`` as a player runs it (in this process, ``kit.cli``) on one
+data directory against the loopback model double: a file is added (its vectors made now
+with ``--wait``, or left for the background), listed, searched, attached to an adventure
+and detached, and removed; a failed embedding under ``--wait`` exits 1 and ``reindex
+--wait`` retries it; every refusal is one line with exit status 1; in accounts mode each
+account sees its own library."""
 
 from __future__ import annotations
 

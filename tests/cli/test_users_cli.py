@@ -1,6 +1,7 @@
-"""``talekeeper users``, run as a real subprocess: the password comes as one line of
-standard input (what scripts rely on) or, on a terminal, is asked twice; the account's
-state is read back through the service, against the same database."""
+"""``talekeeper users`` (run in this process; on a terminal, a real process on a pseudo-
+terminal): the password comes as one line of standard input (what scripts rely on) or, on
+a terminal, is asked twice; the account's state is read back through the service, against
+the same database."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pytest
 from sqlalchemy import select as sql_select
 from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import data_database, data_env
+from tests.kit.cli import run_command
 
 from talekeeper.cli import users as users_cli
 from talekeeper.services import accounts
@@ -36,16 +38,8 @@ class Users:
         self.env = {**data_env(data), "PATH": os.environ["PATH"]}
 
     def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [sys.executable, "-m", "talekeeper", *args],
-            env=self.env,
-            input=stdin,
-            stdin=subprocess.DEVNULL if stdin is None else None,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=TIMEOUT,
-        )
+        """One command, in this process (``kit.cli.run_command``); no input: at its end."""
+        done = run_command(args, self.env, stdin or "")
         assert "Traceback" not in done.stdout + done.stderr, done.stderr
         return done
 

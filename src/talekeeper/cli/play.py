@@ -360,14 +360,17 @@ def _head_id(story: Story) -> int:
 async def play(
     rt: Runtime,
     adventure_id: int | None,
-    inp: TextIO = sys.stdin,
-    out: TextIO = sys.stdout,
+    inp: TextIO | None = None,
+    out: TextIO | None = None,
     *,
     user_id: int | None = None,
     user_name: str | None = None,
 ) -> int:
     """Play as ``user_id`` (default: the local user; ``user_name`` is the account's name in
-    accounts mode, for the commands it suggests) until the input ends or /quit."""
+    accounts mode, for the commands it suggests) until the input ends or /quit. ``inp`` and
+    ``out``: the terminal's standard input and output unless given (read when called)."""
+    inp = inp if inp is not None else sys.stdin
+    out = out if out is not None else sys.stdout
     uid = user_id if user_id is not None else await asyncio.to_thread(rt.local_user_id)
 
     def pick() -> tuple[int, str]:
