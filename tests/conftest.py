@@ -185,15 +185,16 @@ def double() -> Iterator[ModelDouble]:
         yield server
 
 
-def make_settings(tmp_path: Path, **env: str) -> Settings:
+def make_settings(tmp_path: Path, *, fresh: bool = False, **env: str) -> Settings:
     """Settings over the data folder ``tmp_path/data``, whose database starts migrated (a
-    copy of the template; the app's own upgrade then has nothing to do)."""
+    copy of the template; the app's own upgrade then has nothing to do), or with ``fresh``
+    as a new install finds it: no folder yet."""
     values = {"TALEKEEPER_DATA_DIR": str(tmp_path / "data")}
     values.update({"TALEKEEPER_" + k.upper(): v for k, v in env.items()})
     if "database_url" not in env:
         data = Path(values["TALEKEEPER_DATA_DIR"])
         values = data_env(data) | values
-        if pg.active is None:
+        if pg.active is None and not fresh:
             migrated_sqlite(data / "talekeeper.db")
     return load_settings(values)
 

@@ -23,7 +23,7 @@ def _mode(path: Path) -> int:
 
 @pytest.mark.sqlite_only("the modes of SQLite's own files")
 def test_a_new_data_dir_and_its_database_files_are_private(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path, api_key=SECRET_KEY)
+    settings = make_settings(tmp_path, fresh=True, api_key=SECRET_KEY)
     data = Path(settings.data_dir)
     assert not data.exists()
     with TestClient(create_app(settings), base_url=LOCAL) as client:

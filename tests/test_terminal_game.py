@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.cli.test_detect_and_log import talekeeper
+from tests.kit.cli import talekeeper
 
 pytestmark = pytest.mark.model
 

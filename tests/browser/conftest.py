@@ -4,6 +4,8 @@ Debian's Chromium driven by Playwright.
 - ``live``: a running server for one test (its own database and model double), with ``url``,
   ``double``, ``api`` (an httpx client for setting things up through the JSON API) and
   ``idle()`` (waits until the background memory work has run, on the server's own loop).
+- ``admin_live``: the same in accounts mode, with the administrator's routes included; the
+  modules about the admin page take it as their ``live``.
 - ``page``: a fresh browser context and page; an uncaught error in the page fails the test.
 - ``shoot(page, name)``: saves ``docs/screenshots/<name>.png`` (the README and docs show them).
 
@@ -23,7 +25,9 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from tests.conftest import double_settings
 from tests.double.server import ModelDouble
+from tests.kit.web import with_admin
 from tests.live_server import serving
 
 from talekeeper.settings import Settings
@@ -75,6 +79,15 @@ def live_settings(endpoint_settings: Settings) -> Settings:
 @pytest.fixture
 def live(live_settings: Settings, double: ModelDouble) -> Iterator[Live]:
     app = create_app(live_settings)
+    with serving(app) as (url, loop), httpx.Client(base_url=url, timeout=30) as api:
+        yield Live(url=url, double=double, app=app, loop=loop, api=api)
+
+
+@pytest.fixture
+def admin_live(tmp_path: Path, double: ModelDouble) -> Iterator[Live]:
+    """A running server in accounts mode with the administrator's routes included
+    (``with_admin``)."""
+    app = with_admin(create_app(double_settings(tmp_path, double, auth="accounts")))
     with serving(app) as (url, loop), httpx.Client(base_url=url, timeout=30) as api:
         yield Live(url=url, double=double, app=app, loop=loop, api=api)
 

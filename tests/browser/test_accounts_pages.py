@@ -11,20 +11,26 @@ lock the address out for every later test).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 import pytest
-from argon2 import PasswordHasher
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
-from tests.browser.conftest import TIMEOUT_MS, Live
+from tests.browser.conftest import Live
 from tests.conftest import double_settings
 from tests.double.server import ModelDouble
+from tests.kit.browser import (
+    MARA,
+    TOVE,
+    another_browser,
+    create_account,
+    fill_sign_in,
+    sign_in,
+    signed_in_api,
+)
 
 from talekeeper.services.accounts import (
     AccountDisabled,
@@ -33,13 +39,9 @@ from talekeeper.services.accounts import (
     check_password,
     set_disabled,
 )
-from talekeeper.services.accounts import create_user as add_user
 from talekeeper.settings import Settings
 from talekeeper.storage.db import session_scope
 
-FAST = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-MARA = ("mara", "lantern-keeper-42")
-TOVE = ("tove", "drowned-bell-tolls")
 ATTACKS = (
     "//evil.example/",
     "https://evil.example/",
@@ -53,51 +55,6 @@ ATTACKS = (
 def live_settings(tmp_path: Path, double: ModelDouble) -> Settings:
     settings: Settings = double_settings(tmp_path, double, auth="accounts")
     return settings
-
-
-def create_account(live: Live, account: tuple[str, str], admin: bool = False) -> None:
-    with session_scope(live.app.state.runtime.sessions) as session:
-        add_user(session, account[0], account[1], admin=admin, hasher=FAST)
-
-
-@contextmanager
-def signed_in_api(live: Live, account: tuple[str, str]) -> Iterator[httpx.Client]:
-    """An API client holding the account's session cookie."""
-    with httpx.Client(base_url=live.url, timeout=30) as client:
-        answer = client.post(
-            "/api/auth/login", json={"username": account[0], "password": account[1]}
-        )
-        assert answer.status_code == 200, answer.text
-        yield client
-
-
-@contextmanager
-def another_browser(browser: Any) -> Iterator[Any]:
-    """A page in a context of its own (its own cookies), failing on uncaught page errors."""
-    context = browser.new_context(viewport={"width": 1360, "height": 900})
-    context.set_default_timeout(TIMEOUT_MS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        yield page
-    finally:
-        context.close()
-    assert not errors, f"uncaught errors in the page: {errors}"
-
-
-def fill_sign_in(page: Any, account: tuple[str, str]) -> None:
-    page.get_by_label("Account name").fill(account[0])
-    page.get_by_label("Password", exact=True).fill(account[1])
-    page.get_by_role("button", name="Sign in").click()
-
-
-def sign_in(page: Any, live: Live, account: tuple[str, str], path: str = "/") -> None:
-    """Open ``path``, be sent to the sign-in page, sign in and be back on ``path``."""
-    page.goto(live.url + path)
-    expect(page.locator("#login-form")).to_be_visible()
-    fill_sign_in(page, account)
-    expect(page.locator(".account-name")).to_have_text(account[0])
 
 
 def login_url(live: Live, back: str) -> str:

@@ -5,15 +5,13 @@ way in. Accounts are made through the accounts service at a cheap argon2 cost, a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from playwright.sync_api import expect
 from tests.browser.conftest import Live
-from tests.browser.test_accounts_pages import (
+from tests.kit.browser import (
     MARA,
     TOVE,
     another_browser,
@@ -21,32 +19,16 @@ from tests.browser.test_accounts_pages import (
     fill_sign_in,
     sign_in,
     signed_in_api,
+    user_row,
 )
-from tests.conftest import double_settings
-from tests.double.server import ModelDouble
-from tests.live_server import serving
-from tests.web.test_admin_api import with_admin
 
 from talekeeper.services.accounts import AccountDisabled
-from talekeeper.settings import Settings
-from talekeeper.web.app import create_app
 
 
 @pytest.fixture
-def live_settings(tmp_path: Path, double: ModelDouble) -> Settings:
-    settings: Settings = double_settings(tmp_path, double, auth="accounts")
-    return settings
-
-
-@pytest.fixture
-def live(live_settings: Settings, double: ModelDouble) -> Iterator[Live]:
-    app = with_admin(create_app(live_settings))
-    with serving(app) as (url, loop), httpx.Client(base_url=url, timeout=30) as api:
-        yield Live(url=url, double=double, app=app, loop=loop, api=api)
-
-
-def user_row(page: Any, name: str) -> Any:
-    return page.locator(f'tr.user-row[data-user-name="{name}"]')
+def live(admin_live: Live) -> Live:
+    """The server in accounts mode with the administrator's routes (``conftest.py``)."""
+    return admin_live
 
 
 def can_sign_in(live: Live, account: tuple[str, str]) -> bool:

@@ -9,13 +9,12 @@ from typing import Any
 
 from playwright.sync_api import expect
 from tests.browser.conftest import Live
-from tests.browser.test_insights_page import open_insights
-from tests.browser.test_panels import open_play
+from tests.kit.browser import open_insights, open_tab
 
 
 def test_the_editor_sets_the_rules_and_insights_says_always_on(live: Live, page: Any) -> None:
     aid = live.adventure(title="Harbour", opening="Fog lies on the harbour.")["id"]
-    panel = open_play(live, page, aid, "Cards")
+    panel = open_tab(live, page, aid, "Cards")
     cards = panel.locator("li.card-item")
 
     panel.get_by_role("button", name="New card").click()

@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import expect
 from tests.browser.conftest import Live
 from tests.double.server import ModelDouble
-from tests.web.test_memory_source_evidence import (
+from tests.kit.dense_story import (
     DENSE,
     FACT,
     HOSTILE,

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 from tests.browser.conftest import Live, shoot
+from tests.kit.browser import open_insights
 
 from talekeeper.services.memory.ranking import LEXICAL_WEIGHT
 
@@ -21,15 +22,6 @@ FACT = "The vault password is heron-7."
 QUESTION = "What was the vault password?"
 CARD = {"name": "The Vault", "type": "location", "keywords": ["vault"], "entry": "Steel, cold."}
 PINNED = "Mrs. Hale keeps the only spare keys."
-
-
-def open_insights(page: Any, detail: dict[str, Any]) -> Any:
-    page.evaluate(
-        "detail => document.dispatchEvent(new CustomEvent('tk:open-insights', {detail}))", detail
-    )
-    dialog = page.locator("#insights-dialog")
-    expect(dialog).to_be_visible()
-    return dialog
 
 
 def play_until_memories(live: Live) -> tuple[int, dict[str, Any]]:

@@ -15,9 +15,9 @@ from typing import Any
 
 from playwright.sync_api import expect
 from tests.browser.conftest import Live, shoot
-from tests.browser.test_insights_page import open_insights
-from tests.browser.test_panels import open_play
-from tests.web.test_library_api import BIBLE, OCTETS
+from tests.kit.browser import open_insights, open_tab
+from tests.kit.library import BIBLE
+from tests.kit.web import OCTETS
 
 QUESTION = "I search for the Drowned Library and its copper doors"
 GARBAGE_PDF = b"%PDF-1.7\n" + bytes(range(256)) * 8
@@ -291,7 +291,7 @@ def test_the_knowledge_tab_attaches_a_source_and_insights_show_its_passage(
     live: Live, page: Any
 ) -> None:
     aid = live.adventure(title="Salt", opening="The tide goes out.")["id"]
-    panel = open_play(live, page, aid, "Knowledge")
+    panel = open_tab(live, page, aid, "Knowledge")
     expect(panel.locator(".knowledge-empty")).to_contain_text("Your library is empty.")
     expect(panel.get_by_role("link", name="Open the Library →")).to_have_attribute(
         "href", "/library"

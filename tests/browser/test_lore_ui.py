@@ -13,7 +13,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 from tests.browser.conftest import Live
-from tests.browser.test_panels import open_play
+from tests.kit.browser import open_tab
 from tests.services.lore.builders import FIXTURES, fixture
 
 OCTETS = {"Content-Type": "application/octet-stream"}
@@ -78,7 +78,7 @@ def test_the_cards_panel_previews_a_lorebook_and_keeps_nothing_until_confirmed(
 ) -> None:
     aid = live.adventure(title="Eldoria", opening="The gates open.")["id"]
     expected = dry_run(live, aid, WORLD_INFO.read_bytes(), WORLD_INFO.name)
-    panel = open_play(live, page, aid, "Cards")
+    panel = open_tab(live, page, aid, "Cards")
     preview = choose_lore(panel, str(WORLD_INFO))
     expect(preview.locator(".lore-format")).to_have_text("Read as SillyTavern World Info.")
     expect_report(preview, expected["report"])
@@ -115,7 +115,7 @@ def test_an_option_reads_the_file_again_and_cancel_keeps_nothing(live: Live, pag
         live, aid, data, WORLD_INFO.name, include_disabled="true", move_instructions="true"
     )
     assert len(disabled["cards"]) == len(plain["cards"]) + 1
-    panel = open_play(live, page, aid, "Cards")
+    panel = open_tab(live, page, aid, "Cards")
     preview = choose_lore(panel, str(WORLD_INFO))
     names = preview.locator("li.lore-card .lore-card-name")
     expect(names).to_have_text([c["name"] for c in plain["cards"]])
@@ -167,7 +167,7 @@ def test_export_downloads_files_the_importer_reads_back(live: Live, page: Any) -
     )
     assert made.status_code == 200, made.text
     stored = stored_cards(live, aid)
-    panel = open_play(live, page, aid, "Cards")
+    panel = open_tab(live, page, aid, "Cards")
     expect(panel.locator("li.card-item")).to_have_count(len(stored))
     panel.get_by_text("Export cards…").click()
     links = panel.get_by_role("list", name="Export the cards as").get_by_role("link")
@@ -249,7 +249,7 @@ def test_a_refused_file_shows_the_message_and_keeps_nothing(live: Live, page: An
         headers=OCTETS,
     )
     assert refusal.status_code == 400
-    panel = open_play(live, page, aid, "Cards")
+    panel = open_tab(live, page, aid, "Cards")
     preview = choose_lore(
         panel, {"name": "hello.json", "mimeType": "application/json", "buffer": bad}
     )
@@ -288,7 +288,7 @@ def test_markup_in_a_file_is_shown_as_text(live: Live, page: Any) -> None:
             "value": "<script>window.__pwned = 2</script>",
         },
     ]
-    panel = open_play(live, page, aid, "Cards")
+    panel = open_tab(live, page, aid, "Cards")
     preview = choose_lore(
         panel,
         {
@@ -365,7 +365,7 @@ def drag(target: Any, kind: str, transfer: Any) -> bool:
 def test_a_file_dropped_on_the_cards_panel_opens_the_import_preview(live: Live, page: Any) -> None:
     aid = live.adventure(title="Eldoria")["id"]
     expected = dry_run(live, aid, WORLD_INFO.read_bytes(), WORLD_INFO.name)
-    panel = open_play(live, page, aid, "Cards")
+    panel = open_tab(live, page, aid, "Cards")
     # What the button shows, to compare with what the drop shows.
     chosen = choose_lore(panel, str(WORLD_INFO))
     expect(chosen.locator("li.lore-card")).to_have_count(len(expected["cards"]))
@@ -410,7 +410,7 @@ def test_text_dropped_does_nothing_and_a_file_dropped_elsewhere_is_refused(
     live: Live, page: Any
 ) -> None:
     aid = live.adventure(title="Vale", opening="The gates open.")["id"]
-    panel = open_play(live, page, aid, "Cards")
+    panel = open_tab(live, page, aid, "Cards")
     expect(panel.get_by_role("button", name="Import lore…")).to_be_visible()
     for types in (
         {"text/plain": "Eldoria is a kingdom."},

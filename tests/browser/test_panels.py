@@ -14,6 +14,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 from tests.browser.conftest import Live, shoot
+from tests.kit.browser import open_tab
 
 SCENARIO = "lantern-coast"
 # Each reply starts with a different sentence: the double's summary model writes a memory from
@@ -43,14 +44,6 @@ def play(live: Live, adventure_id: int, turns: int, start: int = 0) -> list[dict
         live.double.script(REPLIES[i % len(REPLIES)] + " The tide rises. What do you do?")
         replies.append(live.turn(adventure_id, f"follow the road to the headland ({i + 1})"))
     return replies
-
-
-def open_play(live: Live, page: Any, adventure_id: int, tab: str) -> Any:
-    page.goto(f"{live.url}/adventures/{adventure_id}")
-    page.get_by_role("tab", name=tab).click()
-    panel = page.get_by_role("tabpanel", name=tab)
-    expect(panel).to_be_visible()
-    return panel
 
 
 def story_changed(page: Any) -> None:
@@ -84,7 +77,7 @@ def adventure(live: Live) -> dict[str, Any]:
 
 def test_plot_essentials_are_edited_in_place_and_stored(live: Live, page: Any) -> None:
     aid = adventure(live)["id"]
-    panel = open_play(live, page, aid, "Plot")
+    panel = open_tab(live, page, aid, "Plot")
     essentials = panel.locator("[data-component=plot_essentials]")
     expect(essentials).to_contain_text("Gullreach")
     essentials.get_by_role("button", name="Edit Plot Essentials").click()
@@ -117,7 +110,7 @@ def test_plot_essentials_are_edited_in_place_and_stored(live: Live, page: Any) -
     assert stored["persona"]["pronouns"] == "she/her"
 
     # After a reload the page shows what was stored.
-    panel = open_play(live, page, aid, "Plot")
+    panel = open_tab(live, page, aid, "Plot")
     expect(panel.locator("[data-component=plot_essentials]")).to_contain_text(NEW_ESSENTIALS)
     expect(panel.get_by_label("Use the Memory Bank")).not_to_be_checked()
 
@@ -125,7 +118,7 @@ def test_plot_essentials_are_edited_in_place_and_stored(live: Live, page: Any) -
 def test_story_cards_are_created_searched_edited_and_deleted(live: Live, page: Any) -> None:
     aid = adventure(live)["id"]
     before = len(live.api.get(f"/api/adventures/{aid}/cards").json())
-    panel = open_play(live, page, aid, "Cards")
+    panel = open_tab(live, page, aid, "Cards")
     cards = panel.locator("li.card-item")
     expect(cards).to_have_count(before)
 
@@ -199,7 +192,7 @@ def test_an_editor_opened_while_the_list_loads_keeps_what_is_typed(live: Live, p
         f"/api/adventures/{aid}/cards",
         json={"name": "The Tide Bell", "type": "item", "keywords": ["tide bell"], "entry": "x"},
     ).raise_for_status()
-    panel = open_play(live, page, aid, "Cards")
+    panel = open_tab(live, page, aid, "Cards")
     cards = panel.locator("li.card-item")
     bell = cards.filter(has_text="The Tide Bell")
     expect(bell).to_be_visible()
@@ -231,7 +224,7 @@ def test_an_editor_opened_while_the_list_loads_keeps_what_is_typed(live: Live, p
 
 def test_the_scene_is_set_by_the_player_and_handed_back(live: Live, page: Any) -> None:
     aid = adventure(live)["id"]
-    panel = open_play(live, page, aid, "Scene")
+    panel = open_tab(live, page, aid, "Scene")
     expect(panel.locator(".scene-location")).to_have_text("The Great Lantern")
     expect(panel.locator(".scene-source")).to_contain_text("from the story cards")
 
@@ -276,7 +269,7 @@ def test_the_memory_bank_groups_pins_edits_sources_and_deletes(live: Live, page:
     assert target["id"] in [m["id"] for m in used] and len(used) == 2, used
     live.idle()
 
-    panel = open_play(live, page, aid, "Memory")
+    panel = open_tab(live, page, aid, "Memory")
     used_group = panel.locator("[data-group=used]")
     idle_group = panel.locator("[data-group=idle]")
     expect(used_group.locator("li.memory")).to_have_count(len(used))
@@ -358,7 +351,7 @@ def test_memories_fill_in_while_the_player_watches(live: Live, page: Any) -> Non
     aid = adventure(live)["id"]
     play(live, aid, 5)  # 11 actions: no memory is due yet
     live.idle()
-    panel = open_play(live, page, aid, "Memory")
+    panel = open_tab(live, page, aid, "Memory")
     status = page.locator("#background-status")
     expect(panel.locator(".memory-empty")).to_contain_text("No memories yet")
     expect(status).to_have_text("Memories and summary are up to date.")
@@ -392,7 +385,7 @@ def test_the_summary_shows_its_versions_and_the_players_edit(live: Live, page: A
     live.idle()
     summary = live.api.get(f"/api/adventures/{aid}/summary").json()
     assert [v["trigger"] for v in summary["versions"]] == ["interval"], summary
-    panel = open_play(live, page, aid, "Summary")
+    panel = open_tab(live, page, aid, "Summary")
     versions = panel.locator("li.summary-version")
     expect(versions).to_have_count(1)
     expect(versions.first.locator(".trigger-auto")).to_have_text("automatic")

@@ -8,12 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 from playwright.sync_api import expect
 from tests.browser.conftest import Live
-from tests.browser.test_accounts_pages import MARA, TOVE, create_account, sign_in, signed_in_api
-from tests.browser.test_admin_page import live, live_settings, user_row
+from tests.kit.browser import MARA, TOVE, create_account, sign_in, signed_in_api, user_row
 
-__all__ = ["live", "live_settings"]  # the admin page's app: its routes included
+
+@pytest.fixture
+def live(admin_live: Live) -> Live:
+    """The server in accounts mode with the administrator's routes (``conftest.py``)."""
+    return admin_live
 
 
 def make_token(live: Live, account: tuple[str, str], name: str) -> dict[str, str]:

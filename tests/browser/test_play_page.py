@@ -9,28 +9,9 @@ from typing import Any
 
 from playwright.sync_api import expect
 from tests.browser.conftest import Live, shoot
+from tests.kit.browser import STORY, open_play, state, story
 
-STORY = "#story .entry"
 REPLIES = "#story .entry-narration .entry-text"
-
-
-def open_play(page: Any, live: Live, adventure_id: int, entries: int) -> None:
-    page.goto(f"{live.url}/adventures/{adventure_id}")
-    expect(page.locator(STORY)).to_have_count(entries)
-
-
-def story(live: Live, adventure_id: int) -> list[dict[str, Any]]:
-    page = live.api.get(f"/api/adventures/{adventure_id}/actions", params={"limit": 500})
-    assert page.status_code == 200, page.text
-    actions: list[dict[str, Any]] = page.json()["actions"]
-    return actions
-
-
-def state(live: Live, adventure_id: int) -> dict[str, Any]:
-    response = live.api.get(f"/api/adventures/{adventure_id}")
-    assert response.status_code == 200, response.text
-    data: dict[str, Any] = response.json()
-    return data
 
 
 def toolbar(page: Any, name: str) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 from tests.browser.conftest import Live
-from tests.browser.test_insights_page import open_insights
+from tests.kit.browser import open_insights
 
 
 def test_a_reply_shows_what_its_prompt_kept_and_what_was_evaluated(live: Live, page: Any) -> None:

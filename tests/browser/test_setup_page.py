@@ -15,8 +15,8 @@ from playwright.sync_api import expect
 from tests.browser.conftest import TIMEOUT_MS
 from tests.conftest import double_settings
 from tests.double.server import ModelDouble
+from tests.kit.accounts import Announced, built
 from tests.live_server import serving
-from tests.web.test_setup import Announced, built
 
 from talekeeper.services.accounts import list_users
 from talekeeper.storage.db import read_scope

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 from tests.browser.conftest import Live
-from tests.browser.test_play_page import open_play, state, story
 from tests.conftest import make_settings
 from tests.double.server import ModelDouble
+from tests.kit.browser import open_play, state, story
 
 from talekeeper.settings import Settings
 

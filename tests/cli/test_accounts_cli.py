@@ -25,33 +25,16 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.cli.test_cli import Cli, one_line_error
 from tests.conftest import data_database, make_settings
 from tests.double.server import ModelDouble
+from tests.kit.accounts import PASSWORD
+from tests.kit.cli import Cli, add_account, as_accounts, one_line_error
 
 from talekeeper.cli.main import build_parser, main, setup_announcer
 from talekeeper.services import accounts
 from talekeeper.storage.db import make_engine, make_session_factory, read_scope
 
-PASSWORD = "correct horse battery"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def cli(tmp_path: Path, double: ModelDouble) -> Cli:
-    return Cli(tmp_path / "data", double)
-
-
-def as_accounts(cli: Cli) -> Cli:
-    """The same data directory and double, with the server's mode set to accounts."""
-    other = Cli(cli.data, cli.double)
-    other.env = cli.env | {"TALEKEEPER_AUTH": "accounts"}
-    return other
-
-
-def add_account(cli: Cli, name: str, *flags: str) -> None:
-    done = cli.run("users", "add", name, *flags, stdin=PASSWORD + "\n")
-    assert done.returncode == 0, done.stderr
 
 
 def owners(cli: Cli) -> dict[int, str]:

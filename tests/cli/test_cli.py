@@ -12,23 +12,17 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import subprocess
-import sys
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
-from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
-from tests.conftest import LOCAL, data_database, data_env, make_settings
+from tests.conftest import data_database
 from tests.double.server import ModelDouble
-from tests.kit.cli import run_command
+from tests.kit.cli import Cli, Terminal, api, one_line_error
 
 from talekeeper.core.clock import utcnow
 from talekeeper.services.memory.authority import classify
@@ -45,189 +39,6 @@ from talekeeper.storage.models import (
 )
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import StoryRepository
-from talekeeper.web.app import create_app
-
-TIMEOUT = 30  # seconds for any one command: a hang fails the test instead of the suite
-
-
-class Cli:
-    """The command line over one data directory, against one model double."""
-
-    def __init__(self, data: Path, double: ModelDouble) -> None:
-        self.data = data
-        self.double = double
-        self.env = {
-            **data_env(data),
-            "TALEKEEPER_ENDPOINT_URL": double.url,
-            "TALEKEEPER_MODEL": "double-narrator",
-            "TALEKEEPER_EMBEDDING_MODEL": "double-embed",
-            "TALEKEEPER_SUMMARY_MODEL": "double-summary",
-            "PATH": os.environ["PATH"],
-        }
-
-    def argv(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "talekeeper", *args]
-
-    def run(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-        """One command, in this process (``kit.cli.run_command``)."""
-        done = run_command(args, self.env, stdin)
-        assert "Traceback" not in done.stdout + done.stderr, done.stderr
-        return done
-
-    def run_all(
-        self, commands: Sequence[Sequence[str]], *, traceback_ok: bool = False
-    ) -> list[subprocess.CompletedProcess[str]]:
-        """Independent commands at the same time (they only read, or fail before committing):
-        two processes at once must be fine, and it saves wall time."""
-        started = [
-            subprocess.Popen(
-                self.argv(*args),
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-            )
-            for args in commands
-        ]
-        results = []
-        try:
-            for args, process in zip(commands, started, strict=True):
-                out, err = process.communicate(timeout=TIMEOUT)
-                assert traceback_ok or "Traceback" not in out + err, err
-                results.append(
-                    subprocess.CompletedProcess(list(args), process.returncode, out, err)
-                )
-        finally:
-            for process in started:
-                if process.poll() is None:
-                    process.kill()
-                    process.communicate()
-        return results
-
-    def new(self, scenario: str = "lantern-coast") -> int:
-        done = self.run("new", "--scenario", scenario)
-        assert done.returncode == 0, done.stderr
-        assert re.fullmatch(r"\d+\n", done.stdout), done.stdout
-        return int(done.stdout)
-
-    def export(self, adventure: int) -> tuple[str, dict[str, Any]]:
-        done = self.run("export", str(adventure))
-        assert done.returncode == 0, done.stderr
-        return done.stdout, json.loads(done.stdout)
-
-    def counts(self) -> dict[str, int]:
-        """Rows per table: what an import that fails must leave exactly as it was."""
-        tables = (
-            "adventures",
-            "branches",
-            "actions",
-            "story_cards",
-            "insights",
-            "memories",
-            "memory_uses",
-            "summary_versions",
-        )
-        return {t: self.query(f"SELECT count(*) FROM {t}")[0][0] for t in tables}
-
-    def query(self, sql: str, **params: Any) -> list[tuple[Any, ...]]:
-        """Rows read straight from the database the commands use, as another process."""
-        engine = make_engine(data_database(self.data))
-        try:
-            with engine.connect() as connection:
-                return [tuple(row) for row in connection.execute(text(sql), params)]
-        finally:
-            engine.dispose()
-
-
-class Terminal:
-    """``talekeeper play`` driven line by line, so the test can act between two commands
-    (queue a model fault, read an id the game printed) exactly when the game waits."""
-
-    def __init__(self, cli: Cli, *args: str) -> None:
-        self.process = subprocess.Popen(
-            cli.argv("play", *args),
-            env=cli.env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self._out = bytearray()
-        self._err = bytearray()
-        self._changed = threading.Condition()
-        assert self.process.stdout is not None and self.process.stderr is not None
-        self._readers = [
-            threading.Thread(target=self._pump, args=(self.process.stdout, self._out), daemon=True),
-            threading.Thread(target=self._pump, args=(self.process.stderr, self._err), daemon=True),
-        ]
-        for reader in self._readers:
-            reader.start()
-
-    def __enter__(self) -> Terminal:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        # A failed assertion must not leave the game waiting on its input for ever.
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=TIMEOUT)
-
-    def _pump(self, stream: Any, into: bytearray) -> None:
-        while chunk := stream.read1(65536):
-            with self._changed:
-                into.extend(chunk)
-                self._changed.notify_all()
-
-    @property
-    def stdout(self) -> str:
-        with self._changed:
-            return self._out.decode("utf-8")
-
-    @property
-    def stderr(self) -> str:
-        with self._changed:
-            return self._err.decode("utf-8")
-
-    def send(self, lines: Sequence[str]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write("".join(line + "\n" for line in lines).encode("utf-8"))
-        self.process.stdin.flush()
-
-    def wait_for(self, pattern: str) -> re.Match[str]:
-        """The first match of ``pattern`` followed by the prompt: that command is done and
-        the game is waiting for the next line."""
-        deadline = time.monotonic() + TIMEOUT
-        regex = re.compile(pattern + r"(?=[\s\S]*\n> $)")
-        with self._changed:
-            while (found := regex.search(self._out.decode("utf-8"))) is None:
-                left = deadline - time.monotonic()
-                if left <= 0 or self.process.poll() is not None:
-                    raise AssertionError(f"no {pattern!r} in:\n{self.stdout}\n{self.stderr}")
-                self._changed.wait(min(left, 0.5))
-            return found
-
-    def finish(self) -> int:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        code = self.process.wait(timeout=TIMEOUT)
-        for reader in self._readers:
-            reader.join(timeout=TIMEOUT)
-        return code
-
-
-@pytest.fixture
-def cli(tmp_path: Path, double: ModelDouble) -> Cli:
-    return Cli(tmp_path / "data", double)
-
-
-def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
-    """The single ``talekeeper: ...`` line of a refused command (nothing on stdout)."""
-    assert done.returncode != 0 and done.stdout == ""
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("talekeeper: "), done.stderr
-    return lines[0]
-
 
 # -- new, and play with no adventure ---------------------------------------------------------
 
@@ -463,18 +274,6 @@ def test_a_whole_terminal_session_is_saved_exactly(cli: Cli) -> None:
 
 
 # -- export and import -----------------------------------------------------------------------
-
-
-def api(cli: Cli) -> TestClient:
-    """The JSON API in this process, over the same data directory as the command line."""
-    settings = make_settings(
-        cli.data.parent,
-        endpoint_url=cli.double.url,
-        model="double-narrator",
-        embedding_model="double-embed",
-    )
-    assert Path(settings.data_dir) == cli.data
-    return TestClient(create_app(settings), base_url=LOCAL)
 
 
 def build_rich_adventure(cli: Cli) -> int:

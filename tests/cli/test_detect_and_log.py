@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from tests.conftest import data_env, make_settings
+from tests.conftest import make_settings
 from tests.double.server import ModelDouble, closed_port_url
-from tests.kit.cli import run_command, run_process
+from tests.kit.cli import talekeeper
 
 from talekeeper.cli.main import configure_logging
 from talekeeper.settings import LogTo
@@ -24,23 +23,6 @@ LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (DEBUG|INFO|WARNING|
 
 def port_of(url: str) -> int:
     return int(url.split(":")[2].split("/")[0])
-
-
-def talekeeper(
-    data: Path, *args: str, stdin: str = "", process: float | None = None, **env: str
-) -> subprocess.CompletedProcess[str]:
-    """``talekeeper ARGS`` on the data dir ``data``, with ``env`` as settings
-    (``reply_tokens="24"`` is ``TALEKEEPER_REPLY_TOKENS=24``), run in this process
-    (``kit.cli.run_command``), or with ``process`` (a time limit in seconds) as a real
-    process (``kit.cli.run_process``)."""
-    environ = {**data_env(data), "PATH": os.environ["PATH"]}
-    environ.update({"TALEKEEPER_" + k.upper(): v for k, v in env.items()})
-    if process is not None:
-        done = run_process(args, environ, stdin, timeout=process)
-    else:
-        done = run_command(args, environ, stdin)
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-    return done
 
 
 def test_detect_lists_the_server_and_how_to_use_it(tmp_path: Path) -> None:

@@ -12,11 +12,9 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
-from tests.cli.test_accounts_cli import add_account, as_accounts
-from tests.cli.test_cli import Cli, one_line_error
 from tests.double.server import ModelDouble
-from tests.web.test_library_api import BIBLE
+from tests.kit.cli import Cli, add_account, as_accounts, one_line_error
+from tests.kit.library import BIBLE
 
 from talekeeper.services.library.documents import CAPS
 
@@ -26,11 +24,6 @@ Captain Orrin owes the harbour master forty crowns and avoids the customs house 
 
 The lighthouse keeper has not been seen since the storm; his lamp still burns.
 """
-
-
-@pytest.fixture
-def cli(tmp_path: Path, double: ModelDouble) -> Cli:
-    return Cli(tmp_path / "data", double)
 
 
 def write(tmp_path: Path, name: str, data: bytes) -> str:

@@ -9,17 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-from tests.cli.test_cli import Cli
-from tests.double.server import ModelDouble
+from tests.kit.cli import Cli
 from tests.services.lore.builders import fixture
 
 from talekeeper.services.lore import read_lore
-
-
-@pytest.fixture
-def cli(tmp_path: Path, double: ModelDouble) -> Cli:
-    return Cli(tmp_path / "data", double)
 
 
 def card_names(cli: Cli, adventure: int) -> list[str]:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 import time
 
-from tests.cli.test_cli import Cli, Terminal, api, cli  # noqa: F401 -- the fixture
+from tests.kit.cli import Cli, Terminal, api
 
 
-def test_dry_lists_the_library_passage_with_its_source_place_and_scores(cli: Cli) -> None:  # noqa: F811
+def test_dry_lists_the_library_passage_with_its_source_place_and_scores(cli: Cli) -> None:
     with api(cli) as client:
         made = client.post(
             "/api/library",

@@ -211,7 +211,10 @@ class ModelDouble:
         server = _Server(self)
         self._url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            # A short poll: stopping waits for the loop to see the request (up to one poll).
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.005},
+            daemon=True,
         )
         self._server = server
         self._thread.start()

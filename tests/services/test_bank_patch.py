@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.kit.bank import as_lists, same_bank
 
 from talekeeper.services.memory.int8 import Codes
 from talekeeper.services.memory.keyset import KeyInput, Keys
@@ -18,10 +19,6 @@ from talekeeper.services.memory.ranking import Bank, BankRow, lineage_mask, rank
 
 DIMS = 4
 WORDS = ("mara", "key", "well", "bees", "toen", "harbour", "ring", "lamp")
-
-
-def as_lists(postings: Postings) -> dict[str, list[int]]:
-    return {term: rows.tolist() for term, rows in postings.items()}
 
 
 def naive(texts: list[str]) -> dict[str, list[int]]:
@@ -104,28 +101,6 @@ def memories(draw: st.DrawFn, first_id: int) -> tuple[list[BankRow], list[KeyInp
                 )
             )
     return rows, keys
-
-
-def same_bank(got: Bank, want: Bank) -> None:
-    for name in ("ids", "branch_ids", "depths", "pinned", "heuristic"):
-        np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
-    np.testing.assert_array_equal(got.vectors, want.vectors)
-    assert as_lists(got.postings) == as_lists(want.postings)
-    if want.keys is None or not want.keys.size:
-        assert got.keys is None or not got.keys.size
-        return
-    assert got.keys is not None
-    for name in ("ids", "owner", "depths", "starts"):
-        np.testing.assert_array_equal(getattr(got.keys, name), getattr(want.keys, name), name)
-    np.testing.assert_array_equal(got.keys.vectors, want.keys.vectors)
-    assert got.keys.names == want.keys.names
-    assert as_lists(got.keys.postings) == as_lists(want.keys.postings)
-    assert (got.keys.codes is None) == (want.keys.codes is None)
-    if got.keys.codes is not None and want.keys.codes is not None:
-        for name in ("columns", "sums", "scale", "error", "norm"):
-            np.testing.assert_array_equal(
-                getattr(got.keys.codes, name), getattr(want.keys.codes, name), name
-            )
 
 
 QUANTIZE = 4  # small, so that patches cross the codes' threshold both ways

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import database_url
-from tests.services.test_bank_patch import same_bank
+from tests.kit.bank import same_bank
 
 from talekeeper.bootstrap import snapshot_folder
 from talekeeper.services import adventures

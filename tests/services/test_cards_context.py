@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
-from tests.services.test_golden_prompts import models
+from tests.kit.model_set import models
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import adventures, insights

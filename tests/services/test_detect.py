@@ -9,10 +9,11 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from tests.double.server import ModelDouble, closed_port_url
+from tests.kit.strangers import NESTED, Answer, Stranger, send
 
 from talekeeper.services.detect import (
     MAX_ANSWER,
@@ -22,44 +23,6 @@ from talekeeper.services.detect import (
     detect,
     parse_ports,
 )
-
-Answer = Callable[[BaseHTTPRequestHandler], None]
-
-
-class Stranger:
-    """A loopback HTTP server whose every GET is answered by ``answer``; it records paths."""
-
-    def __init__(self, answer: Answer) -> None:
-        paths = self.paths = list[str]()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                paths.append(self.path)
-                answer(self)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def send(status: int, body: bytes, headers: dict[str, str] | None = None) -> Answer:
-    def answer(handler: BaseHTTPRequestHandler) -> None:
-        handler.send_response(status)
-        for name, value in (headers or {"Content-Type": "application/json"}).items():
-            handler.send_header(name, value)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
-
-    return answer
 
 
 def models(*items: object) -> bytes:
@@ -161,9 +124,6 @@ def test_a_port_that_does_not_answer_with_models_is_not_listed(
     server = stranger(answer)
     assert asyncio.run(detect([server.port])) == []
     assert server.paths == ["/v1/models"]  # a redirect is not followed
-
-
-NESTED = b'{"data": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # small, yet past any recursion
 
 
 def test_a_deeply_nested_answer_is_not_listed_and_the_healthy_servers_still_are(

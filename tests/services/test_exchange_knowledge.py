@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import TEST_HASHER, TEST_PASSWORD
-from tests.services.test_exchange_memory import version_2_file
+from tests.kit.exchange import version_2_file
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.core.tokens import BpeCounter

@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import event, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
-from tests.services.test_exchange_memory import T0, T1, action, counts, version_2_file
+from tests.kit.exchange import T0, T1, action, counts, version_2_file
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import exchange, limits

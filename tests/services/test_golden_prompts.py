@@ -11,18 +11,15 @@ import json
 import os
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
+from tests.kit.model_set import models
 
 from talekeeper.core.tokens import BpeCounter
-from talekeeper.providers.openai_compat import OpenAICompatProvider
 from talekeeper.services import adventures
-from talekeeper.services.ai_calls import LoggedModel
 from talekeeper.services.context import ContextLayout
 from talekeeper.services.context_inputs import gather
 from talekeeper.services.memory.base import NullMemory, Retrieval, UsedMemory
-from talekeeper.services.models import ModelSet
 from talekeeper.services.scenarios import load_scenarios
 from talekeeper.services.tree import Story
 from talekeeper.storage.db import session_scope
@@ -56,23 +53,6 @@ GUESS = UsedMemory(
     pinned=False,
     authority="heuristic",
 )
-
-
-def models(mode: str, context_tokens: int, layout: ContextLayout = ContextLayout.CACHE) -> ModelSet:
-    provider = OpenAICompatProvider(httpx.AsyncClient(), "http://127.0.0.1:9/v1")
-    narrator = LoggedModel(provider, "golden-narrator", lambda record: None)
-    return ModelSet(
-        narrator=narrator,
-        summary=None,
-        embedding=None,
-        mode=mode,
-        context_tokens=context_tokens,
-        reply_tokens=150,
-        temperature=0.7,
-        top_p=0.9,
-        memory_top_k=5,
-        context_layout=layout,
-    )
 
 
 def check_golden(name: str, text: str) -> None:

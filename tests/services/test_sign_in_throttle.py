@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import database_url
-from tests.services.test_accounts import T0, CountingHasher, add, sign_in
+from tests.kit.account_service import T0, CountingHasher, add, sign_in
 
 from talekeeper.services.accounts import LoginThrottle, LoginThrottled, Rule, WrongCredentials
 from talekeeper.services.accounts.throttle import Kind, account_key, address_key

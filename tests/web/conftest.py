@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, double_settings
 from tests.double.server import ModelDouble
-from tests.web.test_accounts_api import CHEAP, PASSWORD
+from tests.kit.accounts import CHEAP, PASSWORD
 
 from talekeeper.services.accounts import create_user
 from talekeeper.storage.db import session_scope
@@ -20,7 +20,7 @@ from talekeeper.web.app import create_app
 def accounts(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
     """One client for the app's whole life (the background work runs on its event loop),
     in accounts mode, with the players "mara" and "tal" (password ``PASSWORD``); sign in
-    as one with ``tests.web.test_isolation.As``."""
+    as one with ``tests.kit.accounts.As``."""
     built = create_app(double_settings(tmp_path, double, auth="accounts"))
     with TestClient(built, base_url=LOCAL) as client:
         with session_scope(built.state.runtime.sessions) as session:

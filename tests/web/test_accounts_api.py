@@ -12,24 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, double_settings
 from tests.double.server import ModelDouble
-from tests.web.test_bad_input import endpoints
+from tests.kit.accounts import PASSWORD, add, signed_in
+from tests.kit.web import endpoints
 
 from talekeeper.services.accounts import (
     DEFAULT_TOKEN_DAYS,
     account_named,
-    create_user,
     set_disabled,
 )
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
 from talekeeper.web.app import create_app
 
-CHEAP = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-PASSWORD = "correct horse battery"
 PUBLIC_API = {("POST", "/api/auth/login"), ("POST", "/api/auth/setup"), ("GET", "/api/ready")}
 
 
@@ -38,18 +35,6 @@ def app(tmp_path: Path, double: ModelDouble) -> Iterator[Any]:
     built = create_app(double_settings(tmp_path, double, auth="accounts"))
     with TestClient(built, base_url=LOCAL):  # runs the lifespan: the runtime exists
         yield built
-
-
-def add(app: Any, name: str, admin: bool = False) -> None:
-    with session_scope(app.state.runtime.sessions) as session:
-        create_user(session, name, PASSWORD, admin=admin, hasher=CHEAP)
-
-
-def signed_in(app: Any, name: str, password: str = PASSWORD) -> TestClient:
-    client = TestClient(app, base_url=LOCAL)
-    answer = client.post("/api/auth/login", json={"username": name, "password": password})
-    assert answer.status_code == 200, answer.text
-    return client
 
 
 def api_routes(app: Any) -> list[tuple[str, str]]:

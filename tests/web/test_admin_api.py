@@ -12,29 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 from tests.conftest import LOCAL, double_settings
 from tests.double.server import ModelDouble
-from tests.web.test_accounts_api import PASSWORD, add, signed_in
-from tests.web.test_bad_input import endpoints, settled
+from tests.kit.accounts import PASSWORD, add, signed_in
+from tests.kit.web import endpoints, settled, with_admin
 
 from talekeeper.services.accounts import usage
 from talekeeper.services.rendering import PLAYER_TYPES
 from talekeeper.storage.db import read_scope
 from talekeeper.web.app import create_app
-from talekeeper.web.routes import admin
 
 NEW_PASSWORD = "a fresh passphrase here"
-
-
-def with_admin(app: FastAPI) -> FastAPI:
-    """The app with the administrator's routes (added here only while the app does not
-    include them itself)."""
-    if not any(e.path.startswith("/api/admin") for e in endpoints(app)):
-        app.include_router(admin.router)
-    return app
 
 
 @pytest.fixture

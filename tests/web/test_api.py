@@ -149,7 +149,7 @@ def test_every_request_commits_before_its_response_is_sent(client: TestClient) -
     (the commit) runs when the handler returns, not after the response has gone out, which is
     FastAPI's default ("request" scope) for dependencies with yield."""
     from fastapi.dependencies.models import Dependant
-    from tests.web.test_bad_input import endpoints
+    from tests.kit.web import endpoints
 
     from talekeeper.web.deps import db
 

@@ -11,7 +11,8 @@ work out for itself must be written down here, or ``test_every_route_is_swept_or
 fails: a route with no input (``EXEMPT``, with the reason), a valid value for each
 path parameter (``PATH_VALUES``), a valid body for each route that takes one
 (``VALID_BODIES``), the required text fields (``REQUIRED_TEXT``) and cases for a
-free-form JSON body (``FREE_FORM_CASES``).
+free-form JSON body (``FREE_FORM_CASES``). ``PATH_VALUES`` and ``VALID_BODIES`` are in
+``tests/kit/world.py``, with the world of real rows they refer to.
 
 The tests at the end pin refusals that once slipped past validation into the
 database or the model client (imports with out-of-range numbers, times or
@@ -22,21 +23,18 @@ from __future__ import annotations
 
 import copy
 import json
-import time
-import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, get_args, get_origin
 
 import pytest
-from fastapi import FastAPI
-from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 from tests.double.server import ModelDouble
+from tests.kit.web import Endpoint, Key, endpoints, plain
+from tests.kit.world import PATH_VALUES, QUERY_VALUES, VALID_BODIES, World, make_world, state
 
-Key = tuple[str, str]  # (method, path template)
 JSON_HEADERS = {"content-type": "application/json"}
 STREAM = {"Accept": "text/event-stream"}
 HUGE = "x" * 100_001
@@ -70,77 +68,11 @@ EXEMPT: dict[Key, str] = {
 }
 
 
-@dataclass
-class World:
-    """Real rows, so every valid id exists and every refusal is about the bad part only."""
-
-    adventure: int
-    branch: int  # the adventure's current branch
-    reply: int  # a generated narration (it has Insights)
-    card: int
-    export: dict[str, Any]
-    memory: int  # a memory the player wrote
-    source: int  # a knowledge library source
-
-
-PATH_VALUES: dict[str, Callable[[World], str]] = {
-    "adventure_id": lambda w: str(w.adventure),
-    "action_id": lambda w: str(w.reply),
-    "card_id": lambda w: str(w.card),
-    "memory_id": lambda w: str(w.memory),
-    "source_id": lambda w: str(w.source),
-    "scenario_id": lambda w: "lantern-coast",
-    "token_id": lambda w: "1",
-    "secret": lambda w: "x" * 43,  # local mode has no tokens: a valid id that is not found
-    "user_id": lambda w: "1",  # local mode has no accounts: a valid id that is not found
-}
-
-# Valid values of the query parameters some routes require, so that only what a test makes
-# wrong is wrong.
-QUERY_VALUES = {"filename": "lore.json", "format": "sillytavern", "q": "lantern"}
 BAD_QUERY_VALUES: dict[Any, list[str]] = {
     int: ["abc", "1.5", "-1", TOO_BIG_ID],
     bool: ["maybe", "2"],
 }
 
-VALID_BODIES: dict[Key, Callable[[World], Any]] = {
-    ("POST", "/api/adventures"): lambda w: {"title": "A new tale"},
-    ("PATCH", "/api/adventures/{adventure_id}"): lambda w: {"title": "Renamed"},
-    ("POST", "/api/adventures/import"): lambda w: copy.deepcopy(w.export),
-    ("POST", "/api/adventures/{adventure_id}/cards"): lambda w: {"name": "Lamp"},
-    ("PATCH", "/api/cards/{card_id}"): lambda w: {"name": "Lamp"},
-    ("POST", "/api/adventures/{adventure_id}/actions"): lambda w: {"type": "do", "text": "look"},
-    ("POST", "/api/adventures/{adventure_id}/insights/dry-run"): lambda w: {
-        "type": "do",
-        "text": "look",
-    },
-    ("POST", "/api/adventures/{adventure_id}/switch-take"): lambda w: {"take": 1},
-    ("PATCH", "/api/actions/{action_id}"): lambda w: {"text": "The sea is calm."},
-    ("POST", "/api/actions/{action_id}/fork"): lambda w: {"name": "Elsewhere"},
-    ("POST", "/api/adventures/{adventure_id}/switch-branch"): lambda w: {"branch_id": w.branch},
-    ("PATCH", "/api/settings"): lambda w: {"reply_tokens": 120},
-    ("POST", "/api/settings/test-connection"): lambda w: {"reply_tokens": 120},
-    ("POST", "/api/settings/models"): lambda w: {"timeout": 5},
-    ("POST", "/api/adventures/{adventure_id}/memories"): lambda w: {"text": "Maren lost an eye."},
-    ("PATCH", "/api/memories/{memory_id}"): lambda w: {"text": "Maren lost her left eye."},
-    ("PUT", "/api/adventures/{adventure_id}/summary"): lambda w: {"text": "Tamsin came home."},
-    ("POST", "/api/auth/login"): lambda w: {"username": "mara", "password": "x" * 12},
-    ("POST", "/api/auth/setup"): lambda w: {
-        "secret": "x" * 43,
-        "username": "mara",
-        "password": "x" * 12,
-    },
-    ("POST", "/api/auth/password"): lambda w: {"current": "x" * 12, "new": "y" * 12},
-    ("POST", "/api/tokens"): lambda w: {"name": "script", "scopes": ["read"]},
-    ("POST", "/api/admin/users"): lambda w: {"name": "tove", "password": "x" * 12, "admin": False},
-    ("PATCH", "/api/admin/users/{user_id}"): lambda w: {"disabled": False, "password": "y" * 12},
-    ("PUT", "/api/adventures/{adventure_id}/knowledge"): lambda w: {"source_ids": [w.source]},
-    ("PUT", "/api/adventures/{adventure_id}/scene"): lambda w: {
-        "location": "The Great Lantern",
-        "present": ["Old Maren"],
-        "summary": "Night falls.",
-    },
-}
 
 REQUIRED_TEXT: dict[Key, tuple[str, ...]] = {
     ("POST", "/api/adventures"): ("title",),
@@ -227,80 +159,6 @@ FREE_FORM_CASES: dict[Key, list[Case]] = {
 # -- the app's routes ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    method: str
-    path: str
-    route: APIRoute
-
-    @property
-    def key(self) -> Key:
-        return (self.method, self.path)
-
-    def _params(self, kind: str) -> list[Any]:
-        """The route's parameters of one kind, with those of its dependencies (a story
-        loaded by id), walked by hand: FastAPI's own flattening helpers move between
-        versions."""
-        found: list[Any] = []
-        stack = [self.route.dependant]
-        while stack:
-            dependant = stack.pop()
-            found.extend(getattr(dependant, kind))
-            stack.extend(dependant.dependencies)
-        return found
-
-    def path_params(self) -> list[tuple[str, Any]]:
-        unique = {p.name: _plain(p.field_info.annotation) for p in self._params("path_params")}
-        return list(unique.items())
-
-    def query_params(self) -> list[tuple[str, Any]]:
-        unique = {p.alias: _plain(p.field_info.annotation) for p in self._params("query_params")}
-        return list(unique.items())
-
-    def body_model(self) -> type[BaseModel] | None:
-        """The typed body, or ``None`` for a free-form JSON body (``Any``)."""
-        annotation = _plain(self.route.body_field.field_info.annotation)
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            return annotation
-        return None
-
-    def takes_body(self) -> bool:
-        return self.route.body_field is not None
-
-    def has_input(self) -> bool:
-        return bool(self.path_params() or self.query_params() or self.takes_body())
-
-
-def _plain(annotation: Any) -> Any:
-    """``X | None`` as ``X``."""
-    if get_origin(annotation) in (Union, types.UnionType):
-        args = [a for a in get_args(annotation) if a is not type(None)]
-        if len(args) == 1:
-            return args[0]
-    return annotation
-
-
-def endpoints(app: FastAPI) -> list[Endpoint]:
-    """Every API route of the app, one per method, whatever FastAPI's version.
-
-    FastAPI 0.16x keeps included routers as lazy entries in ``app.routes``;
-    ``iter_route_contexts`` gives their routes. Before that, ``app.routes`` held them.
-    """
-    try:
-        from fastapi.routing import iter_route_contexts
-    except ImportError:  # pragma: no cover - older FastAPI
-        pairs = [(r.path, r.methods, r) for r in app.routes if isinstance(r, APIRoute)]
-    else:
-        pairs = [
-            (c.path, c.methods, c.original_route)
-            for c in iter_route_contexts(app.routes)
-            if isinstance(c.original_route, APIRoute)
-        ]
-    out = [Endpoint(m, path, route) for path, methods, route in pairs for m in sorted(methods)]
-    assert out, "found no API routes: has FastAPI changed how routes are listed?"
-    return out
-
-
 # -- sending and judging ------------------------------------------------------------------
 
 
@@ -360,77 +218,9 @@ class Sweep:
         return VALID_BODIES[endpoint.key](self.world)
 
 
-def state(client: TestClient, world: World) -> dict[str, Any]:
-    """What a refused request must leave as it was."""
-    return {
-        "adventures": client.get("/api/adventures").json(),
-        "export": client.get(f"/api/adventures/{world.adventure}/export").json(),
-        "settings": client.get("/api/settings").json()["values"],
-        "calls": client.get("/api/ai-calls", params={"limit": 500}).json(),
-        "memories": client.get(f"/api/adventures/{world.adventure}/memories?include=all").json(),
-        "summary": client.get(f"/api/adventures/{world.adventure}/summary").json(),
-        "scene": client.get(f"/api/adventures/{world.adventure}/scene").json(),
-    }
-
-
-def settled(client: TestClient, adventure: int, timeout: float = 30.0) -> None:
-    """Wait until the adventure's background work is done (it would change the state)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        derived = client.get(f"/api/adventures/{adventure}/derived").json()
-        kinds = [v for v in derived.values() if isinstance(v, dict)]
-        if not derived["pending"] and all(k["state"] != "running" for k in kinds):
-            return
-        assert time.monotonic() < deadline, f"background work did not finish: {derived}"
-        time.sleep(0.05)
-
-
-def library_source(client: TestClient, timeout: float = 30.0) -> int:
-    """A small library source, its vectors made (their embedding calls would change the
-    state)."""
-    made = client.post(
-        "/api/library",
-        params={"filename": "bible.md"},
-        content=b"# Lanterns\n\nThe great lantern burns whale oil.",
-        headers={"Content-Type": "application/octet-stream"},
-    )
-    assert made.status_code == 201, made.text
-    source_id = int(made.json()["id"])
-    deadline = time.monotonic() + timeout
-    while client.get(f"/api/library/{source_id}").json()["state"] == "indexing":
-        assert time.monotonic() < deadline, "the library source was not indexed"
-        time.sleep(0.05)
-    return source_id
-
-
 @pytest.fixture
 def world(client: TestClient, double: ModelDouble) -> World:
     return make_world(client, double)
-
-
-def make_world(client: TestClient, double: ModelDouble) -> World:
-    """An adventure with a reply, a card and a memory, its background work done."""
-    adventure = client.post("/api/adventures", json={"scenario": "lantern-coast"})
-    assert adventure.status_code == 201, adventure.text
-    aid = adventure.json()["id"]
-    double.script("Old Maren nods at the tower.")
-    turn = client.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": "wave"})
-    assert turn.status_code == 200, turn.text
-    card = client.post(f"/api/adventures/{aid}/cards", json={"name": "Brass Key"})
-    assert card.status_code == 201, card.text
-    memory = client.post(f"/api/adventures/{aid}/memories", json={"text": "Maren is wary."})
-    assert memory.status_code == 201, memory.text
-    settled(client, aid)  # the memory is embedded in the background: let that land first
-    source = library_source(client)
-    return World(
-        adventure=aid,
-        branch=adventure.json()["current_branch_id"],
-        reply=turn.json()["reply"]["id"],
-        card=card.json()["id"],
-        export=client.get(f"/api/adventures/{aid}/export").json(),
-        memory=memory.json()["id"],
-        source=source,
-    )
 
 
 # -- coverage ---------------------------------------------------------------------------
@@ -548,7 +338,7 @@ def _choices(args: tuple[Any, ...]) -> bool:
 def fields_of(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, str]]:
     """(dotted name, kind) for every field of a body model, nested models included."""
     for name, info in model.model_fields.items():
-        annotation = _plain(info.annotation)
+        annotation = plain(info.annotation)
         dotted = f"{prefix}{name}"
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             yield dotted, "object"

@@ -10,7 +10,6 @@ first. The app's database URL sets a short busy timeout (``?timeout=``, on eithe
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,58 +18,21 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy.engine import make_url
-from tests import pg
 from tests.conftest import LOCAL, database_url, make_settings
 from tests.double.server import ModelDouble
+from tests.kit.writer_lock import OutsideLock
 from tests.live_server import serving
 from tests.web.sse import parse_events
 
 from talekeeper.settings import Settings
 from talekeeper.storage.db import LOCK_ATTEMPTS
-from talekeeper.storage.postgresql import WRITER_LOCK
 from talekeeper.web.app import create_app
 
 WAIT_S = 0.3  # each try's busy timeout, as the database URL sets it
 STREAM = {"Accept": "text/event-stream"}
 REPLY = "The gate swings open and lantern light spills over the wet stones of the quay."
-
-
-class OutsideLock:
-    """Another connection to the app's database (opened once the app has created it)
-    that can hold the one writer lock."""
-
-    def __init__(self, url: str) -> None:
-        self.url = make_url(url)
-        self.connection: sqlite3.Connection | psycopg.Connection[Any] | None = None
-
-    def take(self) -> None:
-        if self.url.get_backend_name() == "postgresql":
-            if self.connection is None:
-                self.connection = pg.connect(self.url.render_as_string(hide_password=False))
-            assert isinstance(self.connection, psycopg.Connection)
-            self.connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK,))
-            return
-        if self.connection is None:
-            self.connection = sqlite3.connect(
-                str(self.url.database), isolation_level=None, check_same_thread=False, timeout=30
-            )
-        assert isinstance(self.connection, sqlite3.Connection)
-        self.connection.execute("BEGIN IMMEDIATE")
-
-    def release(self) -> None:
-        if isinstance(self.connection, psycopg.Connection):
-            self.connection.rollback()
-            return
-        assert self.connection is not None
-        self.connection.execute("ROLLBACK")
-
-    def close(self) -> None:
-        if self.connection is not None:
-            self.connection.close()
 
 
 def database(tmp_path: Path) -> str:

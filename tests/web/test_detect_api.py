@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, each_mode, make_settings
 from tests.double.server import ModelDouble, closed_port_url
-from tests.services.test_detect import NESTED, Stranger, send
+from tests.kit.strangers import NESTED, Stranger, send
 
 from talekeeper.web.app import create_app
 

@@ -1,7 +1,7 @@
 """With streamed turns queued on the embedded narrator, the rest of the app still answers at
 once: GET /api/health (whose database and settings reads run in the default executor) does
 not wait for the queue. The real app on uvicorn, its embedded provider built on a gated
-stand-in for llama.cpp (tests/providers/test_embedded_queue.py)."""
+stand-in for llama.cpp (tests/kit/gated_llama.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 from tests.conftest import make_settings
+from tests.kit.gated_llama import REPLY, GatedLlama, default_pool_size
 from tests.live_server import serving
-from tests.providers.test_embedded_queue import REPLY, GatedLlama, default_pool_size
 from tests.web.sse import parse_events
 
 from talekeeper.providers.embedded import EmbeddedProvider

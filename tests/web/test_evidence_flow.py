@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble
-from tests.web.test_memory_system import idle, memories
+from tests.kit.memory import idle, memories
 
 from talekeeper.services.context_inputs import MEMORY_SLOT_TOKENS
 from talekeeper.storage.db import session_scope

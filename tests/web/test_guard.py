@@ -9,8 +9,6 @@ uvicorn, because only a socket shows whether the app answered before reading a b
 from __future__ import annotations
 
 import json
-import re
-import socket
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,8 +20,8 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble
+from tests.kit.web import endpoints, library_source, post_head, raw, settled
 from tests.live_server import serving
-from tests.web.test_bad_input import endpoints, library_source, settled
 
 from talekeeper.core.errors import ConfigurationError
 from talekeeper.services.limits import BODY_MAX, IMPORT_BODY_MAX
@@ -338,38 +336,10 @@ def test_a_text_body_is_never_parsed(client: TestClient) -> None:
 # -- body size --------------------------------------------------------------------------
 
 
-def raw(url: str, *parts: bytes, timeout: float = 10.0) -> tuple[bytes, dict[str, Any]]:
-    """Send ``parts`` on one connection; the first response's status line and JSON body."""
-    host, port = url.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
-        for part in parts:
-            sock.sendall(part)
-        data = b""
-        while not _complete(data):
-            chunk = sock.recv(65536)
-            assert chunk, f"the server closed the connection without an answer: {data!r}"
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    return head.split(b"\r\n")[0], json.loads(body)
-
-
-def _complete(data: bytes) -> bool:
-    head, blank, body = data.partition(b"\r\n\r\n")
-    length = re.search(rb"(?im)^content-length: *(\d+)", head)
-    return bool(blank) and length is not None and len(body) >= int(length[1])
-
-
 @pytest.fixture
 def live_url(endpoint_settings: Settings) -> Iterator[str]:
     with serving(create_app(endpoint_settings)) as (url, _loop):
         yield url
-
-
-def post_head(path: str, length: int | None, **extra: str) -> bytes:
-    lines = [f"POST {path} HTTP/1.1", "Host: localhost", "Content-Type: application/json"]
-    lines += [f"Content-Length: {length}"] if length is not None else []
-    lines += [f"{name.replace('_', '-')}: {value}" for name, value in extra.items()]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
 @pytest.mark.parametrize(

@@ -12,16 +12,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from tests.double.server import ModelDouble
-from tests.web.test_accounts_api import PASSWORD
-from tests.web.test_bad_input import (
-    PATH_VALUES,
-    QUERY_VALUES,
-    VALID_BODIES,
-    World,
-    endpoints,
-    make_world,
-    state,
-)
+from tests.kit.accounts import As
+from tests.kit.web import endpoints
+from tests.kit.world import PATH_VALUES, QUERY_VALUES, VALID_BODIES, World, make_world, state
 
 # Path parameters that name no row of an account (a shipped scenario is everyone's).
 SHARED_PARAMS = {"scenario_id"}
@@ -31,33 +24,6 @@ SHARED_PARAMS = {"scenario_id"}
 def base(accounts: TestClient) -> TestClient:
     """The two players' app (``tests/web/conftest.py``)."""
     return accounts
-
-
-class As:
-    """Requests through ``base`` signed in as one account (its own session cookie, sent
-    by hand: the shared client keeps no cookie)."""
-
-    def __init__(self, base: TestClient, name: str) -> None:
-        answer = base.post("/api/auth/login", json={"username": name, "password": PASSWORD})
-        assert answer.status_code == 200, answer.text
-        self.base, self.cookie = base, f"tk_session={answer.cookies['tk_session']}"
-        base.cookies.clear()
-
-    def request(self, method: str, url: str, **kwargs: Any) -> Any:
-        headers = {**kwargs.pop("headers", {}), "Cookie": self.cookie}
-        return self.base.request(method, url, headers=headers, **kwargs)
-
-    def get(self, url: str, **kwargs: Any) -> Any:
-        return self.request("GET", url, **kwargs)
-
-    def post(self, url: str, **kwargs: Any) -> Any:
-        return self.request("POST", url, **kwargs)
-
-    def patch(self, url: str, **kwargs: Any) -> Any:
-        return self.request("PATCH", url, **kwargs)
-
-    def delete(self, url: str, **kwargs: Any) -> Any:
-        return self.request("DELETE", url, **kwargs)
 
 
 def owned(base: TestClient, double: ModelDouble, name: str) -> tuple[Any, World, int]:

@@ -26,10 +26,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import update
 from tests.conftest import LOCAL, double_settings
 from tests.double.server import ModelDouble
+from tests.kit.accounts import As
+from tests.kit.library import BIBLE, listed, refused, settled, upload
+from tests.kit.web import OCTETS, post_head, raw
 from tests.live_server import serving
 from tests.services.library import builders
-from tests.web.test_guard import post_head, raw
-from tests.web.test_isolation import As
 
 from talekeeper.core.clock import utcnow
 from talekeeper.services.library import indexer as indexing
@@ -40,32 +41,6 @@ from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import LibrarySource
 from talekeeper.web.app import create_app
 from talekeeper.web.guard import LIBRARY_FILE_MAX
-
-OCTETS = {"Content-Type": "application/octet-stream"}
-
-BIBLE = b"""# The Salt Coast
-
-## Places
-
-### Gullhaven
-
-Gullhaven is a fishing town of slate roofs. Its harbour freezes every third winter.
-
-### The Drowned Library
-
-Below the cliffs of Marrow Point lies the Drowned Library, a vault of green copper doors
-that opens only at the lowest tide of the year. The archivist Ysolde keeps its keys.
-
-## People
-
-### Captain Orrin
-
-Orrin commands the cutter Wren and smuggles lamp oil past the customs house.
-"""
-
-
-def upload(client: TestClient, data: bytes, name: str) -> Any:
-    return client.post("/api/library", params={"filename": name}, content=data, headers=OCTETS)
 
 
 def wait_ready(client: TestClient, source_id: int, timeout: float = 20.0) -> dict[str, Any]:
@@ -122,33 +97,6 @@ SOURCE_FIELDS = {
     "token_count", "state", "embedding_model", "embedded", "progress", "error", "retry_at",
     "created_at", "attached_to",
 }  # fmt: skip
-
-
-def refused(response: Any, status: int, code: str, *words: str) -> str:
-    """Our error format, the status and code, and a message holding ``words``."""
-    assert response.status_code == status, response.text
-    error = response.json()["error"]
-    assert error["code"] == code, error
-    for word in words:
-        assert word in error["message"], error["message"]
-    return str(error["message"])
-
-
-def listed(client: Any) -> list[dict[str, Any]]:
-    answer = client.get("/api/library")
-    assert answer.status_code == 200, answer.text
-    return answer.json()["sources"]  # type: ignore[no-any-return]
-
-
-def settled(client: TestClient, source_id: int, timeout: float = 20.0) -> dict[str, Any]:
-    """The source once its state is no longer ``indexing``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got: dict[str, Any] = client.get(f"/api/library/{source_id}").json()
-        if got["state"] != "indexing":
-            return got
-        assert time.monotonic() < deadline, got
-        time.sleep(0.05)
 
 
 def hits(client: Any, query: str, limit: int = 10) -> list[dict[str, Any]]:

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from tests.kit.accounts import As
+from tests.kit.library import BIBLE, card_png, listed, refused, upload
+from tests.kit.web import OCTETS
 from tests.services.library import builders
-from tests.services.library.test_not_text import card_png
-from tests.web.test_isolation import As
-from tests.web.test_library_api import BIBLE, OCTETS, listed, refused, upload
 
 from talekeeper.services.library import parsing
 

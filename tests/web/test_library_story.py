@@ -11,9 +11,9 @@ from typing import Any
 from ebooklib import epub
 from fastapi.testclient import TestClient
 from tests.double.server import ModelDouble
+from tests.kit.library import settled
+from tests.kit.library import upload as upload_file
 from tests.services.library import builders
-from tests.web.test_library_api import settled
-from tests.web.test_library_api import upload as upload_file
 
 BIBLE = b"""# The Salt Coast: a setting bible
 

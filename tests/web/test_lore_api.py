@@ -8,12 +8,13 @@ import json
 from typing import Any
 
 from fastapi.testclient import TestClient
+from tests.kit.lore import adventure, cards_of, import_lore
+from tests.kit.web import OCTETS
 from tests.services.lore.builders import fixture, png, text_chunk
 
 from talekeeper.services import limits
 from talekeeper.services.lore.fields import MAX_FILE_BYTES
 
-OCTETS = {"Content-Type": "application/octet-stream"}
 CARD_FIELDS = (
     "name",
     "type",
@@ -23,26 +24,6 @@ CARD_FIELDS = (
     "secondary_keywords",
     "secondary_rule",
 )
-
-
-def adventure(client: TestClient, title: str = "Vale") -> int:
-    made = client.post("/api/adventures", json={"title": title})
-    assert made.status_code == 201, made.text
-    return int(made.json()["id"])
-
-
-def import_lore(client: TestClient, aid: int, data: bytes, name: str, **params: Any) -> Any:
-    return client.post(
-        f"/api/adventures/{aid}/lore/import",
-        params={"filename": name, **params},
-        content=data,
-        headers=OCTETS,
-    )
-
-
-def cards_of(client: TestClient, aid: int) -> list[dict[str, Any]]:
-    listed: list[dict[str, Any]] = client.get(f"/api/adventures/{aid}/cards").json()
-    return listed
 
 
 def same(cards: list[dict[str, Any]]) -> list[tuple[Any, ...]]:

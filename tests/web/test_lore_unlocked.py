@@ -29,12 +29,12 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, database_url, double_settings
 from tests.double.server import ModelDouble
+from tests.kit.accounts import CHEAP, PASSWORD, As
+from tests.kit.lore import adventure, cards_of, import_lore
+from tests.kit.web import OCTETS
+from tests.kit.writer_lock import OutsideLock
 from tests.live_server import serving
 from tests.services.lore.builders import fixture, fixture_json, junk_chunks, png, ztxt_chunk
-from tests.web.test_accounts_api import CHEAP, PASSWORD
-from tests.web.test_busy import OutsideLock
-from tests.web.test_isolation import As
-from tests.web.test_lore_api import OCTETS, adventure, cards_of, import_lore
 
 from talekeeper.services import lore_apply
 from talekeeper.services.accounts import create_user

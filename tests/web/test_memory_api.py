@@ -5,7 +5,6 @@ against the loopback model double (whose summary model writes memories determini
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import MODES, each_mode
 from tests.double.server import ModelDouble
+from tests.kit.memory import new_adventure, refused, settle, write
 
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import User
@@ -25,17 +25,6 @@ def client(
 ) -> Iterator[TestClient]:
     """Every test here runs in local mode and, signed in, in accounts mode."""
     yield from each_mode(request.param, tmp_path, double)
-
-
-KINDS = ("memory", "summary", "embedding", "eviction")
-SETTLE_SECONDS = 30.0
-
-
-def new_adventure(client: TestClient) -> dict[str, Any]:
-    response = client.post("/api/adventures", json={"scenario": "lantern-coast"})
-    assert response.status_code == 201, response.text
-    body: dict[str, Any] = response.json()
-    return body
 
 
 def play(client: TestClient, double: ModelDouble, aid: int, turns: int) -> list[int]:
@@ -51,38 +40,11 @@ def play(client: TestClient, double: ModelDouble, aid: int, turns: int) -> list[
     return replies
 
 
-def settle(client: TestClient, aid: int) -> dict[str, Any]:
-    """Wait until no background work waits or runs for the adventure."""
-    deadline = time.monotonic() + SETTLE_SECONDS
-    while True:
-        derived: dict[str, Any] = client.get(f"/api/adventures/{aid}/derived").json()
-        if not derived["pending"] and all(derived[k]["state"] != "running" for k in KINDS):
-            assert all(derived[k]["state"] == "idle" for k in KINDS), derived
-            return derived
-        assert time.monotonic() < deadline, f"background work did not finish: {derived}"
-        time.sleep(0.05)
-
-
 def memories(client: TestClient, aid: int, **params: str) -> list[dict[str, Any]]:
     response = client.get(f"/api/adventures/{aid}/memories", params=params)
     assert response.status_code == 200, response.text
     listed: list[dict[str, Any]] = response.json()
     return listed
-
-
-def write(client: TestClient, aid: int, text: str, **extra: Any) -> dict[str, Any]:
-    response = client.post(f"/api/adventures/{aid}/memories", json={"text": text, **extra})
-    assert response.status_code == 201, response.text
-    body: dict[str, Any] = response.json()
-    return body
-
-
-def refused(response: Any, status: int, *words: str) -> str:
-    assert response.status_code == status, response.text
-    message: str = response.json()["error"]["message"]
-    for word in words:
-        assert word in message, message
-    return message
 
 
 # -- the player's memories ----------------------------------------------------------------

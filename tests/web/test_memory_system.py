@@ -5,21 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, make_settings
 from tests.double.server import ModelDouble, summarize
+from tests.kit.memory import idle, memories
 
 from talekeeper.services.memory.excerpt import MARKER
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import DerivedJob
 from talekeeper.web.app import create_app
-
-
-def idle(client: TestClient) -> None:
-    client.portal.call(client.app.state.runtime.memory.idle)  # type: ignore[union-attr]
 
 
 def new_game(client: TestClient) -> int:
@@ -34,13 +30,6 @@ def play(client: TestClient, adventure: int, turns: int, text: str = "look aroun
         )
         assert response.status_code == 200, response.text
         idle(client)
-
-
-def memories(client: TestClient, adventure: int, **params: str) -> list[dict[str, Any]]:
-    response = client.get(f"/api/adventures/{adventure}/memories", params=params)
-    assert response.status_code == 200, response.text
-    rows: list[dict[str, Any]] = response.json()
-    return rows
 
 
 def settings_client(tmp_path: Path, double: ModelDouble, **env: str) -> TestClient:

@@ -9,7 +9,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 from tests.double.server import ModelDouble
-from tests.web.test_memory_api import new_adventure, refused, settle, write
+from tests.kit.memory import new_adventure, refused, settle, write
 
 KEY = "The brass key opens the lighthouse door."
 ASK = "open the lighthouse door with the brass key"

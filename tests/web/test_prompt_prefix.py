@@ -10,8 +10,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 from tests.conftest import on_postgresql
 from tests.double.server import ModelDouble
-from tests.web.test_isolation import As
-from tests.web.test_memory_system import idle
+from tests.kit.accounts import As
+from tests.kit.memory import idle
 
 
 def turn(client: TestClient, aid: int, text: str) -> dict[str, Any]:

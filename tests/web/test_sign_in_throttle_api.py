@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, double_settings
 from tests.double.server import ModelDouble
-from tests.web.test_accounts_api import PASSWORD, add
+from tests.kit.accounts import PASSWORD, add
 
 from talekeeper.web.app import create_app
 

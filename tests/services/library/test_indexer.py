@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from sqlalchemy import update
 from tests.double.server import ModelDouble, embed_text
-from tests.services.library.test_store import EMBED, Env, build_env, numbered
+from tests.kit.library_runtime import EMBED, Env, build_env, numbered
 
 from talekeeper.core.clock import utcnow
 from talekeeper.services.library import indexer as indexing

@@ -3,24 +3,14 @@ text (UTF-16 without its mark, a stray NUL) is still read."""
 
 from __future__ import annotations
 
-import base64
 import gzip
-import json
 
 import pytest
-from tests.services.library import builders
+from tests.kit.library import card_png
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.services.library import read_document, store
-
-
-def card_png() -> bytes:
-    """A character card: a small image whose tEXt chunk holds pages of base64 (which,
-    decoded as text, is almost all letters)."""
-    card = {"spec": "chara_card_v2", "data": {"name": "Ysolde", "description": "Keeper. " * 800}}
-    return builders.png({"chara": base64.b64encode(json.dumps(card).encode()).decode()})
-
 
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01" + b"pixels " * 300
 

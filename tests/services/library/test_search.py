@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from tests.double.server import ModelDouble, embed_text
-from tests.services.library.test_store import EMBED, Env, build_env, sections
+from tests.kit.library_runtime import EMBED, Env, build_env, sections
 
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.services.context_inputs import KNOWLEDGE_SLOT_TOKENS

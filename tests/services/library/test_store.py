@@ -2,144 +2,31 @@
 upload is refused for, what it writes, the per-user caps, ownership, removal, re-indexing,
 a changed embedding model, and the sources attached to an adventure.
 
-Real parts: the app's runtime on the loopback model double (``Env``, shared with the
-indexer's and the search's tests), the cl100k counter, the full-text index.
+Real parts: the app's runtime on the loopback model double (``Env``, in
+``tests/kit/library_runtime.py``, shared with the indexer's and the search's tests), the
+cl100k counter, the full-text index.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import func, select, update
-from sqlalchemy.orm import Session, sessionmaker
-from tests.conftest import double_settings
 from tests.double.server import ModelDouble
+from tests.kit.library_runtime import COUNTER, EMBED, Env, build_env, numbered
 from tests.services.library import builders
-from tests.web.test_accounts_api import CHEAP, PASSWORD
 
-from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
-from talekeeper.core.tokens import BpeCounter
 from talekeeper.services import adventures
-from talekeeper.services.accounts.users import create_user
 from talekeeper.services.library import store
-from talekeeper.services.library.indexer import LibraryIndexer
 from talekeeper.services.library.store import SourceState
 from talekeeper.services.limits import MAX_ID
-from talekeeper.services.memory.base import NullMemory
-from talekeeper.services.models import ModelSet
-from talekeeper.storage import fulltext
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Adventure, AdventureKnowledge, LibraryPassage, LibrarySource
-from talekeeper.storage.repositories.users import UserRepository
-
-COUNTER = BpeCounter()
-EMBED = "double-embed"
-
-
-def sections(*paragraphs: str, heading: str = "Part") -> bytes:
-    """Markdown with one heading per paragraph: one passage each."""
-    return "\n\n".join(f"# {heading} {i}\n\n{p}" for i, p in enumerate(paragraphs)).encode()
-
-
-def numbered(count: int, word: str = "lantern") -> bytes:
-    return sections(*(f"Entry {i} speaks of the {word} number {i}." for i in range(count)))
-
-
-@dataclass
-class Env:
-    """The runtime on the double, its own event loop, and the local user."""
-
-    runtime: Runtime
-    loop: asyncio.AbstractEventLoop
-    user_id: int
-    double: ModelDouble
-
-    @property
-    def sessions(self) -> sessionmaker[Session]:
-        return self.runtime.sessions
-
-    def run(self, awaitable: Any) -> Any:
-        return self.loop.run_until_complete(awaitable)
-
-    def models(self, user_id: int | None = None) -> ModelSet:
-        return self.runtime.models_for_user(user_id or self.user_id)
-
-    def model(self, user_id: int | None = None) -> str | None:
-        embedding = self.models(user_id).embedding
-        return embedding.model if embedding else None
-
-    def add(self, data: bytes, name: str = "notes.md", user_id: int | None = None) -> int:
-        uid = user_id or self.user_id
-        prepared = store.prepare(name, data, COUNTER)
-        with session_scope(self.sessions) as session:
-            return store.store(session, uid, prepared, self.model(uid)).id
-
-    def row(self, source_id: int) -> LibrarySource:
-        with read_scope(self.sessions) as session:
-            row = session.get(LibrarySource, source_id)
-            assert row is not None
-            session.expunge(row)
-        return row
-
-    def passages(self, source_id: int) -> list[LibraryPassage]:
-        with read_scope(self.sessions) as session:
-            rows = list(
-                session.scalars(
-                    select(LibraryPassage)
-                    .where(LibraryPassage.source_id == source_id)
-                    .order_by(LibraryPassage.position)
-                )
-            )
-            for row in rows:
-                session.expunge(row)
-        return rows
-
-    def indexer(self, **kwargs: Any) -> LibraryIndexer:
-        return LibraryIndexer(self.sessions, self.runtime.models_for_user, **kwargs)
-
-    def index(self, indexer: LibraryIndexer | None = None, limit: int = 100) -> int:
-        """Steps until nothing is due; how many did work."""
-        indexer = indexer or self.indexer()
-        for done in range(limit):
-            if not self.run(indexer.step()):
-                return done
-        raise AssertionError("the indexer never ran out of work")
-
-    def settings(self, user_id: int | None = None, **values: Any) -> None:
-        with session_scope(self.sessions) as session:
-            UserRepository(session).save_settings(user_id or self.user_id, values)
-
-    def user(self, name: str) -> int:
-        with session_scope(self.sessions) as session:
-            return create_user(session, name, PASSWORD, hasher=CHEAP).id
-
-    def adventure(self, user_id: int | None = None, title: str = "Salt") -> int:
-        with session_scope(self.sessions) as session:
-            story = adventures.create(
-                session, user_id or self.user_id, {"title": title}, NullMemory()
-            )
-            return story.adventure.id
-
-    def holding(self, term: str, source_ids: list[int]) -> list[int]:
-        with read_scope(self.sessions) as session:
-            return sorted(fulltext.holding(session, [term], source_ids)[0])
-
-
-def build_env(tmp_path: Path, double: ModelDouble, **env: str) -> Iterator[Env]:
-    runtime = Runtime.build(double_settings(tmp_path, double, **env))
-    loop = asyncio.new_event_loop()
-    try:
-        yield Env(runtime, loop, runtime.local_user_id(), double)
-    finally:
-        loop.run_until_complete(runtime.aclose())
-        loop.close()
 
 
 @pytest.fixture

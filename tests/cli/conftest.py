@@ -1,0 +1,15 @@
+"""Fixtures the command-line tests share: ``cli``, the command line over a fresh data
+directory against the test's model double (``tests.kit.cli.Cli``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.double.server import ModelDouble
+from tests.kit.cli import Cli
+
+
+@pytest.fixture
+def cli(tmp_path: Path, double: ModelDouble) -> Cli:
+    return Cli(tmp_path / "data", double)
