@@ -42,6 +42,7 @@ from sqlalchemy import text
 from tests.conftest import LOCAL, data_database, data_env, make_settings
 from tests.double.server import ModelDouble
 from tests.kit.accounts import PASSWORD
+from tests.kit.exchange import TABLES
 
 from talekeeper.storage.db import make_engine
 from talekeeper.web.app import create_app
@@ -216,17 +217,7 @@ class Cli:
 
     def counts(self) -> dict[str, int]:
         """Rows per table: what an import that fails must leave exactly as it was."""
-        tables = (
-            "adventures",
-            "branches",
-            "actions",
-            "story_cards",
-            "insights",
-            "memories",
-            "memory_uses",
-            "summary_versions",
-        )
-        return {t: self.query(f"SELECT count(*) FROM {t}")[0][0] for t in tables}
+        return {t: self.query(f"SELECT count(*) FROM {t}")[0][0] for t in TABLES}
 
     def query(self, sql: str, **params: Any) -> list[tuple[Any, ...]]:
         """Rows read straight from the database the commands use, as another process."""

@@ -13,11 +13,10 @@ from typing import Any
 
 import httpx
 import pytest
-from argon2 import PasswordHasher
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, double_settings
 from tests.double.server import ModelDouble
+from tests.kit.accounts import CHEAP, PASSWORD, Announced, built
 from tests.live_server import serving
 
 from talekeeper.services.accounts import create_user, list_users
@@ -25,34 +24,6 @@ from talekeeper.services.accounts.setup import SetupClosed, SetupSecret, first_a
 from talekeeper.settings import Settings
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.web.app import create_app
-
-CHEAP = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-PASSWORD = "correct horse battery"
-
-
-class Announced:
-    """What the app's start handed to ``app.state.announce_setup``."""
-
-    def __init__(self) -> None:
-        self.paths: list[str] = []
-
-    def __call__(self, path: str) -> None:
-        self.paths.append(path)
-
-    @property
-    def path(self) -> str:
-        assert len(self.paths) == 1, self.paths
-        return self.paths[0]
-
-    @property
-    def secret(self) -> str:
-        return self.path.removeprefix("/setup#")
-
-
-def built(settings: Settings, announced: Announced) -> FastAPI:
-    app = create_app(settings)
-    app.state.announce_setup = announced
-    return app
 
 
 @pytest.fixture
