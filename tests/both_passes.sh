@@ -9,11 +9,6 @@
 # The PostgreSQL pass's output is kept and printed after the SQLite pass's; the exit
 # status is 0 only when both passed. Each pass has temporary folders of its own. Each pass
 # prints its 50 slowest tests, and the end says how long each pass took (wall time).
-#
-# The SQLite pass, the longer, runs in SQLITE_WORKERS worker processes (pytest-xdist; 2 by
-# default, each test file in one worker, so a module's fixtures are made once): each
-# process keeps about 80% of a core busy, so one pass alone leaves the second core idle
-# for the last third of the run.
 set -u
 bin=$1
 shift
@@ -37,8 +32,7 @@ pg=$!
 trap 'kill "$pg" 2>/dev/null; wait "$pg"; cat "$pg_log"; rm -rf "$work"; exit 130' INT TERM
 
 echo "== The SQLite pass (the PostgreSQL pass runs beside it; its output follows)"
-"$bin/python" -m pytest --durations=50 --basetemp="$work/sqlite" \
-    -n "${SQLITE_WORKERS:-2}" --dist loadfile
+"$bin/python" -m pytest --durations=50 --basetemp="$work/sqlite"
 sqlite=$?
 sqlite_seconds=$(($(date +%s) - started))
 wait "$pg"
