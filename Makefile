@@ -80,9 +80,7 @@ lint: install
 # throwaway server; where PostgreSQL is not installed, that pass says so and passes). Not
 # again: the browser and embedded-model tests (nothing in them differs by database) and
 # the pure unit tests at the top of tests/ and in tests/providers, tests/benchmarks.
-PG_TESTS := tests/test_storage.py tests/test_accounts_migration.py tests/test_postgres.py \
-	tests/test_revision_counter.py \
-	tests/test_postgres_differences.py tests/services tests/web tests/cli
+PG_TESTS := tests/storage tests/services tests/web tests/cli
 
 # Both passes run side by side (tests/both_passes.sh); the PostgreSQL pass's output follows.
 test: lint

@@ -19,7 +19,7 @@ is one of the words of its ``terms``, whole (the index finds the candidates, and
 themselves are checked, so "brien" never matches "o'brien" on PostgreSQL, whose parser
 splits at the apostrophe); anything that is not one word as ``terms`` makes them (FTS
 syntax, spaces, punctuation) is held by no passage, never an error. So both backends
-return the same ids (``tests/test_fulltext.py`` runs on both).
+return the same ids (``tests/storage/test_fulltext.py`` runs on both).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A writer process for the revision-counter test: ``python -m tests.revision_writer URL
+"""A writer process for the revision-counter test: ``python -m tests.storage.revision_writer URL
 ADVENTURE BRANCH N TAG`` adds N memories, one per transaction, through the bank's one
 place memories are made (``new_memory``).
 

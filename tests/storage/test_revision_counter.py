@@ -12,7 +12,7 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import database_url
-from tests.revision_writer import MODEL
+from tests.storage.revision_writer import MODEL
 
 from talekeeper.services import adventures
 from talekeeper.services.memory.bank import BankCache, clear_other_models, new_memory, pack
@@ -23,7 +23,7 @@ from talekeeper.storage.models import Adventure, Memory
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.users import UserRepository
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -108,7 +108,7 @@ def test_two_writer_processes_and_every_memory_reaches_a_third_processs_cache(
             [
                 sys.executable,
                 "-m",
-                "tests.revision_writer",
+                "tests.storage.revision_writer",
                 url,
                 str(aid),
                 str(branch),
