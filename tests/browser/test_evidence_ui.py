@@ -18,6 +18,7 @@ import pytest
 from playwright.sync_api import expect
 from tests.browser.conftest import Live
 from tests.double.server import ModelDouble
+from tests.kit.browser import open_insights as kit_open_insights
 from tests.kit.dense_story import (
     DENSE,
     FACT,
@@ -61,11 +62,8 @@ def dry_run(live: Live, adventure_id: int, text: str) -> dict[str, Any]:
 
 
 def open_insights(page: Any, detail: dict[str, Any]) -> Any:
-    page.evaluate(
-        "detail => document.dispatchEvent(new CustomEvent('tk:open-insights', {detail}))", detail
-    )
-    dialog = page.locator("#insights-dialog")
-    expect(dialog).to_be_visible()
+    """The Insights dialog, open and done loading."""
+    dialog = kit_open_insights(page, detail)
     expect(dialog.locator(".ins-loading")).to_have_count(0)
     return dialog
 

@@ -345,6 +345,18 @@ def _not_json(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def _arrays_not_an_object(path: Path) -> None:
+    header, length = _header(path)
+    header["arrays"] = []
+    _rewrite_header(path, header, length)
+
+
+def _revision_not_a_number(path: Path) -> None:
+    header, length = _header(path)
+    header["stamp"]["revision"] = "many"  # type: ignore[index]
+    _rewrite_header(path, header, length)
+
+
 @pytest.mark.parametrize(
     "spoil",
     [
@@ -356,6 +368,8 @@ def _not_json(path: Path) -> None:
         _owner_beyond,
         _other_version,
         _not_json,
+        _arrays_not_an_object,
+        _revision_not_a_number,
     ],
 )
 def test_a_snapshot_that_does_not_hold_together_is_removed_and_the_bank_built(

@@ -36,7 +36,7 @@ from sqlalchemy.orm.attributes import flag_modified
 from talekeeper.services.memory.authority import classify
 from talekeeper.services.memory.evidence import Passage
 from talekeeper.services.memory.int8 import Codes
-from talekeeper.services.memory.keyset import QUANTIZE_AT, Keys
+from talekeeper.services.memory.keyset import QUANTIZE_AT, Keys, starts_of
 from talekeeper.services.memory.postings import Postings
 from talekeeper.services.memory.ranking import Bank
 from talekeeper.services.memory.snapshot import Snapshots, Stamp
@@ -372,7 +372,7 @@ def _keys(ids: np.ndarray, keys: dict[int, list[KeyRow]], width: int) -> Keys | 
         owner=np.repeat(np.arange(len(runs), dtype=np.int64), counts),
         depths=np.fromiter((k.depth for k in ordered), dtype=np.int64, count=len(ordered)),
         vectors=matrix,
-        starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+        starts=starts_of(counts),
         postings=Postings.of_texts([k.terms for k in ordered]),
         names=[k.names for k in ordered],
         codes=Codes.of(matrix) if len(ordered) >= QUANTIZE_AT else None,

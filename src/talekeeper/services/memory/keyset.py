@@ -29,6 +29,11 @@ BoolArray = npt.NDArray[np.bool_]
 QUANTIZE_AT = 8192
 
 
+def starts_of(counts: IntArray) -> IntArray:
+    """Where each bank row's run of keys starts, from the runs' lengths (and the end)."""
+    return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
 class KeyInput(NamedTuple):
     """One evidence key as the bank needs it: its memory, vector and terms (no text)."""
 
@@ -106,7 +111,7 @@ class Keys:
             owner=owner,
             depths=np.array([k.depth for k in kept], dtype=np.int64),
             vectors=vectors,
-            starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+            starts=starts_of(counts),
             postings=Postings.of_terms(k.terms for k in kept),
             names=[" ".join(sorted(k.names)) for k in kept],
             codes=Codes.of(vectors) if len(kept) >= quantize_at else None,
@@ -138,7 +143,7 @@ class Keys:
             owner=owner,
             depths=np.concatenate((self.depths[kept], added.depths)),
             vectors=vectors,
-            starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+            starts=starts_of(counts),
             postings=self.postings.patched(kept, added.postings),
             names=names,
             codes=codes,

@@ -61,8 +61,7 @@ class Postings(Mapping[str, IntArray]):
         term_ids = np.fromiter(map(at.__getitem__, flat), dtype=np.int64, count=len(flat))
         owners = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
         blank = at.get("")
-        if blank is not None:
-            vocab[blank] = ""  # kept in place (ids stay valid); no entry holds it after this
+        if blank is not None:  # its slot stays (ids keep their place); ``_grouped`` drops it
             held = term_ids != blank
             term_ids, owners = term_ids[held], owners[held]
         return cls._grouped(vocab, term_ids, owners)
@@ -116,10 +115,6 @@ class Postings(Mapping[str, IntArray]):
 
     def __contains__(self, term: object) -> bool:
         return isinstance(term, str) and self.get(term) is not None
-
-    def nbytes(self) -> int:
-        """The arrays' bytes (the vocabulary's strings left out)."""
-        return int(self.offsets.nbytes + self.rows.nbytes)
 
     # -- patching ---------------------------------------------------------------------
 

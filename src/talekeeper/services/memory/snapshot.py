@@ -205,13 +205,37 @@ def read(path: Path) -> tuple[Bank, Stamp]:
     start = len(MAGIC) + 8 + length
     start += _pad(start)
     arrays = {
-        name: _array(view, start, size, name, spec) for name, spec in header["arrays"].items()
+        name: _array(view, start, size, name, spec)
+        for name, spec in _table(header, "arrays").items()
     }
-    texts = {name: _text(view, start, size, name, spec) for name, spec in header["texts"].items()}
-    stamp = Stamp(**header["stamp"])
+    texts = {
+        name: _text(view, start, size, name, spec) for name, spec in _table(header, "texts").items()
+    }
+    stamp = _stamp(_table(header, "stamp"))
     bank = _bank(arrays, texts)
     check(bank)
     return bank, stamp
+
+
+def _table(header: dict[str, Any], name: str) -> dict[str, Any]:
+    """A part of the header that must be a JSON object."""
+    part = header.get(name)
+    if not isinstance(part, dict):
+        raise ValueError(f"header: {name} is not an object")
+    return part
+
+
+def _stamp(raw: dict[str, Any]) -> Stamp:
+    """The stamp, each field of its own type (a revision compared with the database's must
+    be a number, not whatever a damaged file holds)."""
+    types = {"adventure_id": int, "created": str, "model": str, "revision": int, "count": int}
+    if set(raw) != set(types):
+        raise ValueError("stamp: fields")
+    for field_name, kind in types.items():
+        value = raw[field_name]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValueError(f"stamp: {field_name}")
+    return Stamp(**raw)
 
 
 def _array(view: mmap.mmap, start: int, size: int, name: str, spec: Any) -> npt.NDArray[Any]:
