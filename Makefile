@@ -76,7 +76,7 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# The tests that touch the database, run a second time on PostgreSQL (tests/pg.py starts a
+# The tests that touch the database, run a second time on PostgreSQL (src/talekeeper_testkit/pg.py starts a
 # throwaway server; where PostgreSQL is not installed, that pass says so and passes). Not
 # again: the browser and embedded-model tests (nothing in them differs by database) and
 # the pure unit tests at the top of tests/ and in tests/providers, tests/benchmarks.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make test`'s two passes at once: the whole suite on SQLite, and the tests that touch the
-# database again on PostgreSQL (tests/pg.py; where PostgreSQL is not installed that pass
+# database again on PostgreSQL (src/talekeeper_testkit/pg.py; where PostgreSQL is not installed that pass
 # says so and passes). Most of the suite's time is spent waiting (model replies, polls,
 # the browser), so two passes side by side take little more than the longer one.
 #

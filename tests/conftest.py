@@ -1,7 +1,7 @@
 """Shared fixtures: a loopback model double, a migrated temporary database, an app client.
 
 The database is a SQLite file in the test's temporary folder, or with ``--db=postgresql``
-a database of its own in a throwaway PostgreSQL cluster (``tests/pg.py``): the same
+a database of its own in a throwaway PostgreSQL cluster (``talekeeper_testkit.pg``): the same
 fixtures and tests run on either. ``database_url(path)`` is the database a test keeps
 at ``path`` (the same one each time it asks); ``make_settings`` uses the data folder's.
 Tests about one database itself are marked ``sqlite_only`` or ``postgresql_only`` (with
@@ -19,8 +19,6 @@ from pathlib import Path
 import pytest
 from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
-from tests import pg
-from tests.double.server import ModelDouble
 
 from talekeeper.services.accounts import create_user
 from talekeeper.services.memory import int8
@@ -28,6 +26,8 @@ from talekeeper.settings import Settings, load_settings
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, session_scope
 from talekeeper.web.app import create_app
+from talekeeper_testkit import pg
+from talekeeper_testkit.double import ModelDouble
 
 # The Host the test clients send: the app answers only loopback names (and those the
 # host allows), never FastAPI's default "testserver".

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, make_settings
-from tests.double.server import ModelDouble
 
 from talekeeper.services.memory.ranking import LEXICAL_WEIGHT, SOURCE_WEIGHT
 from talekeeper.services.memory.summary import SUMMARY_EVERY
 from talekeeper.services.memory.writer import BLOCK_ACTIONS, FIRST_AT, SETTLE_SLACK
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
 
 PLANT_TURN = 5  # its reply lands at depth 12: the first action of the third block
 FACT = (

@@ -102,7 +102,7 @@ def test_the_test_harness_variables_are_not_taken_for_settings() -> None:
 
     Under the settings' prefix they would be refused as unknown settings by every command.
     """
-    from tests import pg
+    from talekeeper_testkit import pg
 
     harness = {pg.REQUIRE_ENV: "1", pg.BIN_ENV: "/usr/lib/postgresql/15/bin"}
     ci_script = (Path(__file__).parent.parent / ".ci" / "run").read_text()

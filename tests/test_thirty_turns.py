@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, make_settings
-from tests.double.server import ModelDouble
 
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
 
 ACTIONS = [
     ("do", "ask Maren who barred the door"),

@@ -2,8 +2,8 @@
 background work and the start of many clients at once.
 
 The real app (``talekeeper.web.app.create_app``) is served by uvicorn on loopback in this
-process (``tests/live_server.py``), on a fresh migrated SQLite file (WAL) under the given
-folder, with the loopback model double (``tests/double/server.py``, a real
+process (``talekeeper_testkit.live``), on a fresh migrated SQLite file (WAL) under the given
+folder, with the loopback model double (``talekeeper_testkit.double``, a real
 OpenAI-compatible HTTP server) as narrator (``double-narrator``, the fixed ~110-word
 ``REPLY`` at once), embedder (``double-embed``) and summary model (``double-summary``, which
 writes memories and summaries deterministically), as the test suite configures it. Both are
@@ -31,11 +31,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from tests.double.server import ModelDouble
-from tests.live_server import serving
 
 from talekeeper.settings import Settings, load_settings
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
+from talekeeper_testkit.live import serving
 
 MONITOR_SECONDS = 0.25
 DRAIN_TIMEOUT = 300.0

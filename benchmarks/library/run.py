@@ -40,9 +40,9 @@ from benchmarks.library.book import generate
 from benchmarks.library.metrics import percentile
 from benchmarks.library.report import Build, Run, SeedRecall, markdown
 from benchmarks.recall.play import EMBEDDERS, Player, player
-from tests.double.server import ModelDouble
 
 from talekeeper.core.reports import machine_description, publish
+from talekeeper_testkit.double import ModelDouble
 
 SECTION = "library"
 TITLE = "Knowledge library: import, latency, recall"

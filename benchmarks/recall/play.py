@@ -2,7 +2,7 @@
 
 A ``Player`` holds one real ``Runtime`` (a migrated SQLite file in a temporary
 data dir, the memory worker started on the running loop) configured with the
-loopback model double (``tests/double/server.py``) as the narrator, the
+loopback model double (``talekeeper_testkit.double``) as the narrator, the
 ``extractive`` summary writer and one embedder. Invariants:
 
 - Every turn goes through ``TurnRunner.begin``/``run`` (the player's action
@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 from benchmarks.recall.generator import Adventure, Fork, Probe, Turn, Undo
-from tests.double.server import ModelDouble
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.providers.base import Provider
@@ -42,6 +41,7 @@ from talekeeper.services.models import ModelSet
 from talekeeper.services.tree import Story
 from talekeeper.settings import load_settings
 from talekeeper.storage.db import session_scope
+from talekeeper_testkit.double import ModelDouble
 
 # Half the default (4,096 keeps ~44 actions of this prose): the raw history then holds
 # ~15-25 actions, well inside the generator's window, so a probed fact has surely left it.

@@ -36,9 +36,9 @@ from benchmarks.recall.generator import generate as generate_one
 from benchmarks.recall.play import EMBEDDERS, play, player
 from benchmarks.recall.probe import Leaving, ProbeResult, leaving, measure
 from benchmarks.recall.report import Run, markdown
-from tests.double.server import ModelDouble
 
 from talekeeper.core.reports import machine_description, publish
+from talekeeper_testkit.double import ModelDouble
 
 SECTION = "recall"
 TITLE = "Recall of scrolled-out facts"

@@ -6,7 +6,7 @@ API).
 
 - ``sqlite``: one ``talekeeper serve`` on the SQLite file of its data folder; its
   in-process worker runs the background passes.
-- ``postgresql``: a PostgreSQL server of its own (``tests/pg.py``'s cluster, durable:
+- ``postgresql``: a PostgreSQL server of its own (``talekeeper_testkit.pg``'s cluster, durable:
   fsync and synchronous commits on), ``talekeeper serve`` x ``apps`` on ports of their own
   and ``talekeeper worker`` x ``workers``.
 
@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import IO
 
 import httpx
-from tests import pg
+
+from talekeeper_testkit import pg
 
 ADMIN = "admin"
 PASSWORD = "scale-out-benchmark"  # every account's: the accounts live as long as the run

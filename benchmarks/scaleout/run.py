@@ -38,9 +38,9 @@ from benchmarks.concurrency.harness import REPLY, run_together
 from benchmarks.scaleout.checks import Left, check, due, request_runs
 from benchmarks.scaleout.deploy import Deployment
 from benchmarks.scaleout.players import Attempt, Player, make_players, play, wait_idle
-from tests.double.server import ModelDouble
 
 from talekeeper.core.reports import machine_description, publish
+from talekeeper_testkit.double import ModelDouble
 
 PLAYERS = 32
 TURNS = 20

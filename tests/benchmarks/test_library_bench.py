@@ -40,11 +40,11 @@ from benchmarks.library.report import (
     wins,
 )
 from benchmarks.recall.play import EMBEDDERS, player
-from tests.double.server import ModelDouble
 
 from talekeeper.core.reports import write_section
 from talekeeper.services.library import search
 from talekeeper.services.memory.terms import terms
+from talekeeper_testkit.double import ModelDouble
 
 _WORD = re.compile(r"[a-z0-9]+")
 

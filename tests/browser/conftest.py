@@ -26,12 +26,12 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from tests.conftest import double_settings
-from tests.double.server import ModelDouble
 from tests.kit.web import with_admin
-from tests.live_server import serving
 
 from talekeeper.settings import Settings
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
+from talekeeper_testkit.live import serving
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]

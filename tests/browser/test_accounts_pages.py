@@ -21,7 +21,6 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 from tests.browser.conftest import Live
 from tests.conftest import double_settings
-from tests.double.server import ModelDouble
 from tests.kit.browser import (
     MARA,
     TOVE,
@@ -41,6 +40,7 @@ from talekeeper.services.accounts import (
 )
 from talekeeper.settings import Settings
 from talekeeper.storage.db import session_scope
+from talekeeper_testkit.double import ModelDouble
 
 ATTACKS = (
     "//evil.example/",

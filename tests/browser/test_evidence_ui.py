@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 from tests.browser.conftest import Live
-from tests.double.server import ModelDouble
 from tests.kit.browser import open_insights as kit_open_insights
 from tests.kit.dense_story import (
     DENSE,
@@ -30,6 +29,7 @@ from tests.kit.dense_story import (
 )
 
 from talekeeper.settings import Settings
+from talekeeper_testkit.double import ModelDouble
 
 # The memory of the block with the greenhouse key states it.
 TEXT_QUESTION = "Where does the gardener Pike keep the greenhouse key?"

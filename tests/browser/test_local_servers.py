@@ -12,9 +12,9 @@ import pytest
 from playwright.sync_api import expect
 from tests.browser.conftest import Live, shoot
 from tests.conftest import make_settings
-from tests.double.server import ModelDouble
 
 from talekeeper.settings import Settings
+from talekeeper_testkit.double import ModelDouble
 
 OLLAMA_PORT = 11434
 

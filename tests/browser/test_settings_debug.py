@@ -7,7 +7,8 @@ from typing import Any
 
 from playwright.sync_api import expect
 from tests.browser.conftest import Live, shoot
-from tests.double.server import closed_port_url
+
+from talekeeper_testkit.double import closed_port_url
 
 SECRET = "sk-never-shown-7f3a9c"
 

@@ -14,12 +14,12 @@ import pytest
 from playwright.sync_api import expect
 from tests.browser.conftest import TIMEOUT_MS
 from tests.conftest import double_settings
-from tests.double.server import ModelDouble
 from tests.kit.accounts import Announced, built
-from tests.live_server import serving
 
 from talekeeper.services.accounts import list_users
 from talekeeper.storage.db import read_scope
+from talekeeper_testkit.double import ModelDouble
+from talekeeper_testkit.live import serving
 
 ADMIN = ("mara", "lantern-keeper-42")
 

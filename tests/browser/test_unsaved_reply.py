@@ -16,10 +16,10 @@ import pytest
 from playwright.sync_api import expect
 from tests.browser.conftest import Live
 from tests.conftest import make_settings
-from tests.double.server import ModelDouble
 from tests.kit.browser import open_play, state, story
 
 from talekeeper.settings import Settings
+from talekeeper_testkit.double import ModelDouble
 
 REPLY = "The bell tower answers with three slow strokes, and the fog parts over the harbour."
 

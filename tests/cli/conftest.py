@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.double.server import ModelDouble
 from tests.kit.cli import Cli
+
+from talekeeper_testkit.double import ModelDouble
 
 
 @pytest.fixture

@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import data_database
-from tests.double.server import ModelDouble
 from tests.kit.cli import Cli, Terminal, api, one_line_error
 
 from talekeeper.core.clock import utcnow
@@ -39,6 +38,7 @@ from talekeeper.storage.models import (
 )
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import StoryRepository
+from talekeeper_testkit.double import ModelDouble
 
 # -- new, and play with no adventure ---------------------------------------------------------
 

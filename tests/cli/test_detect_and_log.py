@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import make_settings
-from tests.double.server import ModelDouble, closed_port_url
 from tests.kit.cli import talekeeper
 
 from talekeeper.cli.main import configure_logging
 from talekeeper.settings import LogTo
+from talekeeper_testkit.double import ModelDouble, closed_port_url
 
 # A line as the log formats it: "2026-12-04 23:59:59,123 INFO name: message".
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (DEBUG|INFO|WARNING|ERROR|CRITICAL) ")

@@ -12,11 +12,11 @@ import re
 import subprocess
 from pathlib import Path
 
-from tests.double.server import ModelDouble
 from tests.kit.cli import Cli, add_account, as_accounts, one_line_error
 from tests.kit.library import BIBLE
 
 from talekeeper.services.library.documents import CAPS
+from talekeeper_testkit.double import ModelDouble
 
 NOTES = b"""# Harbour notes
 

@@ -23,12 +23,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from tests import pg
 from tests.conftest import LOCAL, data_env, double_settings
-from tests.double.server import Json, ModelDouble, summarize
 
 from talekeeper.services.memory import queue
 from talekeeper.web.app import create_app
+from talekeeper_testkit import pg
+from talekeeper_testkit.double import Json, ModelDouble, summarize
 
 TIMEOUT = 60  # seconds for anything to happen: a hang fails the test instead of the suite
 STALLED_AFTER = "1.5"  # seconds: a killed worker's run is taken back quickly

@@ -40,12 +40,12 @@ from unittest import mock
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 from tests.conftest import LOCAL, data_database, data_env, make_settings
-from tests.double.server import ModelDouble
 from tests.kit.accounts import PASSWORD
 from tests.kit.exchange import TABLES
 
 from talekeeper.storage.db import make_engine
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
 
 
 def argv(*args: str) -> list[str]:

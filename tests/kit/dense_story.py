@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import make_settings
-from tests.double.server import ModelDouble
+
+from talekeeper_testkit.double import ModelDouble
 
 # Every reply states two facts; a memory of a block (the extractive writer's, at most 50
 # words) keeps one or two of its block's sentences, so most facts live only in the story.

@@ -14,7 +14,6 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import double_settings
-from tests.double.server import ModelDouble
 from tests.kit.accounts import CHEAP, PASSWORD
 
 from talekeeper.bootstrap import Runtime
@@ -29,6 +28,7 @@ from talekeeper.storage import fulltext
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import LibraryPassage, LibrarySource
 from talekeeper.storage.repositories.users import UserRepository
+from talekeeper_testkit.double import ModelDouble
 
 COUNTER = BpeCounter()
 EMBED = "double-embed"

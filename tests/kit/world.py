@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi.testclient import TestClient
-from tests.double.server import ModelDouble
 from tests.kit.web import Key, library_source, settled
+
+from talekeeper_testkit.double import ModelDouble
 
 
 @dataclass

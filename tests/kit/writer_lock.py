@@ -9,9 +9,9 @@ from typing import Any
 
 import psycopg
 from sqlalchemy.engine import make_url
-from tests import pg
 
 from talekeeper.storage.postgresql import WRITER_LOCK
+from talekeeper_testkit import pg
 
 
 class OutsideLock:

@@ -1,5 +1,5 @@
 """A misbehaving HTTP endpoint on loopback: raw bytes on a real socket, for the faults a
-well-behaved server (``tests/double``) never makes.
+well-behaved server (``talekeeper_testkit.double``) never makes.
 
 ``RogueEndpoint(behaviour)`` listens on 127.0.0.1 (an ephemeral port), reads each request
 whole (headers and a ``Content-Length`` body), records it, and answers it as

@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.double.server import ModelDouble, closed_port_url
 from tests.providers.rogue import BEHAVIOURS, SECRET, RogueEndpoint
 
 from talekeeper.core.errors import ProviderError, ProviderProtocolError
@@ -22,6 +21,7 @@ from talekeeper.providers.openai_compat import (
     OpenAICompatProvider,
     shared_client,
 )
+from talekeeper_testkit.double import ModelDouble, closed_port_url
 
 CHAT = CompletionRequest(
     model="double-narrator", messages=(Message("user", "> You open the door."),), max_tokens=20

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from tests.double.server import DIMS, ModelDouble, closed_port_url, embed_text
 
 from talekeeper.core.errors import (
     ProviderAuthError,
@@ -19,6 +18,7 @@ from talekeeper.core.errors import (
 )
 from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.providers.openai_compat import OpenAICompatProvider
+from talekeeper_testkit.double import DIMS, ModelDouble, closed_port_url, embed_text
 
 CHAT = CompletionRequest(
     model="double-narrator",

@@ -6,12 +6,12 @@ import asyncio
 
 import httpx
 import pytest
-from tests.double.server import ModelDouble
 
 from talekeeper.core.errors import ProviderError
 from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.providers.openai_compat import OpenAICompatProvider
 from talekeeper.services.ai_calls import CallRecord, LoggedModel
+from talekeeper_testkit.double import ModelDouble
 
 REQUEST = CompletionRequest(model="double-narrator", messages=(Message("user", "> Look."),))
 

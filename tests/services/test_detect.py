@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 
 import pytest
-from tests.double.server import ModelDouble, closed_port_url
 from tests.kit.strangers import NESTED, Answer, Stranger, send
 
 from talekeeper.services.detect import (
@@ -23,6 +22,7 @@ from talekeeper.services.detect import (
     detect,
     parse_ports,
 )
+from talekeeper_testkit.double import ModelDouble, closed_port_url
 
 
 def models(*items: object) -> bytes:

@@ -5,7 +5,7 @@ and a retry that would clash with a waiting job gives way to it. Also: the migra
 that writes the queue's schema undoes itself, and the outbox's in-process worker refuses
 PostgreSQL.
 
-Real parts throughout: a database of the throwaway cluster (``tests/pg.py``), plain
+Real parts throughout: a database of the throwaway cluster (``talekeeper_testkit.pg``), plain
 ``psycopg`` connections standing in for another process's worker, and for the runs a
 worker of the queue in the test's own event loop.
 """
@@ -25,7 +25,6 @@ import pytest
 from alembic import command
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session, sessionmaker
-from tests import pg
 from tests.conftest import database_url
 
 from talekeeper.core.errors import ConfigurationError
@@ -39,6 +38,7 @@ from talekeeper.storage.db import make_engine, make_session_factory, session_sco
 from talekeeper.storage.models import Adventure
 from talekeeper.storage.postgresql import conninfo
 from talekeeper.storage.repositories.users import UserRepository
+from talekeeper_testkit import pg
 
 pytestmark = pytest.mark.postgresql_only("the job queue is PostgreSQL's (procrastinate)")
 

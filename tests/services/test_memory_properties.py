@@ -56,7 +56,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from tests.background import take_job
 from tests.conftest import make_settings
-from tests.double.server import ModelDouble, summarize
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import Conflict
@@ -95,6 +94,7 @@ from talekeeper.storage.repositories.memory import (
     MemoryRepository,
 )
 from talekeeper.storage.repositories.memory_keys import KeyRepository
+from talekeeper_testkit.double import ModelDouble, summarize
 
 PROTAGONIST = "Mara"
 CAPACITY = 4  # small, so eviction runs and forgotten memories exist

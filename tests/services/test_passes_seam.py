@@ -29,7 +29,6 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 from tests.conftest import make_settings
-from tests.double.server import ModelDouble, summarize
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.services import adventures
@@ -41,6 +40,7 @@ from talekeeper.services.tree import Story
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Action, Adventure, Memory, SummaryVersion
 from talekeeper.storage.repositories.memory import ACTIVE, AUTO, FORGOTTEN
+from talekeeper_testkit.double import ModelDouble, summarize
 
 MEMORY_PACKAGE = Path(__file__).parents[2] / "src" / "talekeeper" / "services" / "memory"
 

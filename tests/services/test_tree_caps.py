@@ -13,12 +13,12 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 from sqlalchemy import insert, select, update
-from tests.double.server import ModelDouble
 
 from talekeeper.core.clock import utcnow
 from talekeeper.services import limits
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action, Adventure, Branch
+from talekeeper_testkit.double import ModelDouble
 
 
 def runtime(client: TestClient) -> Any:

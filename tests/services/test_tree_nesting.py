@@ -15,13 +15,13 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
-from tests.double.server import ModelDouble
 
 from talekeeper.services import adventures
 from talekeeper.services.memory.base import NullMemory
 from talekeeper.services.tree import Story
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
+from talekeeper_testkit.double import ModelDouble
 
 LEVELS = 1_100  # deeper than SQLite's expression depth limit (1,000) for one OR per level
 TURN_EVERY = 100

@@ -3,7 +3,7 @@ read snapshot, every way the server says "not now" becoming ``DatabaseBusy`` (a 
 wait that ran out, a serialization failure, a deadlock, a server that refuses
 connections), ids past 32 bits, and SQL parameters kept out of logged errors.
 
-Real parts: the throwaway cluster of ``tests/pg.py``, a database of each test's own,
+Real parts: the throwaway cluster of ``talekeeper_testkit.pg``, a database of each test's own,
 plain ``psycopg`` connections standing in for other processes.
 """
 
@@ -21,7 +21,6 @@ from sqlalchemy import select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
-from tests import pg
 from tests.conftest import LOCAL, database_url, make_settings
 
 from talekeeper.core.errors import DatabaseBusy
@@ -37,6 +36,7 @@ from talekeeper.storage.db import (
 from talekeeper.storage.models import User
 from talekeeper.storage.postgresql import WRITER_LOCK
 from talekeeper.web.app import create_app
+from talekeeper_testkit import pg
 
 pytestmark = pytest.mark.postgresql_only("about PostgreSQL's own locks, errors and types")
 

@@ -20,9 +20,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
-from tests import pg
 from tests.conftest import LOCAL, database_url, double_settings, make_settings, on_postgresql
-from tests.double.server import ModelDouble
 
 from talekeeper.cli.main import main
 from talekeeper.core.errors import ConfigurationError
@@ -36,6 +34,8 @@ from talekeeper.storage.models import Memory
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.users import UserRepository
 from talekeeper.web.app import create_app
+from talekeeper_testkit import pg
+from talekeeper_testkit.double import ModelDouble
 
 
 @pytest.fixture

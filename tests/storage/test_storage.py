@@ -23,7 +23,6 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, inspect, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
-from tests import pg
 from tests.conftest import database_url, on_postgresql
 
 from talekeeper.core.errors import ConfigurationError
@@ -38,6 +37,7 @@ from talekeeper.storage.db import (
 from talekeeper.storage.models import Base, User
 from talekeeper.storage.postgresql import WRITER_LOCK
 from talekeeper.storage.repositories.users import UserRepository
+from talekeeper_testkit import pg
 
 SQLITE_ITSELF = "about SQLite itself"
 # Models against a database, as the migrations compare them (the job queue's tables left out).

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, double_settings
-from tests.double.server import ModelDouble
 from tests.kit.accounts import CHEAP, PASSWORD
 
 from talekeeper.services.accounts import create_user
 from talekeeper.storage.db import session_scope
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
 
 
 @pytest.fixture

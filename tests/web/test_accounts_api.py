@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, double_settings
-from tests.double.server import ModelDouble
 from tests.kit.accounts import PASSWORD, add, signed_in
 from tests.kit.web import endpoints
 
@@ -26,6 +25,7 @@ from talekeeper.services.accounts import (
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
 
 PUBLIC_API = {("POST", "/api/auth/login"), ("POST", "/api/auth/setup"), ("GET", "/api/ready")}
 

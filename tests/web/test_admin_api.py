@@ -15,7 +15,6 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 from tests.conftest import LOCAL, double_settings
-from tests.double.server import ModelDouble
 from tests.kit.accounts import PASSWORD, add, signed_in
 from tests.kit.web import endpoints, settled, with_admin
 
@@ -23,6 +22,7 @@ from talekeeper.services.accounts import usage
 from talekeeper.services.rendering import PLAYER_TYPES
 from talekeeper.storage.db import read_scope
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
 
 NEW_PASSWORD = "a fresh passphrase here"
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.testclient import TestClient
-from tests.double.server import ModelDouble
+
+from talekeeper_testkit.double import ModelDouble
 
 
 def listed(client: TestClient, adventure_id: int) -> dict[str, Any]:

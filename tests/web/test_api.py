@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, MODES, each_mode, make_settings
-from tests.double.server import ModelDouble, closed_port_url
 
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble, closed_port_url
 
 
 @pytest.fixture(params=MODES)

@@ -31,9 +31,10 @@ from typing import Annotated, Any, get_args, get_origin
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
-from tests.double.server import ModelDouble
 from tests.kit.web import Endpoint, Key, endpoints, plain
 from tests.kit.world import PATH_VALUES, QUERY_VALUES, VALID_BODIES, World, make_world, state
+
+from talekeeper_testkit.double import ModelDouble
 
 JSON_HEADERS = {"content-type": "application/json"}
 STREAM = {"Accept": "text/event-stream"}

@@ -21,14 +21,14 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, database_url, make_settings
-from tests.double.server import ModelDouble
 from tests.kit.writer_lock import OutsideLock
-from tests.live_server import serving
 from tests.web.sse import parse_events
 
 from talekeeper.settings import Settings
 from talekeeper.storage.db import LOCK_ATTEMPTS
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
+from talekeeper_testkit.live import serving
 
 WAIT_S = 0.3  # each try's busy timeout, as the database URL sets it
 STREAM = {"Accept": "text/event-stream"}

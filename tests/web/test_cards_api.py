@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.double.server import ModelDouble
+
+from talekeeper_testkit.double import ModelDouble
 
 RULES = {"always_on": False, "secondary_keywords": [], "secondary_rule": "any"}
 

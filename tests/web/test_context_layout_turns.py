@@ -9,7 +9,8 @@ import statistics
 from typing import Any
 
 from fastapi.testclient import TestClient
-from tests.double.server import ModelDouble
+
+from talekeeper_testkit.double import ModelDouble
 
 SCENE = (
     "Rain drums on the harbour wall while the fishing boats knock together at their "

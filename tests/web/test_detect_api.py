@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, each_mode, make_settings
-from tests.double.server import ModelDouble, closed_port_url
 from tests.kit.strangers import NESTED, Stranger, send
 
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble, closed_port_url
 
 
 def port_of(url: str) -> int:

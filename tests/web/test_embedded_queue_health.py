@@ -13,11 +13,11 @@ from typing import Any
 import httpx
 from tests.conftest import make_settings
 from tests.kit.gated_llama import REPLY, GatedLlama, default_pool_size
-from tests.live_server import serving
 from tests.web.sse import parse_events
 
 from talekeeper.providers.embedded import EmbeddedProvider
 from talekeeper.web.app import create_app
+from talekeeper_testkit.live import serving
 
 
 async def _turn(client: httpx.AsyncClient, adventure: int) -> list[tuple[str, Any]]:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, make_settings
-from tests.double.server import ModelDouble
 from tests.providers.rogue import BEHAVIOURS, SECRET, RogueEndpoint
 from tests.web.sse import parse_events
 
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
 
 STREAM = {"Accept": "text/event-stream"}
 

@@ -12,13 +12,13 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from tests.conftest import LOCAL, make_settings
-from tests.double.server import ModelDouble
 from tests.kit.memory import idle, memories
 
 from talekeeper.services.context_inputs import MEMORY_SLOT_TOKENS
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action, Memory, MemoryKey
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
 
 # Every reply states several facts; the extractive memory of a block keeps one or two.
 REPLIES = [

@@ -19,14 +19,14 @@ import pytest
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 from tests.conftest import LOCAL, make_settings
-from tests.double.server import ModelDouble
 from tests.kit.web import endpoints, library_source, post_head, raw, settled
-from tests.live_server import serving
 
 from talekeeper.core.errors import ConfigurationError
 from talekeeper.services.limits import BODY_MAX, IMPORT_BODY_MAX
 from talekeeper.settings import Settings
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
+from talekeeper_testkit.live import serving
 
 EVIL = "evil.example:8000"
 FOREIGN = "http://evil.example"

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.double.server import ModelDouble
 from tests.kit.accounts import As
 from tests.kit.web import endpoints
 from tests.kit.world import PATH_VALUES, QUERY_VALUES, VALID_BODIES, World, make_world, state
+
+from talekeeper_testkit.double import ModelDouble
 
 # Path parameters that name no row of an account (a shipped scenario is everyone's).
 SHARED_PARAMS = {"scenario_id"}

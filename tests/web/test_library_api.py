@@ -25,11 +25,9 @@ from ebooklib import epub
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 from tests.conftest import LOCAL, double_settings
-from tests.double.server import ModelDouble
 from tests.kit.accounts import As
 from tests.kit.library import BIBLE, listed, refused, settled, upload
 from tests.kit.web import OCTETS, post_head, raw
-from tests.live_server import serving
 from tests.services.library import builders
 
 from talekeeper.core.clock import utcnow
@@ -41,6 +39,8 @@ from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import LibrarySource
 from talekeeper.web.app import create_app
 from talekeeper.web.guard import LIBRARY_FILE_MAX
+from talekeeper_testkit.double import ModelDouble
+from talekeeper_testkit.live import serving
 
 
 def wait_ready(client: TestClient, source_id: int, timeout: float = 20.0) -> dict[str, Any]:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, double_settings
-from tests.double.server import ModelDouble
 
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
 
 pytestmark = pytest.mark.model
 

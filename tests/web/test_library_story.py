@@ -10,10 +10,11 @@ from typing import Any
 
 from ebooklib import epub
 from fastapi.testclient import TestClient
-from tests.double.server import ModelDouble
 from tests.kit.library import settled
 from tests.kit.library import upload as upload_file
 from tests.services.library import builders
+
+from talekeeper_testkit.double import ModelDouble
 
 BIBLE = b"""# The Salt Coast: a setting bible
 

@@ -28,12 +28,10 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, database_url, double_settings
-from tests.double.server import ModelDouble
 from tests.kit.accounts import CHEAP, PASSWORD, As
 from tests.kit.lore import adventure, cards_of, import_lore
 from tests.kit.web import OCTETS
 from tests.kit.writer_lock import OutsideLock
-from tests.live_server import serving
 from tests.services.lore.builders import fixture, fixture_json, junk_chunks, png, ztxt_chunk
 
 from talekeeper.services import lore_apply
@@ -41,6 +39,8 @@ from talekeeper.services.accounts import create_user
 from talekeeper.services.lore import containers, read_lore
 from talekeeper.storage.db import LOCK_ATTEMPTS, session_scope
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
+from talekeeper_testkit.live import serving
 
 WAIT_S = 1.0  # each try's busy timeout, as the database URL sets it
 WINDOW_S = WAIT_S * LOCK_ATTEMPTS  # a write that waits for a held lock is a 503 by then

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import MODES, each_mode
-from tests.double.server import ModelDouble
 from tests.kit.memory import new_adventure, refused, settle, write
 
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import User
+from talekeeper_testkit.double import ModelDouble
 
 
 @pytest.fixture(params=MODES)

@@ -9,7 +9,6 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
-from tests.double.server import ModelDouble
 
 from talekeeper.services.memory.base import (
     NullMemory,
@@ -21,6 +20,7 @@ from talekeeper.services.memory.base import (
 from talekeeper.services.models import ModelSet
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action
+from talekeeper_testkit.double import ModelDouble
 
 PLANTED = UsedMemory(
     id=41,

@@ -13,7 +13,6 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from tests.conftest import LOCAL
-from tests.double.server import ModelDouble
 from tests.kit.dense_story import DENSE, FACT, HOSTILE, SCENARIO, dense_settings
 from tests.kit.memory import idle, memories
 
@@ -22,6 +21,7 @@ from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action, MemoryKey
 from talekeeper.storage.repositories.memory_keys import KeyRepository
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
 
 
 @pytest.fixture

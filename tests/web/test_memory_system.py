@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, make_settings
-from tests.double.server import ModelDouble, summarize
 from tests.kit.memory import idle, memories
 
 from talekeeper.services.memory.excerpt import MARKER
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import DerivedJob
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble, summarize
 
 
 def new_game(client: TestClient) -> int:

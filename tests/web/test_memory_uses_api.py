@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.testclient import TestClient
-from tests.double.server import ModelDouble
 from tests.kit.memory import new_adventure, refused, settle, write
+
+from talekeeper_testkit.double import ModelDouble
 
 KEY = "The brass key opens the lighthouse door."
 ASK = "open the lighthouse door with the brass key"

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import MODES, each_mode
-from tests.double.server import ModelDouble
 from tests.web.sse import parse_events
+
+from talekeeper_testkit.double import ModelDouble
 
 
 @pytest.fixture(params=MODES)

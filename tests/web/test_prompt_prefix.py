@@ -9,9 +9,10 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 from tests.conftest import on_postgresql
-from tests.double.server import ModelDouble
 from tests.kit.accounts import As
 from tests.kit.memory import idle
+
+from talekeeper_testkit.double import ModelDouble
 
 
 def turn(client: TestClient, aid: int, text: str) -> dict[str, Any]:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, make_settings
-from tests.double.server import ModelDouble, closed_port_url
 
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble, closed_port_url
 
 
 def test_settings_are_described_with_defaults_and_model_choices(client: TestClient) -> None:

@@ -15,15 +15,15 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, double_settings
-from tests.double.server import ModelDouble
 from tests.kit.accounts import CHEAP, PASSWORD, Announced, built
-from tests.live_server import serving
 
 from talekeeper.services.accounts import create_user, list_users
 from talekeeper.services.accounts.setup import SetupClosed, SetupSecret, first_admin
 from talekeeper.settings import Settings
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
+from talekeeper_testkit.live import serving
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, double_settings
-from tests.double.server import ModelDouble
 from tests.kit.accounts import PASSWORD, add
 
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
 
 WRONG = {"username": "admin", "password": "not the password"}
 RIGHT = {"username": "admin", "password": PASSWORD}

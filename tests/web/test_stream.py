@@ -14,12 +14,12 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from tests.double.server import ModelDouble
-from tests.live_server import serving
 from tests.web.sse import parse_events
 
 from talekeeper.settings import Settings
 from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
+from talekeeper_testkit.live import serving
 
 STREAM = {"Accept": "text/event-stream"}
 

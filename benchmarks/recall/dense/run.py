@@ -29,9 +29,9 @@ from benchmarks.recall.dense.generator import STYLES, WINDOW, DenseAdventure, ge
 from benchmarks.recall.dense.play import Background, ProbeResult, play
 from benchmarks.recall.dense.report import Run, markdown
 from benchmarks.recall.play import EMBEDDERS, player
-from tests.double.server import ModelDouble
 
 from talekeeper.core.reports import machine_description, publish
+from talekeeper_testkit.double import ModelDouble
 
 SECTION = "dense-recall"
 TITLE = "Recall on dense stories"

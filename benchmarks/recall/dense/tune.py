@@ -35,11 +35,11 @@ from benchmarks.recall.generator import default_set
 from benchmarks.recall.play import EMBEDDERS, player
 from benchmarks.recall.play import play as play_planted
 from benchmarks.recall.probe import leaving, measure
-from tests.double.server import ModelDouble
 
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.services.memory.ranking import WEIGHTS, Ranking, rank
 from talekeeper.services.memory.terms import terms
+from talekeeper_testkit.double import ModelDouble
 
 
 def weighted(**changes: Any) -> Rule:

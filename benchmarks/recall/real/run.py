@@ -30,9 +30,9 @@ from benchmarks.recall.real.play import RealResult, play_region
 from benchmarks.recall.real.questions import FOLDER, Question, load, tally
 from benchmarks.recall.real.report import Run, markdown
 from benchmarks.recall.real.texts import REGIONS, CorpusMissing, find_corpus
-from tests.double.server import ModelDouble
 
 from talekeeper.core.reports import machine_description, publish
+from talekeeper_testkit.double import ModelDouble
 
 SECTION = "real-recall"
 TITLE = "Recall on real writing"

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sqlalchemy import update
-from tests.double.server import ModelDouble, embed_text
 from tests.kit.library_runtime import EMBED, Env, build_env, numbered
 
 from talekeeper.core.clock import utcnow
@@ -26,6 +25,7 @@ from talekeeper.services.library.indexer import BATCH, STALE, catch_up, retry_de
 from talekeeper.services.library.store import SourceState
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import LibrarySource
+from talekeeper_testkit.double import ModelDouble, embed_text
 
 OTHER_EMBED = "double-embed-2"
 

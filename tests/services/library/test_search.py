@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tests.double.server import ModelDouble, embed_text
 from tests.kit.library_runtime import EMBED, Env, build_env, sections
 
 from talekeeper.core.tokens import BpeCounter
@@ -34,6 +33,7 @@ from talekeeper.services.library.search import (
     KnowledgeSearch,
 )
 from talekeeper.storage.db import session_scope
+from talekeeper_testkit.double import ModelDouble, embed_text
 
 COUNTER = BpeCounter()
 

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from sqlalchemy import func, select, update
-from tests.double.server import ModelDouble
 from tests.kit.library_runtime import COUNTER, EMBED, Env, build_env, numbered
 from tests.services.library import builders
 
@@ -27,6 +26,7 @@ from talekeeper.services.library.store import SourceState
 from talekeeper.services.limits import MAX_ID
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Adventure, AdventureKnowledge, LibraryPassage, LibrarySource
+from talekeeper_testkit.double import ModelDouble
 
 
 @pytest.fixture

@@ -18,7 +18,8 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.double.server import DIMS, ModelDouble, closed_port_url, embed_text
+
+from talekeeper_testkit.double import DIMS, ModelDouble, closed_port_url, embed_text
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAT = {"model": "double-narrator", "messages": [{"role": "user", "content": "Tell me more"}]}
@@ -217,7 +218,7 @@ def test_embeddings_are_deterministic_and_normalised(
 
 
 def test_embed_text_is_stable_across_processes() -> None:
-    code = "from tests.double.server import embed_text; print(embed_text('hello dragon'))"
+    code = "from talekeeper_testkit.double import embed_text; print(embed_text('hello dragon'))"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
