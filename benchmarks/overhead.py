@@ -47,7 +47,7 @@ from sqlalchemy import insert, select
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.clock import utcnow
-from talekeeper.core.reports import machine_description, publish, pyplot
+from benchmarks.kit.report import machine_description, publish, pyplot
 from talekeeper.core.tokens import BpeCounter, TokenCounter
 from talekeeper.providers.base import (
     Chunk,

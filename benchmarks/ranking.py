@@ -66,7 +66,7 @@ import numpy as np  # noqa: E402
 from sqlalchemy import insert, select  # noqa: E402
 from sqlalchemy.orm import Session, sessionmaker  # noqa: E402
 
-from talekeeper.core.reports import machine_description, publish  # noqa: E402
+from benchmarks.kit.report import machine_description, publish  # noqa: E402
 from talekeeper.services.memory.authority import classify  # noqa: E402
 from talekeeper.services.memory.bank import (  # noqa: E402
     SNAPSHOT_AFTER,

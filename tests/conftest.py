@@ -5,13 +5,17 @@ a database of its own in a throwaway PostgreSQL cluster (``talekeeper_testkit.pg
 fixtures and tests run on either. ``database_url(path)`` is the database a test keeps
 at ``path`` (the same one each time it asks); ``make_settings`` uses the data folder's.
 Tests about one database itself are marked ``sqlite_only`` or ``postgresql_only`` (with
-the reason) and are not collected on the other pass.
+the reason) and are not collected on the other pass. A module whose tests never ask for a
+database is marked ``no_database`` and is not collected on the PostgreSQL pass (it would
+run there exactly as on SQLite); the SQLite pass fails such a test if it asks for one
+(``data_env``, ``database_url``: the only ways a test reaches PostgreSQL).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +32,11 @@ from talekeeper.storage.db import make_engine, session_scope
 from talekeeper.web.app import create_app
 from talekeeper_testkit import pg
 from talekeeper_testkit.double import ModelDouble
+
+# pytest loads this file as ``conftest``; the test modules import it as ``tests.conftest``.
+# One module, not two copies: the template database is made once, and what a test asked of
+# it (``_asked``) is seen by the fixtures.
+sys.modules.setdefault("tests.conftest", sys.modules[__name__])
 
 # The Host the test clients send: the app answers only loopback names (and those the
 # host allows), never FastAPI's default "testserver".
@@ -101,6 +110,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     keep: list[pytest.Item] = []
     other: list[pytest.Item] = []
     for item in items:
+        if backend == "postgresql" and item.get_closest_marker("no_database"):
+            other.append(item)
+            continue
         marks = {name: item.get_closest_marker(name) for name in ONLY.values()}
         for name, mark in marks.items():
             if mark is not None and not mark.args:
@@ -117,9 +129,26 @@ def on_postgresql() -> bool:
     return pg.active is not None
 
 
+# How many times a test asked for a database (``data_env``, ``database_url``): a test of a
+# ``no_database`` module must not.
+_asked = [0]
+
+
+@pytest.fixture(autouse=True)
+def _no_database_means_none(request: pytest.FixtureRequest) -> Iterator[None]:
+    before = _asked[0]
+    yield
+    if request.node.get_closest_marker("no_database") and _asked[0] != before:
+        pytest.fail(
+            "this module is marked no_database (not run on the PostgreSQL pass) but the test "
+            "asked for a database: remove the marker"
+        )
+
+
 def data_env(data: Path) -> dict[str, str]:
     """The environment that points Talekeeper at the data folder ``data`` and its database
     (on the PostgreSQL pass, the database ``make_settings`` gives the same folder)."""
+    _asked[0] += 1
     env = {"TALEKEEPER_DATA_DIR": str(data)}
     if pg.active is not None:
         env["TALEKEEPER_DATABASE_URL"] = pg.active.url_for(str(data))
@@ -162,6 +191,7 @@ def database_url(path: Path, *, blank: bool = False) -> str:
     """The database a test keeps at ``path`` (the same one for the same path): that SQLite
     file, or on the PostgreSQL pass a database of its own; migrated unless ``blank`` (a
     copy of a migrated template on either), where ``upgrade`` migrates it."""
+    _asked[0] += 1
     if pg.active is None:
         if not blank:
             migrated_sqlite(path)

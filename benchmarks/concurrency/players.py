@@ -38,7 +38,7 @@ from benchmarks.concurrency.harness import (
     wait_idle,
 )
 
-from talekeeper.core.reports import pyplot
+from benchmarks.kit.report import pyplot
 
 PLAYERS = 8
 TURNS = 150  # 300 actions per adventure: about 1.5 minutes in all on 2 cores

@@ -36,7 +36,7 @@ from typing import Any
 
 from benchmarks.concurrency import mixed, players
 
-from talekeeper.core.reports import machine_description, publish
+from benchmarks.kit.report import machine_description, publish
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,7 +41,7 @@ from benchmarks.library.metrics import percentile
 from benchmarks.library.report import Build, Run, SeedRecall, markdown
 from benchmarks.recall.play import EMBEDDERS, Player, player
 
-from talekeeper.core.reports import machine_description, publish
+from benchmarks.kit.report import machine_description, publish
 from talekeeper_testkit.double import ModelDouble
 
 SECTION = "library"

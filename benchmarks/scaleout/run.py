@@ -39,7 +39,7 @@ from benchmarks.scaleout.checks import Left, check, due, request_runs
 from benchmarks.scaleout.deploy import Deployment
 from benchmarks.scaleout.players import Attempt, Player, make_players, play, wait_idle
 
-from talekeeper.core.reports import machine_description, publish
+from benchmarks.kit.report import machine_description, publish
 from talekeeper_testkit.double import ModelDouble
 
 PLAYERS = 32

@@ -41,7 +41,7 @@ from benchmarks.library.report import (
 )
 from benchmarks.recall.play import EMBEDDERS, player
 
-from talekeeper.core.reports import write_section
+from benchmarks.kit.report import write_section
 from talekeeper.services.library import search
 from talekeeper.services.memory.terms import terms
 from talekeeper_testkit.double import ModelDouble

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from talekeeper.core.reports import publish
+from benchmarks.kit.report import publish
 
 
 def test_a_report_is_printed_and_written_only_into_its_own_section(

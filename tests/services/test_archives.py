@@ -16,6 +16,8 @@ from talekeeper.core.errors import InvalidInput
 from talekeeper.services import archives
 from talekeeper.services.library import read_document
 
+pytestmark = pytest.mark.no_database
+
 LIMITS = archives.Limits(entries=100, unpacked_bytes=200 * 1024 * 1024)
 _MB = 1024 * 1024
 

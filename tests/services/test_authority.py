@@ -6,6 +6,8 @@ import pytest
 
 from talekeeper.services.memory.authority import ACCEPTED, HEDGES, HEURISTIC, classify
 
+pytestmark = pytest.mark.no_database
+
 
 def test_the_two_authorities_are_the_stored_values() -> None:
     assert ACCEPTED == "accepted_story"

@@ -15,6 +15,8 @@ from talekeeper.services.cards import (
     matches_search,
 )
 
+pytestmark = pytest.mark.no_database
+
 MARA = CardView(1, "Mara", "character", ("mara", "the smuggler"), "A smuggler with a limp.")
 KEY = CardView(2, "Brass Key", "item", ("brass key",), "Opens the lamp room.")
 PORT = CardView(3, "Saltmouth", "location", ("saltmouth", "port"), "A harbour town.")

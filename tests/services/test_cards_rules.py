@@ -24,6 +24,8 @@ from talekeeper.services.cards import (
     in_section,
 )
 
+pytestmark = pytest.mark.no_database
+
 ANY, ALL, NONE = SecondaryRule.ANY, SecondaryRule.ALL, SecondaryRule.NONE
 
 

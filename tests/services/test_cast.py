@@ -15,6 +15,8 @@ from talekeeper.services.memory.cast import (
     collapse,
 )
 
+pytestmark = pytest.mark.no_database
+
 CHARS = CharCounter()
 MARA = Persona("Mara", "she/her", "A lamplighter's apprentice.")
 NOBODY = Persona("", "", "")

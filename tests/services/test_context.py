@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from talekeeper.core.tokens import CharCounter
 from talekeeper.services.context import (
     SEPARATOR,
@@ -10,6 +12,8 @@ from talekeeper.services.context import (
     build_context,
     cut_to_sentences,
 )
+
+pytestmark = pytest.mark.no_database
 
 C = CharCounter()
 FIXED = [

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from talekeeper.services.memory.eviction import EvictionCandidate, choose_evictions
 
+pytestmark = pytest.mark.no_database
+
 
 def mem(
     id_: int,

@@ -43,6 +43,8 @@ from talekeeper.services.memory.ranking import (
 )
 from talekeeper.services.memory.terms import terms
 
+pytestmark = pytest.mark.no_database
+
 # -- passages ------------------------------------------------------------------------------
 
 

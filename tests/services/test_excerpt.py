@@ -13,6 +13,8 @@ from talekeeper.services.memory.excerpt import (
     strip_marker,
 )
 
+pytestmark = pytest.mark.no_database
+
 CHARS = CharCounter()
 BUDGET = 100
 ROOM = BUDGET - len(SEPARATED_MARKER)  # what the marker leaves for the opening and the end

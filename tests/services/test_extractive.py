@@ -19,6 +19,8 @@ from talekeeper.services.memory.extractive import (
     write_summary,
 )
 
+pytestmark = pytest.mark.no_database
+
 SALIENT = ["Captain Hale", "Hale", "lighthouse", "Mara"]
 
 

@@ -30,6 +30,8 @@ from talekeeper.services.memory.prompts import (
     summary_request,
 )
 
+pytestmark = pytest.mark.no_database
+
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 PERSONA = Persona(
     "Mara",

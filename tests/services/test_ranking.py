@@ -25,6 +25,8 @@ from talekeeper.services.memory.ranking import (
     rank,
 )
 
+pytestmark = pytest.mark.no_database
+
 
 def row(
     id_: int,

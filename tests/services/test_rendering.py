@@ -6,6 +6,8 @@ import pytest
 
 from talekeeper.services.rendering import render
 
+pytestmark = pytest.mark.no_database
+
 
 @pytest.mark.parametrize(
     ("type_", "text", "rendered"),

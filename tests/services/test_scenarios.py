@@ -9,6 +9,8 @@ import pytest
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.scenarios import load_scenarios, parse_scenario
 
+pytestmark = pytest.mark.no_database
+
 MINIMAL = {
     "id": "x",
     "title": "X",

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from talekeeper.core.tokens import CharCounter
 from talekeeper.services.memory.scene import Scene, query_texts, without_address
+
+pytestmark = pytest.mark.no_database
 
 CAST = ("Vegurk", "Captain Ilse")
 

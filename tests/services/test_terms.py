@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from talekeeper.services.memory.terms import STOP_WORDS, term_set, terms
+
+pytestmark = pytest.mark.no_database
 
 
 def test_lowercase_word_tokens_of_letters_and_digits() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from talekeeper.services.memory.writer import (
     BLOCK_ACTIONS,
     FIRST_AT,
@@ -12,6 +14,8 @@ from talekeeper.services.memory.writer import (
     joined_span,
     plan_blocks,
 )
+
+pytestmark = pytest.mark.no_database
 
 
 def test_nothing_before_twelve_actions_then_full_blocks_with_one_action_of_slack() -> None:

@@ -30,7 +30,7 @@ from benchmarks.recall.dense.play import Background, ProbeResult, play
 from benchmarks.recall.dense.report import Run, markdown
 from benchmarks.recall.play import EMBEDDERS, player
 
-from talekeeper.core.reports import machine_description, publish
+from benchmarks.kit.report import machine_description, publish
 from talekeeper_testkit.double import ModelDouble
 
 SECTION = "dense-recall"

@@ -31,7 +31,7 @@ from benchmarks.recall.real.questions import FOLDER, Question, load, tally
 from benchmarks.recall.real.report import Run, markdown
 from benchmarks.recall.real.texts import REGIONS, CorpusMissing, find_corpus
 
-from talekeeper.core.reports import machine_description, publish
+from benchmarks.kit.report import machine_description, publish
 from talekeeper_testkit.double import ModelDouble
 
 SECTION = "real-recall"

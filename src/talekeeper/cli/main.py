@@ -353,10 +353,9 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> int:
     return run(settings, args)
 
 
-def _bench_provider(settings: Settings, args: argparse.Namespace) -> int:
+def _bench_provider(settings: Settings, _args: argparse.Namespace) -> int:
     from talekeeper.bootstrap import Runtime
-    from talekeeper.core.reports import machine_description, write_section
-    from talekeeper.services.bench import bench_provider
+    from talekeeper.services.bench import bench_provider, machine_description
 
     async def run() -> str:
         runtime = Runtime.build(settings)
@@ -366,20 +365,9 @@ def _bench_provider(settings: Settings, args: argparse.Namespace) -> int:
             result = await bench_provider(models)
         finally:
             await runtime.aclose()
-        built.append(result.build[0])
         return result.markdown(machine_description())
 
-    built: list[str] = []
-    body = asyncio.run(run())
-    print(body)
-    if args.write:
-        # The embedded narrator's native build keeps a section of its own beside the
-        # portable one's, so the two can be compared (docs/benchmarks.md).
-        native = settings.model == "embedded" and built == ["native"]
-        key = f"provider-{settings.model}" + ("-native" if native else "")
-        title = f"Provider: {settings.model}" + (" (native llama.cpp build)" if native else "")
-        write_section(Path(args.write), key, title, body)
-        print(f"written to {args.write}", file=sys.stderr)
+    print(asyncio.run(run()))
     return 0
 
 
@@ -511,9 +499,6 @@ def build_parser() -> argparse.ArgumentParser:
     _token_parsers(sub)
     bench = sub.add_parser("bench", help="Benchmarks.").add_subparsers(dest="bench", required=True)
     provider = bench.add_parser("provider", help=COMMANDS["bench provider"])
-    provider.add_argument(
-        "--write", metavar="FILE", default="", help="also write the figures into this Markdown file"
-    )
     provider.set_defaults(run=_bench_provider)
     detect = sub.add_parser("detect", help=COMMANDS["detect"])
     detect.add_argument("--json", action="store_true", help="print the list as JSON")

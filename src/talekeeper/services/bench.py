@@ -8,6 +8,8 @@ generation speed subtracts that prompt time from a run that generates
 
 from __future__ import annotations
 
+import os
+import platform
 import time
 from dataclasses import dataclass
 from statistics import median
@@ -25,6 +27,11 @@ _SENTENCE = (
     "The caravan crossed the salt flats at dawn, and the guide counted the water skins twice "
     "because the old map promised a well that nobody had seen in years."
 )
+
+
+def machine_description() -> str:
+    """The machine a figure was measured on, as every benchmark's report names it."""
+    return f"{platform.machine()} · {os.cpu_count()} cores · Python {platform.python_version()}"
 
 
 def embedded_notes(build: str, features: list[str]) -> tuple[str, ...]:

@@ -9,6 +9,8 @@ from tests.services.library import builders
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.library import Caps, DocumentKind, read_document
 
+pytestmark = pytest.mark.no_database
+
 
 def refusal(data: bytes, filename: str, caps: Caps | None = None) -> str:
     with pytest.raises(InvalidInput) as caught:

@@ -18,6 +18,8 @@ from talekeeper.services.library import (
     split_passages,
 )
 
+pytestmark = pytest.mark.no_database
+
 CHARS = CharCounter()
 
 

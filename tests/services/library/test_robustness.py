@@ -10,6 +10,8 @@ from tests.services.library import builders
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.library import Document, read_document
 
+pytestmark = pytest.mark.no_database
+
 PDF = builders.pdf([("Book One", 0, ["Hello there. " * 20]), ("Two", 1, ["More text."])])
 EPUB = builders.ebook(
     [

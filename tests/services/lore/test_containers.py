@@ -8,6 +8,7 @@ import struct
 import zipfile
 import zlib
 
+import pytest
 from tests.services.lore.builders import (
     charx,
     chunk,
@@ -22,6 +23,8 @@ from tests.services.lore.builders import (
 
 from talekeeper.services.lore import LoreFormat, read_lore, read_scenario
 from talekeeper.services.lore.fields import MAX_FILE_BYTES
+
+pytestmark = pytest.mark.no_database
 
 V2 = fixture_json("character_card_v2.json")
 V3 = fixture_json("character_card_v3.json")

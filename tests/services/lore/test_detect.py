@@ -14,6 +14,8 @@ from talekeeper.services.lore.detect import recognise
 from talekeeper.services.lore.fields import MAX_ENTRIES, MAX_FILE_BYTES
 from talekeeper.services.lore.model import LABELS
 
+pytestmark = pytest.mark.no_database
+
 EXPECTED = {
     "aidungeon_cards.json": LoreFormat.AIDUNGEON_CARDS,
     "aidungeon_world_info.json": LoreFormat.AIDUNGEON_WORLD_INFO,

@@ -23,6 +23,8 @@ from talekeeper.services.lore import (
 )
 from talekeeper.services.scenarios import CARD_TYPES
 
+pytestmark = pytest.mark.no_database
+
 
 @dataclass(frozen=True)
 class Card:

@@ -13,6 +13,8 @@ from talekeeper.services import limits
 from talekeeper.services.cards import SecondaryRule
 from talekeeper.services.lore import read_scenario
 
+pytestmark = pytest.mark.no_database
+
 
 def scenario(value: Any, filename: str = "story.json", **options: Any) -> Any:
     return read_scenario(json.dumps(value).encode("utf-8"), filename, **options)

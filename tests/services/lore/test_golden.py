@@ -18,6 +18,8 @@ from tests.services.lore.builders import FIXTURES, charx, fixture_json, png, tex
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.lore import read_lore, read_scenario
 
+pytestmark = pytest.mark.no_database
+
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "lore"
 CASES = sorted(FIXTURES.glob("*.json"))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.services.lore.builders import FIXTURES, charx, fixture_json, png, text_chunk
@@ -15,6 +16,8 @@ from talekeeper.core.errors import InvalidInput
 from talekeeper.services import limits
 from talekeeper.services.lore import LoreImport, ScenarioDraft, read_lore, read_scenario
 from talekeeper.services.scenarios import CARD_TYPES
+
+pytestmark = pytest.mark.no_database
 
 _FIELD_NAMES = """spec data entries key keys keysecondary secondary_keys content text value
 entry comment

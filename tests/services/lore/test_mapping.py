@@ -11,6 +11,8 @@ from tests.services.lore.builders import lore, messages
 from talekeeper.services import limits
 from talekeeper.services.lore.mapping import card_type, instruction_like, split_parts
 
+pytestmark = pytest.mark.no_database
+
 
 def st(*entries: dict[str, Any], **options: Any) -> Any:
     """A SillyTavern World Info file of ``entries`` (uids 0, 1, ...), read."""

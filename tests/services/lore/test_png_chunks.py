@@ -23,6 +23,8 @@ from tests.services.lore.builders import (
 from talekeeper.services.lore import LoreFormat, containers, read_lore
 from talekeeper.services.lore.fields import MAX_FILE_BYTES
 
+pytestmark = pytest.mark.no_database
+
 V2 = fixture_json("character_card_v2.json")
 V3 = fixture_json("character_card_v3.json")
 PAST_THE_CAP = containers.MAX_INFLATED_BYTES + 1024 * 1024

@@ -15,7 +15,7 @@ from benchmarks.recall.metrics import bucket, bucket_edges, bucket_labels, recal
 from benchmarks.recall.probe import ProbeResult
 from benchmarks.recall.report import PRODUCT, TARGET, Run, planted
 
-from talekeeper.core.reports import pyplot
+from benchmarks.kit.report import pyplot
 
 BY_METHOD = "recall-by-method.png"
 BY_DISTANCE = "recall-by-distance.png"

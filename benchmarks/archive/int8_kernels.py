@@ -55,7 +55,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from talekeeper.core.reports import machine_description, publish  # noqa: E402
+from benchmarks.kit.report import machine_description, publish  # noqa: E402
 from talekeeper.services.memory import int8  # noqa: E402
 from talekeeper.services.memory.keyset import KeyInput  # noqa: E402
 from talekeeper.services.memory.ranking import Bank, BankRow, rank  # noqa: E402

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from talekeeper.bootstrap import Runtime
-from talekeeper.core.reports import machine_description, publish
+from benchmarks.kit.report import machine_description, publish
 from talekeeper.providers.embedded import NARRATOR_LABEL, EmbeddedProvider
 from talekeeper.services import adventures
 from talekeeper.services.memory.service import MemorySystem

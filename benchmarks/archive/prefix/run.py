@@ -49,7 +49,7 @@ from benchmarks.library.metrics import percentile
 from benchmarks.prefix import narrators, report
 from benchmarks.prefix.game import EMBEDDERS, Options, TurnRecord, make_counter, play
 
-from talekeeper.core.reports import machine_description, publish
+from benchmarks.kit.report import machine_description, publish
 
 TURNS = 60
 CONTEXTS = (2048, 4096)

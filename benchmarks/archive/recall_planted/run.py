@@ -37,7 +37,7 @@ from benchmarks.recall.play import EMBEDDERS, play, player
 from benchmarks.recall.probe import Leaving, ProbeResult, leaving, measure
 from benchmarks.recall.report import Run, markdown
 
-from talekeeper.core.reports import machine_description, publish
+from benchmarks.kit.report import machine_description, publish
 from talekeeper_testkit.double import ModelDouble
 
 SECTION = "recall"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from benchmarks.prefix import layout
 from benchmarks.prefix.narrators import REAL
 
-from talekeeper.core.reports import pyplot
+from benchmarks.kit.report import pyplot
 
 if TYPE_CHECKING:
     from benchmarks.prefix.game import TurnRecord
