@@ -134,7 +134,7 @@ def test_failures_are_recorded_shown_and_retried(client: TestClient, double: Mod
 
 @pytest.mark.sqlite_only(
     "the outbox's claims; PostgreSQL's queue runs a killed worker's jobs again elsewhere "
-    "(tests/services/test_job_queue.py)"
+    "(tests/services/memory/test_job_queue.py)"
 )
 def test_work_left_by_a_killed_process_is_picked_up_on_start(
     tmp_path: Path, double: ModelDouble

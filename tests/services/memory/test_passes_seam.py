@@ -42,7 +42,7 @@ from talekeeper.storage.models import Action, Adventure, Memory, SummaryVersion
 from talekeeper.storage.repositories.memory import ACTIVE, AUTO, FORGOTTEN
 from talekeeper_testkit.double import ModelDouble, summarize
 
-MEMORY_PACKAGE = Path(__file__).parents[2] / "src" / "talekeeper" / "services" / "memory"
+MEMORY_PACKAGE = Path(__file__).parents[3] / "src" / "talekeeper" / "services" / "memory"
 
 
 # -- a game through the app ---------------------------------------------------------------

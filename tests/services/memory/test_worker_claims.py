@@ -5,7 +5,7 @@ owner was killed is recovered once its claim goes stale.
 Real parts throughout: a migrated SQLite file, ``Worker`` instances with short timings,
 and for the kill a worker in a child process ended with SIGKILL. The outbox and its
 worker are SQLite's only: ``Worker`` refuses PostgreSQL (tested here), whose queue is
-procrastinate's (tests/services/test_job_queue.py).
+procrastinate's (tests/services/memory/test_job_queue.py).
 """
 
 from __future__ import annotations

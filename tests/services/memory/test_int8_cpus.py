@@ -27,7 +27,9 @@ import pytest
 
 from talekeeper.services.memory.int8 import FullRange
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.no_database
+
+ROOT = Path(__file__).resolve().parents[3]
 QEMU = shutil.which("qemu-x86_64")
 REQUIRE_ENV = "REQUIRE_QEMU_FOR_TESTS"
 # Each emulated CPU: what its kernel makes of full-range codes, and which of the int8 tests
@@ -72,7 +74,7 @@ def test_the_int8_ranking_on_an_emulated_cpu_s_own_kernel(cpu: str) -> None:
     assert kind == full_range.name, line  # onnxruntime really chose that CPU's kernel
     tests = emulated(
         cpu, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
-        "tests/test_ranking_int8.py", "-k", selection,
+        "tests/services/memory/test_int8.py", "-k", selection,
     )  # fmt: skip
     assert tests.returncode == 0, tests.stdout[-6000:]
     assert " passed" in tests.stdout and "skipped" not in tests.stdout, tests.stdout[-2000:]

@@ -3,7 +3,7 @@
 What the int8 kernel computes depends on the CPU (``int8``'s docstring): these tests run on
 this machine's kernel and on models of the others (``KERNELS``): AVX2's, which adds
 neighbouring products in saturating 16-bit sums, and an exact one (AVX-512 VNNI, SSE4.1).
-``tests/test_int8_cpus.py`` runs them again on a forced AVX2 CPU, onnxruntime's own kernel.
+``test_int8_cpus.py`` runs them again on a forced AVX2 CPU, onnxruntime's own kernel.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from talekeeper.services.memory import int8
 from talekeeper.services.memory.int8 import Codes, Kernel, available
 from talekeeper.services.memory.keyset import KeyInput
 from talekeeper.services.memory.ranking import WEIGHTS, Bank, BankRow, Ranking, rank
+
+pytestmark = pytest.mark.no_database
 
 DIMS = 384
 VOCAB = [f"w{i}" for i in range(30)]

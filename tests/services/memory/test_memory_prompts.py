@@ -1,7 +1,7 @@
 """The memory and Story Summary requests (golden files) and the cleaning of replies.
 
 To accept an intended change to a prompt: ``UPDATE_GOLDEN=1 pytest
-tests/services/test_memory_prompts.py`` and review the diff of ``tests/golden/``.
+tests/services/memory/test_memory_prompts.py`` and review the diff of ``tests/golden/``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from talekeeper.services.memory.prompts import (
 
 pytestmark = pytest.mark.no_database
 
-GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 PERSONA = Persona(
     "Mara",
     "she/her",
