@@ -4,12 +4,13 @@
   footer (machine, load average, time, command).
 - ``runtime``: a real ``Runtime`` on a migrated SQLite file in a temporary folder,
   with the loopback model double as narrator and summary model and a chosen embedder.
-- ``play``: "play N turns" through ``TurnRunner.begin``/``run``, as the web app does,
-  with undo and fork through ``Story``.
+- ``play``: a turn through ``TurnRunner.begin``/``run``, as the web app plays it,
+  its reply scripted on the double and checked.
 - ``http``: "N players over HTTP": the real app on uvicorn on loopback, clients
   started together, failures gathered, the wait for background work.
-- ``providers``: the benchmarks' fake models that are not the double (a provider
-  answering in no time, a hashed embedder).
+- ``providers``: a provider answering in no time (for costs that are not the model's),
+  and Memory Bank rows for bulk inserts.
+- ``names``: invented names for generated stories and books.
 
 The model double itself is ``talekeeper_testkit.double``, shared with the tests.
 """

@@ -79,7 +79,7 @@ class Clock:
         return (self.load_before, self.load_after)
 
     def footer(self) -> str:
-        """"On <machine>, load average 1.0 before and 1.2 after, 59 s in all (`command`)."""
+        """ "On <machine>, load average 1.0 before and 1.2 after, 59 s in all (`command`)."""
         if self.seconds is None:
             self.stop()
         return (

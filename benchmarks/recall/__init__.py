@@ -1,1 +1,1 @@
-"""The recall benchmark (issue 6, items 1-3): ``python -m benchmarks.recall.run``."""
+"""Recall studies: dense generated stories (``dense``) and real writing (``real``)."""

@@ -2,13 +2,11 @@
 
 - Lost actions: an action a player was answered 2xx for that the story does not hold;
   doubled: one the story holds more than once (a resend of an action already saved).
-- Behind: blocks of the story a memory pass would still write (``passes.blocks.due_blocks``)
-  when play ended and no work was pending. A run writes at most ``writer.MAX_PER_RUN``
-  memories and a failed pass waits for the next run, which the next turn asks for; a
-  deployment whose workers fell behind ends with some.
-- Lost memories: blocks still due after the run's ``settle`` asked for those next runs
-  (as the next turns would) until no more were written: a job that vanished, or a pass
-  that cannot succeed, leaves them.
+- Behind: blocks of the story a memory pass would still write (``due_blocks``) when play
+  ended and no work was pending (a run writes at most ``writer.MAX_PER_RUN`` memories, and
+  a failed pass waits for the next run, which the next turn asks for).
+- Lost memories: blocks still due after ``run.settle`` asked for those next runs until no
+  more were written: a job that vanished, or a pass that cannot succeed, leaves them.
 - Duplicated memories: two automatic memories on the path covering one action (a pass
   run twice over one block, or two runs at once).
 - Overlapping passes: two background model calls (memory or summary writing) for one
@@ -19,11 +17,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from benchmarks.scaleout.players import Player
+from benchmarks.scaleout.deploy import Account
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -52,72 +51,56 @@ class Left:
     background_calls: int = 0
     overlapping_passes: int = 0
 
+    @property
+    def clean(self) -> bool:
+        lost = self.lost_actions + self.doubled_actions + self.lost_memories
+        return lost + self.duplicated_memories + self.overlapping_passes == 0
 
-def check(database_url: str, players: list[Player], behind: int) -> Left:
-    """What the run left; ``behind``: the blocks that were due when play ended."""
+
+@contextmanager
+def _sessions(database_url: str) -> Iterator[tuple[Engine, sessionmaker[Session]]]:
     engine = make_engine(database_url)
-    sessions = make_session_factory(engine)
-    left = Left(behind=behind)
     try:
-        with read_scope(sessions) as session:
-            for player in players:
-                _one(session, player, left)
+        yield engine, make_session_factory(engine)
     finally:
         engine.dispose()
+
+
+def check(database_url: str, players: list[Account]) -> Left:
+    """What the run left (its ``lost_memories``: the blocks due now)."""
+    left = Left()
+    with _sessions(database_url) as (_, sessions), read_scope(sessions) as session:
+        for player in players:
+            _one(session, player, left)
     return left
 
 
-def due(database_url: str, players: list[Player]) -> int:
-    """Blocks a memory pass would write now, over every player's adventure."""
-    engine = make_engine(database_url)
-    sessions = make_session_factory(engine)
-    try:
-        with read_scope(sessions) as session:
-            return sum(len(due_blocks(session, _adventure(session, p))) for p in players)
-    finally:
-        engine.dispose()
-
-
-def request_runs(database_url: str, players: list[Player]) -> None:
+def request_runs(database_url: str, players: list[Account]) -> None:
     """Ask for a background run of every player's adventure, through the port a turn asks
     through (the deployment's own processes run it)."""
-    engine = make_engine(database_url)
-    sessions = make_session_factory(engine)
-    try:
-        background = _requester(engine, sessions)
+    with _sessions(database_url) as (engine, sessions):
+        request = _outbox  # the server's worker finds the row at its next poll
+        if job_queue(engine) is JobQueue.SHARED:
+            request = QueuedWork(sessions, _never, conninfo=conninfo(engine.url)).request
         for player in players:
             with session_scope(sessions) as session:
-                background(session, player.adventure)
-    finally:
-        engine.dispose()
+                request(session, player.adventure)
 
 
-def _requester(engine: Engine, sessions: sessionmaker[Session]) -> Callable[[Session, int], None]:
-    match job_queue(engine):
-        case JobQueue.OUTBOX:  # the server's worker finds the row at its next poll
-            return lambda session, aid: MemoryRepository(session).request_work(aid)
-        case JobQueue.SHARED:
-
-            async def never(adventure_id: int) -> None:
-                raise AssertionError("this process only defers")
-
-            return QueuedWork(sessions, never, conninfo=conninfo(engine.url)).request
+def _outbox(session: Session, adventure_id: int) -> None:
+    MemoryRepository(session).request_work(adventure_id)
 
 
-def _adventure(session: Session, player: Player) -> Adventure:
-    adventure = session.get(Adventure, player.adventure)
-    assert adventure is not None
-    return adventure
+async def _never(adventure_id: int) -> None:
+    raise AssertionError("this process only defers")
 
 
-def _one(session: Session, player: Player, left: Left) -> None:
+def _one(session: Session, player: Account, left: Left) -> None:
     aid = player.adventure
-    adventure = _adventure(session, player)
-    texts = Counter(
-        session.scalars(
-            select(Action.text).where(Action.adventure_id == aid, Action.state == "active")
-        )
-    )
+    adventure = session.get(Adventure, aid)
+    assert adventure is not None
+    active = select(Action.text).where(Action.adventure_id == aid, Action.state == "active")
+    texts = Counter(session.scalars(active))
     left.acknowledged += len(player.acknowledged)
     left.lost_actions += sum(1 for t in player.acknowledged if texts[t] == 0)
     left.doubled_actions += sum(1 for t in player.acknowledged if texts[t] > 1)

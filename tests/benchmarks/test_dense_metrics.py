@@ -4,16 +4,19 @@ a quick run through the real engine."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from benchmarks.kit.report import Clock
 from benchmarks.recall.dense import run as dense_run
 from benchmarks.recall.dense.baselines import (
     BLOCK_SIZES,
     RANKERS,
     blocks,
+    bm25,
     cosine,
     hit,
     hybrid,
@@ -21,7 +24,7 @@ from benchmarks.recall.dense.baselines import (
     order,
     tokens,
 )
-from benchmarks.recall.dense.generator import Statement
+from benchmarks.recall.dense.generator import Statement, bucket, bucket_edges
 from benchmarks.recall.dense.measure import (
     covers,
     fact_in,
@@ -119,6 +122,38 @@ def test_blocks_are_whole_and_rendered() -> None:
     assert blocks(actions, 3, limit=4) == blocks(actions, 3, limit=5)[:1]
 
 
+def test_bm25_by_hand() -> None:
+    docs = [["salt", "rope"], ["salt"], ["heron"]]
+    scores = bm25(["heron"], docs)
+    idf = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))  # N = 3, df = 1
+    average = 4 / 3
+    norm = 1.2 * (1 - 0.75 + 0.75 * 1 / average)  # k1 = 1.2, b = 0.75, |d| = 1
+    assert scores[0] == scores[1] == 0.0
+    assert scores[2] == pytest.approx(idf * 2.2 / (1 + norm))
+
+
+def test_bm25_rare_terms_weigh_more_and_repeats_in_the_query_count_once() -> None:
+    docs = [["salt", "gate"], ["salt", "heron"], ["salt", "bell"]]
+    scores = bm25(["salt", "heron"], docs)
+    assert scores[1] > scores[0] == scores[2] > 0
+    assert bm25(["heron", "heron"], docs) == bm25(["heron"], docs)
+    assert bm25(["heron"], []) == []
+    assert bm25(["nothing"], docs) == [0.0, 0.0, 0.0]
+    # A shorter document wins a tie on term frequency.
+    short = bm25(["key"], [["key", "a", "b", "c", "d"], ["key"], ["x"]])
+    assert short[1] > short[0] > 0
+
+
+def test_distance_buckets() -> None:
+    edges = bucket_edges(40)
+    assert edges[:4] == (41, 80, 120, 180)
+    assert bucket(41, edges) == "41–79" and bucket(179, edges) == "120–179"
+    assert bucket(400, edges) == "180+"
+    assert bucket_edges(100)[:2] == (101, 120)  # edges below the window are dropped
+    with pytest.raises(ValueError):
+        bucket(40, edges)
+
+
 def test_bm25_cosine_and_hybrid_rankings() -> None:
     texts = ["Mira hates eels.", "Tal sold you a grey mare.", "The mare is grey and old, grey."]
     lex = lexical("Who sold me the grey mare?", texts)
@@ -193,8 +228,7 @@ def test_the_report_keeps_the_tune_seed_apart() -> None:
             for s in (1, 2)
         ],
         {"embedded": 12.0},
-        "test machine",
-        (0.5, 0.7),
+        Clock("dense", "test machine", load_before=0.5, load_after=0.7, seconds=12.5),
         {"embedded": Background(10, 2.0, 4, 4, 800.0, 1000)},
     )
     text = markdown(run)
@@ -206,6 +240,7 @@ def test_the_report_keeps_the_tune_seed_apart() -> None:
     assert "| paraphrase | 3 | 1.00 | 1.00 |" in held and "| direct |" not in held
     assert "Never-stated facts (1 probe)" in held
     assert "200 ms and 250 tokens per memory" in text
+    assert "load average 0.5 before and 0.7 after, 12 s in all (`dense`)." in text
 
 
 def test_a_quick_run_through_the_engine(tmp_path: Path) -> None:

@@ -1,2 +1,1 @@
-"""The dense recall benchmark: every action states facts; does the stating sentence reach
-the narrator? (``python -m benchmarks.recall.dense.run``)"""
+"""Recall on dense generated stories (``python -m benchmarks.recall.dense.run``)."""

@@ -8,7 +8,7 @@ player reads them (``rendering.render``), joined by blank lines. The query is
 the probe's own text. Three rankers:
 
 - **cosine**: the embedder's cosine between the query and each block;
-- **BM25**: ``methods.bm25`` over the product's own terms (``terms``);
+- **BM25**: ``bm25`` (k1 1.2, b 0.75) over the product's own terms (``terms``);
 - **hybrid**: cosine + ``HYBRID_LEXICAL`` x BM25 / the best BM25 score of the
   probe (0 when no block shares a term): the lexical part on the same 0..1
   scale as the product's own lexical share, weighted as the product weighs it.
@@ -22,6 +22,8 @@ counter, as the product counts its sections).
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,7 +31,6 @@ import numpy as np
 import numpy.typing as npt
 from benchmarks.recall.dense.generator import Statement
 from benchmarks.recall.dense.measure import words
-from benchmarks.recall.methods import best_first, bm25
 
 from talekeeper.services.memory.terms import terms
 from talekeeper.services.rendering import render
@@ -37,6 +38,8 @@ from talekeeper.services.rendering import render
 HYBRID_LEXICAL = 0.75  # the product's LEXICAL_WEIGHT when this benchmark was written
 BLOCK_SIZES = (6, 3)
 RANKERS = ("cosine", "bm25", "hybrid")
+BM25_K1 = 1.2  # the usual defaults (Robertson/Lucene)
+BM25_B = 0.75
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,30 @@ def cosine(query: npt.NDArray[np.float32], vectors: npt.NDArray[np.float32]) -> 
     return [float(x) for x in unit @ q]
 
 
+def bm25(query: Sequence[str], docs: Sequence[Sequence[str]]) -> list[float]:
+    """BM25 score of each doc (a list of terms, repeats kept) for the query terms.
+
+    idf = ln(1 + (N − df + 0.5)/(df + 0.5)) (never negative); a query term counts once."""
+    n = len(docs)
+    if n == 0:
+        return []
+    lengths = [len(d) for d in docs]
+    average = sum(lengths) / n or 1.0
+    counts = [Counter(d) for d in docs]
+    scores = [0.0] * n
+    for term in dict.fromkeys(query):
+        df = sum(1 for c in counts if term in c)
+        if df == 0:
+            continue
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for i, c in enumerate(counts):
+            tf = c.get(term, 0)
+            if tf:
+                norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[i] / average)
+                scores[i] += idf * tf * (BM25_K1 + 1) / (tf + norm)
+    return scores
+
+
 def lexical(query: str, texts: Sequence[str]) -> list[float]:
     return bm25(terms(query), [terms(t) for t in texts])
 
@@ -81,7 +108,7 @@ def hybrid(
 
 def order(scores: Sequence[float]) -> list[int]:
     """Positions best first, ties by position."""
-    return best_first(scores, list(range(len(scores))))
+    return sorted(range(len(scores)), key=lambda i: -scores[i])
 
 
 def hit(

@@ -1,11 +1,10 @@
 """A seeded generator of dense adventures: every action states facts, probes ask long after.
 
 ``generate(seed, actions, window, style)`` writes a script for the real engine
-(``Turn`` operations of ``benchmarks.recall.generator``; no undo or fork) in one
-of two styles: ``narrative`` (the player acts with ``do`` and ``story``
-actions, the narrator tells) or ``dialogue`` (the player ``say``s, the
-companions answer, two friends catching up over months). Invariants (the tests
-check every one):
+(``benchmarks.kit.play.Turn`` operations; no undo or fork) in one of two styles:
+``narrative`` (the player acts with ``do`` and ``story`` actions, the narrator tells)
+or ``dialogue`` (the player ``say``s, the companions answer, two friends catching up
+over months). Invariants (the tests check every one):
 
 - **Seeded.** The same arguments give the same script, word for word.
 - **Dense.** Every action but a probe states at least one fact (``world``):
@@ -25,49 +24,35 @@ check every one):
   direct question opened by a companion's name), ``when`` (a date fact),
   ``multihop`` (two statements at least ``MIN_GAP`` actions apart: one names
   who the question describes, the other states the fact about them) and
-  ``never`` (a fact never stated).
+  ``never`` (a relative the story never gave one of the cast).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import random
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from benchmarks.recall.dense.content import (
-    BY_KEY,
-    DO_FRAMES,
-    NARRATION_FRAMES,
-    SAY_FRAMES,
-    SPEECH_FRAMES,
-    STORY_FRAMES,
-)
-from benchmarks.recall.dense.probes import (
-    Chain,
-    banded,
-    capital,
-    fits,
-    names,
-    never,
-    question,
-    shares_only_names,
-    unique,
-    word_sets,
-)
+from benchmarks.kit.names import NameMaker
+from benchmarks.kit.play import Turn
+from benchmarks.recall.dense import content
 from benchmarks.recall.dense.world import (
     NARRATOR,
     PLAYER,
+    PROTAGONIST,
     Fact,
     Person,
+    Ref,
     Voice,
     World,
+    described,
     fill,
+    involved,
     value_words,
 )
-from benchmarks.recall.dense.world import involved as involved_in
-from benchmarks.recall.generator import Adventure, Probe, Turn
-from benchmarks.recall.prose import SETTINGS, Cast, NameMaker
+
+from talekeeper.services.memory.terms import terms
 
 WINDOW = 40  # actions: a probe is asked at least this far past what it needs
 MIN_GAP = 12  # actions between the two statements of a multihop probe
@@ -78,6 +63,19 @@ DO_SHARE = 0.4  # in the narrative style, player actions that are ``do`` (the re
 FULL_QUOTAS = {"direct": 4, "paraphrase": 4, "addressed": 4, "when": 3, "multihop": 3, "never": 2}
 SHORT_QUOTAS = {"direct": 2, "paraphrase": 2, "addressed": 2, "when": 2, "multihop": 1, "never": 1}
 SHORT = 150  # adventures shorter than this get the short quotas
+# The second statement of a multihop probe: a fact a description can ask about.
+HOP_TEMPLATES = (
+    "place.lives",
+    "place.born",
+    "plan.sail",
+    "plan.farm",
+    "opinion.hates",
+    "possession.owns",
+)
+NEVER_TEMPLATES = ("place.lives", "opinion.hates", "plan.sail", "possession.owns")
+RELATIVE_HOP_SHARE = 0.5  # multihop probes about the described person's relative
+# The adventures' titles (one drawn per adventure, before anything else).
+TITLES = ("The Drowned Bells of Saltmere", "The Pass of Nine Lanterns", "The Canals of Vescara")
 
 
 @dataclass(frozen=True)
@@ -90,22 +88,194 @@ class Statement:
 
 
 @dataclass(frozen=True)
-class DenseProbe(Probe):
-    kind: str = ""  # direct, paraphrase, addressed, when, multihop, never
-    question: tuple[str, str] = ("say", "")
+class DenseProbe:
+    fact: str
+    op: int  # index of the probe's turn in ``ops``
+    depth: int  # the probe action's depth
+    distance: int | None  # actions from the newest statement it needs; None: never stated
+    kind: str  # direct, paraphrase, addressed, when, multihop, never
+    question: tuple[str, str]  # (type, text)
     statements: tuple[Statement, ...] = ()
     names: tuple[str, ...] = ()  # the words naming the people asked about (paraphrase check)
-    addressed: str = ""  # the companion an addressed probe opens with
 
 
 @dataclass
-class DenseAdventure(Adventure):
-    style: str = "narrative"
-    statements: list[Statement] = field(default_factory=list)
-    questions: list[DenseProbe] = field(default_factory=list)
-    actions: list[tuple[str, str]] = field(default_factory=list)  # (type, text) by depth
-    people: list[Person] = field(default_factory=list)
-    dense_facts: dict[str, Fact] = field(default_factory=dict)
+class DenseAdventure:
+    key: str
+    seed: int
+    window: int
+    style: str
+    title: str
+    protagonist: str
+    companions: tuple[str, str]  # the cast, as story cards
+    opening: str
+    ops: list[Turn]
+    statements: list[Statement]
+    questions: list[DenseProbe]
+    actions: list[tuple[str, str]]  # (type, text) by depth
+    people: list[Person]
+    length: int  # actions on the path, the opening included
+
+
+def bucket_edges(window: int) -> tuple[int, ...]:
+    """Distance buckets in actions: just past the window, then wider and wider."""
+    first = window + 1
+    return (first, *(e for e in (80, 120, 180) if e > first), 10**9)
+
+
+def bucket(distance: int, edges: Sequence[int]) -> str:
+    """The label of the bucket ``[edges[i], edges[i+1])`` that holds ``distance``."""
+    for low, high in zip(edges, edges[1:], strict=False):
+        if low <= distance < high:
+            return f"{low}–{high - 1}" if high < 10**9 else f"{low}+"
+    raise ValueError(f"distance {distance} is below the first bucket ({edges[0]})")
+
+
+def word_sets(actions: Sequence[str]) -> list[set[str]]:
+    """Each action's words, by depth (what ``unique`` compares)."""
+    return [set(value_words(text)) for text in actions]
+
+
+def unique(actions: Sequence[set[str]], depth: int, answer: Sequence[str]) -> bool:
+    """Whether the action at ``depth`` is the only one (of ``word_sets``) holding every
+    answer word."""
+    wanted = set(answer)
+    return all((d == depth) == (wanted <= found) for d, found in enumerate(actions))
+
+
+def names(people: Sequence[Person], fact: Fact) -> tuple[str, ...]:
+    """The words that name the people of ``fact``, however a voice names them."""
+    out: list[str] = []
+    for key in sorted(involved(people, fact)):
+        p = people[key]
+        out += [p.first, p.last, p.relation, p.role, content.ROLES.get(p.role, ""), p.town]
+    return tuple(w for w in out if w)
+
+
+def shares_only_names(question: str, sentence: str, allowed: Sequence[str]) -> bool:
+    shared = set(terms(question)) & set(terms(sentence))
+    return shared <= set(terms(" ".join(allowed)))
+
+
+def capital(text: str) -> str:
+    return text[0].upper() + text[1:]
+
+
+@dataclass
+class Chain:
+    """One multihop probe: a person picked out by one statement (they sold or gave the
+    protagonist something, or hold a post), and a fact about them or their relative."""
+
+    rng: random.Random
+    world: World
+    shape: str = ""
+    person: Person | None = None
+    target: Person | None = None
+    first: Fact | None = None
+    second: Fact | None = None
+
+    def hop1(self, voice: Voice) -> Fact:
+        world, rng = self.world, self.rng
+        self.shape = rng.choice(("trade", "post"))
+        if self.shape == "trade":
+            self.person = world.new_npc()
+            template = rng.choice(("possession.sold", "possession.gave"))
+            self.first = world.fact(voice, template, self.person, "name", other=PROTAGONIST)
+        else:
+            self.person = world.new_role()
+            template = rng.choice(("name.called", "name.is"))
+            self.first = world.fact(voice, template, self.person, "role")
+        return self.first
+
+    def hop2(self, voice: Voice) -> Fact:
+        """The fact asked about: of a slot still free (the person may have been talked
+        about since), about them or a new relative of theirs."""
+        assert self.person is not None
+        relative = None
+        if self.rng.random() < RELATIVE_HOP_SHARE:
+            relative = self.world.new_relative(self.person)
+        self.target = relative or self.person
+        free = [
+            t
+            for t in HOP_TEMPLATES
+            if (self.target.key, content.BY_KEY[t].slot) not in self.world.slots
+        ]
+        if not free:  # everything about them was said already: ask about a new relative
+            relative = self.world.new_relative(self.person)
+            assert relative is not None, "a person met for a multihop probe has few relatives"
+            self.target, free = relative, list(HOP_TEMPLATES)
+        mode = "relative" if self.target.base == self.person.key else "name"
+        self.second = self.world.fact(voice, self.rng.choice(free), self.target, mode)
+        return self.second
+
+    def subject(self) -> Ref:
+        """How the question names the person asked about: by what the first statement says."""
+        assert self.person and self.target and self.first
+        person = self.person
+        if self.shape == "trade":
+            verb = "sold" if self.first.template == "possession.sold" else "gave"
+            who = "woman" if person.gender == "f" else "man"
+            phrase = f"the {who} who {verb} me the {self.first.value('O')}"
+        else:
+            phrase = f"the {person.role} at {person.town}"
+        if self.target is not person:
+            phrase = f"the {self.target.relation} of {phrase}"
+        return described(phrase, self.target.gender)
+
+    def first_answer(self) -> tuple[str, ...]:
+        """What the first statement must bring: who the person is (and the thing)."""
+        assert self.person and self.first
+        if self.shape == "trade":
+            return (self.person.first.lower(), *self.first.answer)
+        return self.first.answer
+
+
+def question(world: World, fact: Fact, kind: str) -> str | None:
+    """The text of a ``kind`` probe about ``fact`` (None: this fact cannot be asked so)."""
+    t = content.BY_KEY[fact.template]
+    if kind == "paraphrase":
+        return capital(fill(world.people, fact, t.paraphrase, PLAYER)) if t.paraphrase else None
+    direct = capital(fill(world.people, fact, t.direct, PLAYER))
+    if kind != "addressed":
+        return direct
+    busy = involved(world.people, fact)
+    free = [c.first for c in world.companions if c.key not in busy]
+    if not free:
+        return None
+    return f"{world.rng.choice(free)}, {direct[0].lower()}{direct[1:]}"
+
+
+def fits(kind: str, fact: Fact) -> bool:
+    t = content.BY_KEY[fact.template]
+    if kind == "when":
+        return t.kind == "date"
+    if kind == "paraphrase":
+        return bool(t.paraphrase)
+    return t.kind != "date"
+
+
+def banded(rng: random.Random, distances: Sequence[int], window: int) -> list[int]:
+    """Positions of the candidates in one distance band, drawn among the bands that have
+    any, so probes spread over distances instead of piling up far back."""
+    edges = bucket_edges(window)
+    bands: dict[str, list[int]] = {}
+    for i, d in enumerate(distances):
+        bands.setdefault(bucket(d, edges), []).append(i)
+    return bands[rng.choice(sorted(bands))] if bands else []
+
+
+def never(world: World) -> str:
+    """A question about a relative the story never gives one of the cast (``withheld``)."""
+    rng = world.rng
+    base = rng.choice([world.people[PROTAGONIST], *world.companions])
+    relation = world.withheld[base.key]
+    assert not any(p.base == base.key and p.relation == relation for p in world.people)
+    owner = "my" if base.key == PROTAGONIST else f"{base.first}'s"
+    gender = "m" if relation in content.MALE_RELATIONS else "f"
+    t = content.BY_KEY[rng.choice(NEVER_TEMPLATES)]
+    fact = Fact("never", t.key, base.key, "name", None, (), ())
+    subject = described(f"{owner} {relation}", gender)
+    return capital(fill(world.people, fact, t.direct, PLAYER, subject))
 
 
 class _Script:
@@ -121,10 +291,10 @@ class _Script:
     def state(self, fact: Fact, voice: Voice, frames: tuple[str, ...]) -> str:
         """One sentence stating ``fact`` in ``voice``, in one of ``frames``."""
         world = self.world
-        clause = fill(world.people, fact, BY_KEY[fact.template].sentence, voice)
-        busy = involved_in(world.people, fact)
+        clause = fill(world.people, fact, content.BY_KEY[fact.template].sentence, voice)
+        busy = involved(world.people, fact)
         free = [c.first for c in world.companions if c.key not in busy]
-        speech = frames is SPEECH_FRAMES
+        speech = frames is content.SPEECH_FRAMES
         usable = [f for f in frames if "{C}" not in f or speech or free]
         frame = self.rng.choice(usable)
         if frame.index("{c}") <= 1:
@@ -151,20 +321,20 @@ class _Script:
     def player(self) -> None:
         world, rng = self.world, self.rng
         if self.style == "dialogue":
-            self.close("say", self.state(world.fact(PLAYER), PLAYER, SAY_FRAMES))
+            self.close("say", self.state(world.fact(PLAYER), PLAYER, content.SAY_FRAMES))
             return
         fact = world.fact(NARRATOR)
-        people = involved_in(world.people, fact)
+        people = involved(world.people, fact)
         free = [c for c in world.companions if c.key not in people]
         if 0 not in people and free and rng.random() < DO_SHARE:
-            self.close("do", self.state(fact, NARRATOR, DO_FRAMES))
+            self.close("do", self.state(fact, NARRATOR, content.DO_FRAMES))
         else:
-            self.close("story", self.state(fact, NARRATOR, (*STORY_FRAMES, "{c}.")))
+            self.close("story", self.state(fact, NARRATOR, (*content.STORY_FRAMES, "{c}.")))
 
     def reply_voice(self) -> tuple[Voice, tuple[str, ...]]:
         if self.style == "dialogue" and self.rng.random() < SPEECH_SHARE:
-            return Voice(self.rng.choice(self.world.companions).key), SPEECH_FRAMES
-        return NARRATOR, NARRATION_FRAMES
+            return Voice(self.rng.choice(self.world.companions).key), content.SPEECH_FRAMES
+        return NARRATOR, content.NARRATION_FRAMES
 
     def reply(self, forced: list[tuple[Fact, Voice, tuple[str, ...]]]) -> int:
         sentences = [self.state(fact, voice, frames) for fact, voice, frames in forced]
@@ -257,7 +427,7 @@ def _chain_probe(script: _Script, hop: _Hop, chain: Chain) -> DenseProbe:
     by_fact = {s.fact: s for s in script.statements}
     first, second = by_fact[chain.first.key], by_fact[chain.second.key]
     first = replace(first, answer=chain.first_answer())
-    t = BY_KEY[chain.second.template]
+    t = content.BY_KEY[chain.second.template]
     text = capital(fill(script.world.people, chain.second, t.direct, PLAYER, chain.subject()))
     depth = 2 * hop.probe - 1
     statements = (first, second)
@@ -315,12 +485,10 @@ def generate(
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}; got {style!r}")
     rng = random.Random(f"dense/{seed}/{actions}/{window}/{style}")
-    setting = rng.choice(SETTINGS)
+    title = rng.choice(TITLES)
     names_ = NameMaker(rng)
     companions = (names_.word(2), names_.word(2))
     world = World(rng, names_, names_.word(2), companions)
-    pronouns = tuple("her" if c.gender == "f" else "his" for c in world.companions)
-    cast = Cast(world.people[0].first, companions, (pronouns[0], pronouns[1]))
     turns = (actions - 1) // 2
     quotas = SHORT_QUOTAS if actions < SHORT else FULL_QUOTAS
     plan = _plan(rng, turns, window, quotas)
@@ -336,54 +504,20 @@ def generate(
             script.player()
         script.reply(_forced(script, turn, chains))
     probes = _assign(script, plan, chains, window)
-    adv = DenseAdventure(
-        key or f"{style[0]}{seed}",
+    key = key or f"{style[0]}{seed}"
+    return DenseAdventure(
+        key,
         seed,
         window,
-        setting,
-        cast,
+        style,
+        f"{title} ({key})",
+        world.people[0].first,
+        companions,
         script.actions[0][1],
-        style=style,
-        statements=script.statements,
-        questions=probes,
-        actions=script.actions,
-        people=world.people,
-        dense_facts=script.facts,
+        [Turn(script.actions[2 * t - 1], script.actions[2 * t][1]) for t in range(1, turns + 1)],
+        script.statements,
+        probes,
+        script.actions,
+        world.people,
+        len(script.actions),
     )
-    by_turn = {p.op + 1: p for p in probes}
-    for turn in range(1, turns + 1):
-        player, reply = script.actions[2 * turn - 1], script.actions[2 * turn][1]
-        probe = by_turn.get(turn)
-        adv.ops.append(Turn(player, reply, probe=probe.fact if probe else None))
-    adv.length = len(script.actions)
-    return adv
-
-
-def render(adv: DenseAdventure) -> str:
-    """The script as text, for reading: each action with its depth, the probes after."""
-    lines = [f"# {adv.title}: {adv.length} actions, {adv.style}, window {adv.window}", ""]
-    probes = {p.depth: p for p in adv.questions}
-    for depth, (type_, text) in enumerate(adv.actions):
-        tag = f"  [{probes[depth].kind} probe]" if depth in probes else ""
-        lines.append(f"{depth:>4} {type_}: {text}{tag}")
-    lines.append("")
-    for p in adv.questions:
-        lines.append(f"probe {p.kind} at {p.depth} (distance {p.distance}): {p.question[1]}")
-        for s in p.statements:
-            lines.append(f"    {s.depth}: {s.sentence}  -> {' '.join(s.answer)}")
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Print one generated dense adventure.")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--actions", type=int, default=200)
-    parser.add_argument("--window", type=int, default=WINDOW)
-    parser.add_argument("--style", choices=STYLES, default="narrative")
-    args = parser.parse_args(argv)
-    print(render(generate(args.seed, args.actions, args.window, args.style)))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

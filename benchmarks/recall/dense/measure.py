@@ -40,27 +40,18 @@ def words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def holds(text: str, answer: Iterable[str]) -> bool:
-    return set(answer) <= words(text)
-
-
 def fact_in(text: str, statements: Sequence[Statement]) -> bool:
     """Whether ``text`` holds every statement (False for a probe that needs none)."""
     found = words(text)
     return bool(statements) and all(set(s.answer) <= found for s in statements)
 
 
-def pieces(text: str, unit: str = "line") -> list[str]:
-    """``text`` cut into lines, or (``unit`` "sentence") each line into its sentences."""
-    lines = text.splitlines()
-    if unit == "line":
-        return lines
-    return [s for line in lines for s in _SENTENCE_END.split(line)]
-
-
 def in_one_piece(text: str, statements: Sequence[Statement], unit: str = "line") -> bool:
-    """Whether each statement is held by a single line (or sentence) of ``text``."""
-    found = [words(piece) for piece in pieces(text, unit)]
+    """Whether each statement is held by a single line (or, ``unit`` "sentence", a sentence
+    of a line) of ``text``."""
+    lines = text.splitlines()
+    pieces = lines if unit == "line" else [s for x in lines for s in _SENTENCE_END.split(x)]
+    found = [words(piece) for piece in pieces]
     return bool(statements) and all(any(set(s.answer) <= w for w in found) for s in statements)
 
 
@@ -76,10 +67,6 @@ def sections(snapshot: Mapping[str, Any]) -> dict[str, tuple[str, int]]:
     return {
         s["name"]: (s.get("text") or "", int(s.get("tokens") or 0)) for s in snapshot["sections"]
     }
-
-
-def used(snapshot: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return list(snapshot.get("memories", {}).get("used", []))
 
 
 def source_ranges(memories: Iterable[Mapping[str, Any]]) -> list[tuple[int | None, int | None]]:

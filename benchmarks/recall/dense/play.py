@@ -1,16 +1,15 @@
 """Playing a dense adventure through the real engine, and what each probe measures there.
 
-The player is ``benchmarks.recall.play``'s (one real ``Runtime`` on a migrated
-SQLite file, the loopback model double as narrator, the extractive writer, one
-embedder) and so are its turns (``TurnRunner.begin``/``run``, the reply checked
-against the script). Invariants:
+The player and its turns are the kit's (``benchmarks.kit.runtime.player``,
+``benchmarks.kit.play.play_turn``: the reply checked against the script). Invariants:
 
 - After every turn the memory worker runs to idle (``memory.idle()``), so the
   bank at a probe is what production would hold. The AI calls it made meanwhile
   (read from the AI-call records written after the turn) are its background
   cost: embedding calls, their time and tokens, and the memories written.
-- Every statement is checked, as soon as its action is saved, to be verbatim
-  in the engine's action at the depth the generator gave it.
+- Every statement is checked, once the adventure is played, to be verbatim in
+  the engine's action at the depth the generator gave it (a script out of step stops
+  the run).
 - At a probe, before the probe is played as a normal turn: one dry run
   (``TurnRunner.dry_run``) per top-k in ``TOP_KS``, and every baseline ranking
   (``baselines``) over the raw text the history does not hold.
@@ -22,11 +21,12 @@ import asyncio
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
+from benchmarks.kit.play import PathAction, create_adventure, play_turn
+from benchmarks.kit.runtime import Player
 from benchmarks.recall.dense import baselines as bl
-from benchmarks.recall.dense.frames import capture
 from benchmarks.recall.dense.generator import DenseAdventure, DenseProbe, Statement
 from benchmarks.recall.dense.measure import (
     covers,
@@ -35,26 +35,13 @@ from benchmarks.recall.dense.measure import (
     key_kinds,
     sections,
     source_ranges,
-    used,
 )
-from benchmarks.recall.generator import Turn
-from benchmarks.recall.play import PathAction, Player, create_adventure, play_turn
 from sqlalchemy import func, select
 
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import AiCall, Memory
 
 TOP_KS = (5, 10)
-
-
-class Named(Protocol):
-    """What a probe's result names of its adventure (a dense one, or a real text's region)."""
-
-    @property
-    def key(self) -> str: ...
-
-    @property
-    def style(self) -> str: ...
 
 
 @dataclass
@@ -124,7 +111,7 @@ class BlockCache:
 def reading(snapshot: dict[str, Any], statements: list[Statement]) -> Reading:
     parts = sections(snapshot)
     memories, tokens = parts.get("memories", ("", 0))
-    chosen = used(snapshot)
+    chosen = list(snapshot.get("memories", {}).get("used", []))
     return Reading(
         fact=fact_in(memories, statements),
         one_line=in_one_piece(memories, statements),
@@ -169,20 +156,19 @@ async def _baselines(
 
 async def measure(
     p: Player,
-    adv: Named,
     adventure_id: int,
     path: dict[int, PathAction],
     probe: DenseProbe,
     cache: BlockCache,
-    seed: int,
+    named: tuple[int, str, str],
 ) -> ProbeResult:
+    """``probe`` measured (module docstring); ``named``: the seed, adventure and style the
+    result names."""
     kind, text = probe.question
     statements = list(probe.statements)
     result = ProbeResult(
         p.embedder.key,
-        seed,
-        adv.key,
-        adv.style,
+        *named,
         probe.kind,
         probe.depth,
         probe.distance,
@@ -197,17 +183,12 @@ async def measure(
         if k == TOP_KS[0]:
             result.history_kept = int(snapshot["history"]["kept"])
             result.injected = sections(snapshot).get("memories", ("", 0))[0].splitlines()
-            if p.frames is not None:
-                info = (seed, adv.key, probe.kind, text)
-                frame = await capture(p, adventure_id, snapshot, info)
-                frame.statements, frame.product_fact = statements, result.product[k].fact
-                p.frames.append(frame)
     limit = probe.depth - 1 - result.history_kept  # the newest action the history leaves out
     result.baselines = await _baselines(p, path, limit, probe, cache)
     return result
 
 
-def _marks(p: Player, adventure_id: int) -> tuple[int, int]:
+def _marks(p: Player) -> tuple[int, int]:
     with session_scope(p.rt.sessions) as session:
         call = session.scalar(select(func.max(AiCall.id))) or 0
         memory = session.scalar(select(func.max(Memory.id))) or 0
@@ -233,7 +214,7 @@ def _since(p: Player, adventure_id: int, marks: tuple[int, int]) -> Background:
 
 
 async def idle_after_turn(p: Player, adventure_id: int) -> Background:
-    marks = await asyncio.to_thread(_marks, p, adventure_id)
+    marks = await asyncio.to_thread(_marks, p)
     started = time.perf_counter()
     await p.memory.idle()
     took = time.perf_counter() - started
@@ -242,29 +223,23 @@ async def idle_after_turn(p: Player, adventure_id: int) -> Background:
     return got
 
 
-def _check(by_depth: dict[int, list[Statement]], depth: int, text: str) -> None:
-    for s in by_depth.get(depth, []):
-        if s.sentence not in text:
-            raise RuntimeError(f"statement {s.fact} is not in the engine's action at {depth}")
-
-
 async def play(p: Player, adv: DenseAdventure, seed: int) -> tuple[list[ProbeResult], Background]:
     """Play ``adv`` (of the set of ``seed``); measure each probe just before it is played."""
-    adventure_id, opening = await asyncio.to_thread(create_adventure, p, adv)
+    adventure_id, opening = await asyncio.to_thread(
+        create_adventure, p, adv.title, adv.opening, adv.protagonist, adv.companions
+    )
     path = {0: opening}
-    by_depth: dict[int, list[Statement]] = {}
-    for s in adv.statements:
-        by_depth.setdefault(s.depth, []).append(s)
-    _check(by_depth, 0, opening.text)
     probes = {q.op: q for q in adv.questions}
     cache, background, results = BlockCache(), Background(), []
     for index, op in enumerate(adv.ops):
-        assert isinstance(op, Turn)
         if index in probes:
-            results.append(await measure(p, adv, adventure_id, path, probes[index], cache, seed))
+            named = (seed, adv.key, adv.style)
+            results.append(await measure(p, adventure_id, path, probes[index], cache, named))
         reply = await play_turn(p, adventure_id, op)
         for view in (reply["action"], reply["reply"]):
-            path[view["depth"]] = PathAction(view["id"], view["depth"], view["type"], view["text"])
-            _check(by_depth, view["depth"], view["text"])
+            path[view["depth"]] = PathAction.of(view)
         background.add(await idle_after_turn(p, adventure_id))
+    for s in adv.statements:
+        if s.sentence not in path[s.depth].text:
+            raise RuntimeError(f"statement {s.fact} is not in the engine's action at {s.depth}")
     return results, background

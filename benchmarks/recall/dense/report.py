@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.kit.report import Clock
+from benchmarks.kit.runtime import CONTEXT_TOKENS, EMBEDDERS
 from benchmarks.recall.dense.baselines import BLOCK_SIZES, HYBRID_LEXICAL, RANKERS
-from benchmarks.recall.dense.generator import MIN_GAP
-from benchmarks.recall.dense.play import TOP_KS, Background, ProbeResult
-from benchmarks.recall.metrics import bucket, bucket_edges, bucket_labels
-from benchmarks.recall.play import CONTEXT_TOKENS, EMBEDDERS
+from benchmarks.recall.dense.generator import MIN_GAP, bucket, bucket_edges
+from benchmarks.recall.dense.play import TOP_KS, Background, ProbeResult, Ranked
 
 PROBE_KINDS = ("direct", "paraphrase", "addressed", "when", "multihop")
 BASELINES = tuple(f"{r}/{size}" for size in BLOCK_SIZES for r in RANKERS)
@@ -34,10 +34,8 @@ class Run:
     window: int
     adventures: list[dict[str, Any]]  # key, seed, style, actions, statements, probes
     seconds: dict[str, float]  # per embedder
-    machine: str
-    load: tuple[float, float]
+    clock: Clock
     background: dict[str, Background] = field(default_factory=dict)  # per embedder
-    command: str = ".venv/bin/python -m benchmarks.recall.dense.run --write docs/benchmarks.md"
 
 
 def share(flags: Sequence[bool]) -> str:
@@ -56,59 +54,62 @@ def pick(run: Run, embedder: str, seeds: Sequence[int]) -> list[ProbeResult]:
     return [r for r in run.results if r.embedder == embedder and r.seed in seeds]
 
 
+def row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def block_rows(baselines: Sequence[dict[str, Ranked]], blanks: int) -> list[str]:
+    """A row per raw-block baseline: hits @5 and @10, ``blanks`` empty cells, tokens."""
+    return [
+        row(
+            f"raw blocks of {name.split('/')[1]}, {LABELS[name.split('/')[0]]}",
+            *(share([b[name].hits[k] for b in baselines]) for k in TOP_KS),
+            *[""] * blanks,
+            *(median([b[name].tokens[k] for b in baselines]) for k in TOP_KS),
+        )
+        for name in BASELINES
+    ]
+
+
 def method_table(rs: Sequence[ProbeResult]) -> list[str]:
     rs = answered(rs)
-    lines = [
+    return [
         f"| method ({len(rs)} probes) | fact in prompt @5 | @10 | memory cover @5 "
         "| injected tokens @5 (median) | @10 |",
         "|---|---:|---:|---:|---:|---:|",
+        row(
+            "**Talekeeper** (memories)",
+            share([r.product[5].fact for r in rs]),
+            share([r.product[10].fact for r in rs]),
+            share([r.product[5].cover for r in rs]),
+            median([r.product[5].tokens for r in rs]),
+            median([r.product[10].tokens for r in rs]),
+        ),
+        *block_rows([r.baselines for r in rs], 1),
     ]
-    cells = [
-        "**Talekeeper** (memories)",
-        share([r.product[5].fact for r in rs]),
-        share([r.product[10].fact for r in rs]),
-        share([r.product[5].cover for r in rs]),
-        median([r.product[5].tokens for r in rs]),
-        median([r.product[10].tokens for r in rs]),
-    ]
-    lines.append("| " + " | ".join(cells) + " |")
-    for name in BASELINES:
-        ranker, size = name.split("/")
-        cells = [
-            f"raw blocks of {size}, {LABELS[ranker]}",
-            *(share([r.baselines[name].hits[k] for r in rs]) for k in TOP_KS),
-            "",
-            *(median([r.baselines[name].tokens[k] for r in rs]) for k in TOP_KS),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
 
 
 def breakdown(
     rs: Sequence[ProbeResult], title: str, labels: Sequence[str], key: Callable[[ProbeResult], str]
 ) -> list[str]:
     """Fact in prompt @5 (and the product's @10) per group of probes."""
-    head = [f"| {title} | probes | Talekeeper @5 | @10 |", "|---|---:|---:|---:|"]
-    head[0] += "".join(f" {n} @5 |" for n in BASELINES)
-    head[1] += "---:|" * len(BASELINES)
-    lines = head
+    lines = [
+        f"| {title} | probes | Talekeeper @5 | @10 |" + "".join(f" {n} @5 |" for n in BASELINES),
+        "|---|---:|---:|---:|" + "---:|" * len(BASELINES),
+    ]
     for label in labels:
         group = [r for r in answered(rs) if key(r) == label]
-        if not group:
-            continue
-        cells = [
-            label,
-            str(len(group)),
-            share([r.product[5].fact for r in group]),
-            share([r.product[10].fact for r in group]),
-            *(share([r.baselines[n].hits[5] for r in group]) for n in BASELINES),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
+        if group:
+            lines.append(
+                row(
+                    label,
+                    str(len(group)),
+                    share([r.product[5].fact for r in group]),
+                    share([r.product[10].fact for r in group]),
+                    *(share([r.baselines[n].hits[5] for r in group]) for n in BASELINES),
+                )
+            )
     return lines
-
-
-def band(r: ProbeResult, window: int) -> str:
-    return bucket(r.distance, bucket_edges(window)) if r.distance is not None else ""
 
 
 def diagnostics(rs: Sequence[ProbeResult]) -> list[str]:
@@ -179,6 +180,13 @@ def intro(run: Run) -> list[str]:
     lengths = ", ".join(str(a["actions"]) for a in advs)
     seconds = ", ".join(f"{e} {s:.0f} s" for e, s in run.seconds.items())
     kept = [r.history_kept for r in run.results]
+    held = ", ".join(map(str, run.held_out))
+    seeds_line = (
+        f"Seed {run.tune_seed} is the one the product may be tuned on; seeds {held} are held "
+        "out, and their figures are reported apart."
+        if held
+        else f"Seed {run.tune_seed} only (a quick run: no held-out seed)."
+    )
     return [
         f"{plural(len(advs), 'generated adventure')} ({per_seed} per seed, narrative and "
         f"dialogue; {lengths} actions; {sum(a['statements'] for a in advs):,} statements, "
@@ -190,8 +198,7 @@ def intro(run: Run) -> list[str]:
         f"asks, at least {run.window + 1} actions later, for a fact: in the statement's words "
         "(*direct*), in other words (*paraphrase*), opened by a companion's name "
         "(*addressed*), for a date (*when*), or through two statements at least "
-        f"{MIN_GAP} actions apart (*multihop*); a few ask about facts never stated. "
-        + seeds_line(run),
+        f"{MIN_GAP} actions apart (*multihop*); a few ask about facts never stated. " + seeds_line,
         "",
         "- **Fact in prompt**: the Memories section of a dry run (`TurnRunner.dry_run`, top-5 "
         "and top-10 memories) holds every answer word of every statement the probe needs "
@@ -204,26 +211,17 @@ def intro(run: Run) -> list[str]:
         "of the first k blocks holds each statement's answer words; tokens: those k blocks'.",
         "",
         f"Context {CONTEXT_TOKENS:,} tokens: the raw history held {median(kept)} actions at a "
-        f"probe (median; at most {max(kept, default=0)}). On {run.machine}, load average "
-        f"{run.load[0]:.1f} before and {run.load[1]:.1f} after; {seconds} (`{run.command}`).",
+        f"probe (median; at most {max(kept, default=0)}); played in {seconds}. "
+        + run.clock.footer(),
     ]
-
-
-def seeds_line(run: Run) -> str:
-    if not run.held_out:
-        return f"Seed {run.tune_seed} only (a quick run: no held-out seed)."
-    held = ", ".join(map(str, run.held_out))
-    return (
-        f"Seed {run.tune_seed} is the one the product may be tuned on; seeds {held} are held "
-        "out, and their figures are reported apart."
-    )
 
 
 def section(run: Run, embedder: str, title: str, seeds: Sequence[int]) -> list[str]:
     rs = pick(run, embedder, seeds)
     if not rs:
         return []
-    labels = [b for b in bucket_labels(bucket_edges(run.window))]
+    edges = bucket_edges(run.window)
+    labels = [bucket(low, edges) for low in edges[:-1]]
     return [
         f"#### {title}",
         "",
@@ -231,7 +229,12 @@ def section(run: Run, embedder: str, title: str, seeds: Sequence[int]) -> list[s
         "",
         *breakdown(rs, "probe", PROBE_KINDS, lambda r: r.kind),
         "",
-        *breakdown(rs, "distance (actions)", labels, lambda r: band(r, run.window)),
+        *breakdown(
+            rs,
+            "distance (actions)",
+            labels,
+            lambda r: bucket(r.distance, edges) if r.distance is not None else "",
+        ),
         "",
         *diagnostics(rs),
         "",

@@ -8,33 +8,31 @@ figures and the held-out seeds' are reported apart.
     .venv/bin/python -m benchmarks.recall.dense.run [--write docs/benchmarks.md] [--quick]
         [--tune-seed S] [--seeds A B] [--embedders embedded double] [--json out.json]
 
-``--write`` replaces the ``dense-recall`` section of that Markdown file.
 ``--quick``: one short adventure per style, on the tune seed only (a smoke run).
 Progress goes to stderr.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import dataclasses
 import json
-import os
 import random
 import sys
 import time
 from pathlib import Path
 
+from benchmarks.kit.report import Clock, arguments, publish
+from benchmarks.kit.runtime import EMBEDDERS, player
 from benchmarks.recall.dense.generator import STYLES, WINDOW, DenseAdventure, generate
 from benchmarks.recall.dense.play import Background, ProbeResult, play
 from benchmarks.recall.dense.report import Run, markdown
-from benchmarks.recall.play import EMBEDDERS, player
 
-from benchmarks.kit.report import machine_description, publish
 from talekeeper_testkit.double import ModelDouble
 
 SECTION = "dense-recall"
 TITLE = "Recall on dense stories"
+COMMAND = ".venv/bin/python -m benchmarks.recall.dense.run --write docs/benchmarks.md"
 TUNE_SEED = 14
 HELD_OUT = (41, 77)
 # Adventures per seed, styles alternating, and their lengths: sized so that the full run (the
@@ -49,20 +47,19 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def dense_set(seed: int, window: int = WINDOW, count: int = PER_SEED) -> list[DenseAdventure]:
-    """``count`` adventures for ``seed``: styles alternate, lengths drawn in range."""
+def dense_set(seed: int) -> list[DenseAdventure]:
+    """``PER_SEED`` adventures for ``seed``: styles alternate, lengths drawn in range."""
     rng = random.Random(f"dense-set/{seed}")
-    out = []
-    for i in range(count):
-        style = STYLES[i % len(STYLES)] if i < len(STYLES) else rng.choice(STYLES)
-        actions = rng.randint(MIN_ACTIONS, MAX_ACTIONS)
-        out.append(generate(seed * 100 + i, actions, window, style, key=f"{seed}-{i + 1}"))
-    return out
-
-
-def quick_set(seed: int, window: int = WINDOW) -> list[DenseAdventure]:
     return [
-        generate(seed * 100 + i, QUICK_ACTIONS, window, style, key=f"{seed}-q{i + 1}")
+        generate(seed * 100 + i, rng.randint(MIN_ACTIONS, MAX_ACTIONS), WINDOW,
+                 STYLES[i % len(STYLES)], key=f"{seed}-{i + 1}")
+        for i in range(PER_SEED)
+    ]  # fmt: skip
+
+
+def quick_set(seed: int) -> list[DenseAdventure]:
+    return [
+        generate(seed * 100 + i, QUICK_ACTIONS, WINDOW, style, key=f"{seed}-q{i + 1}")
         for i, style in enumerate(STYLES)
     ]
 
@@ -88,29 +85,23 @@ async def run_embedder(
     return results, background, time.perf_counter() - started
 
 
-def _dump(run: Run, path: Path) -> None:
-    path.write_text(json.dumps(dataclasses.asdict(run), indent=1, default=str))
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--write", type=Path, help="store the section in this Markdown file")
+    parser = arguments((__doc__ or "").split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one short adventure per style")
     parser.add_argument("--tune-seed", type=int, default=TUNE_SEED)
     parser.add_argument("--seeds", type=int, nargs="*", default=list(HELD_OUT), help="held out")
     parser.add_argument("--embedders", nargs="+", choices=sorted(EMBEDDERS), default=["embedded"])
-    parser.add_argument("--window", type=int, default=WINDOW)
     parser.add_argument("--json", type=Path, help="also store every probe's result here")
     args = parser.parse_args(argv)
     held = [] if args.quick else [s for s in args.seeds if s != args.tune_seed]
     make = quick_set if args.quick else dense_set
-    sets = {seed: make(seed, args.window) for seed in [args.tune_seed, *held]}
+    sets = {seed: make(seed) for seed in [args.tune_seed, *held]}
     advs = [a for group in sets.values() for a in group]
     log(
         f"{len(advs)} adventures, {sum(a.length for a in advs)} actions, "
         f"{sum(len(a.questions) for a in advs)} probes, embedders: {args.embedders}"
     )
-    load_before = os.getloadavg()[0]
+    clock = Clock(COMMAND)
     results: list[ProbeResult] = []
     seconds: dict[str, float] = {}
     background: dict[str, Background] = {}
@@ -123,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         embedders=list(args.embedders),
         tune_seed=args.tune_seed,
         held_out=held,
-        window=args.window,
+        window=WINDOW,
         adventures=[
             {
                 "key": a.key,
@@ -137,14 +128,12 @@ def main(argv: list[str] | None = None) -> int:
             for a in group
         ],
         seconds=seconds,
-        machine=machine_description(),
-        load=(load_before, os.getloadavg()[0]),
+        clock=clock.stop(),
         background=background,
     )
-    body = markdown(run)
-    publish(body, args.write, SECTION, TITLE)
+    publish(markdown(run), args.write, SECTION, TITLE)
     if args.json:
-        _dump(run, args.json)
+        args.json.write_text(json.dumps(dataclasses.asdict(run), indent=1, default=str))
     return 0
 
 

@@ -27,28 +27,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.recall.dense.content import (
-    ADJECTIVES,
-    BY_KEY,
-    EITHER_RELATIONS,
-    FEMALE_RELATIONS,
-    FOODS,
-    KINDS,
-    MALE_RELATIONS,
-    MONTHS,
-    MUSIC,
-    NOUNS,
-    ORDINALS,
-    ROLES,
-    SHOPS,
-    TEMPLATES,
-    THINGS,
-    TRADES,
-    VERBS,
-    VERDICTS,
-    Template,
-)
-from benchmarks.recall.prose import NameMaker
+from benchmarks.kit.names import NameMaker
+from benchmarks.recall.dense import content
 
 PROTAGONIST = 0
 TOWNS = 6  # the towns facts happen in ("lost at Esk", "the miller at Esk")
@@ -56,11 +36,11 @@ MAX_RELATIVES = 8  # per person: "Tal's sister" stays one of a few, not one of f
 SUBJECT_TRIES = 12  # people drawn for a fact before a newcomer takes it
 ATTEMPTS = 50  # draws before a fact gives up (never reached: a newcomer's slots are free)
 POOLS = {
-    "food": FOODS,
-    "music": MUSIC,
-    "shop": SHOPS,
-    "trade": TRADES,
-    "verdict": VERDICTS,
+    "food": content.FOODS,
+    "music": content.MUSIC,
+    "shop": content.SHOPS,
+    "trade": content.TRADES,
+    "verdict": content.VERDICTS,
 }
 # Function words of a value that identify nothing ("a", "of" in "ninth of March").
 _FILLER = frozenset(("a", "an", "the", "of", "on", "than", "with", "s", "to", "into", "about"))
@@ -76,8 +56,8 @@ KIND_WEIGHTS = {
     "plan": 1.0,
     "opinion": 1.0,
 }
-RELATIONS = (*FEMALE_RELATIONS, *MALE_RELATIONS, *EITHER_RELATIONS)
-BY_KIND = {kind: [t for t in TEMPLATES if t.kind == kind] for kind in KINDS}
+RELATIONS = (*content.FEMALE_RELATIONS, *content.MALE_RELATIONS, *content.EITHER_RELATIONS)
+BY_KIND = {kind: [t for t in content.TEMPLATES if t.kind == kind] for kind in content.KINDS}
 
 
 def value_words(text: str) -> tuple[str, ...]:
@@ -128,7 +108,7 @@ class Fact:
 
     @property
     def kind(self) -> str:
-        return BY_KEY[self.template].kind
+        return content.BY_KEY[self.template].kind
 
     def value(self, name: str) -> str:
         return dict(self.values)[name]
@@ -144,7 +124,9 @@ def ref(people: Sequence[Person], person: Person, voice: Voice, mode: str) -> Re
         base = ref(people, people[person.base], voice, "name")
         nom = f"{base.poss} {person.relation}"
     elif mode in ("role", "alias") and person.role:
-        nom = f"the {person.role if mode == 'role' else ROLES[person.role]} at {person.town}"
+        nom = (
+            f"the {person.role if mode == 'role' else content.ROLES[person.role]} at {person.town}"
+        )
     else:
         nom = person.first
     return Ref(nom, f"{nom}'s", nom, pron, 3)
@@ -167,7 +149,7 @@ def fill(
         name = match.group(1)
         if name.startswith("v:"):
             verb = name[2:]
-            return verb if s.person == 3 else VERBS[verb][s.person - 1]
+            return verb if s.person == 3 else content.VERBS[verb][s.person - 1]
         forms = {"S": s.nom, "S's": s.poss, "So": s.obj, "Sp": s.pron}
         if name in forms:
             return forms[name]
@@ -205,7 +187,7 @@ class World:
         # One relative the story never gives each of the cast, for the never-stated probes.
         self.withheld = {p.key: rng.choice(RELATIONS) for p in self.people}
         self.slots: set[tuple[int, str]] = set()
-        self.dates = [f"{o} of {m}" for o in ORDINALS for m in MONTHS]
+        self.dates = [f"{o} of {m}" for o in content.ORDINALS for m in content.MONTHS]
         self._pools: dict[str, list[str]] = {}
         self.count = 0
 
@@ -237,20 +219,20 @@ class World:
         taken.add(self.withheld.get(base.key, ""))
         free = [r for r in RELATIONS if r not in taken]
         relation = self.rng.choice(free)
-        if relation in EITHER_RELATIONS:
+        if relation in content.EITHER_RELATIONS:
             gender = self.rng.choice("fm")
         else:
-            gender = "f" if relation in FEMALE_RELATIONS else "m"
+            gender = "f" if relation in content.FEMALE_RELATIONS else "m"
         person = Person(len(self.people), self.names.word(2), gender, "relative", base=base.key)
         person.relation, person.named = relation, False
         return self._add(person)
 
     def new_role(self) -> Person:
         taken = {(p.role, p.town) for p in self.people if p.role}
-        if len(taken) >= len(ROLES) * len(self.towns):  # every post of every town is known
+        if len(taken) >= len(content.ROLES) * len(self.towns):  # every post of every town is known
             self.towns.append(self.names.word(2))
         while True:
-            role, town = self.rng.choice(list(ROLES)), self.rng.choice(self.towns)
+            role, town = self.rng.choice(list(content.ROLES)), self.rng.choice(self.towns)
             if (role, town) not in taken:
                 break
         first, last = self.names.word(1), self.names.word(2)
@@ -277,7 +259,7 @@ class World:
             return "relative" if person.kind == "relative" else "role"
         return "name"
 
-    def _subject(self, t: Template, voice: Voice) -> tuple[Person, str]:
+    def _subject(self, t: content.Template, voice: Voice) -> tuple[Person, str]:
         if t.subject == "relative":
             waiting = self._unnamed("relative")
             if waiting is not None:
@@ -301,7 +283,7 @@ class World:
             person = self._someone()
         return person, self.mode(person)
 
-    def _newcomer(self, t: Template) -> tuple[Person, str]:
+    def _newcomer(self, t: content.Template) -> tuple[Person, str]:
         if t.subject == "role":
             return self.new_role(), "role"
         if t.subject == "relative":
@@ -316,11 +298,11 @@ class World:
 
     # -- facts -------------------------------------------------------------------------------
 
-    def _template(self) -> Template:
-        kind = self.rng.choices(KINDS, weights=[KIND_WEIGHTS[k] for k in KINDS])[0]
+    def _template(self) -> content.Template:
+        kind = self.rng.choices(content.KINDS, weights=[KIND_WEIGHTS[k] for k in content.KINDS])[0]
         return self.rng.choice(BY_KIND[kind])
 
-    def _values(self, t: Template, person: Person) -> dict[str, str]:
+    def _values(self, t: content.Template, person: Person) -> dict[str, str]:
         wanted = set(_SLOT.findall(f"{t.sentence} {t.direct} {t.paraphrase}"))
         out: dict[str, str] = {}
         if "P" in wanted:
@@ -332,8 +314,8 @@ class World:
         if "D" in wanted:
             out["D"] = self.draw("D", self.dates)
         if wanted & {"O", "aO"}:
-            adjective = self.rng.choice(ADJECTIVES)
-            out["O"] = f"{adjective} {self.draw('O', NOUNS)}"
+            adjective = self.rng.choice(content.ADJECTIVES)
+            out["O"] = f"{adjective} {self.draw('O', content.NOUNS)}"
             out["aO"] = ("an " if adjective[0] in "aeiou" else "a ") + out["O"]
         for name, pool in POOLS.items():
             if name in wanted:
@@ -341,7 +323,7 @@ class World:
         if "Q" in wanted:
             out["Q"] = self.rng.choice(self.towns)
         if "thing" in wanted:
-            out["thing"] = self.rng.choice(THINGS)
+            out["thing"] = self.rng.choice(content.THINGS)
         return out
 
     def fact(
@@ -356,7 +338,7 @@ class World:
         when given. The kind is drawn first and kept: when the people drawn already hold
         that slot, the fact goes to a newcomer (so kinds keep their shares as the story
         grows and the cast's slots fill up)."""
-        t = BY_KEY[template] if template else self._template()
+        t = content.BY_KEY[template] if template else self._template()
         for attempt in range(ATTEMPTS):
             if subject is not None:
                 person, how = subject, mode

@@ -1,7 +1,7 @@
 """Playing a real text's region through the real engine, and what each question measures.
 
-The player is ``benchmarks.recall.play``'s (one real ``Runtime``, the loopback model
-double as narrator replaying the text, the extractive writer, one embedder). Invariants:
+The player is the kit's (``benchmarks.kit.runtime.player``: the loopback model double as
+narrator replays the text). Invariants:
 
 - The region's units become its actions in order (``actions``): a unit longer than
   ``PIECE_TOKENS`` is cut at sentence ends into pieces that fit (a narrator's reply has a
@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from benchmarks.kit.play import PathAction, Turn, play_turn
+from benchmarks.kit.runtime import Player
 from benchmarks.recall.dense import baselines as bl
 from benchmarks.recall.dense.generator import DenseProbe, Statement
 from benchmarks.recall.dense.measure import words
@@ -34,8 +36,6 @@ from benchmarks.recall.dense.play import (
     idle_after_turn,
     measure,
 )
-from benchmarks.recall.generator import Turn
-from benchmarks.recall.play import PathAction, Player, play_turn
 from benchmarks.recall.real.questions import Question
 from benchmarks.recall.real.texts import Region, region_units
 
@@ -48,14 +48,6 @@ from talekeeper.storage.db import session_scope
 
 SENTENCE_SHARE = 0.6  # "the evidence sentence mostly there": this share of its terms in a line
 PIECE_TOKENS = 160  # under the narrator's 200-token reply limit, whatever the double counts
-
-
-@dataclass(frozen=True)
-class RegionStory:
-    """A region as the measure names it (``dense.play.Named``)."""
-
-    key: str
-    style: str
 
 
 @dataclass
@@ -187,12 +179,10 @@ async def _sentence_keys(
 
 def _probe(q: Question, depth: int, depth_of: dict[str, int]) -> DenseProbe:
     statements = tuple(
-        Statement(q.id, q.kind.value, depth_of[e.span], e.span, e.answer) for e in q.evidence
+        Statement(q.id, q.kind, depth_of[e.span], e.span, e.answer) for e in q.evidence
     )
     nearest = max(s.depth for s in statements)
-    return DenseProbe(
-        q.id, -1, depth, depth - nearest, q.kind.value, (q.asked_as, q.text), statements
-    )
+    return DenseProbe(q.id, -1, depth, depth - nearest, q.kind, (q.asked_as, q.text), statements)
 
 
 async def play_region(
@@ -219,17 +209,16 @@ async def play_region(
         turn = Turn(("story", texts[i][1]), texts[i + 1][1])
         reply = await play_turn(p, adventure_id, turn)
         for view in (reply["action"], reply["reply"]):
-            depth = int(view["depth"])
-            path[depth] = PathAction(view["id"], depth, view["type"], view["text"])
-            if view["text"] != texts[depth][1]:
-                raise RuntimeError(f"{region.key}: the action at depth {depth} is not the text's")
+            action = path[view["depth"]] = PathAction.of(view)
+            if action.text != texts[action.depth][1]:
+                raise RuntimeError(f"{region.key}: action {action.depth} is not the text's")
         background.add(await idle_after_turn(p, adventure_id))
-    story = RegionStory(region.key, region.file.split("-")[0])
+    named = (0, region.key, region.file.split("-")[0])
     blocks, raw = BlockCache(), _Sentences()
     out: list[RealResult] = []
     for q in questions:
         probe = _probe(q, max(path) + 1, depth_of)
-        result = await measure(p, story, adventure_id, path, probe, blocks, 0)
+        result = await measure(p, adventure_id, path, probe, blocks, named)
         limit = probe.depth - 1 - result.history_kept
         budgets = {k: r.tokens for k, r in result.product.items()}
         hits, used = await _sentence_keys(

@@ -12,7 +12,7 @@ reading the text (never generated from it). Each question:
   that unit: the repository keeps pointers, the corpus the sentence) and ``answer`` (the
   answer's own words, lowercase).
 
-Rules (``check`` enforces them and says which is broken):
+Rules (``parse`` enforces them and says which is broken):
 
 - the unit is askable in the region (``Region.askable``), ``from`` occurs in it once and
   ``to`` after it; the span between is at most ``MAX_SPAN_WORDS`` words;
@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import cache
 from pathlib import Path
 
@@ -39,14 +38,7 @@ MAX_SPAN_WORDS = 90
 MAX_ANCHOR_WORDS = 10
 MAX_HOLDERS = 3
 _BANNED = frozenset({"you", "your", "yours"})
-
-
-class Kind(StrEnum):
-    WHO = "who"
-    WHAT = "what"
-    WHERE = "where"
-    WHEN = "when"
-    WHY = "why"
+KINDS = ("who", "what", "where", "when", "why")
 
 
 @dataclass(frozen=True)
@@ -61,7 +53,7 @@ class Evidence:
 class Question:
     id: str
     region: str
-    kind: Kind
+    kind: str  # one of KINDS
     asked_as: str
     text: str
     paraphrased: bool
@@ -155,7 +147,9 @@ def parse(folder: Path, data: dict[str, object]) -> list[Question]:
             if not qid or qid in seen:
                 raise QuestionError("missing or repeated id")
             seen.add(qid)
-            kind = Kind(str(raw.get("kind")))
+            kind = str(raw.get("kind"))
+            if kind not in KINDS:
+                raise QuestionError(f"'kind' {kind!r} is not one of {', '.join(KINDS)}")
             asked_as = str(raw.get("as"))
             if asked_as not in ("say", "do"):
                 raise QuestionError("'as' must be say or do")
@@ -177,15 +171,15 @@ def parse(folder: Path, data: dict[str, object]) -> list[Question]:
     return out
 
 
-def load(folder: Path, region: str, questions: Path = FOLDER) -> list[Question]:
-    """The checked questions of ``region`` (from ``questions``/<region>.json)."""
-    path = questions / f"{region}.json"
+def load(folder: Path, region: str) -> list[Question]:
+    """The checked questions of ``region`` (from ``FOLDER``/<region>.json)."""
+    path = FOLDER / f"{region}.json"
     return parse(folder, json.loads(path.read_text(encoding="utf-8")))
 
 
 def tally(questions: list[Question]) -> dict[str, int]:
     """How many questions of each kind and flag (the set's make-up, for the report)."""
-    counts: Counter[str] = Counter(q.kind.value for q in questions)
+    counts: Counter[str] = Counter(q.kind for q in questions)
     counts["say"] = sum(q.asked_as == "say" for q in questions)
     counts["paraphrased"] = sum(q.paraphrased for q in questions)
     counts["once_named"] = sum(q.once_named for q in questions)

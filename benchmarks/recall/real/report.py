@@ -10,15 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from benchmarks.recall.dense.baselines import BLOCK_SIZES, HYBRID_LEXICAL, RANKERS
+from benchmarks.kit.report import Clock
+from benchmarks.kit.runtime import CONTEXT_TOKENS, EMBEDDERS
+from benchmarks.recall.dense.baselines import HYBRID_LEXICAL
 from benchmarks.recall.dense.play import Background
-from benchmarks.recall.dense.report import median, share
-from benchmarks.recall.play import CONTEXT_TOKENS, EMBEDDERS
+from benchmarks.recall.dense.report import BASELINES, block_rows, median, row, share
 from benchmarks.recall.real.play import SENTENCE_SHARE, RealResult
 from benchmarks.recall.real.texts import GAP, REGIONS, Split
 
-BASELINES = tuple(f"{r}/{size}" for size in BLOCK_SIZES for r in RANKERS)
-LABELS = {"cosine": "cosine", "bm25": "BM25", "hybrid": "hybrid"}
 DISTANCES = ((50, 100), (100, 200), (200, 300), (300, 10_000))
 FLAGS = ("paraphrased", "once_named", "two_passage", "say")
 
@@ -28,20 +27,16 @@ class Run:
     results: list[RealResult]
     embedder: str
     regions: list[str]
-    seconds: float
-    machine: str
-    load: tuple[float, float]
-    makeup: dict[str, dict[str, int]] = field(default_factory=dict)  # region -> tally
+    clock: Clock
     background: Background = field(default_factory=Background)
-    command: str = ".venv/bin/python -m benchmarks.recall.real.run --write docs/benchmarks.md"
 
 
 def method_table(rs: Sequence[RealResult]) -> list[str]:
-    lines = [
+    return [
         f"| method ({len(rs)} questions) | answer in prompt @5 | @10 | answering sentence "
         "@5 | memory cover @5 | tokens @5 (median) | @10 |",
         "|---|---:|---:|---:|---:|---:|---:|",
-        "| " + " | ".join([
+        row(
             "**Talekeeper** (memories and passages)",
             share([r.probe.product[5].fact for r in rs]),
             share([r.probe.product[10].fact for r in rs]),
@@ -49,60 +44,50 @@ def method_table(rs: Sequence[RealResult]) -> list[str]:
             share([r.probe.product[5].cover for r in rs]),
             median([r.probe.product[5].tokens for r in rs]),
             median([r.probe.product[10].tokens for r in rs]),
-        ]) + " |",
-        "| " + " | ".join([
+        ),
+        row(
             "raw sentences, hybrid, at Talekeeper's tokens",
             *(share([r.sentence_keys[k] for r in rs]) for k in (5, 10)),
-            "", "",
+            "",
+            "",
             *(median([r.sentence_key_tokens[k] for r in rs]) for k in (5, 10)),
-        ]) + " |",
-    ]  # fmt: skip
-    for name in BASELINES:
-        ranker, size = name.split("/")
-        cells = [
-            f"raw blocks of {size}, {LABELS[ranker]}",
-            *(share([r.probe.baselines[name].hits[k] for r in rs]) for k in (5, 10)),
-            "",
-            "",
-            *(median([r.probe.baselines[name].tokens[k] for r in rs]) for k in (5, 10)),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        ),
+        *block_rows([r.probe.baselines for r in rs], 2),
+    ]
 
 
 def breakdown(
-    rs: Sequence[RealResult], title: str, groups: Sequence[tuple[str, Callable[[RealResult], bool]]]
+    rs: Sequence[RealResult],
+    title: str,
+    labels: Sequence[str],
+    tags: Callable[[RealResult], set[str]],
 ) -> list[str]:
+    """Answer in prompt @5 per group: the questions whose ``tags`` hold the label."""
     best = ("hybrid/6", "cosine/6", "bm25/6")
     lines = [
         f"| {title} | questions | Talekeeper @5 | sentence @5 | {' | '.join(best)} @5 |",
         "|---|---:|---:|---:|" + "---:|" * len(best),
     ]
-    for label, test in groups:
-        group = [r for r in rs if test(r)]
-        if not group:
-            continue
-        cells = [
-            label,
-            str(len(group)),
-            share([r.probe.product[5].fact for r in group]),
-            share([r.sentence for r in group]),
-            *(share([r.probe.baselines[n].hits[5] for r in group]) for n in best),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
+    for label in labels:
+        group = [r for r in rs if label in tags(r)]
+        if group:
+            lines.append(
+                row(
+                    label,
+                    str(len(group)),
+                    share([r.probe.product[5].fact for r in group]),
+                    share([r.sentence for r in group]),
+                    *(share([r.probe.baselines[n].hits[5] for r in group]) for n in best),
+                )
+            )
     return lines
 
 
-def _distance(lo: int, hi: int) -> Callable[[RealResult], bool]:
-    return lambda r: r.probe.distance is not None and lo <= r.probe.distance < hi
-
-
-def _kind(kind: str) -> Callable[[RealResult], bool]:
-    return lambda r: r.probe.kind == kind
-
-
-def _flag(flag: str) -> Callable[[RealResult], bool]:
-    return lambda r: r.flags.get(flag, False)
+def band(distance: int | None) -> str:
+    for lo, hi in DISTANCES:
+        if distance is not None and lo <= distance < hi:
+            return f"{lo}-{hi - 1}" if hi < 10_000 else f"{lo}+"
+    return ""
 
 
 def verdict(run: Run) -> list[str]:
@@ -126,24 +111,24 @@ def verdict(run: Run) -> list[str]:
 def section(rs: Sequence[RealResult], title: str) -> list[str]:
     if not rs:
         return []
-    kinds = sorted({r.probe.kind for r in rs})
+    flags = {f: f.replace("_", " ") for f in FLAGS}
     return [
         f"#### {title}",
         "",
         *method_table(rs),
         "",
-        *breakdown(rs, "question", [(k, _kind(k)) for k in kinds]),
+        *breakdown(rs, "question", sorted({r.probe.kind for r in rs}), lambda r: {r.probe.kind}),
         "",
-        *breakdown(rs, "asked", [(f.replace("_", " "), _flag(f)) for f in FLAGS]),
+        *breakdown(
+            rs, "asked", list(flags.values()), lambda r: {flags[f] for f in r.flags if r.flags[f]}
+        ),
         "",
         *breakdown(
             rs,
             "distance (actions)",
-            [
-                (f"{lo}-{hi - 1}" if hi < 10_000 else f"{lo}+", _distance(lo, hi))
-                for lo, hi in DISTANCES
-            ],
-        ),  # fmt: skip
+            [band(lo) for lo, _ in DISTANCES],
+            lambda r: {band(r.probe.distance)},
+        ),
         "",
         f"- In the raw history (must be 0): "
         f"{sum(r.probe.product[5].history for r in rs)}; each answer within one line @5: "
@@ -156,7 +141,7 @@ def markdown(run: Run) -> str:
     regions = [REGIONS[k] for k in run.regions]
     described = "; ".join(
         f"*{r.title}* ({r.split.value}, {r.length} actions, "
-        f"{run.makeup.get(r.key, {}).get('total', 0)} questions)"
+        f"{sum(x.region == r.key for x in run.results)} questions)"
         for r in regions
     )
     bg = run.background
@@ -180,10 +165,8 @@ def markdown(run: Run) -> str:
         "answer words. **Raw sentences**: every sentence of that text, ranked by the hybrid, "
         "taken best first within Talekeeper's own token count for the question.",
         "",
-        f"Embedder: {EMBEDDERS[run.embedder].label}; context {CONTEXT_TOKENS:,} tokens. On "
-        f"{run.machine}, load average {run.load[0]:.1f} before and {run.load[1]:.1f} after; "
-        f"{run.seconds:.0f} s (`{run.command}`); {bg.memories} memories written over "
-        f"{bg.turns} turns.",
+        f"Embedder: {EMBEDDERS[run.embedder].label}; context {CONTEXT_TOKENS:,} tokens; "
+        f"{bg.memories} memories written over {bg.turns} turns. " + run.clock.footer(),
         "",
         *verdict(run),
         "",
