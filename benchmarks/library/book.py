@@ -1,29 +1,26 @@
 """A generated gazetteer: a book-sized Markdown document dense with facts, and questions that
 ask for those facts in other words.
 
-A ``Book`` describes an invented realm as a reference book does, by topic: six chapters
+A ``Book`` describes an invented realm by topic, as a reference book does: six chapters
 (``##``, ``CHAPTERS``), each going through the same regions (``###``) town by town, a
 paragraph for a town's own facts of the chapter's kinds and one for each of its people's.
-So a town's or a person's facts are spread over the whole book, several towns share a
-passage, and a question must find both the right entity and the right topic. Invariants
-(the tests check them):
+So an entity's facts are spread over the whole book, several towns share a passage, and a
+question must find both the right entity and the right topic. Invariants (the tests check
+them):
 
 - **Seeded.** ``generate(seed, target_bytes)`` depends on nothing else: the same arguments
   give the same book, byte for byte, and the same questions.
-- **Dense, and the words collide.** Every sentence states a fact (no filler). Every town
-  states most of the same thirteen kinds of fact in the same few wordings ("the chief
-  export of X is ...") and every person most of the same six, so a question's words other
-  than its entity's name are held by hundreds of passages; a town's name also occurs in
-  its people's sentences and in other towns' (rivals, birthplaces); first names and
-  surnames are each shared by many people, and values repeat (weekdays, fears, dangers).
+- **Dense, and the words collide.** Every sentence states a fact. Every town states most
+  of the same thirteen kinds of fact in the same few wordings and every person most of
+  the same six, so a question's words other than its entity's name are held by hundreds
+  of passages; town names recur in other towns' and people's sentences (rivals,
+  birthplaces), first names and surnames are shared, and values repeat.
 - **Stated once.** A fact is one sentence naming its entity (a town, or a person by full
   name); an entity holds at most one fact of a kind, so the passage holding the sentence
   is the only one that answers a question about it.
 - **Paraphrased.** A question names the entity as its statement does and shares no other
   term (``services.memory.terms``) with any wording of its kind's statement, nor with its
   answer. Which wording states a fact and which asks for it are drawn independently.
-- **Absent.** ``Book.absent`` asks the same kinds of question about towns and people the
-  book never names (invented words it does not hold), for the score floor.
 """
 
 from __future__ import annotations
@@ -31,7 +28,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from benchmarks.recall.prose import NameMaker
+from benchmarks.kit.names import NameMaker
 
 BYTES_PER_TOWN = 2_000  # about: a town with its folk, to size the list of names
 FOLK = (3, 6)  # notable people per town
@@ -61,248 +58,139 @@ class Kind:
     questions: tuple[str, ...]
 
 
+# fmt: off
 KINDS: tuple[Kind, ...] = (
-    Kind(
-        "export",
-        "town",
-        (
-            "The chief export of {E} is {v}, carried down to the coast by barge every autumn.",
-            "{E} grows rich on {v}, which its merchants ship to every port of the realm.",
-        ),
-        ("What goods does {E} sell to other lands?", "Which product earns {E} its wealth?"),
-    ),
-    Kind(
-        "river",
-        "town",
-        (
-            "{E} stands on the banks of the {v}, a slow brown river full of reeds.",
-            "The {v} winds through the middle of {E}, crossed by three stone bridges.",
-        ),
-        ("Which waterway flows past {E}?", "Name the stream that runs by {E}."),
-    ),
-    Kind(
-        "founded",
-        "town",
-        (
-            "{E} was founded in the year {v} by settlers from the south.",
-            "The first walls of {E} were raised in the year {v}, after a hard winter.",
-        ),
-        ("When was {E} established?", "How long ago did {E} come into being?"),
-    ),
-    Kind(
-        "ruler",
-        "town",
-        (
-            "{E} is governed by {v}, who holds the charter of the town.",
-            "Since the last election {v} has held the seat of power in {E}.",
-        ),
-        ("Who rules over {E}?", "Who is in charge of {E} today?"),
-    ),
-    Kind(
-        "festival",
-        "town",
-        (
-            "Every midsummer {E} celebrates {v}, with music and dancing until dawn.",
-            "The great day of the calendar in {E} is {v}, when every door stands open.",
-        ),
-        ("What holiday do the folk of {E} keep?", "Which festivity is observed in {E}?"),
-    ),
-    Kind(
-        "dish",
-        "town",
-        (
-            "The taverns of {E} are famous for {v}.",
-            "No visitor leaves {E} without tasting {v}, the local speciality.",
-        ),
-        ("What food is {E} known for?", "Which meal should a traveller order in {E}?"),
-    ),
-    Kind(
-        "stone",
-        "town",
-        (
-            "Most houses in {E} are built of {v}.",
-            "The walls and roofs of {E} are made of {v}, which gives the place its colour.",
-        ),
-        (
-            "What material do the builders of {E} use?",
-            "What are the homes of {E} constructed from?",
-        ),
-    ),
-    Kind(
-        "rival",
-        "town",
-        (
-            "{E} has quarrelled with {v} over grazing rights for three generations.",
-            "There is bad blood between {E} and nearby {v}, and nobody remembers why.",
-        ),
-        ("Which neighbour is {E} at odds with?", "With what place does {E} feud?"),
-    ),
-    Kind(
-        "guild",
-        "town",
-        (
-            "The most powerful company in {E} is {v}.",
-            "Nothing happens in {E} without the say of {v}.",
-        ),
-        ("Which trade association holds sway over {E}?", "Who truly pulls the strings in {E}?"),
-    ),
-    Kind(
-        "patron",
-        "town",
-        (
-            "The people of {E} pray to {v} above all others.",
-            "A shrine to {v} stands in the square of {E}, lit day and night.",
-        ),
-        ("Which holy figure protects {E}?", "Whom do the faithful of {E} worship?"),
-    ),
-    Kind(
-        "market",
-        "town",
-        (
-            "Market day in {E} falls on {v}.",
-            "The traders of {E} set out their stalls every {v}.",
-        ),
-        ("When do sellers gather in {E} each week?", "On what weekday can one shop in {E}?"),
-    ),
-    Kind(
-        "landmark",
-        "town",
-        (
-            "The oldest building in {E} is {v}.",
-            "Visitors to {E} are always shown {v}, older than anything else there.",
-        ),
-        ("What is the most ancient structure in {E}?", "Which sight in {E} dates back furthest?"),
-    ),
-    Kind(
-        "danger",
-        "town",
-        (
-            "Travellers near {E} are warned about {v}.",
-            "The roads around {E} are unsafe after dark because of {v}.",
-        ),
-        ("What threat lurks outside {E}?", "What peril menaces wayfarers close to {E}?"),
-    ),
-    Kind(
-        "trade",
-        "person",
-        (
-            "{E} works as the {v} of {T}.",
-            "{E} has been the {v} in {T} for twenty years.",
-        ),
-        ("How does {E} earn a living?", "What is {E}'s occupation?"),
-    ),
-    Kind(
-        "born",
-        "person",
-        (
-            "{E} was born in {v}.",
-            "{E} grew up in {v} before moving here.",
-        ),
-        ("Where does {E} come from originally?", "What is the hometown of {E}?"),
-    ),
-    Kind(
-        "spouse",
-        "person",
-        (
-            "{E} is married to {v}.",
-            "{E} took {v} as a partner three summers ago.",
-        ),
-        ("Who is {E}'s husband or wife?", "To whom is {E} wed?"),
-    ),
-    Kind(
-        "fear",
-        "person",
-        (
-            "{E} is terrified of {v}.",
-            "Nothing unsettles {E} so much as {v}.",
-        ),
-        ("What frightens {E} most?", "What is {E} afraid of?"),
-    ),
-    Kind(
-        "debt",
-        "person",
-        (
-            "{E} owes forty silver marks to {v}.",
-            "{E} borrowed heavily from {v} and has not paid it back.",
-        ),
-        ("To whom is {E} in debt?", "Who lent {E} money?"),
-    ),
-    Kind(
-        "treasure",
-        "person",
-        (
-            "{E} keeps {v} hidden beneath the floorboards.",
-            "Locked in a chest at home, {E} guards {v}.",
-        ),
-        ("What does {E} conceal?", "What secret possession does {E} have?"),
-    ),
+    Kind("export", "town", (
+        "The chief export of {E} is {v}, carried down to the coast by barge every autumn.",
+        "{E} grows rich on {v}, which its merchants ship to every port of the realm.",
+    ), ("What goods does {E} sell to other lands?", "Which product earns {E} its wealth?")),
+    Kind("river", "town", (
+        "{E} stands on the banks of the {v}, a slow brown river full of reeds.",
+        "The {v} winds through the middle of {E}, crossed by three stone bridges.",
+    ), ("Which waterway flows past {E}?", "Name the stream that runs by {E}.")),
+    Kind("founded", "town", (
+        "{E} was founded in the year {v} by settlers from the south.",
+        "The first walls of {E} were raised in the year {v}, after a hard winter.",
+    ), ("When was {E} established?", "How long ago did {E} come into being?")),
+    Kind("ruler", "town", (
+        "{E} is governed by {v}, who holds the charter of the town.",
+        "Since the last election {v} has held the seat of power in {E}.",
+    ), ("Who rules over {E}?", "Who is in charge of {E} today?")),
+    Kind("festival", "town", (
+        "Every midsummer {E} celebrates {v}, with music and dancing until dawn.",
+        "The great day of the calendar in {E} is {v}, when every door stands open.",
+    ), ("What holiday do the folk of {E} keep?", "Which festivity is observed in {E}?")),
+    Kind("dish", "town", (
+        "The taverns of {E} are famous for {v}.",
+        "No visitor leaves {E} without tasting {v}, the local speciality.",
+    ), ("What food is {E} known for?", "Which meal should a traveller order in {E}?")),
+    Kind("stone", "town", (
+        "Most houses in {E} are built of {v}.",
+        "The walls and roofs of {E} are made of {v}, which gives the place its colour.",
+    ), (
+        "What material do the builders of {E} use?",
+        "What are the homes of {E} constructed from?",
+    )),
+    Kind("rival", "town", (
+        "{E} has quarrelled with {v} over grazing rights for three generations.",
+        "There is bad blood between {E} and nearby {v}, and nobody remembers why.",
+    ), ("Which neighbour is {E} at odds with?", "With what place does {E} feud?")),
+    Kind("guild", "town", (
+        "The most powerful company in {E} is {v}.",
+        "Nothing happens in {E} without the say of {v}.",
+    ), ("Which trade association holds sway over {E}?", "Who truly pulls the strings in {E}?")),
+    Kind("patron", "town", (
+        "The people of {E} pray to {v} above all others.",
+        "A shrine to {v} stands in the square of {E}, lit day and night.",
+    ), ("Which holy figure protects {E}?", "Whom do the faithful of {E} worship?")),
+    Kind("market", "town", (
+        "Market day in {E} falls on {v}.",
+        "The traders of {E} set out their stalls every {v}.",
+    ), ("When do sellers gather in {E} each week?", "On what weekday can one shop in {E}?")),
+    Kind("landmark", "town", (
+        "The oldest building in {E} is {v}.",
+        "Visitors to {E} are always shown {v}, older than anything else there.",
+    ), ("What is the most ancient structure in {E}?", "Which sight in {E} dates back furthest?")),
+    Kind("danger", "town", (
+        "Travellers near {E} are warned about {v}.",
+        "The roads around {E} are unsafe after dark because of {v}.",
+    ), ("What threat lurks outside {E}?", "What peril menaces wayfarers close to {E}?")),
+    Kind("trade", "person", (
+        "{E} works as the {v} of {T}.",
+        "{E} has been the {v} in {T} for twenty years.",
+    ), ("How does {E} earn a living?", "What is {E}'s occupation?")),
+    Kind("born", "person", (
+        "{E} was born in {v}.",
+        "{E} grew up in {v} before moving here.",
+    ), ("Where does {E} come from originally?", "What is the hometown of {E}?")),
+    Kind("spouse", "person", (
+        "{E} is married to {v}.",
+        "{E} took {v} as a partner three summers ago.",
+    ), ("Who is {E}'s husband or wife?", "To whom is {E} wed?")),
+    Kind("fear", "person", (
+        "{E} is terrified of {v}.",
+        "Nothing unsettles {E} so much as {v}.",
+    ), ("What frightens {E} most?", "What is {E} afraid of?")),
+    Kind("debt", "person", (
+        "{E} owes forty silver marks to {v}.",
+        "{E} borrowed heavily from {v} and has not paid it back.",
+    ), ("To whom is {E} in debt?", "Who lent {E} money?")),
+    Kind("treasure", "person", (
+        "{E} keeps {v} hidden beneath the floorboards.",
+        "Locked in a chest at home, {E} guards {v}.",
+    ), ("What does {E} conceal?", "What secret possession does {E} have?")),
 )
+# fmt: on
 BY_KEY = {k.key: k for k in KINDS}
 TOWN_KINDS = tuple(k for k in KINDS if k.entity == "town")
 PERSON_KINDS = tuple(k for k in KINDS if k.entity == "person")
 
-# Value pools. Shared words are on purpose: "tanned hides" and "the Guild of Tanners",
-# "salted herring" and "herring pie", "wolves" twice: the words collide across kinds.
-EXPORTS = (
-    "salted herring", "tanned hides", "river pearls", "blue dye", "copper ingots",
-    "barley beer", "goose feathers", "slate tiles", "wool cloth", "amber beads",
-    "smoked eels", "beeswax candles", "iron nails", "hemp rope", "pear cider", "saffron",
-    "glass beads", "cheese wheels", "charcoal", "walnut oil", "dried figs", "horn combs",
-    "linen thread", "salt", "pewter cups", "oak barrels", "honey", "millstones",
-)  # fmt: skip
-DISHES = (
-    "herring pie", "eel stew", "barley bread with honey", "roast goose", "walnut cake",
-    "mutton broth", "fried trout", "blood sausage", "pear dumplings", "cheese soup",
-    "oat porridge with cream", "smoked ham", "saffron buns", "pickled cabbage", "lamb pie",
-    "fig tarts", "carp in aspic", "mushroom pasties", "spiced wine", "black pudding",
-)  # fmt: skip
-STONES = (
-    "grey slate", "red brick", "white chalk", "black basalt", "yellow sandstone",
-    "river cobbles", "timber and thatch", "pale limestone", "green marble", "granite",
-    "wattle and daub", "dark flint", "pink granite", "oak beams",
-)  # fmt: skip
-FESTIVALS = (
-    "the Feast of Lanterns", "the Night of Bells", "the Burning of the Straw Man",
-    "the Blessing of the Nets", "the First Bread", "the Goose Fair", "the Festival of Masks",
-    "the Drowned Bell Vigil", "the Apple Wake", "the Horse Races", "the Candle Walk",
-    "the Feast of Fools", "the Midsummer Bonfire", "the Frost Market", "the Day of Ribbons",
-    "the Sheep Shearing Fair",
-)  # fmt: skip
-GUILDS = (
-    "the Guild of Tanners", "the Salt Guild", "the Brotherhood of Boatmen",
-    "the Company of Brewers", "the Guild of Masons", "the Weavers' Hall",
-    "the Fellowship of Smiths", "the Candlemakers' League", "the Order of Carters",
-    "the Glassblowers' Society", "the Millers' Union", "the Coopers' Guild",
-    "the Dyers' Company", "the Fishwives' Circle",
-)  # fmt: skip
-MARKET_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-LANDMARKS = (
-    "the bell tower", "the old mill", "the round keep", "the toll bridge", "the chapel",
-    "the granary", "the lighthouse", "the watchtower", "the covered market", "the bathhouse",
-    "the moot hall", "the tithe barn", "the standing stone", "the ruined abbey",
-    "the customs house", "the well house",
-)  # fmt: skip
-DANGERS = (
-    "wolves", "bandits", "bog lights that lead walkers astray", "rockfalls",
-    "river fever", "smugglers", "wild boar", "quicksand on the tidal flats", "deserters",
-    "a rogue bear", "snow drifts", "toll thieves", "sinkholes", "flash floods",
-)  # fmt: skip
-TRADES = (
-    "ferryman", "smith", "miller", "brewer", "reeve", "midwife", "tanner", "cooper",
-    "chandler", "bailiff", "herbalist", "innkeeper", "weaver", "mason", "carter",
-    "glassblower", "dyer", "beekeeper", "scribe", "harbourmaster", "gravedigger",
-    "lamplighter", "tax collector", "schoolteacher",
-)  # fmt: skip
-FEARS = (
-    "deep water", "thunder", "spiders", "the dark", "fire", "horses", "crowds",
-    "heights", "dogs", "ghosts", "the sea", "closed rooms", "snakes", "owls",
-)  # fmt: skip
-TREASURES = (
-    "a silver compass", "a sealed letter", "a bag of old coins", "a jewelled dagger",
-    "a map of the marshes", "a wedding ring", "a book of spells", "a golden locket",
-    "a stolen ledger", "a pearl necklace", "a bone flute", "a brass key", "a lock of hair",
-    "a forged deed", "a small idol", "a ruby brooch",
-)  # fmt: skip
+# The values drawn from a list, by kind. Shared words are on purpose: "tanned hides" and
+# "the Guild of Tanners", "salted herring" and "herring pie", "wolves" twice: the words
+# collide across kinds.
+# fmt: off
+POOLS: dict[str, tuple[str, ...]] = {kind: tuple(values.split(", ")) for kind, values in {
+    "export": "salted herring, tanned hides, river pearls, blue dye, copper ingots, barley beer, "
+        "goose feathers, slate tiles, wool cloth, amber beads, smoked eels, beeswax candles, "
+        "iron nails, hemp rope, pear cider, saffron, glass beads, cheese wheels, charcoal, "
+        "walnut oil, dried figs, horn combs, linen thread, salt, pewter cups, oak barrels, "
+        "honey, millstones",
+    "festival": "the Feast of Lanterns, the Night of Bells, the Burning of the Straw Man, "
+        "the Blessing of the Nets, the First Bread, the Goose Fair, the Festival of Masks, "
+        "the Drowned Bell Vigil, the Apple Wake, the Horse Races, the Candle Walk, "
+        "the Feast of Fools, the Midsummer Bonfire, the Frost Market, the Day of Ribbons, "
+        "the Sheep Shearing Fair",
+    "dish": "herring pie, eel stew, barley bread with honey, roast goose, walnut cake, "
+        "mutton broth, fried trout, blood sausage, pear dumplings, cheese soup, "
+        "oat porridge with cream, smoked ham, saffron buns, pickled cabbage, lamb pie, "
+        "fig tarts, carp in aspic, mushroom pasties, spiced wine, black pudding",
+    "stone": "grey slate, red brick, white chalk, black basalt, yellow sandstone, river cobbles, "
+        "timber and thatch, pale limestone, green marble, granite, wattle and daub, dark flint, "
+        "pink granite, oak beams",
+    "guild": "the Guild of Tanners, the Salt Guild, the Brotherhood of Boatmen, "
+        "the Company of Brewers, the Guild of Masons, the Weavers' Hall, "
+        "the Fellowship of Smiths, the Candlemakers' League, the Order of Carters, "
+        "the Glassblowers' Society, the Millers' Union, the Coopers' Guild, the Dyers' Company, "
+        "the Fishwives' Circle",
+    "market": "Monday, Tuesday, Wednesday, Thursday, Friday, Saturday, Sunday",
+    "landmark": "the bell tower, the old mill, the round keep, the toll bridge, the chapel, "
+        "the granary, the lighthouse, the watchtower, the covered market, the bathhouse, "
+        "the moot hall, the tithe barn, the standing stone, the ruined abbey, the customs house, "
+        "the well house",
+    "danger": "wolves, bandits, bog lights that lead walkers astray, rockfalls, river fever, "
+        "smugglers, wild boar, quicksand on the tidal flats, deserters, a rogue bear, "
+        "snow drifts, toll thieves, sinkholes, flash floods",
+    "trade": "ferryman, smith, miller, brewer, reeve, midwife, tanner, cooper, chandler, "
+        "bailiff, herbalist, innkeeper, weaver, mason, carter, glassblower, dyer, beekeeper, "
+        "scribe, harbourmaster, gravedigger, lamplighter, tax collector, schoolteacher",
+    "fear": "deep water, thunder, spiders, the dark, fire, horses, crowds, heights, dogs, "
+        "ghosts, the sea, closed rooms, snakes, owls",
+    "treasure": "a silver compass, a sealed letter, a bag of old coins, a jewelled dagger, "
+        "a map of the marshes, a wedding ring, a book of spells, a golden locket, "
+        "a stolen ledger, a pearl necklace, a bone flute, a brass key, a lock of hair, "
+        "a forged deed, a small idol, a ruby brooch",
+}.items()}
+# fmt: on
 TITLES = ("Lord", "Lady", "Mayor", "Provost", "Elder", "Baron", "Baroness", "Warden")
 REGION_WORDS = ("Marches", "Vale", "Coast", "Fells", "Downs", "Reach", "Lowlands", "Hills")
 
@@ -317,22 +205,12 @@ class Fact:
     question: str  # the paraphrase
 
 
-@dataclass(frozen=True)
-class Absent:
-    """A question about an entity the book never names."""
-
-    kind: str
-    entity: str
-    question: str
-
-
 @dataclass
 class Book:
     seed: int
     title: str
     markdown: str
     facts: list[Fact] = field(default_factory=list)
-    absent: list[Absent] = field(default_factory=list)
     towns: int = 0
     people: int = 0
 
@@ -352,19 +230,9 @@ def fill(template: str, entity: str, value: str = "", town: str = "") -> str:
 
 @dataclass
 class _Town:
-    index: int
     name: str
     region: int
-    facts: dict[str, Fact] = field(default_factory=dict)  # by kind
-    folk: list[_Person] = field(default_factory=list)
-
-
-@dataclass
-class _Person:
-    key: str
-    name: str
-    town: str
-    facts: dict[str, Fact] = field(default_factory=dict)
+    groups: list[dict[str, Fact]]  # its own facts, then each of its people's, by kind
 
 
 class _Writer:
@@ -378,7 +246,7 @@ class _Writer:
         # Shared name pools: a first name or a surname is held by many people.
         self.firsts = [self.names.word(1) for _ in range(max(20, count // 2))]
         self.surnames = [self.names.word(2) for _ in range(max(20, count // 2))]
-        self.people: list[_Person] = []
+        self.people: list[str] = []  # the towns' people (not their spouses)
         self.full_names: set[str] = set()
         self.facts: list[Fact] = []
         self.regions: list[str] = []
@@ -393,45 +261,25 @@ class _Writer:
         raise ValueError("no free full name left")  # never at these pool sizes
 
     def value(self, kind: str, entity: str, town: str) -> str:
-        rng = self.rng
+        rng, word = self.rng, self.names.word
+        if kind in POOLS:
+            return rng.choice(POOLS[kind])
         match kind:
-            case "export":
-                return rng.choice(EXPORTS)
             case "river":
-                return f"{self.names.word(2)} River"
+                return f"{word(2)} River"
             case "founded":
                 return str(rng.randint(212, 1390))
             case "ruler":
-                return f"{rng.choice(TITLES)} {self.names.word(1)} {rng.choice(self.surnames)}"
-            case "festival":
-                return rng.choice(FESTIVALS)
-            case "dish":
-                return rng.choice(DISHES)
-            case "stone":
-                return rng.choice(STONES)
+                return f"{rng.choice(TITLES)} {word(1)} {rng.choice(self.surnames)}"
             case "rival" | "born":  # another town (a person's: not their own)
                 return rng.choice([t for t in self.town_names if t not in (entity, town)])
-            case "guild":
-                return rng.choice(GUILDS)
             case "patron":
-                return f"Saint {self.names.word(2)}"
-            case "market":
-                return rng.choice(MARKET_DAYS)
-            case "landmark":
-                return rng.choice(LANDMARKS)
-            case "danger":
-                return rng.choice(DANGERS)
-            case "trade":
-                return rng.choice(TRADES)
+                return f"Saint {word(2)}"
             case "spouse":
                 return self.person_name()
-            case "fear":
-                return rng.choice(FEARS)
             case "debt":
-                others = [p.name for p in self.people if p.name != entity]
+                others = [p for p in self.people if p != entity]
                 return rng.choice(others) if others else self.person_name()
-            case "treasure":
-                return rng.choice(TREASURES)
         raise ValueError(f"unknown kind {kind!r}")
 
     def fact(self, key: str, kind: Kind, entity: str, town: str = "") -> Fact:
@@ -443,34 +291,25 @@ class _Writer:
         return fact
 
     def town(self, index: int, region: int) -> _Town:
-        town = _Town(index, self.town_names[index], region)
-        for kind in self.rng.sample(TOWN_KINDS, self.rng.randint(*TOWN_FACTS)):
-            town.facts[kind.key] = self.fact(f"t{index}.{kind.key}", kind, town.name)
-        for _ in range(self.rng.randint(*FOLK)):
-            person = _Person(f"p{len(self.people)}", self.person_name(), town.name)
+        name, rng = self.town_names[index], self.rng
+        own = rng.sample(TOWN_KINDS, rng.randint(*TOWN_FACTS))
+        town = _Town(name, region, [{k.key: self.fact(f"t{index}.{k.key}", k, name) for k in own}])
+        for _ in range(rng.randint(*FOLK)):
+            key, person = f"p{len(self.people)}", self.person_name()
             self.people.append(person)
-            for kind in self.rng.sample(PERSON_KINDS, self.rng.randint(*PERSON_FACTS)):
-                key = f"{person.key}.{kind.key}"
-                person.facts[kind.key] = self.fact(key, kind, person.name, town.name)
-            town.folk.append(person)
+            kinds = rng.sample(PERSON_KINDS, rng.randint(*PERSON_FACTS))
+            town.groups.append({k.key: self.fact(f"{key}.{k.key}", k, person, name) for k in kinds})
         return town
 
     def write(self) -> Book:
         realm = self.names.word(2)
         title = f"A Gazetteer of {realm}"
         towns: list[_Town] = []
-        size = len(self.render(title, realm, []).encode("utf-8"))
-        while len(towns) < len(self.town_names):
+        size = len(self.render(title, realm, []).encode("utf-8"))  # then counted as rendered
+        while size < self.target and len(towns) < len(self.town_names):
             size += self.add_town(towns)
-            # Counted exactly as rendered; the rendering itself is checked once there.
-            if (
-                size >= self.target
-                and len(self.render(title, realm, towns).encode()) >= self.target
-            ):
-                break
         book = Book(self.seed, title, self.render(title, realm, towns), self.facts)
         book.towns, book.people = len(towns), len(self.people)
-        book.absent = self.absent(max(8, len(book.facts) // 10))
         return book
 
     def add_town(self, towns: list[_Town]) -> int:
@@ -511,24 +350,11 @@ class _Writer:
         one paragraph a person (those who state any), each in an order drawn from the
         town's and the chapter's names (the same on every rendering)."""
         out: list[list[str]] = []
-        groups = [town.facts, *(p.facts for p in town.folk)]
-        for n, facts in enumerate(groups):
+        for n, facts in enumerate(town.groups):
             said = [facts[k].sentence for k in kinds if k in facts]
             if said:
                 random.Random(f"{self.seed}/{town.name}/{kinds[0]}/{n}").shuffle(said)
                 out.append(said)
-        return out
-
-    def absent(self, count: int) -> list[Absent]:
-        """Questions about invented towns and people the book never names."""
-        out = []
-        for _ in range(count):
-            kind = self.rng.choice(KINDS)
-            if kind.entity == "town":
-                entity = self.names.word(2)
-            else:
-                entity = f"{self.names.word(1)} {self.names.word(2)}"
-            out.append(Absent(kind.key, entity, fill(self.rng.choice(kind.questions), entity)))
         return out
 
 

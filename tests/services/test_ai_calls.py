@@ -13,6 +13,8 @@ from talekeeper.providers.openai_compat import OpenAICompatProvider
 from talekeeper.services.ai_calls import CallRecord, LoggedModel
 from talekeeper_testkit.double import ModelDouble
 
+pytestmark = pytest.mark.no_database
+
 REQUEST = CompletionRequest(model="double-narrator", messages=(Message("user", "> Look."),))
 
 

@@ -28,6 +28,8 @@ from talekeeper.services.context import (
     build_context,
 )
 
+pytestmark = pytest.mark.no_database
+
 C = CharCounter()
 CACHE = ContextLayout.CACHE
 

@@ -24,6 +24,8 @@ from talekeeper.services.detect import (
 )
 from talekeeper_testkit.double import ModelDouble, closed_port_url
 
+pytestmark = pytest.mark.no_database
+
 
 def models(*items: object) -> bytes:
     return json.dumps({"object": "list", "data": list(items)}).encode()

@@ -46,9 +46,12 @@ ENOUGH = 0.1  # seconds of CPU at one size after which more runs would not lower
 FLOOR = 0.0002  # seconds: below this the small run is mostly fixed cost, not the text
 SMALL_CAP = 2.0  # seconds of CPU the small run may take (it takes milliseconds)
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(signal, "setitimer"), reason="needs a CPU-time timer (setitimer)"
-)
+pytestmark = [
+    pytest.mark.no_database,
+    pytest.mark.skipif(
+        not hasattr(signal, "setitimer"), reason="needs a CPU-time timer (setitimer)"
+    ),
+]
 
 
 class _OverBudget(BaseException):

@@ -3,6 +3,7 @@ with the previous prompt to the same model, counted with a real tokenizer."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,6 +17,8 @@ from talekeeper.services.prefix import (
     prompt_text,
     shared_prefix,
 )
+
+pytestmark = pytest.mark.no_database
 
 KEY = ("http://127.0.0.1:8080/v1", "narrator")
 

@@ -12,6 +12,8 @@ from talekeeper.core.errors import InvalidInput
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.services.library import read_document, store
 
+pytestmark = pytest.mark.no_database
+
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01" + b"pixels " * 300
 
 

@@ -14,6 +14,8 @@ from talekeeper.core.errors import InvalidInput
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.services.library import parsing, store
 
+pytestmark = pytest.mark.no_database
+
 BIBLE = b"# The Salt Coast\n\n## Places\n\nGullhaven is a fishing town of slate roofs.\n\n" * 20
 QUICK = parsing.Bounds(cpu_seconds=2, wall_seconds=60)
 

@@ -17,6 +17,8 @@ from talekeeper.services.memory.keyset import KeyInput, Keys
 from talekeeper.services.memory.postings import Postings
 from talekeeper.services.memory.ranking import Bank, BankRow, lineage_mask, rank
 
+pytestmark = pytest.mark.no_database
+
 DIMS = 4
 WORDS = ("mara", "key", "well", "bees", "toen", "harbour", "ring", "lamp")
 

@@ -21,8 +21,6 @@ from talekeeper.services.memory.int8 import Codes, Kernel, available
 from talekeeper.services.memory.keyset import KeyInput
 from talekeeper.services.memory.ranking import WEIGHTS, Bank, BankRow, Ranking, rank
 
-pytestmark = pytest.mark.no_database
-
 DIMS = 384
 VOCAB = [f"w{i}" for i in range(30)]
 NAMES = ["toen", "mara", "edda", "iwo"]
@@ -30,7 +28,10 @@ STRONG = 0.3  # the shared pair's components (MiniLM's largest reach 0.26)
 LARGE_SEEDS = range(4)
 WIDE_VOCAB = [f"v{i}" for i in range(200)]  # words a few memories share, not most
 
-pytestmark = pytest.mark.skipif(not available(), reason="onnxruntime's int8 kernel is missing")
+pytestmark = [
+    pytest.mark.no_database,
+    pytest.mark.skipif(not available(), reason="onnxruntime's int8 kernel is missing"),
+]
 
 
 def exact_product(query: npt.NDArray[np.uint8], columns: npt.NDArray[np.int8]) -> np.ndarray:
