@@ -19,6 +19,7 @@ describe: comparing the models with a database leaves those tables out (``ours``
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sqlite3
@@ -63,6 +64,9 @@ def alembic_config(engine: Engine) -> Config:
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     reachable(engine)
+    target = head_revision(engine) if revision == "head" else revision
+    if current_revision(engine) == target:
+        return  # every start of an up-to-date database: nothing to copy, nothing to run
     backup_before_upgrade(engine, revision)
     command.upgrade(alembic_config(engine), revision)
 
@@ -90,10 +94,20 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(connection).get_current_revision()
 
 
-def head_revision(engine: Engine) -> str | None:
+def head_revision(_engine: Engine | None = None) -> str | None:
+    """The newest revision the package ships (the same for every database)."""
+    return _shipped_head()
+
+
+@functools.cache
+def _shipped_head() -> str | None:
+    # Read once a process: the migrations ship in the package and cannot change under it,
+    # and loading every revision's module took ~10 ms of each start.
     from alembic.script import ScriptDirectory
 
-    return ScriptDirectory.from_config(alembic_config(engine)).get_current_head()
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return ScriptDirectory.from_config(config).get_current_head()
 
 
 def backup_before_upgrade(engine: Engine, revision: str = "head") -> Path | None:

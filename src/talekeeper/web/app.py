@@ -17,13 +17,14 @@ instead is more third-party code to keep current than the pages are worth, and
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-from fastapi import Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
@@ -49,6 +50,34 @@ from talekeeper.web.routes import (
     user_settings,
 )
 from talekeeper.web.streaming import TurnStreams
+
+
+@functools.cache
+def _routes() -> tuple[Any, ...]:
+    """Every route of the app, built once a process and shared by every app it makes.
+
+    Building them is FastAPI reading each endpoint's signature and making its validators
+    (~45 ms); a route holds nothing of one app (no endpoint here uses dependency
+    overrides), and a process that makes many apps (the tests make one each) paid that
+    every time. Every JSON body is checked for text no UTF-8 store can hold, whatever the
+    route (``unicode_body``, a dependency of every route)."""
+    every = APIRouter(dependencies=[Depends(errors.unicode_body)])
+    for module in (
+        health,
+        auth,
+        admin,
+        setup,
+        user_settings,
+        ai_calls,
+        adventures,
+        lore,
+        library,
+        story,
+        memory,
+        pages,
+    ):
+        every.include_router(module.router)
+    return tuple(every.routes)
 
 
 class GuardedApp(FastAPI):
@@ -84,34 +113,18 @@ def create_app(settings: Settings | None = None, *, queue_worker: bool = True) -
             await app.state.streams.aclose()  # turns whose client left finish and save first
             await runtime.aclose()
 
-    # Every JSON body is checked for text no UTF-8 store can hold, whatever the route.
     app = GuardedApp(
         allowed_hosts=resolved.extra_host_names,
         title="Talekeeper",
         version=__version__,
         lifespan=lifespan,
-        dependencies=[Depends(errors.unicode_body)],
         strict_content_type=True,
         docs_url=None,
         redoc_url=None,
     )
     errors.install(app)
     app.state.streams = TurnStreams()  # streamed turns, detached from their connections
-    routers = (
-        health,
-        auth,
-        admin,
-        setup,
-        user_settings,
-        ai_calls,
-        adventures,
-        lore,
-        library,
-        story,
-        memory,
-    )
-    for module in (*routers, pages):
-        app.include_router(module.router)
+    app.router.routes.extend(_routes())
     # The pages' scripts and styles ship inside the package: nothing to build.
     static = Path(__file__).parent / "static"
     app.mount("/static", StaticFiles(directory=static), name="static")
