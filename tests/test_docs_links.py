@@ -9,6 +9,10 @@ Pure: reads files, starts nothing.
   a repeated heading gets ``-1``, ``-2``, ...).
 - Every ``docs/<page>.md`` a module under src/ cites exists, and every ``§N`` cited after
   it is a heading of that page that starts with ``§N`` (docs/memory.md: ``## §5 Retrieval``).
+- Every file a module of src/, benchmarks/ or tests/ names as a path in double backquotes
+  (````services/memory/snapshot.py````) exists, read from the repository's root, from
+  ``src/`` or ``src/talekeeper/``, or from the module's own folder or the one above it.
+  The archived studies (``benchmarks/archive/``) are kept as they last ran, and left out.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ REFERENCE_TARGET = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)", re.M)
 HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$", re.M)
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 LINK_TEXT = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+NAMED_FILE = re.compile(r"``([\w.-]+(?:/[\w.-]+)+\.(?:py|md|json|txt|sh))``")
 CITATION = re.compile(r"(docs/[\w./-]+?\.md)\b((?:[\s#]*,?[\s#]*§\d+)*)")
 
 
@@ -143,4 +148,36 @@ def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
         "README.md: (docs/b.md) points at docs/b.md, which does not exist",
         "README.md: (docs/a.md#three): no heading of docs/a.md has the anchor #three",
         "README.md: (../elsewhere.md) leaves the repository",
+    ]
+
+
+def unnamed_files(module: Path, root: Path) -> list[str]:
+    """The paths ``module`` names in double backquotes that resolve to no file."""
+    bases = [root, root / "src", root / "src" / "talekeeper", module.parent, module.parent.parent]
+    return [
+        f"{module.relative_to(root)} names {path}, which is not in the repository"
+        for path in NAMED_FILE.findall(module.read_text(encoding="utf-8"))
+        if not any((base / path).is_file() for base in bases)
+    ]
+
+
+def test_every_file_a_module_names_is_in_the_repository() -> None:
+    modules = [
+        module
+        for folder in ("src", "benchmarks", "tests")
+        for module in sorted((ROOT / folder).rglob("*.py"))
+        if "archive" not in module.relative_to(ROOT).parts and module != Path(__file__).resolve()
+    ]
+    problems = [problem for module in modules for problem in unnamed_files(module, ROOT)]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_named_file_that_is_gone_is_caught(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    (root / "src" / "talekeeper" / "services").mkdir(parents=True)
+    (root / "src" / "talekeeper" / "web.py").write_text("")
+    module = root / "src" / "talekeeper" / "services" / "x.py"
+    module.write_text('"""See ``talekeeper/web.py`` and ``tests/double/server.py``."""\n')
+    assert unnamed_files(module, root) == [
+        "src/talekeeper/services/x.py names tests/double/server.py, which is not in the repository"
     ]

@@ -1,6 +1,6 @@
 """A sweep of malformed requests over every endpoint of the app.
 
-The rule (``spec/interfaces.md``): anything a client can send is answered with a
+The rule (docs/architecture.md, the JSON API): anything a client can send is answered with a
 4xx ``{"error": {"code", "message"}}`` whose message is a sentence that says what
 to fix, never a 500 and never a traceback; and a refused request changes nothing.
 
