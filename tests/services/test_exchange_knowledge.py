@@ -25,6 +25,7 @@ from talekeeper.core.tokens import BpeCounter
 from talekeeper.services import exchange
 from talekeeper.services.accounts.users import create_user
 from talekeeper.services.library import store
+from talekeeper.services.memory.base import NullMemory
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Adventure
 from talekeeper.storage.repositories.users import UserRepository
@@ -61,7 +62,7 @@ def add_source(sessions: sessionmaker[Session], uid: int, name: str, data: bytes
 
 def import_file(sessions: sessionmaker[Session], uid: int, data: Any) -> exchange.Imported:
     with session_scope(sessions) as session:
-        return exchange.import_with_report(session, uid, copy.deepcopy(data))
+        return exchange.import_with_report(session, uid, copy.deepcopy(data), NullMemory())
 
 
 def export_of(sessions: sessionmaker[Session], adventure: int, uid: int) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from tests.kit.exchange import T0, T1, action, counts, version_2_file
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import exchange, limits
 from talekeeper.services.exchange.fileformat import MAX_NESTING
+from talekeeper.services.memory.base import MemoryService, NullMemory
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Adventure, Memory, StoryCard, User
 
@@ -49,6 +50,11 @@ def story_file(actions: int, *, memories: int = 0, used_by: int = 0) -> dict[str
     ]
     data["summaries"] = []
     return data
+
+
+def memory_of(client: TestClient) -> MemoryService:
+    memory: MemoryService = client.app.state.runtime.memory  # type: ignore[attr-defined]
+    return memory
 
 
 def sessions_of(client: TestClient) -> sessionmaker[Session]:
@@ -215,7 +221,7 @@ def test_a_value_nested_past_the_recursion_limit_is_a_sentence_not_a_crash(
     with session_scope(sessions_of(client)) as session:
         uid = session.scalars(select(User.id)).one()
         with pytest.raises(InvalidInput, match="nests more than 32 lists or objects deep"):
-            exchange.import_adventure(session, uid, data)
+            exchange.import_adventure(session, uid, data, memory_of(client))
 
 
 def test_text_no_utf8_store_can_hold_is_a_sentence_not_a_crash(client: TestClient) -> None:
@@ -226,7 +232,7 @@ def test_text_no_utf8_store_can_hold_is_a_sentence_not_a_crash(client: TestClien
     with session_scope(sessions_of(client)) as session:
         uid = session.scalars(select(User.id)).one()
         with pytest.raises(InvalidInput, match="holds a lone surrogate"):
-            exchange.import_adventure(session, uid, data)
+            exchange.import_adventure(session, uid, data, memory_of(client))
 
 
 def test_a_scenario_id_longer_than_the_column_is_refused(client: TestClient) -> None:
@@ -248,7 +254,7 @@ def test_a_refused_file_costs_the_database_nothing(sessions: sessionmaker[Sessio
     uid = local_user(sessions)
     refused = pytest.raises(InvalidInput, match=r"file\.memories\[2\]\.status")
     with statements(sessions) as seen, session_scope(sessions) as session, refused:
-        exchange.import_adventure(session, uid, data)
+        exchange.import_adventure(session, uid, data, NullMemory())
     assert seen == []
 
 
@@ -262,7 +268,7 @@ def test_an_import_is_a_few_bulk_statements_whatever_its_length(
     for length in (300, 3_000):
         data = story_file(length, memories=40, used_by=100)
         with statements(sessions) as seen, session_scope(sessions) as session:
-            aid = exchange.import_adventure(session, uid, data).id
+            aid = exchange.import_adventure(session, uid, data, NullMemory()).id
         written[length] = len(seen)
         with session_scope(sessions) as session:
             assert exchange.export(session, aid, uid) == data  # nothing lost on the way

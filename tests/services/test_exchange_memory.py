@@ -14,10 +14,14 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import text
+from sqlalchemy import select, text
 from tests.kit.exchange import T1, counts, version_2_file
+from tests.kit.memory import settle
 
+from talekeeper.services import exchange
+from talekeeper.services.memory.base import NullMemory
 from talekeeper.storage.db import session_scope
+from talekeeper.storage.models import User
 from talekeeper.storage.repositories.memory import MemoryRepository
 
 
@@ -28,6 +32,16 @@ def version_1_file() -> dict[str, Any]:
     old["version"] = 1
     old["adventure"]["story_summary"] = "Mara lost her brother to the sea."
     return old
+
+
+def quietly_imported(client: TestClient, data: dict[str, Any]) -> int:
+    """Imported as the route does it, but asking for no background work: the export then
+    reads exactly what the import wrote (the work the route asks for may otherwise run
+    first and write the memories a stretch of the story is due)."""
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    with session_scope(runtime.sessions) as session:
+        uid = session.scalars(select(User.id)).one()
+        return exchange.import_adventure(session, uid, data, NullMemory()).id
 
 
 def imported(client: TestClient, data: dict[str, Any]) -> int:
@@ -50,7 +64,7 @@ def as_text(data: dict[str, Any]) -> str:
 
 def test_a_version_2_file_comes_back_byte_for_byte(client: TestClient) -> None:
     written = version_2_file()
-    adventure = imported(client, written)
+    adventure = quietly_imported(client, written)
     assert as_text(exported(client, adventure)) == as_text(written)
     view = client.get(f"/api/adventures/{adventure}").json()
     assert view["story_summary"] == "Mine."  # the player's version on the current branch
@@ -60,21 +74,17 @@ def test_a_version_2_file_comes_back_byte_for_byte(client: TestClient) -> None:
         "summary": "The tide is turning.",
         "source": "player",
     }
-    again = imported(client, exported(client, adventure))  # and again: nothing drifts
+    again = quietly_imported(client, exported(client, adventure))  # again: nothing drifts
     assert as_text(exported(client, again)) == as_text(written)
 
 
-def test_imported_memories_wait_to_be_embedded_with_fresh_terms(client: TestClient) -> None:
-    adventure = imported(client, version_2_file())
+def test_imported_memories_come_without_vectors_and_with_fresh_terms(client: TestClient) -> None:
+    """What the import itself writes (no background work asked for here, so nothing has
+    run yet): the file's memories, no vector, terms made from their text, revisions in
+    order and the counter going on from the last."""
     runtime = client.app.state.runtime  # type: ignore[attr-defined]
-    with session_scope(runtime.sessions) as session:
-        rows = session.execute(
-            text(
-                "SELECT vector, vector_model, terms, revision FROM memories "
-                "WHERE adventure_id = :a ORDER BY id"
-            ),
-            {"a": adventure},
-        ).all()
+    adventure = quietly_imported(client, version_2_file())
+    rows = memory_rows(client, adventure)
     assert [r.revision for r in rows] == [1, 2, 3, 4, 5]
     with session_scope(runtime.sessions) as session:  # the counter goes on from the last
         assert MemoryRepository(session).next_revision(adventure) == 6
@@ -83,8 +93,36 @@ def test_imported_memories_wait_to_be_embedded_with_fresh_terms(client: TestClie
     assert rows[4].terms == "afraid deep pip water"
 
 
+def test_an_imported_adventure_gets_its_background_work_without_a_turn(
+    client: TestClient,
+) -> None:
+    """The import asks for the adventure's background work in its own transaction, through
+    the memory system, so the queue the database has (the outbox on SQLite, the job queue
+    on PostgreSQL) runs it at once: the memories are embedded before any turn."""
+    adventure = imported(client, version_2_file())
+    derived = settle(client, adventure)
+    assert derived["embedding"]["last_success_at"] is not None, derived
+    rows = memory_rows(client, adventure)
+    active = [r for r in rows if r.status == "active"]
+    assert active and all(r.vector_model == "double-embed" for r in active), rows
+
+
+def memory_rows(client: TestClient, adventure: int) -> list[Any]:
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    with session_scope(runtime.sessions) as session:
+        return list(
+            session.execute(
+                text(
+                    "SELECT vector, vector_model, terms, revision, status FROM memories "
+                    "WHERE adventure_id = :a ORDER BY id"
+                ),
+                {"a": adventure},
+            ).all()
+        )
+
+
 def test_a_version_1_story_summary_becomes_the_players_version(client: TestClient) -> None:
-    adventure = imported(client, version_1_file())
+    adventure = quietly_imported(client, version_1_file())
     view = client.get(f"/api/adventures/{adventure}").json()
     assert view["story_summary"] == "Mara lost her brother to the sea."
     new = exported(client, adventure)
@@ -112,7 +150,7 @@ def test_a_version_1_story_summary_becomes_the_players_version(client: TestClien
 def test_a_version_1_file_without_a_summary_has_no_version(client: TestClient) -> None:
     old = version_1_file()
     old["adventure"]["story_summary"] = ""
-    adventure = imported(client, old)
+    adventure = quietly_imported(client, old)
     assert exported(client, adventure)["summaries"] == []
     assert client.get(f"/api/adventures/{adventure}").json()["story_summary"] == ""
 

@@ -314,7 +314,7 @@ def _import(settings: Settings, args: argparse.Namespace) -> int:
 
     async def work(rt: Any, uid: int) -> int:
         with session_scope(rt.sessions) as session:
-            imported = exchange.import_with_report(session, uid, data)
+            imported = exchange.import_with_report(session, uid, data, rt.memory)
             adventure_id = imported.adventure.id
         print(adventure_id)
         for warning in imported.warnings:  # a library source this user lacks: not attached

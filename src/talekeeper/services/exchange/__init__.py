@@ -52,6 +52,7 @@ from talekeeper.services.exchange.fileformat import SourceRef
 from talekeeper.services.exchange.outbound import export
 from talekeeper.services.exchange.plan import plan_import
 from talekeeper.services.exchange.store import write
+from talekeeper.services.memory.base import MemoryService
 from talekeeper.storage.models import Adventure
 
 __all__ = ["Imported", "SourceRef", "export", "import_adventure", "import_with_report"]
@@ -85,17 +86,23 @@ class Imported:
         }
 
 
-def import_with_report(session: Session, user_id: int, data: Any) -> Imported:
+def import_with_report(
+    session: Session, user_id: int, data: Any, memory: MemoryService
+) -> Imported:
     """A new adventure of ``user_id`` from an export file (parsed JSON), with what could
     not be kept. Call it before the session has run a statement: the session takes the
-    write lock at its first one, which is then the adventure's insert, after every check."""
+    write lock at its first one, which is then the adventure's insert, after every check.
+    Its background work is asked for through ``memory`` in the same transaction (imported
+    memories carry no vectors, and a long story may be due memories), so whichever queue
+    the database has runs it without waiting for a turn."""
     plan = plan_import(data, user_id)  # every check and all the CPU work: no write yet
     written = write(session, plan)
+    memory.schedule(session, written.adventure_id, user_id)
     adventure = session.get(Adventure, written.adventure_id)
     assert adventure is not None
     return Imported(adventure, written.attached, written.unmatched)
 
 
-def import_adventure(session: Session, user_id: int, data: Any) -> Adventure:
+def import_adventure(session: Session, user_id: int, data: Any, memory: MemoryService) -> Adventure:
     """``import_with_report``'s adventure alone."""
-    return import_with_report(session, user_id, data).adventure
+    return import_with_report(session, user_id, data, memory).adventure

@@ -41,7 +41,6 @@ from talekeeper.storage.models import (
     StoryCard,
     SummaryVersion,
 )
-from talekeeper.storage.repositories.memory import MemoryRepository
 
 TABLES: dict[str, type[Base]] = {  # in the order they are written
     "branches": Branch,
@@ -88,9 +87,6 @@ def write(session: Session, plan: ImportPlan) -> Written:
             updated_at=plan.updated_at,  # as the file has it, not the time of this write
         )
     )
-    # Imported memories carry no vectors, and a long story may be due memories: the
-    # background run takes it from here (the worker's poll finds the job).
-    MemoryRepository(session).request_work(adventure_id)
     attached, unmatched = _attach(session, adventure_id, plan.adventure["user_id"], plan.knowledge)
     return Written(adventure_id, attached, unmatched)
 

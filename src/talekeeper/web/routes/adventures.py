@@ -212,7 +212,7 @@ def import_adventure(
 ) -> dict[str, Any]:
     if isinstance(body, bytes):  # FastAPI hands over raw bytes when the Content-Type is not JSON
         raise InvalidInput(NOT_JSON)
-    imported = exchange.import_with_report(session, uid, body)
+    imported = exchange.import_with_report(session, uid, body, rt.memory)
     view = adventures.adventure_view(Story.load(session, imported.adventure.id, uid, rt.memory))
     return view | imported.report()  # the library sources attached, and those not found
 
