@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from talekeeper.core.errors import ConfigurationError
-from talekeeper.settings import REGISTRY, load_settings
+from talekeeper.settings import BY_KEY, REGISTRY, SERVER_OWNED, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,3 +109,11 @@ def test_the_test_harness_variables_are_not_taken_for_settings() -> None:
     exported = set(re.findall(r"^export (\w+)=", ci_script, flags=re.M))
     assert exported, "the CI script exports the variables the run needs"
     load_settings(harness | dict.fromkeys(exported, "1"))
+
+
+def test_the_endpoint_and_its_key_are_the_servers_in_accounts_mode() -> None:
+    """Declared on the settings themselves, read by both the composition root (a user's
+    saved overrides of them are ignored) and the settings route (a body setting them is
+    refused): a player may not point the server at a URL of their choosing."""
+    assert SERVER_OWNED == {"endpoint_url", "api_key"}
+    assert all(BY_KEY[key].per_user for key in SERVER_OWNED)  # each player's in local mode

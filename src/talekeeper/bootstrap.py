@@ -63,6 +63,7 @@ from talekeeper.settings import (
     EMBEDDED,
     EXTRACTIVE,
     NO_EMBEDDINGS,
+    SERVER_OWNED,
     AuthMode,
     Settings,
     UserEndpoints,
@@ -118,10 +119,6 @@ def prefix_belief(settings: Settings, engine: Engine) -> Belief:
             return Belief.OWN_CALLS  # this process serves alone and sees every call
         case JobQueue.SHARED:
             return Belief.NEVER  # other processes' calls reach the same models unseen
-
-
-# What a user may not set for themselves where the endpoint is the server's (accounts mode).
-SERVER_ENDPOINT = frozenset({"endpoint_url", "api_key"})
 
 
 @dataclass
@@ -221,7 +218,7 @@ class Runtime:
     def user_settings(self, session: Session, user_id: int) -> Settings:
         overrides = UserRepository(session).settings(user_id)
         if self.endpoints_fixed():
-            overrides = {k: v for k, v in overrides.items() if k not in SERVER_ENDPOINT}
+            overrides = {k: v for k, v in overrides.items() if k not in SERVER_OWNED}
         return self.settings.with_overrides(overrides)
 
     def settings_for(self, user_id: int) -> Settings:

@@ -91,6 +91,9 @@ class Setting:
     maximum: float | None = None
     check: Callable[[Any], str | None] | None = None  # returns a complaint, or None
     url: bool = False  # a URL, which may carry a password: shown without its credentials
+    # Per user where each player brings their own (local mode), but the server's alone in
+    # accounts mode: a player may not point the server at a URL of their choosing.
+    server_owned: bool = False
 
     @property
     def env(self) -> str:
@@ -292,6 +295,7 @@ REGISTRY: tuple[Setting, ...] = (
         per_user=True,
         check=_check_url,
         url=True,
+        server_owned=True,
     ),
     Setting(
         "api_key",
@@ -301,6 +305,7 @@ REGISTRY: tuple[Setting, ...] = (
         True,
         secret=True,
         check=_check_key,
+        server_owned=True,
     ),
     Setting(
         "model",
@@ -476,6 +481,8 @@ REGISTRY: tuple[Setting, ...] = (
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in REGISTRY}
 PER_USER: tuple[str, ...] = tuple(s.key for s in REGISTRY if s.per_user)
+# What a user may not set for themselves where the endpoint is the server's (accounts mode).
+SERVER_OWNED: frozenset[str] = frozenset(s.key for s in REGISTRY if s.server_owned)
 
 
 def per_user_setting(key: str) -> Setting:

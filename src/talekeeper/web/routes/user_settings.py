@@ -49,6 +49,7 @@ from talekeeper.settings import (
     EXTRACTIVE,
     NO_EMBEDDINGS,
     REGISTRY,
+    SERVER_OWNED,
     Setting,
     Settings,
     per_user_setting,
@@ -75,7 +76,6 @@ MODEL_SETTINGS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # What reaching the endpoint depends on; the model list needs nothing else.
 ENDPOINT_KEYS = ("endpoint_url", "api_key", "timeout")
-SERVER_ENDPOINT_KEYS = frozenset({"endpoint_url", "api_key"})
 # The model settings of a model-list probe: the list is the endpoint's whatever the form's
 # model fields say, so the rule that a named model needs an endpoint is left to the save.
 NO_MODELS = {"model": EMBEDDED, "summary_model": "", "embedding_model": EMBEDDED}
@@ -118,7 +118,7 @@ class EndpointServerWide(TalekeeperError):
 
 def _endpoint_allowed(rt: Runtime, body: Any) -> None:
     """Refuse a body that sets the endpoint or its key where they are the server's."""
-    if isinstance(body, dict) and set(body) & SERVER_ENDPOINT_KEYS and rt.endpoints_fixed():
+    if isinstance(body, dict) and set(body) & SERVER_OWNED and rt.endpoints_fixed():
         raise EndpointServerWide()
 
 
