@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from talekeeper.cli.common import with_runtime
 from talekeeper.core.errors import InvalidInput
 
 if TYPE_CHECKING:  # the services load only when a library command runs
@@ -287,7 +288,6 @@ def _after_write(view: dict[str, Any]) -> None:
 
 @_command
 def run_add(settings: Any, args: argparse.Namespace) -> int:
-    from talekeeper.cli.main import with_runtime
     from talekeeper.core.tokens import BpeCounter
     from talekeeper.services.library import store
     from talekeeper.storage.db import session_scope
@@ -313,7 +313,6 @@ def run_add(settings: Any, args: argparse.Namespace) -> int:
 
 @_command
 def run_reindex(settings: Any, args: argparse.Namespace) -> int:
-    from talekeeper.cli.main import with_runtime
     from talekeeper.services.library import store
     from talekeeper.storage.db import session_scope
 
@@ -331,7 +330,6 @@ def run_reindex(settings: Any, args: argparse.Namespace) -> int:
 
 @_command
 def run_list(settings: Any, args: argparse.Namespace) -> int:
-    from talekeeper.cli.main import with_runtime
     from talekeeper.services.library import store
     from talekeeper.storage.db import read_scope
 
@@ -351,8 +349,6 @@ def run_list(settings: Any, args: argparse.Namespace) -> int:
 
 @_command
 def run_search(settings: Any, args: argparse.Namespace) -> int:
-    from talekeeper.cli.main import with_runtime
-
     query = args.query
     if not query.strip():
         raise InvalidInput("Give the words to search for, e.g. 'the drowned library'.")
@@ -381,7 +377,6 @@ def run_search(settings: Any, args: argparse.Namespace) -> int:
 
 
 def _change_attachment(settings: Any, args: argparse.Namespace, *, attach: bool) -> int:
-    from talekeeper.cli.main import with_runtime
     from talekeeper.services.library import store
     from talekeeper.services.tree import load_adventure
     from talekeeper.storage.db import session_scope
@@ -421,7 +416,6 @@ def run_detach(settings: Any, args: argparse.Namespace) -> int:
 
 @_command
 def run_remove(settings: Any, args: argparse.Namespace) -> int:
-    from talekeeper.cli.main import with_runtime
     from talekeeper.services.library import store
     from talekeeper.storage.db import session_scope
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from talekeeper.cli.common import with_runtime
 from talekeeper.core.errors import InvalidInput
 
 if TYPE_CHECKING:  # the services load only when a lore command runs
@@ -123,7 +124,6 @@ def card_lines(cards: Sequence[CardDraft]) -> list[str]:
 
 
 def run_import(settings: Any, args: argparse.Namespace) -> int:
-    from talekeeper.cli.main import with_runtime
     from talekeeper.services import lore_apply
     from talekeeper.services.tree import load_adventure
     from talekeeper.storage.db import read_scope, session_scope
@@ -151,7 +151,6 @@ def run_import(settings: Any, args: argparse.Namespace) -> int:
 
 
 def run_export(settings: Any, args: argparse.Namespace) -> int:
-    from talekeeper.cli.main import with_runtime
     from talekeeper.services import adventures
     from talekeeper.services.lore import export_cards
     from talekeeper.services.tree import load_adventure

@@ -21,11 +21,12 @@ import json
 import logging
 import shlex
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from talekeeper import __version__
+from talekeeper.cli.common import with_runtime
 from talekeeper.cli.library import HELP as LIBRARY_HELP
 from talekeeper.cli.library import add_parsers as add_library_parsers
 from talekeeper.cli.lore import add_parsers as add_lore_parsers
@@ -186,36 +187,6 @@ def _serve(settings: Settings, _args: argparse.Namespace) -> int:
     return 0
 
 
-def _with_runtime(
-    settings: Settings,
-    as_user: str | None,
-    work: Callable[[Any, int], Awaitable[int]],
-    *,
-    background: bool = False,
-) -> int:
-    """Build the runtime, run ``work`` with it and the id of the user the command acts as
-    (``cli.users.acting_user``), and always close it. ``background``: run the memory
-    worker meanwhile (playing needs it; one-shot commands leave the work queued for the
-    next ``serve`` or ``play``)."""
-    from talekeeper.bootstrap import Runtime
-    from talekeeper.cli.users import acting_user
-
-    async def run() -> int:
-        runtime = Runtime.build(settings)
-        try:
-            uid = await asyncio.to_thread(acting_user, runtime, as_user)
-            if background:
-                await runtime.start()
-            return await work(runtime, uid)
-        finally:
-            await runtime.aclose()
-
-    return asyncio.run(run())
-
-
-with_runtime = _with_runtime  # for the commands defined in modules of their own
-
-
 def _as_user_refusal(settings: Settings, args: argparse.Namespace) -> str | None:
     """Why this command's ``--user`` does not fit the auth mode, if it does not."""
     if "as_user" not in vars(args):
@@ -247,7 +218,7 @@ def _play(settings: Settings, args: argparse.Namespace) -> int:
     async def work(rt: Any, uid: int) -> int:
         return await play(rt, args.adventure, user_id=uid, user_name=args.as_user)
 
-    return _with_runtime(settings, args.as_user, work, background=True)
+    return with_runtime(settings, args.as_user, work, background=True)
 
 
 def _new(settings: Settings, args: argparse.Namespace) -> int:
@@ -280,7 +251,7 @@ def _new(settings: Settings, args: argparse.Namespace) -> int:
         print(adventure_id)
         return 0
 
-    return _with_runtime(settings, args.as_user, work)
+    return with_runtime(settings, args.as_user, work)
 
 
 def _export(settings: Settings, args: argparse.Namespace) -> int:
@@ -294,7 +265,7 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
 
-    return _with_runtime(settings, args.as_user, work)
+    return with_runtime(settings, args.as_user, work)
 
 
 def _import(settings: Settings, args: argparse.Namespace) -> int:
@@ -321,7 +292,7 @@ def _import(settings: Settings, args: argparse.Namespace) -> int:
             print(f"talekeeper: {warning}", file=sys.stderr)
         return 0
 
-    return _with_runtime(settings, args.as_user, work)
+    return with_runtime(settings, args.as_user, work)
 
 
 def _worker(settings: Settings, args: argparse.Namespace) -> int:

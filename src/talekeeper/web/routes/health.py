@@ -35,6 +35,42 @@ class Readiness(BaseModel):
     status: ReadyState
 
 
+class HealthState(StrEnum):
+    OK = "ok"  # the database at the schema's head and every configured model reachable
+    DEGRADED = "degraded"  # the database answers, a model does not
+    DOWN = "down"  # the database does not answer, or not at the schema's head
+
+
+class DatabaseHealth(BaseModel):
+    ok: bool
+    dialect: str | None = None
+    revision: str | None = None
+    error: str | None = None  # present only when not ok
+
+
+class ModelHealth(BaseModel):
+    model: str
+    provider: str
+    ok: bool
+    latency_ms: float | None = None
+    error: str | None = None  # present only when not ok
+
+
+class Health(BaseModel):
+    """Keys that do not apply are left out of the answer (no embedder: no ``embedding``)."""
+
+    status: HealthState
+    version: str
+    database: DatabaseHealth
+    models: dict[str, str]  # narrator, summary, embedding: the names in use
+    placeholder_narrator: bool
+    notes: list[str]
+    embedded_loaded: dict[str, bool]  # per embedded model: loaded in this process yet
+    narrator: ModelHealth
+    embedding: ModelHealth | None = None
+    summary: ModelHealth | None = None  # only when another model than the narrator writes
+
+
 def _answers(rt: Runtime) -> bool:
     try:
         with rt.engine.execution_options(**{READ_ONLY: True}).connect() as connection:
@@ -67,7 +103,7 @@ def _database(rt: Runtime) -> dict[str, Any]:
     }
 
 
-@router.get("/api/health")
+@router.get("/api/health", response_model=Health, responses={503: {"model": Health}})
 async def health(rt: Runtime = Depends(runtime), uid: int = Depends(user_id)) -> JSONResponse:
     database = await asyncio.to_thread(_database, rt)
     settings = await asyncio.to_thread(rt.settings_for, uid)
@@ -78,15 +114,19 @@ async def health(rt: Runtime = Depends(runtime), uid: int = Depends(user_id)) ->
     if models.summary is not None and models.summary.model != models.narrator.model:
         checks["summary"] = await diagnostics.check_reachable(models.summary)
     ok = database["ok"] and all(c["ok"] for c in checks.values())
-    notes = list(models.narrator.provider.info.notes)
-    body = {
-        "status": "ok" if ok else ("degraded" if database["ok"] else "down"),
-        "version": __version__,
-        "database": database,
-        "models": models.names(),
-        "placeholder_narrator": models.narrator.provider.info.placeholder,
-        "notes": notes,
-        "embedded_loaded": rt.embedded.loaded(),
-        **checks,
-    }
-    return JSONResponse(body, status_code=200 if database["ok"] else 503)
+    body = Health(
+        status=HealthState.OK
+        if ok
+        else (HealthState.DEGRADED if database["ok"] else HealthState.DOWN),
+        version=__version__,
+        database=DatabaseHealth(**database),
+        models=models.names(),
+        placeholder_narrator=models.narrator.provider.info.placeholder,
+        notes=list(models.narrator.provider.info.notes),
+        embedded_loaded=rt.embedded.loaded(),
+        **{kind: ModelHealth(**check) for kind, check in checks.items()},
+    )
+    return JSONResponse(
+        body.model_dump(mode="json", exclude_none=True),
+        status_code=200 if database["ok"] else 503,
+    )

@@ -217,7 +217,18 @@ def adventure_from_file(
 @router.get(
     "/api/adventures/{adventure_id}/lore/export",
     response_class=Response,
-    responses={200: {"content": {"application/json": {}}, "description": "the file"}},
+    responses={
+        200: {
+            "description": "the file",
+            "content": {
+                "application/json": {
+                    # Another tool's format (AI Dungeon, SillyTavern, Character Card V3,
+                    # NovelAI): that tool's schema, not ours.
+                    "schema": {"type": "object", "description": "the chosen tool's card file"}
+                }
+            },
+        }
+    },
 )
 def export_lore(
     adventure_id: RowId,
