@@ -115,5 +115,5 @@ def test_the_endpoint_and_its_key_are_the_servers_in_accounts_mode() -> None:
     """Declared on the settings themselves, read by both the composition root (a user's
     saved overrides of them are ignored) and the settings route (a body setting them is
     refused): a player may not point the server at a URL of their choosing."""
-    assert SERVER_OWNED == {"endpoint_url", "api_key"}
+    assert {"endpoint_url", "api_key"} == SERVER_OWNED
     assert all(BY_KEY[key].per_user for key in SERVER_OWNED)  # each player's in local mode

@@ -497,36 +497,37 @@ def per_user_setting(key: str) -> Setting:
     return setting
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
-    """Resolved, validated values. Build with ``load_settings``; never mutate."""
+    """Resolved, validated values. Build with ``load_settings``, which gives every field
+    (``REGISTRY`` holds each setting's one default); never mutate."""
 
     data_dir: str
-    database_url: str = field(default="", repr=False)  # a PostgreSQL URL carries a password
-    endpoint_url: str = field(default="", repr=False)  # it may carry a password
-    api_key: str = field(default="", repr=False)
-    model: str = EMBEDDED
-    summary_model: str = ""
-    embedding_model: str = EMBEDDED
-    api_mode: str = "chat"
-    context_tokens: int = 0
-    reply_tokens: int = 200
-    temperature: float = 0.8
-    top_p: float = 0.95
-    timeout: float = 120.0
-    memory_top_k: int = 5
-    bank_capacity: int = 200
-    knowledge_top_k: int = 3
-    context_layout: ContextLayout = ContextLayout.CACHE
-    host: str = "127.0.0.1"
-    port: int = 8000
-    allowed_hosts: str = ""
-    trusted_proxies: str = ""
-    auth: AuthMode = AuthMode.NONE
-    user_endpoints: UserEndpoints = UserEndpoints.DENY
-    log_level: str = "info"
-    log_to: LogTo = LogTo.FILE
-    detect_ports: str = DEFAULT_PORTS
+    database_url: str = field(repr=False)  # a PostgreSQL URL carries a password
+    endpoint_url: str = field(repr=False)  # it may carry a password
+    api_key: str = field(repr=False)
+    model: str
+    summary_model: str
+    embedding_model: str
+    api_mode: str
+    context_tokens: int
+    reply_tokens: int
+    temperature: float
+    top_p: float
+    timeout: float
+    memory_top_k: int
+    bank_capacity: int
+    knowledge_top_k: int
+    context_layout: ContextLayout
+    host: str
+    port: int
+    allowed_hosts: str
+    trusted_proxies: str
+    auth: AuthMode
+    user_endpoints: UserEndpoints
+    log_level: str
+    log_to: LogTo
+    detect_ports: str
 
     def __post_init__(self) -> None:
         _check_coherent(self)

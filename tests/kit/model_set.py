@@ -25,5 +25,7 @@ def models(mode: str, context_tokens: int, layout: ContextLayout = ContextLayout
         temperature=0.7,
         top_p=0.9,
         memory_top_k=5,
+        bank_capacity=200,
+        knowledge_top_k=3,
         context_layout=layout,
     )

@@ -25,9 +25,9 @@ class ModelSet:
     temperature: float
     top_p: float
     memory_top_k: int
-    bank_capacity: int = 200
-    knowledge_top_k: int = 3
-    context_layout: ContextLayout = ContextLayout.CACHE
+    bank_capacity: int
+    knowledge_top_k: int
+    context_layout: ContextLayout
 
     def names(self) -> dict[str, str]:
         return {
