@@ -53,6 +53,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the database the tests run on: sqlite (a file per test, the default) or "
         "postgresql (a throwaway local cluster, a database per test)",
     )
+    parser.addoption(
+        "--db-free",
+        choices=("run", "skip"),
+        default=None,
+        help="the modules marked no_database: run them (the default on SQLite) or skip them "
+        "(the default on PostgreSQL, where they would run exactly as on SQLite)",
+    )
+    parser.addoption(
+        "--db-free-elsewhere",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="leave the modules marked no_database under PATH to the other pass (make test: "
+        "the PostgreSQL pass runs those under its folders, evening out the two passes)",
+    )
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -98,19 +113,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Every test under ``tests/browser`` is marked ``browser`` (a ``pytestmark`` in a
     conftest marks nothing: pytest reads it from test modules only). Tests about one
     database itself are not collected on the other database's pass; without PostgreSQL,
-    its pass collects nothing."""
+    its pass collects only the database-free modules it was asked to run (``--db-free``)."""
     for item in items:
         if BROWSER_TESTS in Path(str(item.path)).resolve().parents:
             item.add_marker(pytest.mark.browser)
-    if pg.missing:
-        config.hook.pytest_deselected(items=list(items))
-        items.clear()
-        return
     backend = config.getoption("--db")
+    run_free = config.getoption("--db-free") or ("skip" if backend == "postgresql" else "run")
+    elsewhere_free = [Path(p).resolve() for p in config.getoption("--db-free-elsewhere")]
     keep: list[pytest.Item] = []
     other: list[pytest.Item] = []
     for item in items:
-        if backend == "postgresql" and item.get_closest_marker("no_database"):
+        if item.get_closest_marker("no_database"):
+            path = Path(str(item.path)).resolve()
+            left = any(folder == path or folder in path.parents for folder in elsewhere_free)
+            (keep if run_free == "run" and not left else other).append(item)
+            continue
+        if pg.missing:
             other.append(item)
             continue
         marks = {name: item.get_closest_marker(name) for name in ONLY.values()}
