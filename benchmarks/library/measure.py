@@ -34,9 +34,9 @@ from sqlalchemy import select, text, update
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.services.library import search, store
 from talekeeper.services.library.search import KnowledgeSearch
-from talekeeper.services.library.store import SourceState
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import LibraryPassage, LibrarySource
+from talekeeper.storage.vocabulary import SourceState
 
 Weights = tuple[float, float]  # (semantic, lexical)
 IN_USE: Weights = (search.SEMANTIC_WEIGHT, search.LEXICAL_WEIGHT)

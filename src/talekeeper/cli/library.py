@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from talekeeper.cli.common import with_runtime
 from talekeeper.core.errors import InvalidInput
+from talekeeper.storage.vocabulary import SourceState
 
 if TYPE_CHECKING:  # the services load only when a library command runs
     from talekeeper.services.library.search import Hit
@@ -164,7 +165,7 @@ def _cut(text: str, width: int) -> str:
 
 
 def _progress(view: dict[str, Any]) -> str:
-    if view["state"] == "words_only":
+    if view["state"] == SourceState.WORDS_ONLY:
         return "words only"
     return f"{view['embedded']:,}/{view['passage_count']:,}"
 
@@ -198,7 +199,7 @@ def table_lines(views: list[dict[str, Any]]) -> list[str]:
         for row in (head, *rows)
     ]
     for v in views:
-        if v["state"] == "failed":
+        if v["state"] == SourceState.FAILED:
             retry = f" (retried from {_when(v['retry_at'])})" if v["retry_at"] else ""
             lines.append(
                 f"source {v['id']} failed: {plain(v['error'] or 'no reason given')}{retry}"
@@ -247,7 +248,6 @@ def _view(rt: Any, uid: int, source_id: int) -> dict[str, Any]:
 async def _wait(rt: Any, uid: int, source_id: int) -> int:
     """Index until the source is ready (0) or failed (1), the progress on standard error."""
     from talekeeper.services.library.indexer import LibraryIndexer
-    from talekeeper.services.library.store import SourceState
 
     indexer = rt.indexer or LibraryIndexer(rt.sessions, rt.models_for_user)
     shown = -1
@@ -280,7 +280,7 @@ async def _wait(rt: Any, uid: int, source_id: int) -> int:
 
 def _after_write(view: dict[str, Any]) -> None:
     print(source_line(view))
-    if view["state"] == "words_only":
+    if view["state"] == SourceState.WORDS_ONLY:
         print("No embedding model is set: it is searched by words only.", file=sys.stderr)
     else:
         print(VECTORS_LATER, file=sys.stderr)

@@ -29,6 +29,7 @@ from talekeeper.services.rendering import render
 from talekeeper.services.tree import Story
 from talekeeper.services.turns import Pending
 from talekeeper.storage.db import session_scope
+from talekeeper.storage.vocabulary import Authority, MemoryStatus
 
 PLACEHOLDER = (
     "   (the built-in narrator is a tiny placeholder model: `talekeeper detect` finds the "
@@ -298,8 +299,8 @@ class Terminal:
                 f" [{flag}]"
                 for flag, on in (
                     ("pinned", m["pinned"]),
-                    (m["status"], m["status"] != "active"),
-                    ("inference", m["authority"] == "heuristic"),
+                    (m["status"], m["status"] != MemoryStatus.ACTIVE),
+                    ("inference", m["authority"] == Authority.HEURISTIC),
                     ("stale", m["stale"]),
                 )
                 if on

@@ -27,6 +27,7 @@ from typing import Literal
 from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.providers.base import Chunk, Completion, CompletionRequest, Embeddings, Provider
+from talekeeper.storage.vocabulary import CallStatus
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ class CallRecord:
     model: str
     started_at: datetime
     duration_ms: float
-    status: Literal["ok", "error", "cancelled"]
+    status: CallStatus
     tokens_in: int | None = None
     tokens_out: int | None = None
     error: str | None = None
@@ -122,7 +123,7 @@ class LoggedModel:
             if not finished:
                 # The consumer stopped early (client went away): still leave a trace.
                 await asyncio.shield(
-                    self._record(kind, started, clock, adventure_id, status="cancelled")
+                    self._record(kind, started, clock, adventure_id, status=CallStatus.CANCELLED)
                 )
 
     async def embed(
@@ -157,7 +158,7 @@ class LoggedModel:
         tokens_out: int | None = None,
         *,
         error: str | None = None,
-        status: Literal["ok", "error", "cancelled"] | None = None,
+        status: CallStatus | None = None,
     ) -> None:
         record = CallRecord(
             kind=kind,
@@ -165,7 +166,7 @@ class LoggedModel:
             model=self.model,
             started_at=started,
             duration_ms=(time.perf_counter() - clock) * 1000,
-            status=status or ("error" if error else "ok"),
+            status=status or (CallStatus.ERROR if error else CallStatus.OK),
             tokens_in=tokens_in,
             tokens_out=tokens_out,
             error=error,

@@ -51,13 +51,8 @@ from talekeeper.services import limits
 from talekeeper.services.memory.base import MemoryService, StoryChange
 from talekeeper.services.rendering import NARRATION, is_player, render
 from talekeeper.storage.models import Action, Adventure, Branch
-from talekeeper.storage.repositories.story import (
-    ACTIVE,
-    REMOVED,
-    TAKE,
-    UNDONE,
-    StoryRepository,
-)
+from talekeeper.storage.repositories.story import StoryRepository
+from talekeeper.storage.vocabulary import ActionState
 
 
 def action_view(row: Action, *, takes: int | None = None) -> dict[str, Any]:
@@ -127,13 +122,13 @@ class Story:
         has its own newest action (the common case): undone rows always lie deeper than
         the head, so if the branch's deepest live row is active, nothing is undone."""
         top = self.repo.newest_live(branch_id)
-        if top is not None and top.state == ACTIVE:
+        if top is not None and top.state == ActionState.ACTIVE:
             return top, False
         return self.head(branch_id), top is not None
 
     def action(self, action_id: int) -> Action:
         row = self.repo.action(action_id)
-        if row is None or row.adventure_id != self.adventure.id or row.state == REMOVED:
+        if row is None or row.adventure_id != self.adventure.id or row.state == ActionState.REMOVED:
             raise NotFound(f"There is no action {action_id} in adventure {self.adventure.id}.")
         return row
 
@@ -201,7 +196,7 @@ class Story:
             depth=depth,
             type=type_,
             text=text,
-            state=ACTIVE,
+            state=ActionState.ACTIVE,
             take=1,
         )
         self.repo.add(row)
@@ -216,7 +211,7 @@ class Story:
         rows = self.make_room(1)
         takes = self.repo.slot(replaced.branch_id, replaced.depth)
         self.repo.discard_beyond(replaced.branch_id, replaced.depth)
-        replaced.state = TAKE
+        replaced.state = ActionState.TAKE
         self.session.flush()  # the old take leaves the active slot before the new one enters
         row = Action(
             adventure_id=self.adventure.id,
@@ -224,7 +219,7 @@ class Story:
             depth=replaced.depth,
             type=NARRATION,
             text=text,
-            state=ACTIVE,
+            state=ActionState.ACTIVE,
             take=max(t.take for t in takes) + 1,
         )
         self.repo.add(row)
@@ -258,9 +253,9 @@ class Story:
             )
         if chosen.id != head.id:
             self.repo.discard_beyond(head.branch_id, head.depth)
-            head.state = TAKE
+            head.state = ActionState.TAKE
             self.session.flush()
-            chosen.state = ACTIVE
+            chosen.state = ActionState.ACTIVE
             self.session.flush()
             self.touch()
             self._changed("switch_take", chosen, head.id)
@@ -271,7 +266,7 @@ class Story:
         if head is None:
             raise Conflict("There is nothing to undo: the story is empty.")
         self._own_and_free(head, "undo")
-        head.state = UNDONE
+        head.state = ActionState.UNDONE
         self.session.flush()
         self.touch()
         self._changed("undo", head)
@@ -281,7 +276,7 @@ class Story:
         row = self.repo.next_undone(self.branch.id)
         if row is None:
             raise Conflict("There is nothing to redo.")
-        row.state = ACTIVE
+        row.state = ActionState.ACTIVE
         self.session.flush()
         self.touch()
         self._changed("redo", row)
@@ -289,7 +284,7 @@ class Story:
 
     def edit(self, action_id: int, text: str) -> Action:
         row = self.action(action_id)
-        if row.state not in (ACTIVE, TAKE):
+        if row.state not in (ActionState.ACTIVE, ActionState.TAKE):
             raise Conflict(f"Action {action_id} was undone; redo it before editing it.")
         limit = limits.NARRATION_MAX if row.type == NARRATION else limits.ACTION_MAX
         row.text = limits.text_field(text, "text", limit, required=True)
@@ -302,17 +297,17 @@ class Story:
     def delete(self, action_id: int) -> list[Action]:
         """Remove an action (an active one with its other takes; a take alone)."""
         row = self.action(action_id)
-        if row.state == UNDONE:
+        if row.state == ActionState.UNDONE:
             raise Conflict(f"Action {action_id} was undone; it is already out of the story.")
         removed = [row]
-        if row.state == ACTIVE:
+        if row.state == ActionState.ACTIVE:
             self._free(row, "delete")
             head = self.head(row.branch_id)
             if head is not None and head.id == row.id:
                 self.repo.discard_beyond(row.branch_id, row.depth)
             removed = self.repo.slot(row.branch_id, row.depth)
         for item in removed:
-            item.state = REMOVED
+            item.state = ActionState.REMOVED
         self.session.flush()
         self.touch()
         self._changed("delete", row, *(r.id for r in removed if r.id != row.id))
@@ -321,7 +316,7 @@ class Story:
     def fork(self, action_id: int, name: str = "") -> Branch:
         """A new branch whose path is the path up to and including ``action_id``."""
         row = self.action(action_id)
-        if row.state != ACTIVE:
+        if row.state != ActionState.ACTIVE:
             raise Conflict(
                 f"Action {action_id} is not in the story (it is a {row.state} take): "
                 "switch to it first, then fork."

@@ -46,6 +46,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from talekeeper.core.clock import utcnow
+from talekeeper.storage.vocabulary import ActionState, MemoryOrigin, MemoryStatus, PassState
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -167,7 +168,9 @@ class UserSetting(Base):
 
 
 class AiCall(Base):
-    """One model call: narration, memory, summary, embedding or test."""
+    """One model call: narration, memory, summary, embedding or test. ``status`` (a
+    ``vocabulary.CallStatus``): ``ok``, ``error`` (``error`` says what failed) or
+    ``cancelled`` (the consumer stopped reading before the end)."""
 
     __tablename__ = "ai_calls"
     __table_args__ = (Index("ix_ai_calls_user_id_id", "user_id", "id"),)
@@ -248,9 +251,9 @@ class Branch(Base):
 class Action(Base):
     """One entry of the story: a player action (do, say, story) or a narration.
 
-    ``state``: ``active`` (on its branch's path), ``take`` (an alternative take of
-    a slot, not shown), ``undone`` (on the redo stack), ``removed`` (deleted, or
-    discarded when a new action replaced an undone one). Rows are never erased
+    ``state`` (a ``vocabulary.ActionState``): ``active`` (on its branch's path), ``take``
+    (an alternative take of a slot, not shown), ``undone`` (on the redo stack), ``removed``
+    (deleted, or discarded when a new action replaced an undone one). Rows are never erased
     while their adventure exists.
     """
 
@@ -264,8 +267,8 @@ class Action(Base):
             "branch_id",
             "depth",
             unique=True,
-            sqlite_where=text("state = 'active'"),
-            postgresql_where=text("state = 'active'"),
+            sqlite_where=text(f"state = '{ActionState.ACTIVE}'"),
+            postgresql_where=text(f"state = '{ActionState.ACTIVE}'"),
         ),
     )
 
@@ -277,7 +280,7 @@ class Action(Base):
     depth: Mapped[int] = mapped_column(Integer)
     type: Mapped[str] = mapped_column(String(16))
     text: Mapped[str] = mapped_column(Text)
-    state: Mapped[str] = mapped_column(String(8), default="active")
+    state: Mapped[str] = mapped_column(String(8), default=ActionState.ACTIVE.value)
     take: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     edited_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
@@ -324,12 +327,15 @@ class Memory(Base):
     before the branch's own depths (``fork_depth - 1``): it is on that branch's path and on
     every branch forked from it, and no undo can withdraw it.
 
-    ``status``: ``active`` (in the bank), ``forgotten`` (pushed out by capacity: kept and
-    listed, never retrieved), ``withdrawn`` (its source left the story: undo, delete,
-    retry), ``deleted`` (the player deleted it: hidden, but its source stays covered so it
-    is not written again). ``revision`` grows with every change that a cache of the bank
-    must see (see ``services.memory.bank``); it comes from the adventure's
-    ``memory_revision`` and no two memories of an adventure share one.
+    ``status`` (a ``vocabulary.MemoryStatus``): ``active`` (in the bank), ``forgotten``
+    (pushed out by capacity: kept and listed, never retrieved), ``withdrawn`` (its source
+    left the story: undo, delete, retry), ``deleted`` (the player deleted it: hidden, but its
+    source stays covered so it is not written again). ``origin`` (a
+    ``vocabulary.MemoryOrigin``): ``auto`` (the memory pass) or ``user`` (the player).
+    ``authority`` (a ``vocabulary.Authority``): ``accepted_story`` or ``heuristic`` (its
+    text hedges). ``revision`` grows with every change that a cache of the bank must see
+    (see ``services.memory.bank``); it comes from the adventure's ``memory_revision`` and
+    no two memories of an adventure share one.
     """
 
     __tablename__ = "memories"
@@ -351,10 +357,10 @@ class Memory(Base):
     source_start: Mapped[int | None] = mapped_column(Integer, nullable=True)
     source_end: Mapped[int | None] = mapped_column(Integer, nullable=True)
     text: Mapped[str] = mapped_column(Text)
-    authority: Mapped[str] = mapped_column(String(16))
-    origin: Mapped[str] = mapped_column(String(8), default="auto")  # "auto" or "user"
+    authority: Mapped[str] = mapped_column(String(16))  # a ``vocabulary.Authority``
+    origin: Mapped[str] = mapped_column(String(8), default=MemoryOrigin.AUTO.value)
     writer: Mapped[str] = mapped_column(String(255), default="")  # model name or "extractive"
-    status: Mapped[str] = mapped_column(String(12), default="active")
+    status: Mapped[str] = mapped_column(String(12), default=MemoryStatus.ACTIVE.value)
     pinned: Mapped[bool] = mapped_column(Boolean, default=False)
     stale: Mapped[bool] = mapped_column(Boolean, default=False)
     use_count: Mapped[int] = mapped_column(Integer, default=0)
@@ -415,7 +421,8 @@ class SummaryVersion(Base):
     ``covers_to`` is the summary cursor: the depth its content covers up to. An automatic
     version is anchored where it covers up to; the player's edit is anchored at the head
     it was made at (so it stays on that path) and covers what its base covered.
-    ``trigger`` is ``interval`` (the summary pass) or ``user`` (the player wrote it).
+    ``trigger`` (a ``vocabulary.SummaryTrigger``) is ``interval`` (the summary pass) or
+    ``user`` (the player wrote it).
     """
 
     __tablename__ = "summary_versions"
@@ -431,7 +438,7 @@ class SummaryVersion(Base):
     )
     covers_to: Mapped[int] = mapped_column(Integer)  # the depth its content covers up to
     text: Mapped[str] = mapped_column(Text)
-    trigger: Mapped[str] = mapped_column(String(12))
+    trigger: Mapped[str] = mapped_column(String(12))  # a ``vocabulary.SummaryTrigger``
     writer: Mapped[str] = mapped_column(String(255), default="")
     base_id: Mapped[int | None] = mapped_column(ID, nullable=True)
     refreshes_id: Mapped[int | None] = mapped_column(ID, nullable=True)
@@ -459,7 +466,8 @@ class DerivedJob(Base):
 
 
 class DerivedState(Base):
-    """The outcome of the last run of one pass (memory, summary, embedding, eviction)."""
+    """The outcome of the last run of one pass (memory, summary, embedding, eviction):
+    ``state`` (a ``vocabulary.PassState``) is ``idle``, ``running`` or ``failed``."""
 
     __tablename__ = "derived_states"
 
@@ -467,7 +475,7 @@ class DerivedState(Base):
         ID, ForeignKey("adventures.id", ondelete="CASCADE"), primary_key=True
     )
     kind: Mapped[str] = mapped_column(String(16), primary_key=True)
-    state: Mapped[str] = mapped_column(String(8), default="idle")  # idle, running, failed
+    state: Mapped[str] = mapped_column(String(8), default=PassState.IDLE.value)
     last_run_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     last_success_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     last_failure_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
@@ -481,7 +489,7 @@ class LibrarySource(Base):
     ``LibraryPassage`` rows when uploaded, in one transaction (a file is either whole or
     absent); its passages' vectors are made afterwards by the library indexer.
 
-    ``state`` is a ``services.library.store.SourceState``: ``indexing`` (passages without a
+    ``state`` is a ``vocabulary.SourceState``: ``indexing`` (passages without a
     vector of ``vector_model`` remain), ``ready``, ``failed`` (``error`` says why;
     retried from ``retry_at``), ``words_only`` (no embedding model: searched by words).
     ``embedded`` counts the passages that have a vector of ``vector_model`` (the progress);

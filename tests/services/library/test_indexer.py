@@ -22,9 +22,9 @@ from talekeeper.core.clock import utcnow
 from talekeeper.services.library import indexer as indexing
 from talekeeper.services.library import store
 from talekeeper.services.library.indexer import BATCH, STALE, catch_up, retry_delay
-from talekeeper.services.library.store import SourceState
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import LibrarySource
+from talekeeper.storage.vocabulary import SourceState
 from talekeeper_testkit.double import ModelDouble, embed_text
 
 OTHER_EMBED = "double-embed-2"

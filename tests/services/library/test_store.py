@@ -22,10 +22,10 @@ from tests.services.library import builders
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.services import adventures
 from talekeeper.services.library import store
-from talekeeper.services.library.store import SourceState
 from talekeeper.services.limits import MAX_ID
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Adventure, AdventureKnowledge, LibraryPassage, LibrarySource
+from talekeeper.storage.vocabulary import SourceState
 from talekeeper_testkit.double import ModelDouble
 
 

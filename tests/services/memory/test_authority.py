@@ -4,26 +4,29 @@ from __future__ import annotations
 
 import pytest
 
-from talekeeper.services.memory.authority import ACCEPTED, HEDGES, HEURISTIC, classify
+from talekeeper.services.memory.authority import HEDGES, classify
+from talekeeper.storage.vocabulary import Authority
 
 pytestmark = pytest.mark.no_database
 
 
 def test_the_two_authorities_are_the_stored_values() -> None:
-    assert ACCEPTED == "accepted_story"
-    assert HEURISTIC == "heuristic"
+    assert Authority.ACCEPTED == "accepted_story"
+    assert Authority.HEURISTIC == "heuristic"
 
 
 @pytest.mark.parametrize("hedge", HEDGES)
 def test_every_hedge_makes_a_memory_heuristic(hedge: str) -> None:
-    assert classify(f"Mara {hedge} the smuggler hid the ledger in the chapel.") == HEURISTIC
+    assert (
+        classify(f"Mara {hedge} the smuggler hid the ledger in the chapel.") == Authority.HEURISTIC
+    )
 
 
 @pytest.mark.parametrize("hedge", HEDGES)
 def test_hedges_match_in_any_case_and_at_either_end(hedge: str) -> None:
-    assert classify(f"{hedge.upper()} Hale lied") == HEURISTIC
-    assert classify(f"{hedge.capitalize()}, Hale lied") == HEURISTIC
-    assert classify(f"Hale lied, {hedge}.") == HEURISTIC
+    assert classify(f"{hedge.upper()} Hale lied") == Authority.HEURISTIC
+    assert classify(f"{hedge.capitalize()}, Hale lied") == Authority.HEURISTIC
+    assert classify(f"Hale lied, {hedge}.") == Authority.HEURISTIC
 
 
 def test_the_hedges_the_spec_names_are_all_there() -> None:
@@ -37,8 +40,8 @@ def test_the_hedges_the_spec_names_are_all_there() -> None:
 
 
 def test_phrases_match_across_any_whitespace() -> None:
-    assert classify("The door appears\n  to be locked.") == HEURISTIC
-    assert classify("Hale looked at her as\tif she were a ghost.") == HEURISTIC
+    assert classify("The door appears\n  to be locked.") == Authority.HEURISTIC
+    assert classify("Hale looked at her as\tif she were a ghost.") == Authority.HEURISTIC
 
 
 @pytest.mark.parametrize(
@@ -58,14 +61,14 @@ def test_phrases_match_across_any_whitespace() -> None:
     ],
 )
 def test_plain_facts_are_accepted(text: str) -> None:
-    assert classify(text) == ACCEPTED
+    assert classify(text) == Authority.ACCEPTED
 
 
 def test_seemingly_and_in_all_likelihood_are_hedges() -> None:
-    assert classify("The seemingly loyal guard opened the gate.") == HEURISTIC
-    assert classify("In all likelihood the guard opened the gate.") == HEURISTIC
+    assert classify("The seemingly loyal guard opened the gate.") == Authority.HEURISTIC
+    assert classify("In all likelihood the guard opened the gate.") == Authority.HEURISTIC
 
 
 def test_a_hedge_in_quoted_or_reported_speech_still_counts() -> None:
-    assert classify("'Perhaps,' Hale said, 'the vault is empty.'") == HEURISTIC
-    assert classify("Hale said the ledger was probably burned.") == HEURISTIC
+    assert classify("'Perhaps,' Hale said, 'the vault is empty.'") == Authority.HEURISTIC
+    assert classify("Hale said the ledger was probably burned.") == Authority.HEURISTIC

@@ -84,16 +84,9 @@ from talekeeper.services.rendering import NARRATION, is_player, render
 from talekeeper.services.tree import Story
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action, Adventure, Memory
-from talekeeper.storage.repositories.memory import (
-    ACTIVE,
-    AUTO,
-    COVERING,
-    DELETED,
-    LISTED,
-    WITHDRAWN,
-    MemoryRepository,
-)
+from talekeeper.storage.repositories.memory import COVERING, LISTED, MemoryRepository
 from talekeeper.storage.repositories.memory_keys import KeyRepository
+from talekeeper.storage.vocabulary import ActionState, MemoryOrigin, MemoryStatus
 from talekeeper_testkit.double import ModelDouble, summarize
 
 PROTAGONIST = "Mara"
@@ -504,21 +497,25 @@ class MemoryMachine(RuleBasedStateMachine):
                 .order_by(Action.depth)
             ).all()
         }
-        active = [a for a in actions.values() if a.state == ACTIVE]
+        active = [a for a in actions.values() if a.state == ActionState.ACTIVE]
         links = story.links()
         salient: tuple[str, ...] | None = None
         memories = session.scalars(
-            select(Memory).where(Memory.adventure_id == self.adventure_id, Memory.origin == AUTO)
+            select(Memory).where(
+                Memory.adventure_id == self.adventure_id, Memory.origin == MemoryOrigin.AUTO
+            )
         ).all()
         for memory in memories:
             if memory.id in self.withdrawn:
-                assert memory.status == WITHDRAWN, f"withdrawn memory {memory.id} came back"
-            if memory.status == WITHDRAWN:
+                assert memory.status == MemoryStatus.WITHDRAWN, (
+                    f"withdrawn memory {memory.id} came back"
+                )
+            if memory.status == MemoryStatus.WITHDRAWN:
                 self.withdrawn.add(memory.id)
                 continue
             assert memory.status in COVERING
             end = actions.get(memory.action_id or -1)
-            assert end is not None and end.state == ACTIVE, (
+            assert end is not None and end.state == ActionState.ACTIVE, (
                 f"memory {memory.id} is still {memory.status} but its node "
                 f"{memory.action_id} is {end.state if end else 'missing'}"
             )
@@ -578,7 +575,7 @@ class MemoryMachine(RuleBasedStateMachine):
         repo = MemoryRepository(session)
         for branch_id in self.tree.paths:
             lineage = story.lineage(branch_id)
-            rows = repo.memories(self.adventure_id, lineage, COVERING, origin=AUTO)
+            rows = repo.memories(self.adventure_id, lineage, COVERING, origin=MemoryOrigin.AUTO)
             ranges = [(m.source_start or 0, m.source_end or 0) for m in rows]
             assert sorted(ranges) == repo.coverage(self.adventure_id, lineage)
             kept = sorted(ranges)
@@ -601,7 +598,7 @@ class MemoryMachine(RuleBasedStateMachine):
         assert on_lineage(lineage, version.branch_id, version.depth)
         if version.action_id is not None:
             anchor = session.get(Action, version.action_id)
-            assert anchor is not None and anchor.state == ACTIVE
+            assert anchor is not None and anchor.state == ActionState.ACTIVE
             assert (anchor.branch_id, anchor.depth) == (version.branch_id, version.depth)
 
     def check_retrieval(self) -> None:
@@ -616,7 +613,7 @@ class MemoryMachine(RuleBasedStateMachine):
             rows = session.execute(
                 select(Memory.id, Memory.branch_id, Memory.depth).where(
                     Memory.adventure_id == self.adventure_id,
-                    Memory.status == ACTIVE,
+                    Memory.status == MemoryStatus.ACTIVE,
                     Memory.vector.is_not(None),
                     Memory.vector_model == EMBED_MODEL,
                 )
@@ -651,7 +648,7 @@ class MemoryMachine(RuleBasedStateMachine):
         with session_scope(env.runtime.sessions) as session:
             rows = session.execute(
                 select(Action.branch_id, Action.depth, Action.type, Action.text).where(
-                    Action.adventure_id == self.adventure_id, Action.state == ACTIVE
+                    Action.adventure_id == self.adventure_id, Action.state == ActionState.ACTIVE
                 )
             ).all()
         path = {a.depth: render(a.type, a.text) for a in rows if on_lineage(lineage, *a[:2])}
@@ -683,7 +680,7 @@ class MemoryMachine(RuleBasedStateMachine):
             problems.append("a stale memory")
         if repo.unembedded(self.adventure_id, 1):
             problems.append("a memory without a vector")
-        if len(repo.memories(self.adventure_id, lineage, (ACTIVE,))) > CAPACITY:
+        if len(repo.memories(self.adventure_id, lineage, (MemoryStatus.ACTIVE,))) > CAPACITY:
             problems.append("the bank is over capacity")
         version = repo.summary_in_force(self.adventure_id, lineage)
         if version is not None and version.stale:
@@ -726,7 +723,7 @@ def shared_ends(session: Session, story: Story, adventure_id: int) -> set[int]:
     memories = session.scalars(
         select(Memory).where(
             Memory.adventure_id == adventure_id,
-            Memory.origin == AUTO,
+            Memory.origin == MemoryOrigin.AUTO,
             Memory.status.in_(COVERING),
         )
     ).all()
@@ -803,14 +800,16 @@ class Play:
         with session_scope(self.env.runtime.sessions) as session:
             return change(self.story(session))
 
-    def memories(self, statuses: tuple[str, ...] = LISTED) -> list[Memory]:
+    def memories(self, statuses: tuple[MemoryStatus, ...] = LISTED) -> list[Memory]:
         with session_scope(self.env.runtime.sessions) as session:
             story = self.story(session)
             return MemoryRepository(session).memories(
-                self.adventure_id, story.lineage(), statuses, origin=AUTO
+                self.adventure_id, story.lineage(), statuses, origin=MemoryOrigin.AUTO
             )
 
-    def ranges(self, statuses: tuple[str, ...] = LISTED) -> list[tuple[int | None, int | None]]:
+    def ranges(
+        self, statuses: tuple[MemoryStatus, ...] = LISTED
+    ) -> list[tuple[int | None, int | None]]:
         return [(m.source_start, m.source_end) for m in self.memories(statuses)]
 
     def path(self) -> list[Action]:
@@ -850,7 +849,7 @@ def test_undo_of_a_memorys_node_withdraws_it_and_the_block_is_written_again(
     assert len(play.memories()) == 2
     play.do(lambda s: s.undo())  # depth 11: the second memory's node
     assert play.ranges() == [(0, 5)]
-    withdrawn = play.memories((WITHDRAWN,))
+    withdrawn = play.memories((MemoryStatus.WITHDRAWN,))
     assert [m.id for m in withdrawn] == [before[1].id]
     play.do(lambda s: s.redo())
     play.do(lambda s: s.redo())
@@ -1086,7 +1085,7 @@ def test_a_gap_joins_a_memory_the_player_deleted_without_rewriting_it(plain_env:
     play.do(lambda s: s.delete(main[23].id))
     settle(play)
     [joined] = [m for m in play.memories(COVERING) if m.id == after.id]
-    assert joined.status == DELETED and joined.text == after.text
+    assert joined.status == MemoryStatus.DELETED and joined.text == after.text
     assert play.ranges(COVERING) == [(0, 5), (6, 11), (12, 17), (18, 29), (30, 35)]
 
 

@@ -39,7 +39,7 @@ from talekeeper.services.rendering import NARRATION
 from talekeeper.services.tree import Story
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Action, Adventure, Memory, SummaryVersion
-from talekeeper.storage.repositories.memory import ACTIVE, AUTO, FORGOTTEN
+from talekeeper.storage.vocabulary import ActionState, MemoryOrigin, MemoryStatus
 from talekeeper_testkit.double import ModelDouble, summarize
 
 MEMORY_PACKAGE = Path(__file__).parents[3] / "src" / "talekeeper" / "services" / "memory"
@@ -115,7 +115,9 @@ def test_a_block_the_story_moved_under_during_its_model_call_is_dropped_then_rew
     with read_scope(app_runtime(client).sessions) as session:
         end = session.scalar(select(Memory.action_id).where(Memory.source_end == 11))
         action = session.get(Action, end)
-        assert action is not None and action.id != undone["id"] and action.state == ACTIVE
+        assert (
+            action is not None and action.id != undone["id"] and action.state == ActionState.ACTIVE
+        )
     assert len(blocks) == 3  # the dropped block was asked for again, once
 
 
@@ -285,11 +287,13 @@ def test_no_unit_of_work_is_open_while_any_pass_generates(game: Game, double: Mo
     assert expected | {"eviction"} <= set(generated), generated
     assert len(mid_call) >= 3  # the refresh, the new block and the summary: model calls
     with read_scope(game.runtime.sessions) as session:
-        memories = list(session.scalars(select(Memory).where(Memory.origin == AUTO)).all())
+        memories = list(
+            session.scalars(select(Memory).where(Memory.origin == MemoryOrigin.AUTO)).all()
+        )
         versions = list(session.scalars(select(SummaryVersion)).all())
     assert {(m.source_start, m.source_end) for m in memories} == {(0, 5), (6, 11), (12, 17)}
     assert not any(m.stale for m in memories)
-    assert [m.status for m in memories].count(FORGOTTEN) == 1  # evicted: 3 over 2
+    assert [m.status for m in memories].count(MemoryStatus.FORGOTTEN) == 1  # evicted: 3 over 2
     assert any(v.refreshes_id is not None for v in versions)  # the stale summary rewritten
 
 

@@ -9,23 +9,20 @@ from typing import Any
 
 from talekeeper.services import limits
 from talekeeper.services.library import store as library
-from talekeeper.services.memory import summary as summaries
-from talekeeper.services.memory.authority import ACCEPTED, HEURISTIC
 from talekeeper.storage.models import LibrarySource
-from talekeeper.storage.repositories import memory as memories
-from talekeeper.storage.repositories.story import ACTIVE, REMOVED, TAKE, UNDONE
+from talekeeper.storage.vocabulary import ActionState, Authority, MemoryOrigin, SummaryTrigger
 
 FORMAT = "talekeeper-adventure"
 VERSION = 2  # what an export is written as, unless it holds a section of a later version
 KNOWLEDGE_VERSION = 3  # version 2 with ``knowledge``: the attached library sources
-STATES = (ACTIVE, TAKE, UNDONE, REMOVED)
+STATES = tuple(ActionState)  # active, take, undone, removed
 _V1 = frozenset({"format", "version", "adventure", "branches", "actions", "cards", "insights"})
 _V2 = _V1 | {"memories", "summaries"}
 SECTIONS = {1: _V1, 2: _V2, 3: _V2 | {"knowledge"}}  # what each version's file holds
 KIND_MAX = 16  # a source's kind ("pdf", "epub", ...), as a reference names it
-AUTHORITIES = (ACCEPTED, HEURISTIC)
-ORIGINS = (memories.AUTO, memories.USER)
-TRIGGERS = (summaries.INTERVAL, summaries.USER)
+AUTHORITIES = tuple(Authority)
+ORIGINS = tuple(MemoryOrigin)
+TRIGGERS = tuple(SummaryTrigger)
 WRITER_MAX = 255  # a model name, as the column holds it
 SCENARIO_MAX = 64  # a scenario id, as the column holds it
 MAX_INTEGER = 2**31 - 1  # depths, takes and keys fit a 32-bit column on every database

@@ -44,7 +44,7 @@ from talekeeper.services.memory import summary as summaries
 from talekeeper.services.memory.bank import terms_of
 from talekeeper.services.memory.manage import EVERY_STATUS, MEMORY_TEXT_MAX
 from talekeeper.services.rendering import ACTION_TYPES
-from talekeeper.storage.repositories.story import ACTIVE, REMOVED
+from talekeeper.storage.vocabulary import ActionState, SummaryTrigger
 
 Ref = tuple[str, int | None]  # (the file's section, a key of it; None for no row)
 
@@ -216,7 +216,7 @@ def _actions(actions: list[Reader], branch_keys: set[int]) -> list[Planned]:
                 f"{NOT_VALID}: {reader.where} has type {shown(type_)} / state {shown(state)}; "
                 f"types are {', '.join(ACTION_TYPES)}, states {', '.join(STATES)}."
             )
-        if state == ACTIVE:
+        if state == ActionState.ACTIVE:
             if (branch, depth) in active:
                 raise InvalidInput(
                     f"{NOT_VALID}: {reader.where} is a second active action at depth {depth} "
@@ -224,7 +224,7 @@ def _actions(actions: list[Reader], branch_keys: set[int]) -> list[Planned]:
                 )
             active.add((branch, depth))
         take = reader.number("take", minimum=1)
-        if state != REMOVED:
+        if state != ActionState.REMOVED:
             if (branch, depth, take) in takes:
                 raise InvalidInput(
                     f"{NOT_VALID}: {reader.where} repeats take {take} at depth {depth} of "
@@ -373,7 +373,7 @@ def _legacy_version(first_branch: int, text: str, meta: Reader) -> Planned:
         "depth": -1,
         "covers_to": -1,
         "text": text,
-        "trigger": summaries.USER,
+        "trigger": SummaryTrigger.USER,
         "writer": "",
         "base_id": None,
         "refreshes_id": None,

@@ -44,10 +44,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.services.library import store
-from talekeeper.services.library.store import SourceState
 from talekeeper.services.models import ModelSet
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import LibraryPassage, LibrarySource
+from talekeeper.storage.vocabulary import SourceState
 
 log = logging.getLogger(__name__)
 

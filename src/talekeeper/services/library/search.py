@@ -47,12 +47,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.core.tokens import TokenCounter
-from talekeeper.services.library.store import SourceState
 from talekeeper.services.memory.terms import terms
 from talekeeper.services.models import ModelSet
 from talekeeper.storage import fulltext
 from talekeeper.storage.db import read_scope
 from talekeeper.storage.models import LibraryPassage, LibrarySource
+from talekeeper.storage.vocabulary import SourceState
 
 INPUT_WEIGHT = 0.7  # the player's words say what they ask about
 CONTEXT_WEIGHT = 0.3  # the scene resolves "there" and "it"

@@ -34,7 +34,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select, update
@@ -54,6 +53,7 @@ from talekeeper.storage.models import (
     LibraryPassage,
     LibrarySource,
 )
+from talekeeper.storage.vocabulary import SourceState
 
 PASSAGE_TOKENS = 160  # a paragraph or two; well within the embedder's 256 word pieces
 MIN_PASSAGE_TOKENS = 40
@@ -69,13 +69,6 @@ KINDS = ".txt, .md, .html, .pdf or .epub"
 # stray few), it is binary: random bytes hold about one in nine.
 _NOT_TEXT = re.compile("[\x01-\x08\x0e-\x19\x7f-\x9f\ufffd]")
 NOT_TEXT_SHARE = 0.02
-
-
-class SourceState(StrEnum):
-    INDEXING = "indexing"
-    READY = "ready"
-    FAILED = "failed"
-    WORDS_ONLY = "words_only"
 
 
 @dataclass(frozen=True)

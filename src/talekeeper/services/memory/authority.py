@@ -2,10 +2,10 @@
 
 The application decides, never the model. Invariants:
 
-- ``classify`` returns ``HEURISTIC`` exactly when one of ``HEDGES`` occurs in the
-  text as a whole word or whole phrase, case-insensitively; otherwise
-  ``ACCEPTED``. A heuristic memory must never read as established fact, so the
-  list errs towards hedging.
+- ``classify`` returns ``Authority.HEURISTIC`` exactly when one of ``HEDGES``
+  occurs in the text as a whole word or whole phrase, case-insensitively;
+  otherwise ``Authority.ACCEPTED`` (``storage.vocabulary``). A heuristic memory
+  must never read as established fact, so the list errs towards hedging.
 - Matching is by whole words: "Maybelle" does not contain "maybe", "mighty" does
   not contain "might", "likelihood" does not contain "likely". Words inside a
   phrase may be separated by any whitespace.
@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import re
 
-ACCEPTED = "accepted_story"
-HEURISTIC = "heuristic"
+from talekeeper.storage.vocabulary import Authority
 
 HEDGES: tuple[str, ...] = (
     # appearance and seeming
@@ -115,6 +114,6 @@ _HEDGE_RE = re.compile(
 )
 
 
-def classify(text: str) -> str:
-    """``HEURISTIC`` if the text hedges anywhere, else ``ACCEPTED``."""
-    return HEURISTIC if _HEDGE_RE.search(text) else ACCEPTED
+def classify(text: str) -> Authority:
+    """``Authority.HEURISTIC`` if the text hedges anywhere, else ``Authority.ACCEPTED``."""
+    return Authority.HEURISTIC if _HEDGE_RE.search(text) else Authority.ACCEPTED

@@ -42,8 +42,9 @@ from talekeeper.services.memory.ranking import Bank
 from talekeeper.services.memory.snapshot import Snapshots, Stamp
 from talekeeper.services.memory.terms import term_set
 from talekeeper.storage.models import Memory, MemoryKey
-from talekeeper.storage.repositories.memory import ACTIVE, BankRow, MemoryRepository
+from talekeeper.storage.repositories.memory import BankRow, MemoryRepository
 from talekeeper.storage.repositories.memory_keys import KeyRepository, KeyRow
+from talekeeper.storage.vocabulary import Authority, MemoryStatus
 
 VECTOR_DTYPE = np.float32  # 384 dims x 4 bytes: 1.5 KB a memory, exact enough for cosine
 CACHED_ADVENTURES = 8  # a small group's worth of adventures played at once
@@ -286,7 +287,9 @@ class BankCache:
 
 
 def _usable(row: BankRow, model: str) -> bool:
-    return row.status == ACTIVE and row.vector is not None and row.vector_model == model
+    return (
+        row.status == MemoryStatus.ACTIVE and row.vector is not None and row.vector_model == model
+    )
 
 
 def _read_keys(
@@ -328,6 +331,7 @@ def build(rows: Sequence[BankRow], keys: dict[int, list[KeyRow]] | None = None) 
     matrix = np.frombuffer(b"".join(vectors), dtype=VECTOR_DTYPE).reshape(len(rows), width)
     matrix = _unit_rows(matrix.copy())  # writable, and detached from the bytes
     ids = np.fromiter((r.id for r in rows), dtype=np.int64, count=len(rows))
+    heuristic = Authority.HEURISTIC  # looked up once, not once a row
     return Bank(
         ids=ids,
         branch_ids=np.fromiter((r.branch_id for r in rows), dtype=np.int64, count=len(rows)),
@@ -335,7 +339,7 @@ def build(rows: Sequence[BankRow], keys: dict[int, list[KeyRow]] | None = None) 
         vectors=matrix,
         pinned=np.fromiter((bool(r.pinned) for r in rows), dtype=np.bool_, count=len(rows)),
         heuristic=np.fromiter(
-            (r.authority == "heuristic" for r in rows), dtype=np.bool_, count=len(rows)
+            (r.authority == heuristic for r in rows), dtype=np.bool_, count=len(rows)
         ),
         postings=Postings.of_texts([r.terms for r in rows]),
         keys=_keys(ids, keys or {}, width),
@@ -422,7 +426,7 @@ def new_memory(session: Session, adventure_id: int, text: str, **fields: Any) ->
         adventure_id=adventure_id,
         text=text,
         authority=classify(text),
-        status=ACTIVE,
+        status=MemoryStatus.ACTIVE,
         terms=terms_of(text),
         revision=MemoryRepository(session).next_revision(adventure_id),
         **fields,
@@ -486,7 +490,7 @@ def set_key_vectors(
 
 
 def set_status(
-    session: Session, memories: Sequence[Memory], status: str, cache: BankCache | None
+    session: Session, memories: Sequence[Memory], status: MemoryStatus, cache: BankCache | None
 ) -> None:
     for memory in memories:
         memory.status = status
@@ -495,8 +499,10 @@ def set_status(
 
 def set_pinned(session: Session, memory: Memory, pinned: bool, cache: BankCache | None) -> None:
     memory.pinned = pinned
-    if pinned and memory.status != ACTIVE:
-        memory.status = ACTIVE  # pinning a forgotten memory brings it back into the bank
+    if pinned and memory.status != MemoryStatus.ACTIVE:
+        memory.status = (
+            MemoryStatus.ACTIVE
+        )  # pinning a forgotten memory brings it back into the bank
     _changed(session, memory, cache)
 
 

@@ -31,6 +31,7 @@ from talekeeper.core.lineage import Lineage
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services.memory.ranking import Stage
 from talekeeper.services.models import ModelSet
+from talekeeper.storage.vocabulary import Authority
 
 ChangeKind = Literal[
     "append", "reply", "retry", "switch_take", "undo", "redo", "edit", "delete", "fork"
@@ -80,7 +81,7 @@ class UsedMemory:
     lexical_score: float
     final_score: float
     pinned: bool
-    authority: str  # "accepted_story" or "heuristic"
+    authority: str  # an Authority (storage.vocabulary)
     source: dict[str, Any] = field(default_factory=dict)
     matched: MatchedKey = MatchedKey.TEXT
     text_score: float | None = None  # the memory's own text's final score, when a passage won
@@ -143,7 +144,7 @@ class Retrieval:
         the first that many passages to go in)."""
         lines = []
         for memory in self.used:
-            mark = "inference" if memory.authority == "heuristic" else "established"
+            mark = "inference" if memory.authority == Authority.HEURISTIC else "established"
             lines.append(f"- ({mark}) {memory.text}")
             shown = [
                 p for p in memory.passages

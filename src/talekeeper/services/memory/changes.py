@@ -29,8 +29,9 @@ from talekeeper.services.memory.bank import BankCache, drop_keys, set_status
 from talekeeper.services.memory.base import StoryChange
 from talekeeper.services.memory.writer import memory_lineage, upto
 from talekeeper.storage.models import Action, Memory, SummaryVersion
-from talekeeper.storage.repositories.memory import AUTO, COVERING, WITHDRAWN
-from talekeeper.storage.repositories.story import ACTIVE, StoryRepository
+from talekeeper.storage.repositories.memory import COVERING
+from talekeeper.storage.repositories.story import StoryRepository
+from talekeeper.storage.vocabulary import ActionState, MemoryOrigin, MemoryStatus, SummaryTrigger
 
 
 def apply(session: Session, change: StoryChange, cache: BankCache | None) -> bool:
@@ -47,7 +48,7 @@ def apply(session: Session, change: StoryChange, cache: BankCache | None) -> boo
         return _mark_stale(session, change, cache)
     if change.kind == "edit":
         row = session.get(Action, change.action_ids[0]) if change.action_ids else None
-        if row is None or row.state != ACTIVE:
+        if row is None or row.state != ActionState.ACTIVE:
             return False  # a take's text: no memory was written from it
         return _mark_stale(session, change, cache)
     return False
@@ -55,7 +56,7 @@ def apply(session: Session, change: StoryChange, cache: BankCache | None) -> boo
 
 def _slot_active(session: Session, branch_id: int, depth: int) -> bool:
     query = select(Action.id).where(
-        Action.branch_id == branch_id, Action.depth == depth, Action.state == ACTIVE
+        Action.branch_id == branch_id, Action.depth == depth, Action.state == ActionState.ACTIVE
     )
     return session.scalar(query.limit(1)) is not None
 
@@ -67,13 +68,13 @@ def _withdraw(
     query = select(Memory).where(
         Memory.adventure_id == change.adventure_id,
         Memory.branch_id == change.branch_id,
-        Memory.origin == AUTO,
+        Memory.origin == MemoryOrigin.AUTO,
         Memory.status.in_(COVERING),
         Memory.depth >= change.depth if deeper else Memory.depth == change.depth,
     )
     rows = list(session.scalars(query).all())
     if rows:
-        set_status(session, rows, WITHDRAWN, cache)
+        set_status(session, rows, MemoryStatus.WITHDRAWN, cache)
 
 
 def _mark_stale(session: Session, change: StoryChange, cache: BankCache | None) -> bool:
@@ -82,7 +83,7 @@ def _mark_stale(session: Session, change: StoryChange, cache: BankCache | None) 
     links = StoryRepository(session).links(change.adventure_id)
     query = select(Memory).where(
         Memory.adventure_id == change.adventure_id,
-        Memory.origin == AUTO,
+        Memory.origin == MemoryOrigin.AUTO,
         Memory.status.in_(COVERING),
         Memory.source_start <= depth,
         Memory.source_end >= depth,
@@ -96,7 +97,7 @@ def _mark_stale(session: Session, change: StoryChange, cache: BankCache | None) 
             marked = True
     versions = select(SummaryVersion).where(
         SummaryVersion.adventure_id == change.adventure_id,
-        SummaryVersion.trigger == "interval",
+        SummaryVersion.trigger == SummaryTrigger.INTERVAL,
         SummaryVersion.covers_to >= depth,
     )
     stale_ids = []

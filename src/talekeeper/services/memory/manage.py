@@ -50,24 +50,15 @@ from talekeeper.services.memory.source import source_rows
 from talekeeper.services.rendering import render
 from talekeeper.services.tree import Story
 from talekeeper.storage.models import Adventure, Memory
-from talekeeper.storage.repositories.memory import (
-    ACTIVE,
-    DELETED,
-    FORGOTTEN,
-    LISTED,
-    USER,
-    WITHDRAWN,
-    MemoryRepository,
-    PathRow,
-)
+from talekeeper.storage.repositories.memory import LISTED, MemoryRepository, PathRow
 from talekeeper.storage.repositories.memory_keys import KeyRepository
-from talekeeper.storage.repositories.story import ACTIVE as ACTION_ACTIVE
 from talekeeper.storage.repositories.story import StoryRepository
+from talekeeper.storage.vocabulary import ActionState, MemoryOrigin, MemoryStatus
 
 MEMORY_TEXT_MAX = 2_000  # a memory is a sentence or two; a page of background is a story card
 PLAYER = "player"  # the writer of a hand-written (or hand-edited) memory
 ALL = "all"  # ``include=all``: every status, every branch
-EVERY_STATUS = (ACTIVE, FORGOTTEN, WITHDRAWN, DELETED)
+EVERY_STATUS = tuple(MemoryStatus)
 TEXT_HINT = " A memory is a sentence or two; put longer background in a story card."
 NO_SOURCE = "written by the player; it has no source block"
 SOURCE_GONE = "the actions it was written from are no longer in the story"
@@ -223,13 +214,13 @@ def _evidence_state(
     ``KeyRepository.unkeyed`` reads only active, fresh, automatic memories with a source)."""
     if keys:
         return EvidenceState.READ
-    if memory.origin == USER or memory.source_start is None:
+    if memory.origin == MemoryOrigin.USER or memory.source_start is None:
         return EvidenceState.BY_PLAYER
     if memory.stale:
         return EvidenceState.STALE
     if memory.keyed:
         return EvidenceState.NO_WORDS if source else EvidenceState.SOURCE_GONE
-    if memory.status != ACTIVE:
+    if memory.status != MemoryStatus.ACTIVE:
         return EvidenceState.OUT_OF_BANK
     adventure = session.get(Adventure, memory.adventure_id)
     if adventure is not None and not adventure.memory_bank:
@@ -251,7 +242,8 @@ def uses_view(story: Story, memory: Memory) -> dict[str, Any]:
             "take": row.take,
             "state": row.state,
             "created_at": row.created_at.isoformat(),
-            "on_path": row.state == ACTION_ACTIVE and on_lineage(lineage, row.branch_id, row.depth),
+            "on_path": row.state == ActionState.ACTIVE
+            and on_lineage(lineage, row.branch_id, row.depth),
         }
         for row in MemoryRepository(story.session).use_actions(memory.id)
     ]
@@ -295,7 +287,7 @@ def create(story: Story, text: Any, pinned: bool, memory: MemoryService, user_id
         cleaned,
         branch_id=story.branch.id,
         depth=story.branch.fork_depth - 1,
-        origin=USER,
+        origin=MemoryOrigin.USER,
         writer=PLAYER,
         pinned=bool(pinned),
     )
@@ -304,12 +296,12 @@ def create(story: Story, text: Any, pinned: bool, memory: MemoryService, user_id
 
 
 def _editable(row: Memory, verb: str) -> None:
-    if row.status == WITHDRAWN:
+    if row.status == MemoryStatus.WITHDRAWN:
         raise Conflict(
             f"Memory {row.id} was withdrawn: the actions it was written from left the story "
             f"(undo, retry or delete), so you cannot {verb} it. Write a new memory instead."
         )
-    if row.status == DELETED:
+    if row.status == MemoryStatus.DELETED:
         raise Conflict(
             f"Memory {row.id} was deleted, so you cannot {verb} it. Write a new memory instead."
         )
@@ -336,17 +328,19 @@ def edit(
         set_text(session, row, text, cache)
         memory.schedule(session, row.adventure_id, user_id)
     pinned = fields.get("pinned")
-    if pinned is not None and (bool(pinned) != row.pinned or (pinned and row.status != ACTIVE)):
+    if pinned is not None and (
+        bool(pinned) != row.pinned or (pinned and row.status != MemoryStatus.ACTIVE)
+    ):
         set_pinned(session, row, bool(pinned), cache)
 
 
 def delete(session: Session, row: Memory, memory: MemoryService) -> None:
     """Hide a memory for good; its source stays covered. Deleting twice changes nothing."""
-    if row.status == DELETED:
+    if row.status == MemoryStatus.DELETED:
         return
-    if row.status == WITHDRAWN:
+    if row.status == MemoryStatus.WITHDRAWN:
         raise Conflict(
             f"Memory {row.id} was withdrawn when the actions it was written from left the "
             "story; it is already out of the bank and is never retrieved."
         )
-    set_status(session, [row], DELETED, cache_of(memory))
+    set_status(session, [row], MemoryStatus.DELETED, cache_of(memory))

@@ -160,7 +160,7 @@ class BankRow(NamedTuple):
     depth: int  # the node the memory is attached to
     vector: npt.NDArray[np.floating]  # any float dtype; normalised by ``Bank.build``
     pinned: bool
-    heuristic: bool  # authority == "heuristic"
+    heuristic: bool  # authority == Authority.HEURISTIC (``storage.vocabulary``)
     terms: frozenset[str]
 
 

@@ -9,9 +9,9 @@ Invariants:
   it never races the transaction that created its job.
 - What a run does (one run per adventure at a time: memory, summary, embedding,
   eviction) is the runner's (``passes.runner``); it records each ``Kind``'s
-  ``PassState`` in ``derived_states``, which ``derived_view`` shows. A failing
-  pass is recorded with its error and does not stop the others, and a later run
-  retries it. Whether work waits is the port's to say (``BackgroundWork.pending``),
+  ``PassState`` (``storage.vocabulary``) in ``derived_states``, which ``derived_view``
+  shows. A failing pass is recorded with its error and does not stop the others, and a
+  later run retries it. Whether work waits is the port's to say (``BackgroundWork.pending``),
   whichever queue holds it.
 """
 
@@ -30,6 +30,7 @@ from talekeeper.services.memory.base import Retrieval, RetrievalQuery, StoryChan
 from talekeeper.services.memory.port import BackgroundWork
 from talekeeper.services.models import ModelSet
 from talekeeper.storage.repositories.memory import MemoryRepository
+from talekeeper.storage.vocabulary import PassState
 
 
 class Kind(StrEnum):
@@ -39,12 +40,6 @@ class Kind(StrEnum):
     SUMMARY = "summary"
     EMBEDDING = "embedding"
     EVICTION = "eviction"
-
-
-class PassState(StrEnum):
-    IDLE = "idle"
-    RUNNING = "running"
-    FAILED = "failed"
 
 
 KINDS = tuple(kind.value for kind in Kind)

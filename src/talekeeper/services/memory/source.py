@@ -31,6 +31,7 @@ from talekeeper.services.rendering import is_player
 from talekeeper.storage.models import Adventure, Memory
 from talekeeper.storage.repositories.memory import MemoryRepository, PathRow
 from talekeeper.storage.repositories.story import StoryRepository
+from talekeeper.storage.vocabulary import ActionState
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,8 @@ def still_there(session: Session, rows: Sequence[PathRow]) -> bool:
     """Whether every row is still an active action with the text that was read."""
     current = MemoryRepository(session).rows_by_id([r.id for r in rows])
     return all(
-        r.id in current and current[r.id].state == "active" and current[r.id].text == r.text
+        r.id in current
+        and current[r.id].state == ActionState.ACTIVE
+        and current[r.id].text == r.text
         for r in rows
     )

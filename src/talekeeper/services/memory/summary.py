@@ -35,10 +35,9 @@ from talekeeper.services.memory.source import PathInfo, path_of
 from talekeeper.storage.models import Adventure, SummaryVersion
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import StoryRepository
+from talekeeper.storage.vocabulary import SummaryTrigger
 
 SUMMARY_EVERY = 15  # actions past the cursor before a rewrite: about seven turns of play
-INTERVAL = "interval"
-USER = "user"
 SUMMARY_MAX = 20000  # characters of a summary the player writes (a plot component's limit)
 
 
@@ -58,7 +57,7 @@ def version_view(row: SummaryVersion) -> dict[str, Any]:
         "id": row.id,
         "text": row.text,
         "trigger": row.trigger,
-        "writer": row.writer or ("player" if row.trigger == USER else ""),
+        "writer": row.writer or ("player" if row.trigger == SummaryTrigger.USER else ""),
         "created_at": row.created_at.isoformat(),
         "branch_id": row.branch_id,
         "depth": row.depth,
@@ -99,7 +98,7 @@ def edit_summary(session: Session, adventure: Adventure, text: str) -> SummaryVe
         action_id=None,
         covers_to=current.covers_to if current else -1,
         text=clean,
-        trigger=USER,
+        trigger=SummaryTrigger.USER,
         writer="",
         base_id=current.id if current else None,
     )

@@ -42,16 +42,11 @@ from talekeeper.storage.models import (
     SummaryVersion,
 )
 from talekeeper.storage.repositories.story import is_on_path, on_path
+from talekeeper.storage.vocabulary import ActionState, MemoryOrigin, MemoryStatus, PassState
 
-ACTIVE = "active"
-FORGOTTEN = "forgotten"
-WITHDRAWN = "withdrawn"
-DELETED = "deleted"
-AUTO = "auto"
-USER = "user"
 # Statuses whose source stays covered: the memory pass never writes their block again.
-COVERING = (ACTIVE, FORGOTTEN, DELETED)
-LISTED = (ACTIVE, FORGOTTEN)  # what the Memory Bank shows
+COVERING = (MemoryStatus.ACTIVE, MemoryStatus.FORGOTTEN, MemoryStatus.DELETED)
+LISTED = (MemoryStatus.ACTIVE, MemoryStatus.FORGOTTEN)  # what the Memory Bank shows
 
 
 class PathRow(NamedTuple):
@@ -90,7 +85,9 @@ class MemoryRepository:
         """Active actions of the path deeper than ``after_depth``, oldest first."""
         query = (
             select(Action.id, Action.branch_id, Action.depth, Action.type, Action.text)
-            .where(Action.state == ACTIVE, on_path(Action.branch_id, Action.depth, lineage))
+            .where(
+                Action.state == ActionState.ACTIVE, on_path(Action.branch_id, Action.depth, lineage)
+            )
             .where(Action.depth > after_depth)
             .order_by(Action.depth)
         )
@@ -100,7 +97,9 @@ class MemoryRepository:
         """The path's deepest active action above ``depth``, if any."""
         query = (
             select(Action.id, Action.branch_id, Action.depth, Action.type, Action.text)
-            .where(Action.state == ACTIVE, on_path(Action.branch_id, Action.depth, lineage))
+            .where(
+                Action.state == ActionState.ACTIVE, on_path(Action.branch_id, Action.depth, lineage)
+            )
             .where(Action.depth < depth)
             .order_by(Action.depth.desc())
             .limit(1)
@@ -112,12 +111,14 @@ class MemoryRepository:
         """The depths of the path's active actions, oldest first."""
         query = (
             select(Action.depth)
-            .where(Action.state == ACTIVE, on_path(Action.branch_id, Action.depth, lineage))
+            .where(
+                Action.state == ActionState.ACTIVE, on_path(Action.branch_id, Action.depth, lineage)
+            )
             .order_by(Action.depth)
         )
         return [int(d) for d in self.session.scalars(query).all()]
 
-    def count_memories(self, adventure_id: int, lineage: Lineage, status: str) -> int:
+    def count_memories(self, adventure_id: int, lineage: Lineage, status: MemoryStatus) -> int:
         query = select(func.count()).where(
             Memory.adventure_id == adventure_id,
             Memory.status == status,
@@ -127,7 +128,7 @@ class MemoryRepository:
 
     def count_path(self, lineage: Lineage, *, after_depth: int = -1) -> int:
         query = select(func.count()).where(
-            Action.state == ACTIVE,
+            Action.state == ActionState.ACTIVE,
             on_path(Action.branch_id, Action.depth, lineage),
             Action.depth > after_depth,
         )
@@ -146,9 +147,9 @@ class MemoryRepository:
         self,
         adventure_id: int,
         lineage: Lineage | None,
-        statuses: Sequence[str] = LISTED,
+        statuses: Sequence[MemoryStatus] = LISTED,
         *,
-        origin: str | None = None,
+        origin: MemoryOrigin | None = None,
         within: tuple[int, int] | None = None,
     ) -> list[Memory]:
         """``within`` (first, last): only memories whose source range lies inside it."""
@@ -167,7 +168,7 @@ class MemoryRepository:
         """Source ranges of the path's automatic memories that keep their block covered."""
         query = select(Memory.source_start, Memory.source_end).where(
             Memory.adventure_id == adventure_id,
-            Memory.origin == AUTO,
+            Memory.origin == MemoryOrigin.AUTO,
             Memory.status.in_(COVERING),
             Memory.source_start.is_not(None),
             on_path(Memory.branch_id, Memory.depth, lineage),
@@ -178,7 +179,7 @@ class MemoryRepository:
         """Automatic memories that keep their block covered but are not on this path."""
         query = select(Memory).where(
             Memory.adventure_id == adventure_id,
-            Memory.origin == AUTO,
+            Memory.origin == MemoryOrigin.AUTO,
             Memory.status.in_(COVERING),
             Memory.source_start.is_not(None),
             ~is_on_path(Memory.branch_id, Memory.depth, lineage),
@@ -323,7 +324,7 @@ class MemoryRepository:
             .where(
                 SummaryVersion.adventure_id == adventure_id,
                 is_on_path(SummaryVersion.branch_id, SummaryVersion.depth, lineage),
-                or_(SummaryVersion.action_id.is_(None), Action.state == ACTIVE),
+                or_(SummaryVersion.action_id.is_(None), Action.state == ActionState.ACTIVE),
             )
             .order_by(SummaryVersion.id.desc())
             .limit(1)
@@ -427,7 +428,11 @@ class MemoryRepository:
         row = self.session.get(DerivedState, (adventure_id, kind))
         if row is None:
             row = DerivedState(
-                adventure_id=adventure_id, kind=kind, state="idle", did_work=False, failures=0
+                adventure_id=adventure_id,
+                kind=kind,
+                state=PassState.IDLE,
+                did_work=False,
+                failures=0,
             )
             self.session.add(row)
         return row

@@ -19,7 +19,7 @@ from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.storage.models import Memory, MemoryKey
-from talekeeper.storage.repositories.memory import ACTIVE, AUTO
+from talekeeper.storage.vocabulary import MemoryOrigin, MemoryStatus
 
 _IN_CHUNK = 900  # ids per IN (...): under every SQLite build's variable limit
 
@@ -42,8 +42,8 @@ class KeyRepository:
         """Active automatic memories whose keys are not read from their source yet."""
         query = select(Memory).where(
             Memory.adventure_id == adventure_id,
-            Memory.status == ACTIVE,
-            Memory.origin == AUTO,
+            Memory.status == MemoryStatus.ACTIVE,
+            Memory.origin == MemoryOrigin.AUTO,
             Memory.keyed.is_(False),
             Memory.stale.is_(False),  # re-derived first: that would drop the keys again
             Memory.source_start.is_not(None),
@@ -58,7 +58,7 @@ class KeyRepository:
             .where(
                 MemoryKey.adventure_id == adventure_id,
                 MemoryKey.vector.is_(None),
-                Memory.status == ACTIVE,
+                Memory.status == MemoryStatus.ACTIVE,
             )
             .order_by(MemoryKey.memory_id, MemoryKey.position)
         )

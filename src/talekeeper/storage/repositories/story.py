@@ -40,13 +40,9 @@ from sqlalchemy.orm import Session, aliased
 
 from talekeeper.core.lineage import BranchLink, Lineage
 from talekeeper.storage.models import ID, Action, Adventure, Branch, InsightSnapshot, StoryCard
+from talekeeper.storage.vocabulary import ActionState
 
 Row = TypeVar("Row", Action, "ActionText")
-
-ACTIVE = "active"
-TAKE = "take"
-UNDONE = "undone"
-REMOVED = "removed"
 
 
 class ActionText(NamedTuple):
@@ -227,7 +223,7 @@ class StoryRepository:
         (branch_id, _), floor, upper = ranges[0]
         out: list[Row] = []
         if min(top, upper) > floor:
-            query = base.where(Action.branch_id == branch_id, Action.state == ACTIVE)
+            query = base.where(Action.branch_id == branch_id, Action.state == ActionState.ACTIVE)
             query = query.where(Action.depth <= min(top, upper))
             out.extend(fetch(query.order_by(Action.depth.desc()).limit(limit)))
         top = min(top, floor)
@@ -236,7 +232,7 @@ class StoryRepository:
             crossed = tuple(e for e, low, high in ranges[1:] if low < top and high > top - window)
             if crossed:
                 query = base.where(
-                    Action.state == ACTIVE,
+                    Action.state == ActionState.ACTIVE,
                     on_path(Action.branch_id, Action.depth, crossed),
                     Action.depth > top - window,
                     Action.depth <= top,
@@ -249,13 +245,13 @@ class StoryRepository:
     def path(self, lineage: Lineage) -> list[Action]:
         """Every active row of the path, oldest first (export and tests; never a turn)."""
         query = select(Action).where(
-            Action.state == ACTIVE, on_path(Action.branch_id, Action.depth, lineage)
+            Action.state == ActionState.ACTIVE, on_path(Action.branch_id, Action.depth, lineage)
         )
         return list(self.session.scalars(query.order_by(Action.depth)).all())
 
     def path_length(self, lineage: Lineage) -> int:
         query = select(func.count()).where(
-            Action.state == ACTIVE, on_path(Action.branch_id, Action.depth, lineage)
+            Action.state == ActionState.ACTIVE, on_path(Action.branch_id, Action.depth, lineage)
         )
         return int(self.session.scalar(query) or 0)
 
@@ -266,19 +262,22 @@ class StoryRepository:
         query = select(Action).where(
             Action.branch_id == branch_id,
             Action.depth == depth,
-            Action.state.in_((ACTIVE, TAKE, UNDONE)),
+            Action.state.in_((ActionState.ACTIVE, ActionState.TAKE, ActionState.UNDONE)),
         )
         return list(self.session.scalars(query.order_by(Action.take, Action.id)).all())
 
     def newest_live(self, branch_id: int) -> Action | None:
         """The deepest active or undone row of the branch's own rows."""
         query = select(Action).where(
-            Action.branch_id == branch_id, Action.state.in_((ACTIVE, UNDONE))
+            Action.branch_id == branch_id,
+            Action.state.in_((ActionState.ACTIVE, ActionState.UNDONE)),
         )
         return self.session.scalar(query.order_by(Action.depth.desc()).limit(1))
 
     def next_undone(self, branch_id: int) -> Action | None:
-        query = select(Action).where(Action.branch_id == branch_id, Action.state == UNDONE)
+        query = select(Action).where(
+            Action.branch_id == branch_id, Action.state == ActionState.UNDONE
+        )
         return self.session.scalar(query.order_by(Action.depth).limit(1))
 
     def discard_beyond(self, branch_id: int, depth: int) -> None:
@@ -288,9 +287,9 @@ class StoryRepository:
             .where(
                 Action.branch_id == branch_id,
                 Action.depth > depth,
-                Action.state.in_((UNDONE, TAKE)),
+                Action.state.in_((ActionState.UNDONE, ActionState.TAKE)),
             )
-            .values(state=REMOVED)
+            .values(state=ActionState.REMOVED)
         )
 
     def all_actions(self, adventure_id: int) -> Sequence[Action]:
@@ -311,7 +310,7 @@ class StoryRepository:
         parent = aliased(Branch)
 
         def newest(column_: Any, *where: Any) -> Any:
-            found = select(column_).where(Action.state == ACTIVE, *where)
+            found = select(column_).where(Action.state == ActionState.ACTIVE, *where)
             return found.order_by(Action.depth.desc()).limit(1).scalar_subquery()
 
         own = (Action.branch_id == child.id,)
@@ -320,7 +319,9 @@ class StoryRepository:
             Action.depth < child.fork_depth,
             child.fork_depth > parent.fork_depth,
         )
-        count = select(func.count()).where(Action.state == ACTIVE, *own).scalar_subquery()
+        count = (
+            select(func.count()).where(Action.state == ActionState.ACTIVE, *own).scalar_subquery()
+        )
         query = (
             select(
                 child.id,

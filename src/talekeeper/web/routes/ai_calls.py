@@ -22,12 +22,13 @@ from talekeeper.services.ai_calls import CALL_KINDS
 from talekeeper.services.limits import MAX_ID, quoted
 from talekeeper.services.memory.service import KINDS, derived_view
 from talekeeper.storage.repositories.ai_calls import AiCallRepository
+from talekeeper.storage.vocabulary import CallStatus
 from talekeeper.web.deps import DB, runtime, user_id
 
 router = APIRouter(tags=["ai-calls"])
 
 MAX_PAGE = 500  # rows per page: a debug page, not an export
-CALL_STATUSES = ("ok", "error", "cancelled")  # CallRecord.status
+CALL_STATUSES = tuple(CallStatus)  # CallRecord.status: ok, error, cancelled
 
 
 @router.get("/api/ai-calls")

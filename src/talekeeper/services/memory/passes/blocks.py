@@ -34,13 +34,8 @@ from talekeeper.services.memory.writer import (
     upto,
 )
 from talekeeper.storage.models import Adventure, Memory
-from talekeeper.storage.repositories.memory import (
-    AUTO,
-    COVERING,
-    DELETED,
-    MemoryRepository,
-    PathRow,
-)
+from talekeeper.storage.repositories.memory import COVERING, MemoryRepository, PathRow
+from talekeeper.storage.vocabulary import MemoryOrigin, MemoryStatus
 
 
 @dataclass(frozen=True)
@@ -79,7 +74,7 @@ class NewBlocks:
             if span is None:
                 chosen.append(Block(facts, picked, lead))
             elif (joined := _joined(repo, facts, span)) is not None:
-                keep = joined.status == DELETED
+                keep = joined.status == MemoryStatus.DELETED
                 chosen.append(Block(facts, picked, lead, joined.id, span, keep))
         return chosen
 
@@ -104,7 +99,7 @@ class NewBlocks:
                 action_id=end.id,
                 source_start=first.depth,
                 source_end=end.depth,
-                origin=AUTO,
+                origin=MemoryOrigin.AUTO,
                 writer=work.writer,
             )
             return True
@@ -144,7 +139,9 @@ def due_blocks(session: Session, adventure: Adventure) -> list[list[int]]:
 
 def _joined(repo: MemoryRepository, facts: Material, span: tuple[int, int]) -> Memory | None:
     """The path's memory whose source range is ``span``: the one a block joins."""
-    found = repo.memories(facts.adventure_id, facts.lineage, COVERING, origin=AUTO, within=span)
+    found = repo.memories(
+        facts.adventure_id, facts.lineage, COVERING, origin=MemoryOrigin.AUTO, within=span
+    )
     return next((m for m in found if (m.source_start, m.source_end) == span), None)
 
 

@@ -39,8 +39,9 @@ from talekeeper.services.memory.passes.work import Work
 from talekeeper.services.memory.source import source_rows, still_there
 from talekeeper.services.rendering import render
 from talekeeper.storage.models import Adventure
-from talekeeper.storage.repositories.memory import ACTIVE, MemoryRepository, PathRow
+from talekeeper.storage.repositories.memory import MemoryRepository, PathRow
 from talekeeper.storage.repositories.memory_keys import KeyRepository
+from talekeeper.storage.vocabulary import MemoryStatus
 
 EMBED_BATCH = 32  # one request: small enough for any endpoint's batch limit
 EMBED_BATCHES_PER_RUN = 8  # 256 texts a run: a model change re-embeds over a few turns
@@ -108,7 +109,7 @@ class KeyMemories:
                 or memory.revision != item.revision
                 or memory.keyed
                 or memory.stale
-                or memory.status != ACTIVE
+                or memory.status != MemoryStatus.ACTIVE
                 or not still_there(session, item.rows)
             ):
                 continue  # changed since the read: the next run keys it from what it is then

@@ -22,7 +22,8 @@ from talekeeper.services.memory.eviction import EvictionCandidate, choose_evicti
 from talekeeper.services.memory.passes.work import Work
 from talekeeper.services.memory.source import path_of
 from talekeeper.storage.models import Adventure, Memory
-from talekeeper.storage.repositories.memory import ACTIVE, FORGOTTEN, MemoryRepository
+from talekeeper.storage.repositories.memory import MemoryRepository
+from talekeeper.storage.vocabulary import MemoryStatus
 
 
 class Evict:
@@ -41,16 +42,16 @@ class Evict:
         lineage = self._over(session, adventure)
         if lineage is None:
             return False
-        active = MemoryRepository(session).memories(adventure.id, lineage, (ACTIVE,))
+        active = MemoryRepository(session).memories(adventure.id, lineage, (MemoryStatus.ACTIVE,))
         chosen = choose_evictions([_candidate(m) for m in active], self.work.models.bank_capacity)
         by_id = {m.id: m for m in active}
-        set_status(session, [by_id[i] for i in chosen], FORGOTTEN, self.work.cache)
+        set_status(session, [by_id[i] for i in chosen], MemoryStatus.FORGOTTEN, self.work.cache)
         return bool(chosen)
 
     def _over(self, session: Session, adventure: Adventure) -> Lineage | None:
         """The current path, when it holds more active memories than the capacity."""
         lineage = path_of(session, adventure).lineage
-        count = MemoryRepository(session).count_memories(adventure.id, lineage, ACTIVE)
+        count = MemoryRepository(session).count_memories(adventure.id, lineage, MemoryStatus.ACTIVE)
         return lineage if count > self.work.models.bank_capacity else None
 
 

@@ -31,13 +31,8 @@ from talekeeper.services.memory.source import (
 )
 from talekeeper.services.memory.writer import block_text
 from talekeeper.storage.models import Adventure
-from talekeeper.storage.repositories.memory import (
-    AUTO,
-    COVERING,
-    WITHDRAWN,
-    MemoryRepository,
-    PathRow,
-)
+from talekeeper.storage.repositories.memory import COVERING, MemoryRepository, PathRow
+from talekeeper.storage.vocabulary import MemoryOrigin, MemoryStatus
 
 STALE_PER_RUN = 5  # re-derivations of edited memories per run
 STALE_SCAN = 200  # stale rows looked at to pick the current path's first
@@ -62,7 +57,7 @@ class RefreshStale:
         stale = MemoryRepository(session).stale_memories(adventure.id, STALE_SCAN)
         # The current path's first: the summary waits for them (see ``summary``).
         stale.sort(key=lambda m: (not on_lineage(facts.lineage, m.branch_id, m.depth), m.id))
-        chosen = [m for m in stale if m.origin == AUTO][:STALE_PER_RUN]
+        chosen = [m for m in stale if m.origin == MemoryOrigin.AUTO][:STALE_PER_RUN]
         return [Stale(m.id, *source_block(session, m), facts) for m in chosen]
 
     async def generate(self, stale: Stale) -> str | None:
@@ -74,7 +69,7 @@ class RefreshStale:
         memory = MemoryRepository(session).memory(stale.memory_id)
         if text is None:
             if memory is not None and memory.status in COVERING:
-                set_status(session, [memory], WITHDRAWN, self.work.cache)
+                set_status(session, [memory], MemoryStatus.WITHDRAWN, self.work.cache)
             return True
         if memory is None or not memory.stale or not still_there(session, stale.rows):
             return False

@@ -7,10 +7,10 @@ Invariants:
   sees (``passes_for``): memory (the stale refresh, then new blocks), summary,
   embedding (another model's vectors retired, evidence keys, vectors), eviction. A
   kind's passes run in order; an error ends its kind, never the run.
-- Each kind's outcome is recorded in ``derived_states``: "running" before it starts,
-  then "idle" (with whether it did any work) or "failed" with its error (``ERROR_MAX``
-  characters), each in its own short transaction. A failed kind is retried by the
-  next run: no cursor moved for what it did not save.
+- Each kind's outcome is recorded in ``derived_states`` (a ``PassState``): "running"
+  before it starts, then "idle" (with whether it did any work) or "failed" with its
+  error (``ERROR_MAX`` characters), each in its own short transaction. A failed kind is
+  retried by the next run: no cursor moved for what it did not save.
 - An adventure deleted before or during the run ends it quietly: nothing is recorded
   for an adventure that is gone.
 """
@@ -34,11 +34,12 @@ from talekeeper.services.memory.passes.refresh import RefreshStale
 from talekeeper.services.memory.passes.seam import Pass, run_pass
 from talekeeper.services.memory.passes.summarize import Summarize
 from talekeeper.services.memory.passes.work import Work
-from talekeeper.services.memory.service import Kind, PassState
+from talekeeper.services.memory.service import Kind
 from talekeeper.services.models import ModelSet
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Adventure
 from talekeeper.storage.repositories.memory import MemoryRepository
+from talekeeper.storage.vocabulary import PassState
 
 log = logging.getLogger(__name__)
 

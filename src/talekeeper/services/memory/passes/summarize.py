@@ -25,16 +25,11 @@ from talekeeper.services.memory import extractive
 from talekeeper.services.memory.passes.work import Work
 from talekeeper.services.memory.prompts import clean_summary, summary_request
 from talekeeper.services.memory.source import Material, material, path_of, still_there
-from talekeeper.services.memory.summary import INTERVAL, SUMMARY_EVERY, USER
+from talekeeper.services.memory.summary import SUMMARY_EVERY
 from talekeeper.services.memory.writer import BLOCK_ACTIONS, SETTLE_SLACK, block_text
 from talekeeper.storage.models import Adventure, SummaryVersion
-from talekeeper.storage.repositories.memory import (
-    ACTIVE,
-    AUTO,
-    FORGOTTEN,
-    MemoryRepository,
-    PathRow,
-)
+from talekeeper.storage.repositories.memory import MemoryRepository, PathRow
+from talekeeper.storage.vocabulary import MemoryOrigin, MemoryStatus, SummaryTrigger
 
 RAW_TOKENS = 2000  # raw text handed over when memories lag: the newest part, like a block
 
@@ -65,7 +60,7 @@ class Summarize:
         facts = material(session, adventure)
         repo = MemoryRepository(session)
         current = repo.summary_in_force(adventure.id, facts.lineage)
-        if current is not None and current.stale and current.trigger == INTERVAL:
+        if current is not None and current.stale and current.trigger == SummaryTrigger.INTERVAL:
             plan = _refresh_plan(session, facts, current)
         else:
             cursor = current.covers_to if current else -1
@@ -112,7 +107,7 @@ class Summarize:
                 action_id=plan.anchor.id,
                 covers_to=plan.refreshes.covers_to if plan.refreshes else plan.anchor.depth,
                 text=text,
-                trigger=INTERVAL,
+                trigger=SummaryTrigger.INTERVAL,
                 writer=self.work.writer,
                 base_id=plan.base.id if plan.base else None,
                 refreshes_id=plan.refreshes.id if plan.refreshes else None,
@@ -135,8 +130,8 @@ def _plan(
     memories = repo.memories(
         facts.adventure_id,
         facts.lineage,
-        (ACTIVE, FORGOTTEN),
-        origin=AUTO,
+        (MemoryStatus.ACTIVE, MemoryStatus.FORGOTTEN),
+        origin=MemoryOrigin.AUTO,
         within=(cursor + 1, anchor.depth),
     )
     if any(m.stale for m in memories):
@@ -148,7 +143,7 @@ def _plan(
         facts=facts,
         base=base,
         base_text=base.text if base else "",
-        base_by_user=bool(base and base.trigger == USER),
+        base_by_user=bool(base and base.trigger == SummaryTrigger.USER),
         memories=[] if behind else [m.text for m in memories],
         raw=past if behind else tail,
         behind=behind,
@@ -163,7 +158,7 @@ def _refresh_plan(session: Session, facts: Material, stale: SummaryVersion) -> R
     not stale itself (a stale base still holds the edited-away text)."""
     repo = MemoryRepository(session)
     base = repo.summary_version(stale.base_id) if stale.base_id else None
-    while base is not None and base.stale and base.trigger == INTERVAL:
+    while base is not None and base.stale and base.trigger == SummaryTrigger.INTERVAL:
         base = repo.summary_version(base.base_id) if base.base_id else None
     cursor = base.covers_to if base else -1
     past = [
@@ -204,6 +199,6 @@ def _same_memories(session: Session, sources: list[tuple[int, str]]) -> bool:
         i in rows
         and rows[i].text == text
         and not rows[i].stale
-        and rows[i].status in (ACTIVE, FORGOTTEN)
+        and rows[i].status in (MemoryStatus.ACTIVE, MemoryStatus.FORGOTTEN)
         for i, text in sources
     )

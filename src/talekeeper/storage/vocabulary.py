@@ -1,0 +1,97 @@
+"""The states the database stores: one ``StrEnum`` per column, declared here once.
+
+Invariants:
+
+- These string values are what the database holds, what the export file carries and
+  what the JSON API and the command line show. A value never changes, and none is
+  added or dropped, without a migration (and, for the export file, a format version)
+  that moves the rows already written; the migrations keep the literal spellings of
+  their time, since they are history.
+- A member is its value: ``StrEnum`` members compare equal to, hash like, format as and
+  are bound to SQL and JSON as their plain strings, so a column read back as ``str``
+  compares equal to the member that was written.
+- Every value fits its column (``tests/storage/test_vocabulary.py`` checks the widths
+  against ``storage.models``).
+- Nothing else in ``talekeeper`` spells these values as constants of its own; groups of
+  them (``storage.repositories.memory.COVERING``, ``LISTED``) are built from the members.
+
+The enums and where each is stored:
+
+- ``ActionState``: ``actions.state`` (``models.Action``).
+- ``MemoryStatus``: ``memories.status`` (``models.Memory``).
+- ``MemoryOrigin``: ``memories.origin``.
+- ``Authority``: ``memories.authority`` (``services.memory.authority.classify`` decides).
+- ``SummaryTrigger``: ``summary_versions.trigger`` (``models.SummaryVersion``).
+- ``PassState``: ``derived_states.state`` (``models.DerivedState``: one row per background
+  pass kind).
+- ``SourceState``: ``library_sources.state`` (``models.LibrarySource``).
+- ``CallStatus``: ``ai_calls.status`` (``models.AiCall``: the AI call log).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ActionState(StrEnum):
+    """Where an action stands in the story tree (``services.tree``)."""
+
+    ACTIVE = "active"  # on its branch's path: at most one per (branch, depth)
+    TAKE = "take"  # an alternative take of a slot, not shown
+    UNDONE = "undone"  # on the redo stack
+    REMOVED = "removed"  # deleted, or discarded when a new action replaced an undone one
+
+
+class MemoryStatus(StrEnum):
+    """Where a memory stands in the Memory Bank."""
+
+    ACTIVE = "active"  # in the bank: retrieved
+    FORGOTTEN = "forgotten"  # pushed out by capacity: kept and listed, never retrieved
+    WITHDRAWN = "withdrawn"  # its source left the story (undo, delete, retry)
+    DELETED = "deleted"  # the player deleted it: hidden, its source stays covered
+
+
+class MemoryOrigin(StrEnum):
+    """Who wrote a memory."""
+
+    AUTO = "auto"  # the memory pass, from a block of the story
+    USER = "user"  # the player, by hand (no source block)
+
+
+class Authority(StrEnum):
+    """Whether a memory reads as established story or as a guess."""
+
+    ACCEPTED = "accepted_story"
+    HEURISTIC = "heuristic"  # its text hedges: never shown as established fact
+
+
+class SummaryTrigger(StrEnum):
+    """What wrote a Story Summary version."""
+
+    INTERVAL = "interval"  # the summary pass, every ``SUMMARY_EVERY`` actions
+    USER = "user"  # the player wrote it
+
+
+class PassState(StrEnum):
+    """The outcome of a background pass's last run."""
+
+    IDLE = "idle"  # not running; the last run (if any) succeeded
+    RUNNING = "running"
+    FAILED = "failed"  # the last run failed (``last_error`` says why); the next retries
+
+
+class SourceState(StrEnum):
+    """Where a knowledge library source's vectors stand."""
+
+    INDEXING = "indexing"  # passages without a vector of ``vector_model`` remain
+    READY = "ready"
+    FAILED = "failed"  # the last batch failed (``error``); retried from ``retry_at``
+    WORDS_ONLY = "words_only"  # no embedding model: searched by words
+
+
+class CallStatus(StrEnum):
+    """How a model call ended (the AI call log)."""
+
+    OK = "ok"
+    ERROR = "error"
+    CANCELLED = "cancelled"  # the consumer stopped reading (the client went away)
