@@ -26,9 +26,12 @@ def test_thirty_turns_in_the_terminal_show_only_the_story(tmp_path: Path) -> Non
     assert made.returncode == 0 and made.stderr == "", made.stderr
     turns = [ACTIONS[n % len(ACTIONS)] for n in range(30)]
     stdin = "".join(t + "\n" for t in turns) + "/quit\n"
-    # A short reply keeps thirty turns quick; what is printed does not depend on its length.
+    # A short reply and a small context keep thirty turns quick; what is printed does not
+    # depend on their size.
     # A real process: what llama.cpp writes to its file descriptors is what is looked for.
-    played = talekeeper(data, "play", stdin=stdin, process=900, reply_tokens="24")
+    played = talekeeper(
+        data, "play", stdin=stdin, process=900, reply_tokens="24", context_tokens="1024"
+    )
     assert played.returncode == 0, played.stderr
     assert played.stderr == "", played.stderr[:2000]
     lines = played.stdout.splitlines()
