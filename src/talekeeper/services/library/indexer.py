@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
-from sqlalchemy import and_, event, func, or_, select, update
+from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
@@ -46,7 +46,8 @@ from talekeeper.core.errors import TalekeeperError
 from talekeeper.services.library import store
 from talekeeper.services.models import ModelSet
 from talekeeper.storage.db import read_scope, session_scope
-from talekeeper.storage.models import LibraryPassage, LibrarySource
+from talekeeper.storage.models import LibrarySource
+from talekeeper.storage.repositories.library import IndexingRepository, PassageText
 from talekeeper.storage.vocabulary import SourceState
 
 log = logging.getLogger(__name__)
@@ -81,12 +82,7 @@ def catch_up(session: Session, source_ids: list[int]) -> None:
     and this process's indexers are woken when the caller's unit commits."""
     if not source_ids:
         return
-    session.execute(
-        update(LibrarySource)
-        .where(LibrarySource.id.in_(source_ids), LibrarySource.state == SourceState.FAILED)
-        .values(retry_at=utcnow())
-        .execution_options(synchronize_session=False)
-    )
+    IndexingRepository(session).retry_failed(source_ids, utcnow())
     if not event.contains(session, "after_commit", _wake_running):
         event.listen(session, "after_commit", _wake_running)
 
@@ -210,12 +206,10 @@ class LibraryIndexer:
         source to change: this runs every ``SYNC_SECONDS`` and usually changes nothing."""
         self._synced_at = time.monotonic()
         with read_scope(self.sessions) as session:
-            rows = session.execute(
-                select(LibrarySource.user_id, LibrarySource.vector_model, LibrarySource.state)
-            ).all()
+            rows = IndexingRepository(session).source_models()
         by_user: dict[int, list[tuple[str | None, str]]] = {}
         for user_id, vector_model, state in rows:
-            by_user.setdefault(int(user_id), []).append((vector_model, state))
+            by_user.setdefault(user_id, []).append((vector_model, state))
         for user_id, seen in by_user.items():
             try:
                 models = self.models_for_user(user_id)
@@ -228,76 +222,43 @@ class LibraryIndexer:
 
     def _claim(self) -> Claim | None:
         now = utcnow()
-        free = or_(LibrarySource.claimed_by.is_(None), LibrarySource.claimed_at < now - STALE)
-        due = or_(
-            LibrarySource.state == SourceState.INDEXING,
-            and_(LibrarySource.state == SourceState.FAILED, LibrarySource.retry_at <= now),
-        )
+        stale_before = now - STALE
         # Looked for in a read unit: a poll that finds nothing never takes the write lock.
         with read_scope(self.sessions) as session:
-            candidates = session.execute(
-                select(LibrarySource.id, LibrarySource.user_id, LibrarySource.vector_model)
-                .where(due, free, LibrarySource.vector_model.is_not(None))
-                .order_by(LibrarySource.updated_at, LibrarySource.id)
-                .limit(4)
-            ).all()
+            candidates = IndexingRepository(session).due(now, stale_before, limit=4)
         if not candidates:
             return None
         with session_scope(self.sessions) as session:
+            work = IndexingRepository(session)
             for source_id, user_id, model in candidates:
-                taken = session.execute(
-                    update(LibrarySource)
-                    .where(LibrarySource.id == source_id, free)
-                    .values(claimed_by=self.owner, claimed_at=now)
-                    .execution_options(synchronize_session=False)
-                )
-                if taken.rowcount == 1:  # type: ignore[attr-defined]
-                    return Claim(int(source_id), int(user_id), str(model))
+                # Another process may have taken it since it was read: the claim decides.
+                if work.claim(source_id, self.owner, now, stale_before):
+                    return Claim(source_id, user_id, model)
         return None
 
-    def _next_batch(self, claim: Claim) -> list[tuple[int, str]]:
+    def _next_batch(self, claim: Claim) -> list[PassageText]:
         with read_scope(self.sessions) as session:
-            rows = session.execute(
-                select(LibraryPassage.id, LibraryPassage.text)
-                .where(
-                    LibraryPassage.source_id == claim.source_id,
-                    or_(
-                        LibraryPassage.vector_model.is_(None),
-                        LibraryPassage.vector_model != claim.model,
-                    ),
-                )
-                .order_by(LibraryPassage.position)
-                .limit(self.batch)
-            ).all()
-        return [(int(i), str(t)) for i, t in rows]
+            return IndexingRepository(session).next_batch(claim.source_id, claim.model, self.batch)
 
     def _wanted(self, session: Session, claim: Claim) -> LibrarySource | None:
-        row = session.get(LibrarySource, claim.source_id)
+        row = IndexingRepository(session).get(claim.source_id)
         if row is None or row.vector_model != claim.model or row.claimed_by != self.owner:
             return None
         return row
 
-    def _write(self, claim: Claim, batch: list[tuple[int, str]], vectors: list[np.ndarray]) -> None:
+    def _write(self, claim: Claim, batch: list[PassageText], vectors: list[np.ndarray]) -> None:
         with session_scope(self.sessions) as session:
             row = self._wanted(session, claim)
             if row is None:
                 return
-            session.execute(
-                update(LibraryPassage),
-                [
-                    {"id": pid, "vector": v.tobytes(), "vector_model": claim.model}
-                    for (pid, _), v in zip(batch, vectors, strict=True)
-                ],
+            IndexingRepository(session).write_vectors(
+                claim.model,
+                [(pid, v.tobytes()) for (pid, _), v in zip(batch, vectors, strict=True)],
             )
             self._progress(session, row, claim.model)
 
     def _progress(self, session: Session, row: LibrarySource, model: str) -> None:
-        done = session.scalar(
-            select(func.count()).where(
-                LibraryPassage.source_id == row.id, LibraryPassage.vector_model == model
-            )
-        )
-        row.embedded = int(done or 0)
+        row.embedded = IndexingRepository(session).embedded(row.id, model)
         row.revision += 1
         row.error, row.failures, row.retry_at = None, 0, None
         row.state = SourceState.READY if row.embedded >= row.passage_count else SourceState.INDEXING
@@ -321,18 +282,8 @@ class LibraryIndexer:
 
     def _release(self, claim: Claim) -> None:
         with session_scope(self.sessions) as session:
-            session.execute(
-                update(LibrarySource)
-                .where(LibrarySource.id == claim.source_id, LibrarySource.claimed_by == self.owner)
-                .values(claimed_by=None, claimed_at=None)
-                .execution_options(synchronize_session=False)
-            )
+            IndexingRepository(session).release(claim.source_id, self.owner)
 
     def _release_mine(self) -> None:
         with session_scope(self.sessions) as session:
-            session.execute(
-                update(LibrarySource)
-                .where(LibrarySource.claimed_by == self.owner)
-                .values(claimed_by=None, claimed_at=None)
-                .execution_options(synchronize_session=False)
-            )
+            IndexingRepository(session).release_all(self.owner)

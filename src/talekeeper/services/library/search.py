@@ -19,7 +19,8 @@ Invariants:
   chosen (the search box: the best ``top_k`` with any score above 0). The next
   ``RUNNERS_UP`` are kept for Insights ("what was considered").
 - The scoring is computed here in NumPy, identically on SQLite and PostgreSQL: the
-  database only says which passages hold each term (``storage.fulltext``).
+  database only says which passages hold each term (``storage.fulltext``, through
+  ``storage.repositories.library``).
 - Passages still without a vector (a source being indexed, or failed) are ranked by
   words; an embedding failure of the query never fails the turn (ranked by words, the
   note says so). Nothing is written here.
@@ -42,16 +43,15 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services.memory.terms import terms
 from talekeeper.services.models import ModelSet
-from talekeeper.storage import fulltext
 from talekeeper.storage.db import read_scope
 from talekeeper.storage.models import LibraryPassage, LibrarySource
+from talekeeper.storage.repositories.library import LibraryRepository
 from talekeeper.storage.vocabulary import SourceState
 
 INPUT_WEIGHT = 0.7  # the player's words say what they ask about
@@ -214,11 +214,7 @@ class VectorCache:
             ):
                 self._entries.move_to_end(source_id)
                 return entry
-        rows = session.execute(
-            select(LibraryPassage.id, LibraryPassage.vector).where(
-                LibraryPassage.source_id == source_id, LibraryPassage.vector_model == model
-            )
-        ).all()
+        rows = LibraryRepository(session).vectors(source_id, model)
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         widths = {len(r[1]) for r in rows if r[1] is not None}
         if len(widths) != 1:
@@ -328,12 +324,10 @@ class KnowledgeSearch:
         self, user_id: int, source_ids: list[int] | None, query_terms: list[str], model: str | None
     ) -> _Read:
         with read_scope(self.sessions) as session:
-            statement = select(LibrarySource).where(LibrarySource.user_id == user_id)
-            if source_ids is not None:
-                statement = statement.where(LibrarySource.id.in_(source_ids))
-            sources = list(session.scalars(statement.order_by(LibrarySource.id)))
+            library = LibraryRepository(session)
+            sources = library.sources(user_id, among=source_ids)
             ids = [s.id for s in sources]
-            postings = fulltext.holding(session, query_terms, ids)
+            postings = library.holding(query_terms, ids)
             vectors = []
             if model is not None:
                 for s in sources:
@@ -349,7 +343,7 @@ class KnowledgeSearch:
         if not ids:
             return {}
         with read_scope(self.sessions) as session:
-            rows = session.scalars(select(LibraryPassage).where(LibraryPassage.id.in_(ids))).all()
+            rows = LibraryRepository(session).passages(ids)
             for row in rows:
                 session.expunge(row)
         return {r.id: r for r in rows}

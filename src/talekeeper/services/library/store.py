@@ -1,5 +1,5 @@
 """A user's knowledge library: sources uploaded, listed, deleted, re-indexed and attached to
-adventures (the rules; ``storage.fulltext`` holds the index's SQL).
+adventures (the rules; ``storage.repositories.library`` holds the statements).
 
 Invariants:
 
@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
@@ -46,13 +45,8 @@ from talekeeper.services.library.documents import CAPS, Caps, read_document
 from talekeeper.services.library.model import DocumentKind
 from talekeeper.services.library.passages import Passage, split_passages
 from talekeeper.services.memory.terms import terms
-from talekeeper.storage import fulltext
-from talekeeper.storage.models import (
-    Adventure,
-    AdventureKnowledge,
-    LibraryPassage,
-    LibrarySource,
-)
+from talekeeper.storage.models import Adventure, LibrarySource
+from talekeeper.storage.repositories.library import LibraryRepository, NewPassage, PassageTerms
 from talekeeper.storage.vocabulary import SourceState
 
 PASSAGE_TOKENS = 160  # a paragraph or two; well within the embedder's 256 word pieces
@@ -153,19 +147,10 @@ def _check_text(name: str, text: str) -> None:
         )
 
 
-def _counts(session: Session, user_id: int) -> tuple[int, int]:
-    row = session.execute(
-        select(func.count(), func.coalesce(func.sum(LibrarySource.passage_count), 0)).where(
-            LibrarySource.user_id == user_id
-        )
-    ).one()
-    return int(row[0]), int(row[1])
-
-
 def check_room(session: Session, user_id: int) -> tuple[int, int]:
     """The user's sources and passages, or ``Conflict`` when no source can be added (cheap:
     asked again before a file is read, so a full library does not cost a parse)."""
-    sources, passages = _counts(session, user_id)
+    sources, passages = LibraryRepository(session).size(user_id)
     if sources >= MAX_SOURCES:
         raise Conflict(
             f"Your library holds {sources:,} sources, the most one user may keep: delete "
@@ -202,67 +187,42 @@ def store(
         revision=0,
         failures=0,
     )
-    session.add(source)
-    session.flush()
-    session.execute(
-        insert(LibraryPassage),
+    LibraryRepository(session).add(
+        source,
         [
-            {
-                "source_id": source.id,
-                "position": p.ordinal,
-                "heading_path": json.dumps(list(p.heading_path), ensure_ascii=False),
-                "page": p.page,
-                "text": p.text,
-                "tokens": p.tokens,
-                "terms": t,
-            }
+            NewPassage(
+                position=p.ordinal,
+                heading_path=json.dumps(list(p.heading_path), ensure_ascii=False),
+                page=p.page,
+                text=p.text,
+                tokens=p.tokens,
+                terms=t,
+            )
             for p, t in zip(prepared.passages, prepared.passage_terms, strict=True)
         ],
     )
-    _index(session, source.id)
     return source
 
 
-def _index(session: Session, source_id: int) -> None:
-    rows = session.execute(
-        select(LibraryPassage.id, LibraryPassage.terms).where(LibraryPassage.source_id == source_id)
-    ).all()
-    fulltext.add(session, [(pid, source_id, t) for pid, t in rows])
-
-
 def source(session: Session, user_id: int, source_id: int) -> LibrarySource:
-    row = session.get(LibrarySource, source_id) if 0 < source_id <= limits.MAX_ID else None
+    row = LibraryRepository(session).get(source_id) if 0 < source_id <= limits.MAX_ID else None
     if row is None or row.user_id != user_id:
         raise NotFound(f"There is no library source {source_id}.")
     return row
 
 
 def sources(session: Session, user_id: int) -> list[LibrarySource]:
-    return list(
-        session.scalars(
-            select(LibrarySource).where(LibrarySource.user_id == user_id).order_by(LibrarySource.id)
-        )
-    )
+    return LibraryRepository(session).sources(user_id)
 
 
 def attached_counts(session: Session, source_ids: list[int]) -> dict[int, int]:
     """How many adventures each source is attached to."""
-    if not source_ids:
-        return {}
-    rows = session.execute(
-        select(AdventureKnowledge.source_id, func.count())
-        .where(AdventureKnowledge.source_id.in_(source_ids))
-        .group_by(AdventureKnowledge.source_id)
-    ).all()
-    return {int(s): int(n) for s, n in rows}
+    return LibraryRepository(session).attachment_counts(source_ids)
 
 
 def remove(session: Session, user_id: int, source_id: int) -> None:
     row = source(session, user_id, source_id)
-    fulltext.remove_source(session, row.id)
-    session.execute(delete(LibraryPassage).where(LibraryPassage.source_id == row.id))
-    session.execute(delete(AdventureKnowledge).where(AdventureKnowledge.source_id == row.id))
-    session.delete(row)
+    LibraryRepository(session).delete(row)
 
 
 def reindex(
@@ -271,19 +231,12 @@ def reindex(
     """Index a source again from its passages: terms and full-text rows rebuilt, vectors
     dropped and made again in the background."""
     row = source(session, user_id, source_id)
-    fulltext.remove_source(session, row.id)
-    passages = session.execute(
-        select(LibraryPassage.id, LibraryPassage.text).where(LibraryPassage.source_id == row.id)
-    ).all()
-    if passages:
-        session.execute(
-            update(LibraryPassage),
-            [
-                {"id": pid, "terms": " ".join(terms(text)), "vector": None, "vector_model": None}
-                for pid, text in passages
-            ],
-        )
-    _index(session, row.id)
+    library = LibraryRepository(session)
+    library.unindex(row.id)
+    library.replace_terms(
+        [PassageTerms(pid, " ".join(terms(text))) for pid, text in library.passage_texts(row.id)]
+    )
+    library.index(row.id)
     _restart(row, embedding_model)
     return row
 
@@ -321,24 +274,11 @@ def sync_model(session: Session, user_id: int, embedding_model: str | None) -> i
 
 
 def attached(session: Session, adventure_id: int) -> list[LibrarySource]:
-    return list(
-        session.scalars(
-            select(LibrarySource)
-            .join(AdventureKnowledge, AdventureKnowledge.source_id == LibrarySource.id)
-            .where(AdventureKnowledge.adventure_id == adventure_id)
-            .order_by(LibrarySource.id)
-        )
-    )
+    return LibraryRepository(session).attached(adventure_id)
 
 
 def attached_ids(session: Session, adventure_id: int) -> list[int]:
-    return list(
-        session.scalars(
-            select(AdventureKnowledge.source_id)
-            .where(AdventureKnowledge.adventure_id == adventure_id)
-            .order_by(AdventureKnowledge.source_id)
-        )
-    )
+    return LibraryRepository(session).attached_ids(adventure_id)
 
 
 def set_attached(session: Session, adventure: Adventure, source_ids: list[Any]) -> None:
@@ -358,19 +298,12 @@ def set_attached(session: Session, adventure: Adventure, source_ids: list[Any]) 
         )
     for source_id in wanted:
         source(session, adventure.user_id, source_id)  # 404 for one that is not theirs
-    now = set(attached_ids(session, adventure.id))
+    library = LibraryRepository(session)
+    now = set(library.attached_ids(adventure.id))
     gone = now - set(wanted)
     if gone:
-        session.execute(
-            delete(AdventureKnowledge).where(
-                AdventureKnowledge.adventure_id == adventure.id,
-                AdventureKnowledge.source_id.in_(gone),
-            )
-        )
-    session.add_all(
-        AdventureKnowledge(adventure_id=adventure.id, source_id=s) for s in wanted if s not in now
-    )
-    session.flush()
+        library.detach(adventure.id, gone)
+    library.attach(adventure.id, [s for s in wanted if s not in now])
 
 
 def _iso(value: datetime | None) -> str | None:
