@@ -54,6 +54,7 @@ from talekeeper.services.exchange.plan import plan_import
 from talekeeper.services.exchange.store import write
 from talekeeper.services.memory.base import MemoryService
 from talekeeper.storage.models import Adventure
+from talekeeper.storage.repositories.story import StoryRepository
 
 __all__ = ["Imported", "SourceRef", "export", "import_adventure", "import_with_report"]
 
@@ -98,7 +99,7 @@ def import_with_report(
     plan = plan_import(data, user_id)  # every check and all the CPU work: no write yet
     written = write(session, plan)
     memory.schedule(session, written.adventure_id, user_id)
-    adventure = session.get(Adventure, written.adventure_id)
+    adventure = StoryRepository(session).adventure(written.adventure_id, user_id)
     assert adventure is not None
     return Imported(adventure, written.attached, written.unmatched)
 

@@ -22,25 +22,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.services.exchange.fileformat import SourceRef
 from talekeeper.services.exchange.plan import ImportPlan, Planned, Ref
-from talekeeper.storage.dialect import returns_ids_in_order
 from talekeeper.storage.models import (
     Action,
-    Adventure,
-    AdventureKnowledge,
     Base,
     Branch,
     InsightSnapshot,
-    LibrarySource,
     Memory,
-    MemoryUse,
     StoryCard,
     SummaryVersion,
 )
+from talekeeper.storage.repositories.exchange import ExchangeRepository
 
 TABLES: dict[str, type[Base]] = {  # in the order they are written
     "branches": Branch,
@@ -64,35 +59,31 @@ class Written:
 
 def write(session: Session, plan: ImportPlan) -> Written:
     """The plan's rows inserted, and its library references matched and attached."""
-    statement = insert(Adventure).values(plan.adventure).returning(Adventure.id)
-    adventure_id = int(session.execute(statement).scalar_one())
+    repo = ExchangeRepository(session)
+    adventure_id = repo.insert_adventure(plan.adventure)
     ids: Ids = {}
     for section in TABLES:
-        ids[section] = _insert(session, section, plan.sections[section], adventure_id, ids)
+        ids[section] = _insert(repo, section, plan.sections[section], adventure_id, ids)
     for section in ("branches", "summaries"):
-        _link(session, section, plan.sections[section], ids)
-    uses = [
-        {"memory_id": ids["memories"][row.key], "action_id": ids["actions"][action]}
-        for row in plan.sections["memories"]
-        for action in row.uses
-    ]
-    if uses:
-        table: Any = MemoryUse.__table__
-        session.execute(insert(table), uses)  # Core, not the ORM: half the time per row
-    session.execute(
-        update(Adventure)
-        .where(Adventure.id == adventure_id)
-        .values(
-            current_branch_id=ids["branches"][plan.current_branch],
-            updated_at=plan.updated_at,  # as the file has it, not the time of this write
-        )
+        _link(repo, section, plan.sections[section], ids)
+    repo.insert_memory_uses(
+        [
+            (ids["memories"][row.key], ids["actions"][action])
+            for row in plan.sections["memories"]
+            for action in row.uses
+        ]
     )
-    attached, unmatched = _attach(session, adventure_id, plan.adventure["user_id"], plan.knowledge)
+    repo.set_current_branch(
+        adventure_id,
+        ids["branches"][plan.current_branch],
+        updated_at=plan.updated_at,  # as the file has it, not the time of this write
+    )
+    attached, unmatched = _attach(repo, adventure_id, plan.adventure["user_id"], plan.knowledge)
     return Written(adventure_id, attached, unmatched)
 
 
 def _attach(
-    session: Session, adventure_id: int, user_id: int, refs: list[SourceRef]
+    repo: ExchangeRepository, adventure_id: int, user_id: int, refs: list[SourceRef]
 ) -> tuple[list[int], list[SourceRef]]:
     """Attach the user's source each reference names (see the module docstring); the ids
     attached, and the references left unmatched, in the file's order."""
@@ -100,14 +91,7 @@ def _attach(
         return [], []
     by_file: dict[tuple[str, int], list[int]] = {}
     by_title: dict[str, list[int]] = {}
-    rows = session.execute(
-        select(
-            LibrarySource.id, LibrarySource.filename, LibrarySource.size_bytes, LibrarySource.title
-        )
-        .where(LibrarySource.user_id == user_id)
-        .order_by(LibrarySource.id.desc())  # a file uploaded again: its newest copy first
-    ).all()
-    for source_id, filename, size, title in rows:
+    for source_id, filename, size, title in repo.library_sources(user_id):  # newest first
         by_file.setdefault((filename, size), []).append(source_id)
         by_title.setdefault(title, []).append(source_id)
     found: dict[int, int] = {}  # a reference's index -> the source it names
@@ -124,11 +108,7 @@ def _attach(
                     found[number] = match
                     taken.add(match)
     attached = [found[i] for i in range(len(refs)) if i in found]
-    if attached:
-        table: Any = AdventureKnowledge.__table__
-        session.execute(
-            insert(table), [{"adventure_id": adventure_id, "source_id": s} for s in attached]
-        )
+    repo.attach_sources(adventure_id, attached)
     return attached, [ref for i, ref in enumerate(refs) if i not in found]
 
 
@@ -140,51 +120,23 @@ def _resolved(refs: dict[str, Ref], ids: Ids) -> dict[str, int | None]:
 
 
 def _insert(
-    session: Session, section: str, rows: list[Planned], adventure_id: int, ids: Ids
+    repo: ExchangeRepository, section: str, rows: list[Planned], adventure_id: int, ids: Ids
 ) -> dict[int, int]:
     """One bulk insert; the database ids of the rows other rows name, by file key."""
-    if not rows:  # an empty list would insert one row of defaults
-        return {}
-    model = TABLES[section]
-    table: Any = model.__table__
-    owner = {"adventure_id": adventure_id} if "adventure_id" in table.c else {}
-    values = [row.values | owner | _resolved(row.refs, ids) for row in rows]
+    values = [row.values | _resolved(row.refs, ids) for row in rows]
     if section not in KEYED:
-        session.execute(insert(table), values)
+        repo.insert_rows(TABLES[section], values, adventure_id=adventure_id)
         return {}
-    return {row.key: new for row, new in zip(rows, _new_ids(session, table, values), strict=True)}
+    new = repo.insert_returning_ids(TABLES[section], values, adventure_id=adventure_id)
+    return {row.key: row_id for row, row_id in zip(rows, new, strict=True)}
 
 
-def _new_ids(session: Session, table: Any, values: list[dict[str, Any]]) -> list[int]:
-    """Insert ``values``; the ids they were given, in the order sent."""
-    if returns_ids_in_order(session.get_bind()):
-        statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
-        return [int(i) for i in session.execute(statement, values).scalars()]
-    # SQLite cannot return a batch's ids in order, so it would insert row by row. But it
-    # gives each new row the table's largest id plus one, and this transaction holds the
-    # write lock: one executemany takes the ids after the largest, in the order sent.
-    before = int(session.scalar(select(func.max(table.c.id))) or 0)
-    session.execute(insert(table), values)
-    ids = [int(i) for i in session.scalars(select(table.c.id).where(table.c.id > before))]
-    if sorted(ids) != list(range(before + 1, before + 1 + len(values))):
-        raise RuntimeError(f"{table.name}: new ids are not {before + 1} onwards; nothing kept")
-    return sorted(ids)
-
-
-def _link(session: Session, section: str, rows: list[Planned], ids: Ids) -> None:
+def _link(repo: ExchangeRepository, section: str, rows: list[Planned], ids: Ids) -> None:
     """The references between a table's own rows, set in one bulk update."""
     columns = sorted({column for row in rows for column in row.later})
-    params: list[dict[str, int | None]] = []
+    links: list[tuple[int, dict[str, Any]]] = []
     for row in rows:
-        links = _resolved(row.later, ids)
-        if any(value is not None for value in links.values()):
-            values: dict[str, int | None] = {f"new_{c}": links.get(c) for c in columns}
-            params.append({"row_id": ids[section][row.key], **values})
-    if params:
-        table: Any = TABLES[section].__table__
-        statement = (
-            update(table)
-            .where(table.c.id == bindparam("row_id"))
-            .values({c: bindparam(f"new_{c}") for c in columns})
-        )
-        session.execute(statement, params)
+        resolved = _resolved(row.later, ids)
+        if any(value is not None for value in resolved.values()):
+            links.append((ids[section][row.key], {c: resolved.get(c) for c in columns}))
+    repo.set_references(TABLES[section], columns, links)

@@ -21,17 +21,15 @@ Invariants:
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.core.lineage import lineage_of, on_lineage
 from talekeeper.services.memory.bank import BankCache, drop_keys, set_status
 from talekeeper.services.memory.base import StoryChange
 from talekeeper.services.memory.writer import memory_lineage, upto
-from talekeeper.storage.models import Action, Memory, SummaryVersion
-from talekeeper.storage.repositories.memory import COVERING
+from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import StoryRepository
-from talekeeper.storage.vocabulary import ActionState, MemoryOrigin, MemoryStatus, SummaryTrigger
+from talekeeper.storage.vocabulary import ActionState, MemoryStatus
 
 
 def apply(session: Session, change: StoryChange, cache: BankCache | None) -> bool:
@@ -42,37 +40,25 @@ def apply(session: Session, change: StoryChange, cache: BankCache | None) -> boo
         _withdraw(session, change, deeper=True, cache=cache)
         return False
     if change.kind == "delete":
-        if _slot_active(session, change.branch_id, change.depth):
+        if StoryRepository(session).slot_is_active(change.branch_id, change.depth):
             return False  # a take that was not in the story
         _withdraw(session, change, deeper=False, cache=cache)
         return _mark_stale(session, change, cache)
     if change.kind == "edit":
-        row = session.get(Action, change.action_ids[0]) if change.action_ids else None
+        row = StoryRepository(session).action(change.action_ids[0]) if change.action_ids else None
         if row is None or row.state != ActionState.ACTIVE:
             return False  # a take's text: no memory was written from it
         return _mark_stale(session, change, cache)
     return False
 
 
-def _slot_active(session: Session, branch_id: int, depth: int) -> bool:
-    query = select(Action.id).where(
-        Action.branch_id == branch_id, Action.depth == depth, Action.state == ActionState.ACTIVE
-    )
-    return session.scalar(query.limit(1)) is not None
-
-
 def _withdraw(
     session: Session, change: StoryChange, *, deeper: bool, cache: BankCache | None
 ) -> None:
     assert change.depth is not None
-    query = select(Memory).where(
-        Memory.adventure_id == change.adventure_id,
-        Memory.branch_id == change.branch_id,
-        Memory.origin == MemoryOrigin.AUTO,
-        Memory.status.in_(COVERING),
-        Memory.depth >= change.depth if deeper else Memory.depth == change.depth,
+    rows = MemoryRepository(session).covering_at(
+        change.adventure_id, change.branch_id, change.depth, deeper=deeper
     )
-    rows = list(session.scalars(query).all())
     if rows:
         set_status(session, rows, MemoryStatus.WITHDRAWN, cache)
 
@@ -81,34 +67,21 @@ def _mark_stale(session: Session, change: StoryChange, cache: BankCache | None) 
     assert change.depth is not None
     depth = change.depth
     links = StoryRepository(session).links(change.adventure_id)
-    query = select(Memory).where(
-        Memory.adventure_id == change.adventure_id,
-        Memory.origin == MemoryOrigin.AUTO,
-        Memory.status.in_(COVERING),
-        Memory.source_start <= depth,
-        Memory.source_end >= depth,
-    )
+    repo = MemoryRepository(session)
     marked = False
-    for memory in session.scalars(query).all():
+    for memory in repo.covering_spanning(change.adventure_id, depth):
         if on_lineage(memory_lineage(links, memory), change.branch_id, depth):
             memory.stale = True
             # Its evidence quoted the text before the edit: it goes now, not when re-derived.
             drop_keys(session, memory, cache)
             marked = True
-    versions = select(SummaryVersion).where(
-        SummaryVersion.adventure_id == change.adventure_id,
-        SummaryVersion.trigger == SummaryTrigger.INTERVAL,
-        SummaryVersion.covers_to >= depth,
-    )
     stale_ids = []
-    for version in session.scalars(versions).all():
+    for version in repo.interval_versions_covering(change.adventure_id, depth):
         lineage = upto(lineage_of(links, version.branch_id), version.depth)
         if on_lineage(lineage, change.branch_id, depth):
             stale_ids.append(version.id)
     if stale_ids:
-        session.execute(
-            update(SummaryVersion).where(SummaryVersion.id.in_(stale_ids)).values(stale=True)
-        )
+        repo.mark_versions_stale(stale_ids)
         marked = True
     session.flush()
     return marked

@@ -42,7 +42,13 @@ from talekeeper.storage.models import (
     SummaryVersion,
 )
 from talekeeper.storage.repositories.story import is_on_path, on_path
-from talekeeper.storage.vocabulary import ActionState, MemoryOrigin, MemoryStatus, PassState
+from talekeeper.storage.vocabulary import (
+    ActionState,
+    MemoryOrigin,
+    MemoryStatus,
+    PassState,
+    SummaryTrigger,
+)
 
 # Statuses whose source stays covered: the memory pass never writes their block again.
 COVERING = (MemoryStatus.ACTIVE, MemoryStatus.FORGOTTEN, MemoryStatus.DELETED)
@@ -183,6 +189,32 @@ class MemoryRepository:
             Memory.status.in_(COVERING),
             Memory.source_start.is_not(None),
             ~is_on_path(Memory.branch_id, Memory.depth, lineage),
+        )
+        return list(self.session.scalars(query).all())
+
+    def covering_at(
+        self, adventure_id: int, branch_id: int, depth: int, *, deeper: bool
+    ) -> list[Memory]:
+        """The automatic memories that keep their block covered attached to the branch at
+        ``depth`` (or deeper, with ``deeper``): what leaving that node withdraws."""
+        query = select(Memory).where(
+            Memory.adventure_id == adventure_id,
+            Memory.branch_id == branch_id,
+            Memory.origin == MemoryOrigin.AUTO,
+            Memory.status.in_(COVERING),
+            Memory.depth >= depth if deeper else Memory.depth == depth,
+        )
+        return list(self.session.scalars(query).all())
+
+    def covering_spanning(self, adventure_id: int, depth: int) -> list[Memory]:
+        """The automatic memories that keep their block covered whose source range spans
+        ``depth``, on any branch (the caller tests each one's path)."""
+        query = select(Memory).where(
+            Memory.adventure_id == adventure_id,
+            Memory.origin == MemoryOrigin.AUTO,
+            Memory.status.in_(COVERING),
+            Memory.source_start <= depth,
+            Memory.source_end >= depth,
         )
         return list(self.session.scalars(query).all())
 
@@ -337,6 +369,23 @@ class MemoryRepository:
 
     def summary_version(self, version_id: int) -> SummaryVersion | None:
         return self.session.get(SummaryVersion, version_id)
+
+    def interval_versions_covering(self, adventure_id: int, depth: int) -> list[SummaryVersion]:
+        """The automatic (interval) summary versions that cover ``depth``, on any branch (the
+        caller tests each one's path)."""
+        query = select(SummaryVersion).where(
+            SummaryVersion.adventure_id == adventure_id,
+            SummaryVersion.trigger == SummaryTrigger.INTERVAL,
+            SummaryVersion.covers_to >= depth,
+        )
+        return list(self.session.scalars(query).all())
+
+    def mark_versions_stale(self, version_ids: Sequence[int]) -> None:
+        """Mark these summary versions stale, in one UPDATE (none: nothing)."""
+        if version_ids:
+            self.session.execute(
+                update(SummaryVersion).where(SummaryVersion.id.in_(version_ids)).values(stale=True)
+            )
 
     # -- background work --------------------------------------------------------------
 

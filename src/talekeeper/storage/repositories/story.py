@@ -266,6 +266,13 @@ class StoryRepository:
         )
         return list(self.session.scalars(query.order_by(Action.take, Action.id)).all())
 
+    def slot_is_active(self, branch_id: int, depth: int) -> bool:
+        """Whether the slot has an active row (one id read, at most)."""
+        query = select(Action.id).where(
+            Action.branch_id == branch_id, Action.depth == depth, Action.state == ActionState.ACTIVE
+        )
+        return self.session.scalar(query.limit(1)) is not None
+
     def newest_live(self, branch_id: int) -> Action | None:
         """The deepest active or undone row of the branch's own rows."""
         query = select(Action).where(
