@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
@@ -208,10 +207,8 @@ def add_cards(
     """Add ``cards`` in order: all of them, or (past the card limit, or one refused) none,
     with one count of the adventure's cards however many are added."""
     fields = [clean_card(data) for data in cards]
-    count = session.scalar(
-        select(func.count()).select_from(StoryCard).where(StoryCard.adventure_id == adventure.id)
-    )
-    count = count or 0
+    repo = StoryRepository(session)
+    count = repo.count_cards(adventure.id)
     if count + len(fields) > limits.MAX_CARDS:
         adding = "another" if len(fields) == 1 else f"{len(fields):,} more"
         raise Conflict(
@@ -221,8 +218,7 @@ def add_cards(
             code="limit_reached",
         )
     rows = [StoryCard(adventure_id=adventure.id, **card_columns(f)) for f in fields]
-    session.add_all(rows)
-    session.flush()  # one flush for all: each row has its id
+    repo.add_cards(rows)
     return [CardView.of(row) for row in rows]
 
 

@@ -30,7 +30,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import InvalidInput
@@ -45,6 +44,7 @@ from talekeeper.services.card_match import (
 )
 from talekeeper.services.scenarios import CARD_TYPES
 from talekeeper.storage.models import StoryCard
+from talekeeper.storage.repositories.story import StoryRepository
 
 __all__ = [
     "CARD_SCAN_ACTIONS",
@@ -195,25 +195,20 @@ def turn_cards(
     """``fired_cards`` and ``in_section`` over an adventure's stored cards: their keys are
     read (not their entries), and only the cards that fire or are always on (with
     ``always_on``) are read whole."""
-    query = select(
-        StoryCard.id,
-        StoryCard.keywords,
-        StoryCard.secondary_keywords,
-        StoryCard.secondary_rule,
-        StoryCard.always_on,
-    ).where(StoryCard.adventure_id == adventure_id)
-    rows = session.execute(query.order_by(StoryCard.id)).all()
-    keys = tuple(CardKeys(int(i), str(k), str(s), str(r)) for i, k, s, r, _ in rows)
+    repo = StoryRepository(session)
+    rows = repo.card_keys(adventure_id)
+    keys = tuple(
+        CardKeys(int(r.id), str(r.keywords), str(r.secondary_keywords), str(r.secondary_rule))
+        for r in rows
+    )
     matcher = matcher_for(keys)
     hits = matcher.fire(recent_story, player_input)
     ids = [matcher.card_ids[hit.card] for hit in hits]
-    wanted = [StoryCard.id.in_(ids)] if ids else []
-    if always_on and any(on for *_, on in rows):
-        wanted.append(StoryCard.always_on.is_(True))
-    if not wanted:
+    with_always_on = always_on and any(row.always_on for row in rows)
+    if not ids and not with_always_on:
         return TurnCards([], [])
-    whole = select(StoryCard).where(StoryCard.adventure_id == adventure_id, or_(*wanted))
-    read = {r.id: CardView.of(r) for r in session.scalars(whole.order_by(StoryCard.id))}
+    whole = repo.fired_or_always_on(adventure_id, ids, always_on=with_always_on)
+    read = {r.id: CardView.of(r) for r in whole}
     fired = [
         FiredCard(read[cid], hit.keyword, hit.where, hit.secondary)
         for cid, hit in zip(ids, hits, strict=True)
@@ -240,10 +235,8 @@ def held_cards(
     missing = [card_id for card_id in held if card_id not in current]
     read: dict[int, CardView] = {}
     if missing:
-        query = select(StoryCard).where(
-            StoryCard.adventure_id == adventure_id, StoryCard.id.in_(missing)
-        )
-        read = {row.id: CardView.of(row) for row in session.scalars(query)}
+        rows = StoryRepository(session).cards_among(adventure_id, missing)
+        read = {row.id: CardView.of(row) for row in rows}
     kept = [
         current[i] if i in current else FiredCard(read[i], "", "earlier")
         for i in held

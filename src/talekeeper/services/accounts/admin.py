@@ -26,10 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from argon2 import PasswordHasher
-from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from talekeeper.core.clock import utcnow
@@ -43,8 +41,7 @@ from talekeeper.services.accounts.users import (
     set_password,
 )
 from talekeeper.services.rendering import PLAYER_TYPES
-from talekeeper.storage.models import Action, Adventure, AiCall, ApiToken, AuthSession, User
-from talekeeper.storage.repositories.accounts import AccountRepository
+from talekeeper.storage.repositories.accounts import AccountRepository, AccountUsage
 
 
 class OwnAccount(AccountError):
@@ -86,99 +83,31 @@ class SessionInfo:
     last_used_at: datetime
 
 
-def _grouped(now: datetime) -> list[Any]:
-    """The per-user subqueries ``usage`` joins; each is keyed by ``user_id``."""
-    adventures = (
-        select(Adventure.user_id, func.count().label("adventures"))
-        .group_by(Adventure.user_id)
-        .subquery()
-    )
-    turns = (
-        select(Adventure.user_id, func.count(Action.id).label("turns"))
-        .join(Action, Action.adventure_id == Adventure.id)
-        .where(Action.type.in_(PLAYER_TYPES))
-        .group_by(Adventure.user_id)
-        .subquery()
-    )
-    calls = (
-        select(
-            AiCall.user_id,
-            func.count().label("ai_calls"),
-            func.coalesce(func.sum(AiCall.tokens_in), 0).label("tokens_in"),
-            func.coalesce(func.sum(AiCall.tokens_out), 0).label("tokens_out"),
-        )
-        .group_by(AiCall.user_id)
-        .subquery()
-    )
-    sessions = (
-        select(
-            AuthSession.user_id,
-            func.count(case((AuthSession.expires_at > now, AuthSession.id))).label("sessions"),
-            func.max(AuthSession.last_used_at).label("last_seen"),
-        )
-        .group_by(AuthSession.user_id)
-        .subquery()
-    )
-    tokens = (
-        select(ApiToken.user_id, func.count().label("api_tokens"))
-        .group_by(ApiToken.user_id)
-        .subquery()
-    )
-    return [adventures, turns, calls, sessions, tokens]
-
-
 def usage(
     session: Session, now: datetime | None = None, *, user_id: int | None = None
 ) -> list[UserUsage]:
     """Every account (or only ``user_id``) with its usage figures, by name."""
     now = utcnow() if now is None else now
-    adventures, turns, calls, sessions, tokens = _grouped(now)
-
-    def figure(column: Any) -> Any:
-        return func.coalesce(column, 0)
-
-    query = (
-        select(
-            User,
-            figure(adventures.c.adventures),
-            figure(turns.c.turns),
-            figure(calls.c.ai_calls),
-            figure(calls.c.tokens_in),
-            figure(calls.c.tokens_out),
-            figure(sessions.c.sessions),
-            figure(tokens.c.api_tokens),
-            sessions.c.last_seen,
-        )
-        .outerjoin(adventures, adventures.c.user_id == User.id)
-        .outerjoin(turns, turns.c.user_id == User.id)
-        .outerjoin(calls, calls.c.user_id == User.id)
-        .outerjoin(sessions, sessions.c.user_id == User.id)
-        .outerjoin(tokens, tokens.c.user_id == User.id)
-        .where(User.password_hash.is_not(None))
-        .order_by(func.lower(User.name), User.id)
-    )
-    if user_id is not None:
-        query = query.where(User.id == user_id)
-    return [_usage_of(*row) for row in session.execute(query).all()]
+    rows = AccountRepository(session).usage(now, PLAYER_TYPES, user_id=user_id)
+    return [_usage_of(row) for row in rows]
 
 
-def _usage_of(user: User, *figures: Any) -> UserUsage:
-    *counts, last_seen = figures
-    adventures, turns, ai_calls, tokens_in, tokens_out, sessions, api_tokens = map(int, counts)
+def _usage_of(row: AccountUsage) -> UserUsage:
+    user = row.user
     return UserUsage(
         id=user.id,
         name=user.name,
         is_admin=user.is_admin,
         disabled=user.disabled,
         created_at=user.created_at,
-        adventures=adventures,
-        turns=turns,
-        ai_calls=ai_calls,
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        sessions=sessions,
-        api_tokens=api_tokens,
-        last_seen=last_seen,
+        adventures=row.adventures,
+        turns=row.turns,
+        ai_calls=row.ai_calls,
+        tokens_in=row.tokens_in,
+        tokens_out=row.tokens_out,
+        sessions=row.sessions,
+        api_tokens=row.api_tokens,
+        last_seen=row.last_seen,
     )
 
 
@@ -195,14 +124,9 @@ def sessions_of(session: Session, user_id: int, now: datetime | None = None) -> 
     """The account's signed-in browsers that have not expired, most recently used first."""
     now = utcnow() if now is None else now
     account_by_id(session, user_id)
-    query = (
-        select(AuthSession)
-        .where(AuthSession.user_id == user_id, AuthSession.expires_at > now)
-        .order_by(AuthSession.last_used_at.desc(), AuthSession.id.desc())
-    )
     return [
         SessionInfo(row.id, row.created_at, row.expires_at, row.last_used_at)
-        for row in session.scalars(query)
+        for row in AccountRepository(session).live_sessions(user_id, now)
     ]
 
 
@@ -220,10 +144,11 @@ def tokens_of(session: Session, user_id: int) -> list[TokenInfo]:
 
 def revoke_any_token(session: Session, token_id: int) -> bool:
     """Delete the token whoever it belongs to; False when there is no such token."""
-    owner = session.scalar(select(ApiToken.user_id).where(ApiToken.id == token_id))
+    repo = AccountRepository(session)
+    owner = repo.token_owner(token_id)
     if owner is None:
         return False
-    return AccountRepository(session).delete_token(owner, token_id)
+    return repo.delete_token(owner, token_id)
 
 
 def _same(by: Account | None, name: str) -> bool:

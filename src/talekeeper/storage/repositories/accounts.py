@@ -9,18 +9,77 @@ Invariants:
   nothing here sees or stores the secret itself.
 - ``touch_*`` writes ``last_used_at`` only when it is older than the given cut-off, in one
   conditional ``UPDATE``, so two requests racing to touch the same row write it once.
+- ``usage`` is one statement whatever the number of accounts: each figure comes from a
+  grouped subquery joined to the accounts, never a query per account.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
+from typing import Any, NamedTuple
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import case, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.storage.db import READ_ONLY
-from talekeeper.storage.models import ApiToken, AuthSession, User
+from talekeeper.storage.models import Action, Adventure, AiCall, ApiToken, AuthSession, User
+
+
+class AccountUsage(NamedTuple):
+    """An account and its usage figures (each 0 when it has none); ``last_seen`` is None
+    when none of its sessions was ever used."""
+
+    user: User
+    adventures: int
+    turns: int
+    ai_calls: int
+    tokens_in: int
+    tokens_out: int
+    sessions: int
+    api_tokens: int
+    last_seen: datetime | None
+
+
+def _grouped(now: datetime, player_types: Collection[str]) -> list[Any]:
+    """The per-user subqueries ``usage`` joins; each is keyed by ``user_id``."""
+    adventures = (
+        select(Adventure.user_id, func.count().label("adventures"))
+        .group_by(Adventure.user_id)
+        .subquery()
+    )
+    turns = (
+        select(Adventure.user_id, func.count(Action.id).label("turns"))
+        .join(Action, Action.adventure_id == Adventure.id)
+        .where(Action.type.in_(player_types))
+        .group_by(Adventure.user_id)
+        .subquery()
+    )
+    calls = (
+        select(
+            AiCall.user_id,
+            func.count().label("ai_calls"),
+            func.coalesce(func.sum(AiCall.tokens_in), 0).label("tokens_in"),
+            func.coalesce(func.sum(AiCall.tokens_out), 0).label("tokens_out"),
+        )
+        .group_by(AiCall.user_id)
+        .subquery()
+    )
+    sessions = (
+        select(
+            AuthSession.user_id,
+            func.count(case((AuthSession.expires_at > now, AuthSession.id))).label("sessions"),
+            func.max(AuthSession.last_used_at).label("last_seen"),
+        )
+        .group_by(AuthSession.user_id)
+        .subquery()
+    )
+    tokens = (
+        select(ApiToken.user_id, func.count().label("api_tokens"))
+        .group_by(ApiToken.user_id)
+        .subquery()
+    )
+    return [adventures, turns, calls, sessions, tokens]
 
 
 class AccountRepository:
@@ -52,6 +111,41 @@ class AccountRepository:
         query = select(User.id).where(User.password_hash.is_not(None)).limit(1)
         return self.session.scalar(query) is not None
 
+    def usage(
+        self, now: datetime, player_types: Collection[str], *, user_id: int | None = None
+    ) -> list[AccountUsage]:
+        """Every account (or only ``user_id``) with its figures, by name, in one statement:
+        ``turns`` counts the actions of ``player_types``, ``sessions`` those not expired at
+        ``now``."""
+        adventures, turns, calls, sessions, tokens = _grouped(now, player_types)
+
+        def figure(column: Any) -> Any:
+            return func.coalesce(column, 0)
+
+        query = (
+            select(
+                User,
+                figure(adventures.c.adventures),
+                figure(turns.c.turns),
+                figure(calls.c.ai_calls),
+                figure(calls.c.tokens_in),
+                figure(calls.c.tokens_out),
+                figure(sessions.c.sessions),
+                figure(tokens.c.api_tokens),
+                sessions.c.last_seen,
+            )
+            .outerjoin(adventures, adventures.c.user_id == User.id)
+            .outerjoin(turns, turns.c.user_id == User.id)
+            .outerjoin(calls, calls.c.user_id == User.id)
+            .outerjoin(sessions, sessions.c.user_id == User.id)
+            .outerjoin(tokens, tokens.c.user_id == User.id)
+            .where(User.password_hash.is_not(None))
+            .order_by(func.lower(User.name), User.id)
+        )
+        if user_id is not None:
+            query = query.where(User.id == user_id)
+        return [_usage_of(*row) for row in self.session.execute(query).all()]
+
     def add_user(self, name: str, password_hash: str, *, admin: bool) -> User:
         user = User(name=name, password_hash=password_hash, is_admin=admin, disabled=False)
         self.session.add(user)
@@ -82,6 +176,15 @@ class AccountRepository:
         )
         found = self.session.execute(query).one_or_none()
         return None if found is None else (found[0], found[1])
+
+    def live_sessions(self, user_id: int, now: datetime) -> Sequence[AuthSession]:
+        """The user's sessions not expired at ``now``, most recently used first."""
+        query = (
+            select(AuthSession)
+            .where(AuthSession.user_id == user_id, AuthSession.expires_at > now)
+            .order_by(AuthSession.last_used_at.desc(), AuthSession.id.desc())
+        )
+        return self.session.scalars(query).all()
 
     def delete_session(self, token_hash: str) -> None:
         self.session.execute(delete(AuthSession).where(AuthSession.token_hash == token_hash))
@@ -148,6 +251,10 @@ class AccountRepository:
         query = select(func.count()).select_from(ApiToken).where(ApiToken.user_id == user_id)
         return int(self.session.scalar(query) or 0)
 
+    def token_owner(self, token_id: int) -> int | None:
+        """The id of the user the token belongs to; None when there is no such token."""
+        return self.session.scalar(select(ApiToken.user_id).where(ApiToken.id == token_id))
+
     def token_by_hash(self, token_hash: str) -> tuple[ApiToken, User] | None:
         query = (
             select(ApiToken, User)
@@ -174,3 +281,11 @@ class AccountRepository:
             update(ApiToken).where(ApiToken.id == token_id, stale).values(last_used_at=now)
         )
         return bool(getattr(done, "rowcount", 0))
+
+
+def _usage_of(user: User, *figures: Any) -> AccountUsage:
+    *counts, last_seen = figures
+    adventures, turns, ai_calls, tokens_in, tokens_out, sessions, api_tokens = map(int, counts)
+    return AccountUsage(
+        user, adventures, turns, ai_calls, tokens_in, tokens_out, sessions, api_tokens, last_seen
+    )

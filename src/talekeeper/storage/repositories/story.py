@@ -19,7 +19,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from sqlalchemy import (
@@ -32,6 +32,7 @@ from sqlalchemy import (
     exists,
     false,
     func,
+    or_,
     select,
     text,
     update,
@@ -56,6 +57,17 @@ class ActionText(NamedTuple):
 
 OPEN = 2**31 - 1  # the bound of a lineage entry that has none: deeper than any depth
 _INT = Integer()
+
+
+class CardKeyRow(NamedTuple):
+    """What deciding whether a story card fires reads of it (its entry is not read):
+    keywords and secondary keywords as the row holds them (JSON lists)."""
+
+    id: int
+    keywords: str
+    secondary_keywords: str
+    secondary_rule: str
+    always_on: bool
 
 
 class BranchTip(NamedTuple):
@@ -348,6 +360,48 @@ class StoryRepository:
     def cards(self, adventure_id: int) -> Sequence[StoryCard]:
         query = select(StoryCard).where(StoryCard.adventure_id == adventure_id)
         return self.session.scalars(query.order_by(StoryCard.id)).all()
+
+    def count_cards(self, adventure_id: int) -> int:
+        query = select(func.count()).select_from(StoryCard)
+        return int(self.session.scalar(query.where(StoryCard.adventure_id == adventure_id)) or 0)
+
+    def add_cards(self, cards: Sequence[StoryCard]) -> None:
+        """Add the rows with one flush for all: each has its id afterwards."""
+        self.session.add_all(cards)
+        self.session.flush()
+
+    def card_keys(self, adventure_id: int) -> list[CardKeyRow]:
+        """The keys of every card of the adventure, in card order (oldest first)."""
+        query = select(
+            StoryCard.id,
+            StoryCard.keywords,
+            StoryCard.secondary_keywords,
+            StoryCard.secondary_rule,
+            StoryCard.always_on,
+        ).where(StoryCard.adventure_id == adventure_id)
+        rows = self.session.execute(query.order_by(StoryCard.id)).all()
+        return [CardKeyRow._make(row) for row in rows]
+
+    def fired_or_always_on(
+        self, adventure_id: int, card_ids: Collection[int], *, always_on: bool
+    ) -> Sequence[StoryCard]:
+        """The adventure's cards among ``card_ids``, and (with ``always_on``) its always-on
+        cards, in card order; no statement when neither is asked for."""
+        wanted: list[ColumnElement[bool]] = [StoryCard.id.in_(card_ids)] if card_ids else []
+        if always_on:
+            wanted.append(StoryCard.always_on.is_(True))
+        if not wanted:
+            return []
+        query = select(StoryCard).where(StoryCard.adventure_id == adventure_id, or_(*wanted))
+        return self.session.scalars(query.order_by(StoryCard.id)).all()
+
+    def cards_among(self, adventure_id: int, card_ids: Collection[int]) -> Sequence[StoryCard]:
+        """The adventure's cards among ``card_ids`` (another adventure's are not), in no
+        particular order."""
+        query = select(StoryCard).where(
+            StoryCard.adventure_id == adventure_id, StoryCard.id.in_(card_ids)
+        )
+        return self.session.scalars(query).all()
 
     def card(self, card_id: int) -> StoryCard | None:
         return self.session.get(StoryCard, card_id)
