@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import Engine, insert
+from sqlalchemy import Engine, insert, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import NotFound
@@ -69,7 +69,13 @@ from talekeeper.settings import (
     UserEndpoints,
 )
 from talekeeper.storage import migrate
-from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
+from talekeeper.storage.db import (
+    READ_ONLY,
+    make_engine,
+    make_session_factory,
+    read_scope,
+    session_scope,
+)
 from talekeeper.storage.dialect import JobQueue, job_queue
 from talekeeper.storage.models import AiCall
 from talekeeper.storage.postgresql import conninfo
@@ -293,6 +299,16 @@ class Runtime:
 
     def models_for_user(self, user_id: int) -> ModelSet:
         return self.models_for(self.settings_for(user_id), user_id)
+
+    def ping_database(self) -> None:
+        """One ``SELECT 1`` on a read-only connection; raises whatever reaching it raised."""
+        # Read-only: a probe must not queue behind writers for the one write lock.
+        with self.engine.execution_options(**{READ_ONLY: True}).connect() as connection:
+            connection.execute(text("SELECT 1"))
+
+    def schema_revision(self) -> str | None:
+        """The revision the database's schema is at (``None``: never migrated)."""
+        return migrate.current_revision(self.engine)
 
     def record_call(self, record: CallRecord) -> None:
         fields: dict[str, Any] = dict(record.__dict__)

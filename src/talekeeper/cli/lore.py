@@ -126,7 +126,7 @@ def card_lines(cards: Sequence[CardDraft]) -> list[str]:
 def run_import(settings: Any, args: argparse.Namespace) -> int:
     from talekeeper.services import lore_apply
     from talekeeper.services.tree import load_adventure
-    from talekeeper.storage.db import read_scope, session_scope
+    from talekeeper.services.units import read_scope, session_scope
 
     data = read_file(args.file)
     name = Path(args.file).name
@@ -154,7 +154,7 @@ def run_export(settings: Any, args: argparse.Namespace) -> int:
     from talekeeper.services import adventures
     from talekeeper.services.lore import export_cards
     from talekeeper.services.tree import load_adventure
-    from talekeeper.storage.db import read_scope
+    from talekeeper.services.units import read_scope
 
     async def work(rt: Any, uid: int) -> int:
         with read_scope(rt.sessions) as session:
@@ -180,7 +180,7 @@ def run_export(settings: Any, args: argparse.Namespace) -> int:
 def new_from_file(rt: Any, uid: int, args: argparse.Namespace) -> int:
     """``talekeeper new --from-file``: the preview with ``--dry-run``, else the adventure."""
     from talekeeper.services import lore_apply
-    from talekeeper.storage.db import session_scope
+    from talekeeper.services.units import session_scope
 
     data = read_file(args.from_file)
     draft = lore_apply.read_scenario_file(data, Path(args.from_file).name, options_of(args))

@@ -223,7 +223,7 @@ def _play(settings: Settings, args: argparse.Namespace) -> int:
 
 def _new(settings: Settings, args: argparse.Namespace) -> int:
     from talekeeper.services import adventures
-    from talekeeper.storage.db import session_scope
+    from talekeeper.services.units import session_scope
 
     if args.from_file is not None and (args.scenario or args.title):
         raise InvalidInput("Give --from-file alone: the file gives the title and the scenario.")
@@ -256,7 +256,7 @@ def _new(settings: Settings, args: argparse.Namespace) -> int:
 
 def _export(settings: Settings, args: argparse.Namespace) -> int:
     from talekeeper.services import exchange
-    from talekeeper.storage.db import session_scope
+    from talekeeper.services.units import session_scope
 
     async def work(rt: Any, uid: int) -> int:
         with session_scope(rt.sessions) as session:
@@ -270,7 +270,7 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
 
 def _import(settings: Settings, args: argparse.Namespace) -> int:
     from talekeeper.services import exchange
-    from talekeeper.storage.db import session_scope
+    from talekeeper.services.units import session_scope
 
     try:
         data = json.loads(Path(args.file).read_text(encoding="utf-8"))
@@ -302,13 +302,10 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
-    from talekeeper.storage import migrate
-    from talekeeper.storage.db import make_engine
+    from talekeeper.services import database
 
-    engine = make_engine(settings.resolved_database_url)
-    migrate.upgrade(engine)
-    print(f"database at revision {migrate.current_revision(engine)}: {engine.url!r}")
-    engine.dispose()
+    revision, url = database.upgrade(settings.resolved_database_url)
+    print(f"database at revision {revision}: {url}")
     return 0
 
 

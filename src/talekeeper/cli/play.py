@@ -28,8 +28,8 @@ from talekeeper.services.models import ModelSet
 from talekeeper.services.rendering import render
 from talekeeper.services.tree import Story
 from talekeeper.services.turns import Pending
-from talekeeper.storage.db import session_scope
-from talekeeper.storage.vocabulary import Authority, MemoryStatus
+from talekeeper.services.units import session_scope
+from talekeeper.services.vocabulary import Authority, MemoryStatus
 
 PLACEHOLDER = (
     "   (the built-in narrator is a tiny placeholder model: `talekeeper detect` finds the "

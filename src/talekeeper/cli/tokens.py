@@ -24,8 +24,8 @@ from datetime import datetime
 from talekeeper.cli.users import database, mode_hint
 from talekeeper.core.errors import NotFound
 from talekeeper.services import accounts
+from talekeeper.services.units import read_scope, session_scope
 from talekeeper.settings import Settings
-from talekeeper.storage.db import read_scope, session_scope
 
 
 def shown(text: str) -> str:

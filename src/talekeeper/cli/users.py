@@ -31,9 +31,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import accounts
+from talekeeper.services.database import migrated
+from talekeeper.services.units import read_scope, session_scope
 from talekeeper.settings import AuthMode, Settings
-from talekeeper.storage import migrate
-from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
 
 if TYPE_CHECKING:  # the users commands never build a runtime: only its type is named
     from talekeeper.bootstrap import Runtime
@@ -59,12 +59,8 @@ def read_password(name: str, stdin: TextIO | None = None) -> str:
 @contextmanager
 def database(settings: Settings) -> Iterator[sessionmaker[Session]]:
     """The database, migrated first, as a session factory; closed afterwards."""
-    engine = make_engine(settings.resolved_database_url)
-    try:
-        migrate.upgrade(engine)
-        yield make_session_factory(engine)
-    finally:
-        engine.dispose()
+    with migrated(settings.resolved_database_url) as sessions:
+        yield sessions
 
 
 def mode_hint(settings: Settings) -> None:

@@ -32,9 +32,9 @@ ON_SQLITE = (
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    from talekeeper.storage.dialect import JobQueue, job_queue, resolved
+    from talekeeper.services.database import shared_queue
 
-    if job_queue(resolved(settings.resolved_database_url)) is not JobQueue.SHARED:
+    if not shared_queue(settings.resolved_database_url):
         print(ON_SQLITE, file=sys.stderr)
         return 2
     asyncio.run(_work(settings, args))

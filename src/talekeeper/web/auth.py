@@ -52,8 +52,8 @@ from talekeeper.services.accounts import (
     touch_token,
 )
 from talekeeper.services.accounts import Scope as Grant
+from talekeeper.services.units import read_scope, session_scope
 from talekeeper.settings import AuthMode, ProxyNetwork
-from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.web.errors import answer, error_response
 from talekeeper.web.guard import SAFE_METHODS
 

@@ -28,7 +28,7 @@ from talekeeper.core.errors import TalekeeperError
 from talekeeper.services.accounts import Principal
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.tree import Story
-from talekeeper.storage.db import read_scope, session_scope
+from talekeeper.services.units import read_scope, session_scope
 from talekeeper.web.guard import SAFE_METHODS  # the methods that change nothing
 
 RowId = Annotated[int, Path(ge=1, le=MAX_ID)]

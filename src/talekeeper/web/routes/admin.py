@@ -50,7 +50,7 @@ from talekeeper.services.accounts import (
     tokens_of,
     usage,
 )
-from talekeeper.storage.db import read_scope, session_scope
+from talekeeper.services.units import read_scope, session_scope
 from talekeeper.web.auth import accounts_mode
 from talekeeper.web.deps import NotSignedIn, RowId, Strict, principal, runtime
 from talekeeper.web.deps import user_id as acting_user

@@ -17,12 +17,12 @@ from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
+from talekeeper.services import lookups
 from talekeeper.services.adventures import listing
 from talekeeper.services.ai_calls import CALL_KINDS
 from talekeeper.services.limits import MAX_ID, quoted
 from talekeeper.services.memory.service import KINDS, derived_view
-from talekeeper.storage.repositories.ai_calls import AiCallRepository
-from talekeeper.storage.vocabulary import CallStatus
+from talekeeper.services.vocabulary import CallStatus
 from talekeeper.web.deps import DB, runtime, user_id
 
 router = APIRouter(tags=["ai-calls"])
@@ -47,8 +47,14 @@ def list_calls(
         raise InvalidInput(
             f"status must be one of {', '.join(CALL_STATUSES)}; got {quoted(status)}."
         )
-    rows = AiCallRepository(session).newest(
-        uid, limit=limit, before_id=before, kind=kind, status=status, adventure_id=adventure_id
+    rows = lookups.newest_calls(
+        session,
+        uid,
+        limit=limit,
+        before_id=before,
+        kind=kind,
+        status=status,
+        adventure_id=adventure_id,
     )
     return [
         {

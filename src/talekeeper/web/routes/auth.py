@@ -53,8 +53,8 @@ from talekeeper.services.accounts import (
     renew_password,
     revoke_token,
 )
+from talekeeper.services.units import read_scope, session_scope
 from talekeeper.settings import ProxyNetwork
-from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.web.auth import (
     COOKIE,
     accounts_mode,

@@ -14,13 +14,10 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from sqlalchemy import text
 
 from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
 from talekeeper.services import diagnostics
-from talekeeper.storage import migrate
-from talekeeper.storage.db import READ_ONLY
 from talekeeper.web.deps import runtime, user_id
 
 router = APIRouter(tags=["health"])
@@ -73,8 +70,7 @@ class Health(BaseModel):
 
 def _answers(rt: Runtime) -> bool:
     try:
-        with rt.engine.execution_options(**{READ_ONLY: True}).connect() as connection:
-            connection.execute(text("SELECT 1"))
+        rt.ping_database()
     except Exception:  # noqa: BLE001 - any failure to reach the database is "down"
         return False
     return True
@@ -90,9 +86,8 @@ async def ready(rt: Runtime = Depends(runtime)) -> JSONResponse:
 
 def _database(rt: Runtime) -> dict[str, Any]:
     try:
-        with rt.engine.execution_options(**{READ_ONLY: True}).connect() as connection:
-            connection.execute(text("SELECT 1"))
-        revision, head = migrate.current_revision(rt.engine), rt.schema_head
+        rt.ping_database()
+        revision, head = rt.schema_revision(), rt.schema_head
     except Exception as exc:  # noqa: BLE001 - health reports any database failure as data
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     return {

@@ -36,9 +36,8 @@ from talekeeper.services.library import parsing, store
 from talekeeper.services.library.indexer import catch_up
 from talekeeper.services.library.search import Hit
 from talekeeper.services.tree import load_adventure
-from talekeeper.storage.db import read_scope, session_scope
-from talekeeper.storage.models import LibrarySource
-from talekeeper.storage.vocabulary import SourceState
+from talekeeper.services.units import read_scope, session_scope
+from talekeeper.services.vocabulary import LibrarySource, SourceState
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
 
 router = APIRouter(tags=["library"])

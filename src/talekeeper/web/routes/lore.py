@@ -45,7 +45,7 @@ from talekeeper.services.lore import (
     export_cards,
 )
 from talekeeper.services.tree import Story, load_adventure
-from talekeeper.storage.db import read_scope, session_scope
+from talekeeper.services.units import read_scope, session_scope
 from talekeeper.web.deps import DB, RowId, runtime, user_id
 from talekeeper.web.routes.adventures import CardFields
 

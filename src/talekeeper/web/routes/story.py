@@ -32,11 +32,11 @@ from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import NotFound
+from talekeeper.services import lookups
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.models import ModelSet
 from talekeeper.services.tree import Story, action_view
 from talekeeper.services.turns import Pending
-from talekeeper.storage.repositories.story import StoryRepository
 from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 from talekeeper.web.errors import answer
 from talekeeper.web.streaming import TurnStreams
@@ -100,7 +100,7 @@ def action_story(
     rt: Runtime = Depends(runtime),
 ) -> Story:
     """The tree of the adventure that ``action_id`` belongs to."""
-    row = StoryRepository(session).action(action_id)
+    row = lookups.action(session, action_id)
     missing = NotFound(f"There is no action {action_id}.")
     if row is None:
         raise missing

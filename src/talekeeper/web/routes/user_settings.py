@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.providers.base import split_userinfo, without_userinfo
-from talekeeper.services import diagnostics
+from talekeeper.services import diagnostics, lookups
 from talekeeper.services.detect import ServerKind, detect
 from talekeeper.settings import (
     EMBEDDED,
@@ -54,7 +54,6 @@ from talekeeper.settings import (
     Settings,
     per_user_setting,
 )
-from talekeeper.storage.repositories.users import UserRepository
 from talekeeper.web.deps import DB, runtime, user_id
 from talekeeper.web.errors import NOT_JSON
 
@@ -206,7 +205,7 @@ def read_settings(
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> SettingsView:
-    stored = UserRepository(session).settings(uid)
+    stored = lookups.stored_settings(session, uid)
     return SettingsView(
         values=_public(rt.user_settings(session, uid)),
         overridden=sorted(stored),
@@ -224,8 +223,7 @@ def update_settings(
     """Set per-user values; ``null`` removes an override (back to the server's default)."""
     _endpoint_allowed(rt, body)
     changes = _overrides(body)
-    repo = UserRepository(session)
-    stored = repo.settings(uid)
+    stored = lookups.stored_settings(session, uid)
     kept = {k: v for k, v in changes.items() if v is not None}
     cleared = [k for k, v in changes.items() if v is None]
     for key in cleared:
@@ -233,7 +231,7 @@ def update_settings(
         stored.pop(key, None)
     merged = rt.settings.with_overrides({**stored, **kept})  # validates values and combination
     parsed = {key: getattr(merged, key) for key in kept}
-    repo.save_settings(uid, {**parsed, **dict.fromkeys(cleared)})
+    lookups.save_settings(session, uid, {**parsed, **dict.fromkeys(cleared)})
     return SavedSettings(values=_public(merged), overridden=sorted(set(stored) | set(kept)))
 
 
