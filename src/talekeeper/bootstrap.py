@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import Engine, insert, text
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import NotFound
@@ -70,15 +70,15 @@ from talekeeper.settings import (
 )
 from talekeeper.storage import migrate
 from talekeeper.storage.db import (
-    READ_ONLY,
     make_engine,
     make_session_factory,
+    ping,
     read_scope,
     session_scope,
 )
 from talekeeper.storage.dialect import JobQueue, job_queue
-from talekeeper.storage.models import AiCall
 from talekeeper.storage.postgresql import conninfo
+from talekeeper.storage.repositories.ai_calls import record as record_call
 from talekeeper.storage.repositories.users import UserRepository
 
 log = logging.getLogger(__name__)
@@ -302,9 +302,7 @@ class Runtime:
 
     def ping_database(self) -> None:
         """One ``SELECT 1`` on a read-only connection; raises whatever reaching it raised."""
-        # Read-only: a probe must not queue behind writers for the one write lock.
-        with self.engine.execution_options(**{READ_ONLY: True}).connect() as connection:
-            connection.execute(text("SELECT 1"))
+        ping(self.engine)
 
     def schema_revision(self) -> str | None:
         """The revision the database's schema is at (``None``: never migrated)."""
@@ -314,7 +312,4 @@ class Runtime:
         fields: dict[str, Any] = dict(record.__dict__)
         if record.error and len(record.error) > 4000:
             fields["error"] = record.error[:4000]
-        # A Core insert on its own connection: the record is written on every model call,
-        # and the ORM's unit of work costs more than the insert itself.
-        with self.engine.begin() as connection:
-            connection.execute(insert(AiCall), [fields])
+        record_call(self.engine, fields)

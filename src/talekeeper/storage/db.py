@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -55,6 +55,13 @@ __all__ = [
     "read_scope",
     "session_scope",
 ]
+
+
+def ping(engine: Engine) -> None:
+    """One ``SELECT 1`` on a read-only connection; raises whatever reaching it raised."""
+    # Read-only: a probe must not queue behind writers for the one write lock.
+    with engine.execution_options(**{READ_ONLY: True}).connect() as connection:
+        connection.execute(text("SELECT 1"))
 
 
 def busy_error(exc: BaseException) -> DatabaseBusy | None:

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Engine, insert, select
 from sqlalchemy.orm import Session
 
 from talekeeper.storage.models import AiCall
+
+
+def record(engine: Engine, fields: dict[str, Any]) -> None:
+    """One call's row, on a connection of its own: a Core insert, since the record is
+    written on every model call and the ORM's unit of work costs more than the insert."""
+    with engine.begin() as connection:
+        connection.execute(insert(AiCall), [fields])
 
 
 class AiCallRepository:
