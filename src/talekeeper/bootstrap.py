@@ -221,11 +221,23 @@ class Runtime:
             and self.settings.user_endpoints != UserEndpoints.ALLOW
         )
 
-    def user_settings(self, session: Session, user_id: int) -> Settings:
-        overrides = UserRepository(session).settings(user_id)
+    def stored_overrides(self, session: Session, user_id: int) -> dict[str, Any]:
+        """The user's setting overrides as saved (a key absent: the server's default)."""
+        return UserRepository(session).settings(user_id)
+
+    def save_overrides(self, session: Session, user_id: int, values: dict[str, Any]) -> None:
+        """Upsert each value; ``None`` removes the override."""
+        UserRepository(session).save_settings(user_id, values)
+
+    def effective(self, overrides: dict[str, Any]) -> Settings:
+        """The server's settings under a user's saved overrides, without those a user may
+        not set where the endpoint is the server's."""
         if self.endpoints_fixed():
             overrides = {k: v for k, v in overrides.items() if k not in SERVER_OWNED}
         return self.settings.with_overrides(overrides)
+
+    def user_settings(self, session: Session, user_id: int) -> Settings:
+        return self.effective(self.stored_overrides(session, user_id))
 
     def settings_for(self, user_id: int) -> Settings:
         """A user's effective settings, read in a short read unit of work of their own."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text
 from tests.conftest import LOCAL, MODES, each_mode, make_settings
 
 from talekeeper.web.app import create_app
@@ -62,6 +63,24 @@ def test_failures_are_logged_with_their_error_and_never_crash(
     assert {c["status"] for c in calls} == {"error"}
     assert all("injected server error" in c["error"] for c in calls)
     assert client.get("/api/health").status_code == 200
+
+
+def test_health_is_down_with_a_503_when_the_schema_is_not_at_the_head(
+    client: TestClient,
+) -> None:
+    """A database whose schema another version left behind (or moved ahead) is "down":
+    a 503, the revision it is at and the one expected, and no error key while it is ok."""
+    assert "error" not in client.get("/api/health").json()["database"]
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    with runtime.engine.begin() as connection:
+        connection.execute(text("UPDATE alembic_version SET version_num = '0001'"))
+    answer = client.get("/api/health")
+    assert answer.status_code == 503
+    body = answer.json()
+    assert body["status"] == "down"
+    assert body["database"]["ok"] is False and body["database"]["revision"] == "0001"
+    assert body["database"]["error"] == f"schema at 0001, expected {runtime.schema_head}"
+    assert body["narrator"]["ok"]  # the models are still checked and shown
 
 
 def test_an_unreachable_endpoint_gives_the_clear_message_everywhere(tmp_path: Path) -> None:

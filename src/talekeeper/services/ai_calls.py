@@ -19,14 +19,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from sqlalchemy.orm import Session
+
 from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.providers.base import Chunk, Completion, CompletionRequest, Embeddings, Provider
+from talekeeper.storage.models import AiCall
+from talekeeper.storage.repositories.ai_calls import AiCallRepository
 from talekeeper.storage.vocabulary import CallStatus
 
 log = logging.getLogger(__name__)
@@ -177,3 +181,24 @@ class LoggedModel:
             await asyncio.to_thread(self.sink, record)
         except Exception:  # noqa: BLE001 - logging a call must never break the call
             log.exception("could not record an AI call (%s, %s)", kind, self.model)
+
+
+def newest(
+    session: Session,
+    user_id: int,
+    *,
+    limit: int,
+    before_id: int | None,
+    kind: str | None,
+    status: str | None,
+    adventure_id: int | None,
+) -> Sequence[AiCall]:
+    """One page of the user's call log, newest first (the Debug page)."""
+    return AiCallRepository(session).newest(
+        user_id,
+        limit=limit,
+        before_id=before_id,
+        kind=kind,
+        status=status,
+        adventure_id=adventure_id,
+    )

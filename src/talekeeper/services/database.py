@@ -17,10 +17,11 @@ def upgrade(url: str) -> tuple[str | None, str]:
     """Migrate the database at ``url`` to the newest revision; its revision then, and the
     engine's URL as ``repr`` shows it (the password hidden)."""
     engine = make_engine(url)
-    migrate.upgrade(engine)
-    answer = migrate.current_revision(engine), repr(engine.url)
-    engine.dispose()
-    return answer
+    try:
+        migrate.upgrade(engine)
+        return migrate.current_revision(engine), repr(engine.url)
+    finally:
+        engine.dispose()
 
 
 @contextmanager

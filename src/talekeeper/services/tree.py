@@ -80,6 +80,13 @@ def load_adventure(session: Session, adventure_id: int, user_id: int) -> Adventu
     return adventure
 
 
+def action_adventure(session: Session, action_id: int) -> int | None:
+    """The adventure the action belongs to, whoever's it is (the caller checks the owner,
+    through ``Story.load``); None when there is no such action."""
+    row = StoryRepository(session).action(action_id)
+    return None if row is None else row.adventure_id
+
+
 @dataclass
 class Story:
     """One adventure's tree, read in the caller's session. Never commits."""

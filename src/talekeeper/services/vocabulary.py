@@ -1,9 +1,7 @@
 """The stored vocabularies that the entry points name (a source's state, a call's
-status, a memory's status and authority) and the library source row the library routes
-annotate, re-exported so that the entry points never import storage. The definitions stay
-in storage: they are the schema's values."""
+status, a memory's status and authority), re-exported so that the entry points never
+import storage. The definitions stay in storage: they are the schema's values."""
 
-from talekeeper.storage.models import LibrarySource
 from talekeeper.storage.vocabulary import Authority, CallStatus, MemoryStatus, SourceState
 
-__all__ = ["Authority", "CallStatus", "LibrarySource", "MemoryStatus", "SourceState"]
+__all__ = ["Authority", "CallStatus", "MemoryStatus", "SourceState"]

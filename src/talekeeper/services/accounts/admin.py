@@ -41,7 +41,7 @@ from talekeeper.services.accounts.users import (
     set_password,
 )
 from talekeeper.services.rendering import PLAYER_TYPES
-from talekeeper.storage.repositories.accounts import AccountRepository, AccountUsage
+from talekeeper.storage.repositories.accounts import AccountRepository, UsageFigures
 
 
 class OwnAccount(AccountError):
@@ -53,24 +53,17 @@ class OwnAccount(AccountError):
 
 @dataclass(frozen=True)
 class UserUsage:
-    """One account and what it used. ``turns``: the player's actions (do, say, story) in
-    every state, since an undone or retried turn was played all the same; ``sessions``:
-    signed-in browsers not yet expired; ``last_seen``: the latest use of any of its
-    sessions, None when it never signed in (or every session was revoked)."""
+    """One account and what it used (``figures``). ``turns``: the player's actions (do,
+    say, story) in every state, since an undone or retried turn was played all the same;
+    ``sessions``: signed-in browsers not yet expired; ``last_seen``: the latest use of any
+    of its sessions, None when it never signed in (or every session was revoked)."""
 
     id: int
     name: str
     is_admin: bool
     disabled: bool
     created_at: datetime
-    adventures: int
-    turns: int
-    ai_calls: int
-    tokens_in: int
-    tokens_out: int
-    sessions: int
-    api_tokens: int
-    last_seen: datetime | None
+    figures: UsageFigures
 
 
 @dataclass(frozen=True)
@@ -89,26 +82,10 @@ def usage(
     """Every account (or only ``user_id``) with its usage figures, by name."""
     now = utcnow() if now is None else now
     rows = AccountRepository(session).usage(now, PLAYER_TYPES, user_id=user_id)
-    return [_usage_of(row) for row in rows]
-
-
-def _usage_of(row: AccountUsage) -> UserUsage:
-    user = row.user
-    return UserUsage(
-        id=user.id,
-        name=user.name,
-        is_admin=user.is_admin,
-        disabled=user.disabled,
-        created_at=user.created_at,
-        adventures=row.adventures,
-        turns=row.turns,
-        ai_calls=row.ai_calls,
-        tokens_in=row.tokens_in,
-        tokens_out=row.tokens_out,
-        sessions=row.sessions,
-        api_tokens=row.api_tokens,
-        last_seen=row.last_seen,
-    )
+    return [
+        UserUsage(user.id, user.name, user.is_admin, user.disabled, user.created_at, figures)
+        for user, figures in rows
+    ]
 
 
 def account_by_id(session: Session, user_id: int) -> Account:

@@ -36,6 +36,7 @@ from talekeeper.storage.models import (
     SummaryVersion,
 )
 from talekeeper.storage.repositories.exchange import ExchangeRepository
+from talekeeper.storage.repositories.library import LibraryRepository
 
 TABLES: dict[str, type[Base]] = {  # in the order they are written
     "branches": Branch,
@@ -78,12 +79,13 @@ def write(session: Session, plan: ImportPlan) -> Written:
         ids["branches"][plan.current_branch],
         updated_at=plan.updated_at,  # as the file has it, not the time of this write
     )
-    attached, unmatched = _attach(repo, adventure_id, plan.adventure["user_id"], plan.knowledge)
+    library = LibraryRepository(session)
+    attached, unmatched = _attach(library, adventure_id, plan.adventure["user_id"], plan.knowledge)
     return Written(adventure_id, attached, unmatched)
 
 
 def _attach(
-    repo: ExchangeRepository, adventure_id: int, user_id: int, refs: list[SourceRef]
+    library: LibraryRepository, adventure_id: int, user_id: int, refs: list[SourceRef]
 ) -> tuple[list[int], list[SourceRef]]:
     """Attach the user's source each reference names (see the module docstring); the ids
     attached, and the references left unmatched, in the file's order."""
@@ -91,9 +93,9 @@ def _attach(
         return [], []
     by_file: dict[tuple[str, int], list[int]] = {}
     by_title: dict[str, list[int]] = {}
-    for source_id, filename, size, title in repo.library_sources(user_id):  # newest first
-        by_file.setdefault((filename, size), []).append(source_id)
-        by_title.setdefault(title, []).append(source_id)
+    for source in reversed(library.sources(user_id)):  # newest first
+        by_file.setdefault((source.filename, source.size_bytes), []).append(source.id)
+        by_title.setdefault(source.title, []).append(source.id)
     found: dict[int, int] = {}  # a reference's index -> the source it names
     taken: set[int] = set()
     passes: list[tuple[dict[Any, list[int]], Callable[[SourceRef], Any]]] = [
@@ -108,7 +110,8 @@ def _attach(
                     found[number] = match
                     taken.add(match)
     attached = [found[i] for i in range(len(refs)) if i in found]
-    repo.attach_sources(adventure_id, attached)
+    if attached:
+        library.attach(adventure_id, attached)
     return attached, [ref for i, ref in enumerate(refs) if i not in found]
 
 

@@ -45,7 +45,8 @@ from talekeeper.services.library.documents import CAPS, Caps, read_document
 from talekeeper.services.library.model import DocumentKind
 from talekeeper.services.library.passages import Passage, split_passages
 from talekeeper.services.memory.terms import terms
-from talekeeper.storage.models import Adventure, LibrarySource
+from talekeeper.storage.models import Adventure
+from talekeeper.storage.models import LibrarySource as LibrarySource  # the rows it returns
 from talekeeper.storage.repositories.library import LibraryRepository, NewPassage, PassageTerms
 from talekeeper.storage.vocabulary import SourceState
 

@@ -26,11 +26,10 @@ from talekeeper.storage.db import READ_ONLY
 from talekeeper.storage.models import Action, Adventure, AiCall, ApiToken, AuthSession, User
 
 
-class AccountUsage(NamedTuple):
-    """An account and its usage figures (each 0 when it has none); ``last_seen`` is None
-    when none of its sessions was ever used."""
+class UsageFigures(NamedTuple):
+    """What an account used (each count 0 when it has none); ``last_seen`` is None when
+    none of its sessions was ever used."""
 
-    user: User
     adventures: int
     turns: int
     ai_calls: int
@@ -113,7 +112,7 @@ class AccountRepository:
 
     def usage(
         self, now: datetime, player_types: Collection[str], *, user_id: int | None = None
-    ) -> list[AccountUsage]:
+    ) -> list[tuple[User, UsageFigures]]:
         """Every account (or only ``user_id``) with its figures, by name, in one statement:
         ``turns`` counts the actions of ``player_types``, ``sessions`` those not expired at
         ``now``."""
@@ -144,7 +143,7 @@ class AccountRepository:
         )
         if user_id is not None:
             query = query.where(User.id == user_id)
-        return [_usage_of(*row) for row in self.session.execute(query).all()]
+        return [(user, _figures(*rest)) for user, *rest in self.session.execute(query).all()]
 
     def add_user(self, name: str, password_hash: str, *, admin: bool) -> User:
         user = User(name=name, password_hash=password_hash, is_admin=admin, disabled=False)
@@ -283,9 +282,9 @@ class AccountRepository:
         return bool(getattr(done, "rowcount", 0))
 
 
-def _usage_of(user: User, *figures: Any) -> AccountUsage:
-    *counts, last_seen = figures
+def _figures(*values: Any) -> UsageFigures:
+    *counts, last_seen = values
     adventures, turns, ai_calls, tokens_in, tokens_out, sessions, api_tokens = map(int, counts)
-    return AccountUsage(
-        user, adventures, turns, ai_calls, tokens_in, tokens_out, sessions, api_tokens, last_seen
+    return UsageFigures(
+        adventures, turns, ai_calls, tokens_in, tokens_out, sessions, api_tokens, last_seen
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
@@ -24,20 +24,9 @@ from sqlalchemy.orm import Session
 from talekeeper.storage.dialect import returns_ids_in_order
 from talekeeper.storage.models import (
     Adventure,
-    AdventureKnowledge,
     Base,
-    LibrarySource,
     MemoryUse,
 )
-
-
-class SourceKey(NamedTuple):
-    """What an import matches a library reference by."""
-
-    id: int
-    filename: str
-    size_bytes: int
-    title: str
 
 
 class ExchangeRepository:
@@ -121,29 +110,6 @@ class ExchangeRepository:
             self.session.execute(insert(table), [{"memory_id": m, "action_id": a} for m, a in uses])
 
     # -- library references -------------------------------------------------------------
-
-    def library_sources(self, user_id: int) -> list[SourceKey]:
-        """The user's library sources, newest first (a file uploaded again: its newest
-        copy first)."""
-        query = (
-            select(
-                LibrarySource.id,
-                LibrarySource.filename,
-                LibrarySource.size_bytes,
-                LibrarySource.title,
-            )
-            .where(LibrarySource.user_id == user_id)
-            .order_by(LibrarySource.id.desc())
-        )
-        return [SourceKey._make(row) for row in self.session.execute(query).all()]
-
-    def attach_sources(self, adventure_id: int, source_ids: Sequence[int]) -> None:
-        """Attach these sources to the adventure, in this order (none: nothing)."""
-        if source_ids:
-            table: Any = AdventureKnowledge.__table__
-            self.session.execute(
-                insert(table), [{"adventure_id": adventure_id, "source_id": s} for s in source_ids]
-            )
 
 
 def _owned(table: Any, rows: list[dict[str, Any]], adventure_id: int) -> list[dict[str, Any]]:

@@ -21,7 +21,6 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -90,8 +89,16 @@ class UserView(Strict):
 
     @classmethod
     def of(cls, row: UserUsage) -> UserView:
-        fields = asdict(row)
-        return cls(admin=fields.pop("is_admin"), **fields)
+        return cls.model_validate(
+            {
+                "id": row.id,
+                "name": row.name,
+                "admin": row.is_admin,
+                "disabled": row.disabled,
+                "created_at": row.created_at,
+                **row.figures._asdict(),
+            }
+        )
 
 
 class UserList(Strict):

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import lookups
+from talekeeper.services import ai_calls
 from talekeeper.services.adventures import listing
 from talekeeper.services.ai_calls import CALL_KINDS
 from talekeeper.services.limits import MAX_ID, quoted
@@ -47,7 +47,7 @@ def list_calls(
         raise InvalidInput(
             f"status must be one of {', '.join(CALL_STATUSES)}; got {quoted(status)}."
         )
-    rows = lookups.newest_calls(
+    rows = ai_calls.newest(
         session,
         uid,
         limit=limit,

@@ -84,18 +84,17 @@ async def ready(rt: Runtime = Depends(runtime)) -> JSONResponse:
     return JSONResponse(down, status_code=503, headers={"Retry-After": "5"})
 
 
-def _database(rt: Runtime) -> dict[str, Any]:
-    try:
-        rt.ping_database()
+def _database(rt: Runtime) -> DatabaseHealth:
+    try:  # reading the revision reaches the database (read-only): no separate ping
         revision, head = rt.schema_revision(), rt.schema_head
     except Exception as exc:  # noqa: BLE001 - health reports any database failure as data
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-    return {
-        "ok": revision == head,
-        "dialect": rt.engine.dialect.name,
-        "revision": revision,
-        **({} if revision == head else {"error": f"schema at {revision}, expected {head}"}),
-    }
+        return DatabaseHealth(ok=False, error=f"{type(exc).__name__}: {exc}")
+    return DatabaseHealth(
+        ok=revision == head,
+        dialect=rt.engine.dialect.name,
+        revision=revision,
+        error=None if revision == head else f"schema at {revision}, expected {head}",
+    )
 
 
 @router.get("/api/health", response_model=Health, responses={503: {"model": Health}})
@@ -108,13 +107,13 @@ async def health(rt: Runtime = Depends(runtime), uid: int = Depends(user_id)) ->
         checks["embedding"] = await diagnostics.check_reachable(models.embedding)
     if models.summary is not None and models.summary.model != models.narrator.model:
         checks["summary"] = await diagnostics.check_reachable(models.summary)
-    ok = database["ok"] and all(c["ok"] for c in checks.values())
+    ok = database.ok and all(c["ok"] for c in checks.values())
     body = Health(
         status=HealthState.OK
         if ok
-        else (HealthState.DEGRADED if database["ok"] else HealthState.DOWN),
+        else (HealthState.DEGRADED if database.ok else HealthState.DOWN),
         version=__version__,
-        database=DatabaseHealth(**database),
+        database=database,
         models=models.names(),
         placeholder_narrator=models.narrator.provider.info.placeholder,
         notes=list(models.narrator.provider.info.notes),
@@ -123,5 +122,5 @@ async def health(rt: Runtime = Depends(runtime), uid: int = Depends(user_id)) ->
     )
     return JSONResponse(
         body.model_dump(mode="json", exclude_none=True),
-        status_code=200 if database["ok"] else 503,
+        status_code=200 if database.ok else 503,
     )

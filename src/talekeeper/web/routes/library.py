@@ -37,7 +37,7 @@ from talekeeper.services.library.indexer import catch_up
 from talekeeper.services.library.search import Hit
 from talekeeper.services.tree import load_adventure
 from talekeeper.services.units import read_scope, session_scope
-from talekeeper.services.vocabulary import LibrarySource, SourceState
+from talekeeper.services.vocabulary import SourceState
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
 
 router = APIRouter(tags=["library"])
@@ -89,7 +89,7 @@ class KnowledgeOut(BaseModel):
     sources: list[SourceOut]
 
 
-def _views(session: Session, rows: list[LibrarySource]) -> list[SourceOut]:
+def _views(session: Session, rows: list[store.LibrarySource]) -> list[SourceOut]:
     counts = store.attached_counts(session, [r.id for r in rows])
     return [SourceOut(**store.source_view(r, counts.get(r.id, 0))) for r in rows]
 

@@ -32,10 +32,9 @@ from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import NotFound
-from talekeeper.services import lookups
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.models import ModelSet
-from talekeeper.services.tree import Story, action_view
+from talekeeper.services.tree import Story, action_adventure, action_view
 from talekeeper.services.turns import Pending
 from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 from talekeeper.web.errors import answer
@@ -100,12 +99,12 @@ def action_story(
     rt: Runtime = Depends(runtime),
 ) -> Story:
     """The tree of the adventure that ``action_id`` belongs to."""
-    row = lookups.action(session, action_id)
+    adventure_id = action_adventure(session, action_id)
     missing = NotFound(f"There is no action {action_id}.")
-    if row is None:
+    if adventure_id is None:
         raise missing
     try:
-        return Story.load(session, row.adventure_id, uid, rt.memory)
+        return Story.load(session, adventure_id, uid, rt.memory)
     except NotFound:  # someone else's action reads as no action at all, not as their story
         raise missing from None
 

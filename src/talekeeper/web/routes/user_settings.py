@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.providers.base import split_userinfo, without_userinfo
-from talekeeper.services import diagnostics, lookups
+from talekeeper.services import diagnostics
 from talekeeper.services.detect import ServerKind, detect
 from talekeeper.settings import (
     EMBEDDED,
@@ -205,9 +205,9 @@ def read_settings(
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> SettingsView:
-    stored = lookups.stored_settings(session, uid)
+    stored = rt.stored_overrides(session, uid)
     return SettingsView(
-        values=_public(rt.user_settings(session, uid)),
+        values=_public(rt.effective(stored)),
         overridden=sorted(stored),
         settings=[_describe(s, rt.settings) for s in REGISTRY if s.per_user],
     )
@@ -223,7 +223,7 @@ def update_settings(
     """Set per-user values; ``null`` removes an override (back to the server's default)."""
     _endpoint_allowed(rt, body)
     changes = _overrides(body)
-    stored = lookups.stored_settings(session, uid)
+    stored = rt.stored_overrides(session, uid)
     kept = {k: v for k, v in changes.items() if v is not None}
     cleared = [k for k, v in changes.items() if v is None]
     for key in cleared:
@@ -231,7 +231,7 @@ def update_settings(
         stored.pop(key, None)
     merged = rt.settings.with_overrides({**stored, **kept})  # validates values and combination
     parsed = {key: getattr(merged, key) for key in kept}
-    lookups.save_settings(session, uid, {**parsed, **dict.fromkeys(cleared)})
+    rt.save_overrides(session, uid, {**parsed, **dict.fromkeys(cleared)})
     return SavedSettings(values=_public(merged), overridden=sorted(set(stored) | set(kept)))
 
 
