@@ -19,36 +19,36 @@ Invariants:
 from __future__ import annotations
 
 import dataclasses
-import functools
-import ipaddress
-import math
 import os
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from talekeeper.core.errors import ConfigurationError
-from talekeeper.providers.base import without_userinfo
 from talekeeper.services.context import ContextLayout
 from talekeeper.services.detect import DEFAULT_PORTS, parse_ports
+from talekeeper.setting_values import (
+    ENV_PREFIX,
+    ProxyNetwork,
+    Setting,
+    check_hosts,
+    check_key,
+    check_model,
+    check_ports,
+    check_proxies,
+    check_url,
+    host_names,
+    proxy_networks,
+)
 from talekeeper.storage.dialect import complaint as database_url_complaint
 
-ENV_PREFIX = "TALEKEEPER_"
 EMBEDDED = "embedded"
 EXTRACTIVE = "extractive"
 NO_EMBEDDINGS = "none"
 LOG_FILE = "talekeeper.log"  # in the data dir, where 'talekeeper play' logs by default
 DEFAULT_CONTEXT_TOKENS = 4096  # used when neither the setting nor the model says otherwise
-# A URL, a model name or a key: anything longer is a paste gone wrong, and it would be
-# stored and sent with every model call.
-TEXT_MAX = 2_000
-# A model name, or an endpoint URL without its credentials, is kept with every AI call and
-# every memory written, in columns of this many characters (PostgreSQL enforces them).
-STORED_MAX = 255
 
 
 class AuthMode(StrEnum):
@@ -78,205 +78,6 @@ def default_data_dir() -> str:
     return str(Path(base) / "talekeeper")
 
 
-@dataclass(frozen=True)
-class Setting:
-    key: str
-    kind: type
-    default: Any
-    help: str
-    per_user: bool = False
-    secret: bool = False
-    choices: tuple[str, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
-    check: Callable[[Any], str | None] | None = None  # returns a complaint, or None
-    url: bool = False  # a URL, which may carry a password: shown without its credentials
-    # Per user where each player brings their own (local mode), but the server's alone in
-    # accounts mode: a player may not point the server at a URL of their choosing.
-    server_owned: bool = False
-
-    @property
-    def env(self) -> str:
-        return ENV_PREFIX + self.key.upper()
-
-    def accepts(self) -> str:
-        """Human words for what this setting accepts, used in every error message."""
-        if self.choices:
-            return "one of " + ", ".join(repr(c) for c in self.choices)
-        if self.kind is int or self.kind is float:
-            noun = "a whole number" if self.kind is int else "a number"
-            if self.minimum is not None and self.maximum is not None:
-                return f"{noun} from {self.minimum:g} to {self.maximum:g}"
-            if self.minimum is not None:
-                return f"{noun} of at least {self.minimum:g}"
-            return noun
-        return "text"
-
-    def parse(self, raw: Any) -> Any:
-        """Turn a raw value (env string or JSON value) into this setting's type, or complain."""
-        value: Any
-        try:
-            if self.kind is int:
-                if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
-                    raise ValueError
-                value = int(str(raw).strip()) if isinstance(raw, str) else int(raw)
-            elif self.kind is float:
-                if isinstance(raw, bool):
-                    raise ValueError
-                value = float(str(raw).strip()) if isinstance(raw, str) else float(raw)
-                if not math.isfinite(value):  # NaN passes every range check; refuse it here
-                    raise ValueError
-            else:
-                if not isinstance(raw, str):
-                    raise ValueError
-                value = raw.strip()
-        except (TypeError, ValueError):
-            raise self.complaint(raw) from None
-        if issubclass(self.kind, StrEnum):
-            if value not in self.choices:
-                raise self.complaint(raw)
-            return self.kind(value)
-        if isinstance(value, str) and len(value) > TEXT_MAX:
-            raise ConfigurationError(
-                f"{self.env} ('{self.key}') is {len(value):,} characters; the limit for a "
-                f"setting is {TEXT_MAX:,}."
-            )
-        if self.choices and value not in self.choices:
-            raise self.complaint(raw)
-        if self.minimum is not None and value < self.minimum:
-            raise self.complaint(raw)
-        if self.maximum is not None and value > self.maximum:
-            raise self.complaint(raw)
-        if self.check is not None and value != "":
-            problem = self.check(value)
-            if problem:
-                raise ConfigurationError(f"{self.env}={self.shown(raw)} is not usable: {problem}.")
-        return value
-
-    def complaint(self, raw: Any) -> ConfigurationError:
-        return ConfigurationError(
-            f"{self.env}={self.shown(raw)} is not valid: it accepts {self.accepts()}."
-        )
-
-    def shown(self, raw: Any) -> str:
-        """The value as an error may quote it: never a secret, never pages of text."""
-        if self.secret:
-            return "(the value given)"
-        if self.url and isinstance(raw, str):
-            raw = without_userinfo(raw)  # a password in a URL is as secret as the key
-        text = repr(raw)
-        return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _check_url(value: str) -> str | None:
-    example = "an http:// or https:// URL such as http://127.0.0.1:11434/v1"
-    if not value.startswith(("http://", "https://")):
-        return f"it must be {example}"
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - reading it checks the range (ValueError)
-    except ValueError as exc:
-        return f"it is not a valid URL ({exc}); it must be {example}"
-    if not parts.hostname or any(c.isspace() for c in value):
-        return f"it has no host name; it must be {example}"
-    stored = len(without_userinfo(value).rstrip("/"))
-    if stored > STORED_MAX:
-        return f"it is {stored:,} characters (without any credentials); the limit is {STORED_MAX}"
-    return None
-
-
-def _check_model(value: str) -> str | None:
-    if len(value) > STORED_MAX:
-        return f"a model name is at most {STORED_MAX} characters; this one has {len(value):,}"
-    return None
-
-
-_HOST_NAME = re.compile(
-    r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*"
-)
-_HOSTS_EXAMPLE = "names such as talekeeper.lan or 192.168.1.20, separated by commas"
-
-
-def host_name(entry: str) -> str:
-    """One host name as a ``Host`` header spells it, lower case (an IPv6 address in
-    brackets, compressed); ``ValueError`` with a reason when it is not one.
-
-    A name is allowed with any port, so an entry with a port is refused rather than
-    read as a rule about ports.
-    """
-    shown = entry.strip()
-    name = shown.lower()
-    bare = name[1:-1] if name.startswith("[") and name.endswith("]") else name
-    if ":" in bare:
-        try:
-            return f"[{ipaddress.IPv6Address(bare).compressed}]"
-        except ValueError:
-            pass
-        head, _, tail = name.rpartition(":")
-        if tail.isdigit() and head and "/" not in head:
-            raise ValueError(
-                f"{shown!r} has a port; a name is allowed with any port, so list {head!r}"
-            ) from None
-        raise ValueError(
-            f"{shown!r} is not a host name: give {_HOSTS_EXAMPLE}, without a scheme or path"
-        ) from None
-    if name == bare and len(name) <= 253 and _HOST_NAME.fullmatch(name):
-        return name
-    raise ValueError(f"{shown!r} is not a host name: give {_HOSTS_EXAMPLE}")
-
-
-def host_names(value: str) -> tuple[str, ...]:
-    """The names of a comma-separated list (empty entries skipped); ``ValueError`` names
-    the first entry that is not a host name."""
-    return tuple(host_name(entry) for entry in value.split(",") if entry.strip())
-
-
-def _refusal_of(parse: Callable[[str], object]) -> Callable[[str], str | None]:
-    """A setting's check from its parser: the parser's ``ValueError`` is the complaint."""
-
-    def check(value: str) -> str | None:
-        try:
-            parse(value)
-        except ValueError as exc:
-            return str(exc)
-        return None
-
-    return check
-
-
-ProxyNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-_PROXIES_EXAMPLE = "addresses or networks such as 127.0.0.1, ::1 or 10.0.0.0/8"
-
-
-@functools.lru_cache(maxsize=8)
-def proxy_networks(value: str) -> tuple[ProxyNetwork, ...]:
-    """The networks of a comma-separated list of addresses and networks (empty entries
-    skipped); ``ValueError`` names the first entry that is neither."""
-    found: list[ProxyNetwork] = []
-    for entry in value.split(","):
-        if not entry.strip():
-            continue
-        try:
-            found.append(ipaddress.ip_network(entry.strip(), strict=False))
-        except ValueError:
-            raise ValueError(
-                f"{entry.strip()!r} is not an address or a network: give {_PROXIES_EXAMPLE}, "
-                "separated by commas"
-            ) from None
-    return tuple(found)
-
-
-_check_hosts = _refusal_of(host_names)
-_check_ports = _refusal_of(parse_ports)
-_check_proxies = _refusal_of(proxy_networks)
-
-
-def _check_key(value: str) -> str | None:
-    if not (value.isascii() and value.isprintable()):
-        return "an API key is sent in an HTTP header, so it must be printable ASCII"
-    return None
-
-
 REGISTRY: tuple[Setting, ...] = (
     Setting("data_dir", str, None, "Where the SQLite database and caches live."),
     Setting(
@@ -293,7 +94,7 @@ REGISTRY: tuple[Setting, ...] = (
         "",
         "Base URL of an OpenAI-compatible API (ending in /v1). Empty: no endpoint.",
         per_user=True,
-        check=_check_url,
+        check=check_url,
         url=True,
         server_owned=True,
     ),
@@ -304,7 +105,7 @@ REGISTRY: tuple[Setting, ...] = (
         "Bearer key for that endpoint, if it needs one.",
         True,
         secret=True,
-        check=_check_key,
+        check=check_key,
         server_owned=True,
     ),
     Setting(
@@ -313,7 +114,7 @@ REGISTRY: tuple[Setting, ...] = (
         EMBEDDED,
         "Narrator: a model name at the endpoint, or 'embedded' (in-process).",
         per_user=True,
-        check=_check_model,
+        check=check_model,
     ),
     Setting(
         "summary_model",
@@ -322,7 +123,7 @@ REGISTRY: tuple[Setting, ...] = (
         "Memories and Story Summary: a model name, 'embedded' or 'extractive' (no model). "
         "Empty: the narrator's model, or 'extractive' when that is 'embedded'.",
         per_user=True,
-        check=_check_model,
+        check=check_model,
     ),
     Setting(
         "embedding_model",
@@ -330,7 +131,7 @@ REGISTRY: tuple[Setting, ...] = (
         EMBEDDED,
         "Embeddings: a model name at the endpoint, 'embedded' (in-process) or 'none' (bank off).",
         per_user=True,
-        check=_check_model,
+        check=check_model,
     ),
     Setting(
         "api_mode",
@@ -423,7 +224,7 @@ REGISTRY: tuple[Setting, ...] = (
         "",
         "Host names the app answers to besides localhost, 127.0.0.1 and [::1], "
         "comma-separated; each is allowed with any port. Any other Host is refused.",
-        check=_check_hosts,
+        check=check_hosts,
     ),
     Setting(
         "trusted_proxies",
@@ -434,7 +235,7 @@ REGISTRY: tuple[Setting, ...] = (
         "X-Forwarded-For and X-Forwarded-Proto believed: the client is the right-most "
         "address there that is not a trusted proxy. Empty: none, and every client is the "
         "address it connects from.",
-        check=_check_proxies,
+        check=check_proxies,
     ),
     Setting(
         "auth",
@@ -475,7 +276,7 @@ REGISTRY: tuple[Setting, ...] = (
         "Ports of 127.0.0.1 asked for local model servers (Ollama 11434, LM Studio 1234, "
         "llama.cpp 8080, KoboldCpp 5001, vLLM 8000), comma-separated; never Talekeeper's own. "
         "Empty: never ask.",
-        check=_check_ports,
+        check=check_ports,
     ),
 )
 

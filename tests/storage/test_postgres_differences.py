@@ -27,7 +27,8 @@ from talekeeper.core.errors import ConfigurationError
 from talekeeper.services import adventures
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.memory.base import NullMemory
-from talekeeper.settings import STORED_MAX, Settings
+from talekeeper.setting_values import STORED_MAX
+from talekeeper.settings import Settings
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope
 from talekeeper.storage.models import Memory

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from talekeeper.settings import proxy_networks
+from talekeeper.setting_values import proxy_networks
 from talekeeper.web.auth import client_address, client_scheme
 
 TRUSTED = proxy_networks("10.0.0.0/8, 127.0.0.1, ::1")

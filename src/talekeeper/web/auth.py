@@ -53,7 +53,8 @@ from talekeeper.services.accounts import (
 )
 from talekeeper.services.accounts import Scope as Grant
 from talekeeper.services.units import read_scope, session_scope
-from talekeeper.settings import AuthMode, ProxyNetwork
+from talekeeper.setting_values import ProxyNetwork
+from talekeeper.settings import AuthMode
 from talekeeper.web.errors import answer, error_response
 from talekeeper.web.guard import SAFE_METHODS
 

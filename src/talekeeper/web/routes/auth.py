@@ -54,7 +54,7 @@ from talekeeper.services.accounts import (
     revoke_token,
 )
 from talekeeper.services.units import read_scope, session_scope
-from talekeeper.settings import ProxyNetwork
+from talekeeper.setting_values import ProxyNetwork
 from talekeeper.web.auth import (
     COOKIE,
     accounts_mode,
