@@ -29,7 +29,8 @@ from tests.conftest import data_database, make_settings
 from tests.kit.accounts import PASSWORD
 from tests.kit.cli import Cli, add_account, as_accounts, one_line_error
 
-from talekeeper.cli.main import build_parser, main, setup_announcer
+from talekeeper.cli.main import build_parser, main
+from talekeeper.cli.serve import setup_announcer
 from talekeeper.services import accounts
 from talekeeper.storage.db import make_engine, make_session_factory, read_scope
 from talekeeper_testkit.double import ModelDouble

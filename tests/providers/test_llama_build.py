@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from talekeeper.providers.embedded import PORTABLE_FEATURES, build_of, llama_build
+from talekeeper.providers.embedded_models import PORTABLE_FEATURES, build_of, llama_build
 
 PORTABLE = (
     "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "

