@@ -35,8 +35,8 @@ from talekeeper.services.library import Document, DocumentKind, Section, split_p
 from talekeeper.services.library.markup import markdown_sections
 from talekeeper.services.memory.evidence import sentences as evidence_sentences
 from talekeeper.services.memory.excerpt import strip_marker
-from talekeeper.services.memory.extractive import second_to_third, split_sentences
 from talekeeper.services.memory.prompts import clean_memory
+from talekeeper.services.memory.prose import second_to_third, split_sentences
 
 N = 10_000  # characters at the small size; the large one is ten times that
 N_FAST = 100_000  # for work done in C a character at a time: 10,000 read in 0.1 ms

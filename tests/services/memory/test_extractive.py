@@ -11,13 +11,10 @@ from hypothesis import strategies as st
 from talekeeper.services.memory.extractive import (
     MEMORY_WORDS,
     SUMMARY_WORDS,
-    agreed,
-    second_to_third,
-    split_sentences,
-    words,
     write_memory,
     write_summary,
 )
+from talekeeper.services.memory.prose import agreed, second_to_third, split_sentences, words
 
 pytestmark = pytest.mark.no_database
 
