@@ -23,7 +23,6 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from talekeeper.services.lore import (
     agnai,
@@ -37,6 +36,7 @@ from talekeeper.services.lore import (
 from talekeeper.services.lore.books import book_entries
 from talekeeper.services.lore.detect import detect, not_a_scenario
 from talekeeper.services.lore.export import CardLike, ExportFile, ExportFormat, export_cards
+from talekeeper.services.lore.fields import file_object, object_field
 from talekeeper.services.lore.mapping import RawEntry, Source, build_cards
 from talekeeper.services.lore.model import (
     CardDraft,
@@ -50,15 +50,17 @@ from talekeeper.services.lore.model import (
 from talekeeper.services.lore.report import counted
 from talekeeper.services.lore.scenario import ALSO_A_SCENARIO, Parts, finish
 
-Reader = Callable[[LoreFormat, Any, Source], tuple[list[RawEntry], Parts | None]]
+# A reader takes the parsed JSON of a file recognised as its format, and narrows it.
+Reader = Callable[[LoreFormat, object, Source], tuple[list[RawEntry], Parts | None]]
 
 
-def _books(fmt: LoreFormat, value: Any, src: Source) -> tuple[list[RawEntry], Parts | None]:
+def _books(fmt: LoreFormat, value: object, src: Source) -> tuple[list[RawEntry], Parts | None]:
+    book = file_object(value)
     if fmt is LoreFormat.SILLYTAVERN_WORLD_INFO:
-        return sillytavern.world_info(value, src), None
+        return sillytavern.world_info(book, src), None
     if fmt is LoreFormat.LOREBOOK_V3:
-        return book_entries(value["data"], "data", src), None
-    return book_entries(value, "", src), None
+        return book_entries(object_field(book.get("data"), "data", "an object"), "data", src), None
+    return book_entries(book, "", src), None
 
 
 READERS: dict[LoreFormat, Reader] = {

@@ -12,12 +12,13 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any
-
 from talekeeper.services.lore.fields import (
+    JsonObject,
     check_count,
+    file_object,
     flag,
     item_path,
+    list_field,
     number,
     opt_text,
     show,
@@ -30,7 +31,7 @@ from talekeeper.services.lore.model import LoreFormat
 from talekeeper.services.lore.scenario import Parts
 
 
-def _entry(obj: dict[str, Any], path: str) -> RawEntry:
+def _entry(obj: JsonObject, path: str) -> RawEntry:
     raw = RawEntry(
         path=path,
         label=f"entry {path}",
@@ -47,8 +48,9 @@ def _entry(obj: dict[str, Any], path: str) -> RawEntry:
     return raw
 
 
-def read(fmt: LoreFormat, value: Any, src: Source) -> tuple[list[RawEntry], Parts | None]:
-    entries: list[Any] = value["entries"]
+def read(fmt: LoreFormat, value: object, src: Source) -> tuple[list[RawEntry], Parts | None]:
+    book = file_object(value)
+    entries = list_field(book.get("entries"), "entries", "a list")
     check_count(len(entries), "entries")
     members = ((item_path("entries", i), entry) for i, entry in enumerate(entries))
     return collect(members, _entry, src), None

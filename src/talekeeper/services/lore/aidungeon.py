@@ -22,15 +22,20 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from talekeeper.services.lore.fields import (
+    JsonList,
+    JsonObject,
+    as_list,
     as_object,
     check_count,
     comma_text,
-    container,
     field_path,
+    file_list,
+    file_object,
     item_path,
+    list_field,
+    object_field,
     opt_text,
     text,
 )
@@ -52,7 +57,7 @@ SUBSTRINGS = (
 SCRIPTS_NOT_IMPORTED = "The file's scripts were not imported: Talekeeper never runs a file's code."
 
 
-def _card(obj: dict[str, Any], path: str) -> RawEntry:
+def _card(obj: JsonObject, path: str) -> RawEntry:
     description = opt_text(obj, "description")
     own = own_fields(obj.get("extensions"))
     if own is not None and own.notes is None:
@@ -69,7 +74,7 @@ def _card(obj: dict[str, Any], path: str) -> RawEntry:
     )
 
 
-def _world_info(obj: dict[str, Any], path: str) -> RawEntry:
+def _world_info(obj: JsonObject, path: str) -> RawEntry:
     return RawEntry(
         path=path,
         label=f"entry {path}",
@@ -79,13 +84,13 @@ def _world_info(obj: dict[str, Any], path: str) -> RawEntry:
     )
 
 
-def cards(items: list[Any], path: str, src: Source, *, legacy: bool = False) -> list[RawEntry]:
+def cards(items: JsonList, path: str, src: Source, *, legacy: bool = False) -> list[RawEntry]:
     check_count(len(items), path or "The list")
     members = ((item_path(path, i), item) for i, item in enumerate(items))
     return collect(members, _world_info if legacy else _card, src)
 
 
-def _instructions(inner: dict[str, Any]) -> str:
+def _instructions(inner: JsonObject) -> str:
     found = inner.get("instructions")
     if isinstance(found, str):
         return found
@@ -97,24 +102,26 @@ def _instructions(inner: dict[str, Any]) -> str:
     return next((v for v in nested.values() if isinstance(v, str) and v.strip()), "")
 
 
-def _opening(inner: dict[str, Any]) -> str:
+def _opening(inner: JsonObject) -> str:
     texts = [opt_text(inner, "prompt")]
-    actions = inner.get("actions")
-    for action in actions if isinstance(actions, list) else []:
-        texts.append(opt_text(action, "text") if isinstance(action, dict) else "")
+    for action in as_list(inner.get("actions")) or []:
+        step = as_object(action)
+        texts.append(opt_text(step, "text") if step is not None else "")
     return "".join(texts)
 
 
-def read(fmt: LoreFormat, value: Any, src: Source) -> tuple[list[RawEntry], Parts | None]:
+def read(fmt: LoreFormat, value: object, src: Source) -> tuple[list[RawEntry], Parts | None]:
     src.report.info(SUBSTRINGS)
     if fmt in (LoreFormat.AIDUNGEON_CARDS, LoreFormat.AIDUNGEON_WORLD_INFO):
         legacy = fmt is LoreFormat.AIDUNGEON_WORLD_INFO
-        return cards(value, "", src, legacy=legacy), None
+        return cards(file_list(value), "", src, legacy=legacy), None
     key = "scenario" if fmt is LoreFormat.AIDUNGEON_SCENARIO else "adventure"
     path = f"data.{key}"
-    inner: dict[str, Any] = value["data"][key]
+    # Recognised by an object ``data`` whose ``key`` is an object: these hold.
+    data = object_field(file_object(value).get("data"), "data", "an object")
+    inner = object_field(data.get(key), path, "an object")
     where = field_path(path, "storyCards")
-    entries = cards(container(inner.get("storyCards"), where, list, "a list"), where, src)
+    entries = cards(list_field(inner.get("storyCards"), where, "a list"), where, src)
     if any(inner.get(name) for name in SCRIPT_FIELDS):
         src.report.lose_whole(SCRIPTS_NOT_IMPORTED, path)
     state = as_object(inner.get("state")) or {}

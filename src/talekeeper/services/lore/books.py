@@ -21,14 +21,13 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any
-
 from talekeeper.services.lore.fields import (
+    JsonObject,
     check_count,
-    container,
     field_path,
     flag,
     item_path,
+    list_field,
     number,
     opt_text,
     show,
@@ -76,7 +75,7 @@ def inactive_secondary(raw: RawEntry, keys: list[str]) -> None:
     raw.lost.append(("inactive_secondary", "inactive secondary keys"))
 
 
-def _entry(obj: dict[str, Any], path: str) -> RawEntry:
+def _entry(obj: JsonObject, path: str) -> RawEntry:
     keys = text_list(obj, "keys", path)
     name, comment = opt_text(obj, "name"), opt_text(obj, "comment")
     ident = number(obj.get("id"))
@@ -106,10 +105,10 @@ def _entry(obj: dict[str, Any], path: str) -> RawEntry:
     return raw
 
 
-def book_entries(book: dict[str, Any], path: str, src: Source) -> list[RawEntry]:
+def book_entries(book: JsonObject, path: str, src: Source) -> list[RawEntry]:
     """The entries of a character book or V3 lorebook object at ``path``."""
     where = field_path(path, "entries")
-    entries = container(book.get("entries"), where, list, "a list of entries")
+    entries = list_field(book.get("entries"), where, "a list of entries")
     check_count(len(entries), where)
     settings = [name for name in BOOK_SETTINGS if book.get(name) not in (None, False)]
     if settings:

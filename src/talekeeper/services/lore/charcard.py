@@ -20,10 +20,16 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any
-
 from talekeeper.services.lore.books import book_entries
-from talekeeper.services.lore.fields import as_object, container, field_path, opt_text
+from talekeeper.services.lore.fields import (
+    JsonObject,
+    as_list,
+    as_object,
+    field_path,
+    file_object,
+    object_field,
+    opt_text,
+)
 from talekeeper.services.lore.mapping import RawEntry, Source
 from talekeeper.services.lore.model import LoreFormat
 from talekeeper.services.lore.placeholders import Placeholders
@@ -41,15 +47,15 @@ RISU_SCRIPTS = ("triggerscript", "customScripts", "backgroundHTML")
 SCRIPTS_NOT_IMPORTED = "The card's scripts were not imported: Talekeeper never runs a file's code."
 
 
-def _field(data: dict[str, Any], name: str) -> str:
+def _field(data: JsonObject, name: str) -> str:
     return opt_text(data, name) or opt_text(data, PYGMALION.get(name, name))
 
 
-def _texts(value: Any) -> list[str]:
-    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+def _texts(value: object) -> list[str]:
+    return [item for item in as_list(value) or [] if isinstance(item, str)]
 
 
-def _extensions(data: dict[str, Any], path: str, src: Source, notes: list[str]) -> None:
+def _extensions(data: JsonObject, path: str, src: Source, notes: list[str]) -> None:
     ext = as_object(data.get("extensions")) or {}
     risu = as_object(ext.get("risuai")) or {}
     if ext.get("regex_scripts") or any(risu.get(name) for name in RISU_SCRIPTS):
@@ -70,7 +76,7 @@ def _extensions(data: dict[str, Any], path: str, src: Source, notes: list[str]) 
         src.report.info(f"{counted(len(groups), 'group-only greeting')} not offered.")
 
 
-def _character(data: dict[str, Any], path: str, name: str, src: Source) -> RawEntry:
+def _character(data: JsonObject, path: str, name: str, src: Source) -> RawEntry:
     notes: list[str] = []
     for label, key in (("Nickname", "nickname"), ("Creator", "creator")):
         if _field(data, key).strip():
@@ -108,9 +114,10 @@ def _substitute(entry: RawEntry, names: Placeholders) -> None:
     entry.notes = [names(line) for line in entry.notes]
 
 
-def read(fmt: LoreFormat, value: Any, src: Source) -> tuple[list[RawEntry], Parts | None]:
+def read(fmt: LoreFormat, value: object, src: Source) -> tuple[list[RawEntry], Parts | None]:
     v1 = fmt is LoreFormat.CHARACTER_CARD_V1
-    data: dict[str, Any] = value if v1 else value["data"]
+    card = file_object(value)
+    data = card if v1 else object_field(card.get("data"), "data", "an object")
     path = "" if v1 else "data"
     name = " ".join(_field(data, "name").split())
     if not name:
@@ -120,7 +127,7 @@ def read(fmt: LoreFormat, value: Any, src: Source) -> tuple[list[RawEntry], Part
     entries = [_character(data, path, name, src)]
     if data.get("character_book") is not None:
         where = field_path(path, "character_book")
-        book = container(data["character_book"], where, dict, "an object")
+        book = object_field(data["character_book"], where, "an object")
         entries += book_entries(book, where, src)
     for entry in entries:
         _substitute(entry, names)

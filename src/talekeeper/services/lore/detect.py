@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.lore.containers import (
@@ -40,7 +39,17 @@ from talekeeper.services.lore.containers import (
     charx_payload,
     png_payload,
 )
-from talekeeper.services.lore.fields import MAX_FILE_BYTES, container, mend, number
+from talekeeper.services.lore.fields import (
+    MAX_FILE_BYTES,
+    JsonList,
+    JsonObject,
+    as_object,
+    list_field,
+    mend,
+    number,
+    object_field,
+    wrong_kind,
+)
 from talekeeper.services.lore.model import LABELS, LoreFormat
 
 V1_FIELDS = ("description", "personality", "scenario", "first_mes", "mes_example")
@@ -54,12 +63,12 @@ UNRECOGNISED = (
 @dataclass(frozen=True)
 class Detected:
     format: LoreFormat
-    value: Any  # the parsed JSON
+    value: object  # the parsed JSON, narrowed by the reader of its format
     notes: tuple[str, ...] = ()  # what the container said, for the report
     mended: int = 0  # texts that held characters no story can store
 
 
-def parse_json(data: bytes, where: str) -> tuple[Any, str]:
+def parse_json(data: bytes, where: str) -> tuple[object, str]:
     """``data`` as JSON (and as text), or a refusal naming ``where`` and the line and
     column."""
     try:
@@ -71,7 +80,8 @@ def parse_json(data: bytes, where: str) -> tuple[Any, str]:
     if text.lstrip()[:1] not in ("{", "["):
         raise InvalidInput(f"{where} is {UNRECOGNISED}")
     try:
-        return json.loads(text), text
+        value: object = json.loads(text)
+        return value, text
     except json.JSONDecodeError as exc:
         raise InvalidInput(
             f"{where} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
@@ -100,7 +110,7 @@ def detect(data: bytes) -> Detected:
     return Detected(recognise(value), value, inner.notes, mended)
 
 
-def recognise(value: Any) -> LoreFormat:
+def recognise(value: object) -> LoreFormat:
     if isinstance(value, dict):
         found = _object_format(value)
     elif isinstance(value, list):
@@ -110,13 +120,16 @@ def recognise(value: Any) -> LoreFormat:
     if found is None:
         if value == [] or value == {}:
             raise InvalidInput("The file holds nothing: an empty list or object, no entries.")
-        if isinstance(value, dict) and "entries" in value:
-            container(value["entries"], "entries", (list, dict), "a list or an object")
+        obj = as_object(value)
+        if obj is not None and "entries" in obj:
+            entries = obj["entries"]
+            if not isinstance(entries, list | dict):
+                raise wrong_kind(entries, "entries", "a list or an object")
         raise InvalidInput(f"The file is {UNRECOGNISED}")
     return found
 
 
-def _spec_format(obj: dict[str, Any]) -> LoreFormat | None:
+def _spec_format(obj: JsonObject) -> LoreFormat | None:
     specs = {
         "chara_card_v3": LoreFormat.CHARACTER_CARD_V3,
         "chara_card_v2": LoreFormat.CHARACTER_CARD_V2,
@@ -125,25 +138,25 @@ def _spec_format(obj: dict[str, Any]) -> LoreFormat | None:
     spec = obj.get("spec")
     if not isinstance(spec, str) or spec not in specs:
         return None
-    container(obj.get("data"), "data", dict, f"an object in a {spec} file")
+    object_field(obj.get("data"), "data", f"an object in a {spec} file")
     return specs[spec]
 
 
-def _entry_has(value: Any, *names: str) -> bool:
+def _entry_has(value: object, *names: str) -> bool:
     return isinstance(value, dict) and any(name in value for name in names)
 
 
-def _book_entry(value: Any) -> bool:
+def _book_entry(value: object) -> bool:
     return isinstance(value, dict) and isinstance(value.get("keys"), list) and "content" in value
 
 
-def _object_format(obj: dict[str, Any]) -> LoreFormat | None:
+def _object_format(obj: JsonObject) -> LoreFormat | None:
     found = _spec_format(obj)
     entries = obj.get("entries")
     if found is not None:
         return found
     if number(obj.get("lorebookVersion")) is not None and "entries" in obj:
-        container(entries, "entries", list, "a list in a NovelAI lorebook")
+        list_field(entries, "entries", "a list in a NovelAI lorebook")
         return LoreFormat.NOVELAI_LOREBOOK
     if "scenarioVersion" in obj:
         return LoreFormat.NOVELAI_SCENARIO
@@ -168,7 +181,7 @@ def _object_format(obj: dict[str, Any]) -> LoreFormat | None:
     return _story_format(obj)
 
 
-def _story_format(obj: dict[str, Any]) -> LoreFormat | None:
+def _story_format(obj: JsonObject) -> LoreFormat | None:
     if "gamestarted" in obj:
         if "worldinfo_v2" in obj or "file_version" in obj:
             return LoreFormat.KOBOLD_UNITED_STORY
@@ -189,8 +202,8 @@ def _story_format(obj: dict[str, Any]) -> LoreFormat | None:
     return None
 
 
-def _array_format(items: list[Any]) -> LoreFormat | None:
-    objects = [item for item in items if isinstance(item, dict)]
+def _array_format(items: JsonList) -> LoreFormat | None:
+    objects = [obj for item in items if (obj := as_object(item)) is not None]
 
     def texts(*names: str) -> bool:
         return any(all(isinstance(o.get(n), str) for n in names) for o in objects)

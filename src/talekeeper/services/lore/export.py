@@ -26,10 +26,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.cards import SecondaryRule
+from talekeeper.services.lore.fields import JsonObject
 from talekeeper.services.lore.keywords import written_key
 from talekeeper.services.lore.report import counted
 
@@ -78,9 +79,9 @@ def _rule(card: CardLike) -> SecondaryRule:
     return rules.get(str(card.secondary_rule), SecondaryRule.ANY)
 
 
-def _own(card: CardLike, *fields: str) -> dict[str, Any]:
+def _own(card: CardLike, *fields: str) -> JsonObject:
     """``extensions.talekeeper``: the named fields a format cannot carry itself."""
-    values = {
+    values: JsonObject = {
         "type": card.type,
         "notes": card.notes,
         "always_on": card.always_on,
@@ -103,7 +104,7 @@ class _Warnings:
             self.lines.append(f"{counted(found, 'card')}: {says.format(tool=self.tool)}")
 
 
-def _aidungeon(cards: Sequence[CardLike], warn: _Warnings) -> Any:
+def _aidungeon(cards: Sequence[CardLike], warn: _Warnings) -> list[JsonObject]:
     for card in cards:
         if len(card.entry) > AIDUNGEON_VALUE_MAX:
             warn.lines.append(
@@ -132,8 +133,8 @@ def _aidungeon(cards: Sequence[CardLike], warn: _Warnings) -> Any:
     ]
 
 
-def _sillytavern(cards: Sequence[CardLike]) -> Any:
-    entries = {}
+def _sillytavern(cards: Sequence[CardLike]) -> JsonObject:
+    entries: JsonObject = {}
     for uid, card in enumerate(cards):
         entries[str(uid)] = {
             "uid": uid,
@@ -166,7 +167,7 @@ def _entry_text(entry: str) -> str:
     return "\n" + entry if entry.startswith("@@") else entry  # not a decorator line
 
 
-def _ccv3(cards: Sequence[CardLike], warn: _Warnings, title: str) -> Any:
+def _ccv3(cards: Sequence[CardLike], warn: _Warnings, title: str) -> JsonObject:
     warn.count(
         cards,
         lambda c: bool(c.secondary_keywords) and _rule(c) is not SecondaryRule.ANY,
@@ -190,14 +191,14 @@ def _ccv3(cards: Sequence[CardLike], warn: _Warnings, title: str) -> Any:
         }
         for order, card in enumerate(cards, 1)
     ]
-    book = {"name": title, "description": "", "extensions": {}, "entries": entries}
+    book: JsonObject = {"name": title, "description": "", "extensions": {}, "entries": entries}
     return {"spec": "lorebook_v3", "data": book}
 
 
-def _novelai(cards: Sequence[CardLike], warn: _Warnings) -> Any:
+def _novelai(cards: Sequence[CardLike], warn: _Warnings) -> JsonObject:
     warn.count(cards, lambda c: bool(c.secondary_keywords), "{tool} has no secondary keywords")
     types = list(dict.fromkeys(card.type for card in cards))
-    config = {
+    config: JsonObject = {
         "prefix": "",
         "suffix": "\n",
         "tokenBudget": 1,
@@ -266,6 +267,7 @@ def export_cards(
     target = formats[str(fmt)]
     tool, suffix = TOOLS[target]
     warn = _Warnings(tool)
+    value: JsonObject | list[JsonObject]
     if target is ExportFormat.AIDUNGEON:
         value = _aidungeon(cards, warn)
     elif target is ExportFormat.SILLYTAVERN:

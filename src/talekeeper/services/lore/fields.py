@@ -8,6 +8,10 @@ Invariants:
 - Missing optional fields take their format's default and unknown fields are
   ignored; numeric strings are read as numbers; numbers that are not finite are
   no numbers at all.
+- Parsed JSON is typed as what it is: ``object`` until narrowed. A ``JsonObject`` is
+  an object whose values are still unknown (its keys are text, as JSON's always
+  are); a ``JsonList`` a list whose items are. Every value read out of them is
+  checked for its kind before it is used.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
 
 from talekeeper.core.errors import InvalidInput
+
+JsonObject = dict[str, object]  # a JSON object whose values are not yet narrowed
+JsonList = list[object]  # a JSON array whose items are not yet narrowed
 
 MAX_FILE_BYTES = 20 * 1024 * 1024  # checked before anything is decoded
 MAX_ENTRIES = 5_000  # entries of one list, checked before any entry is read
@@ -36,28 +42,44 @@ def storable(text: str) -> str:
     return _UNSTORABLE.sub(lambda m: "" if m.group() == "\x00" else "\ufffd", text)
 
 
-def mend(value: Any, source: str) -> tuple[Any, int]:
+def mend(value: object, source: str) -> tuple[object, int]:
     """``value`` (parsed from ``source``) with every text made ``storable``, and how many
     texts changed. Iterative: no recursion into a client's value."""
     if not _UNSTORABLE_ESCAPE.search(source):
         return value, 0
     mended = 0
-    root = [value]
-    stack: list[tuple[Any, Any]] = [(root, 0)]
+    root: JsonList = [value]
+    stack: list[JsonList | JsonObject] = [root]
     while stack:
-        holder, key = stack.pop()
-        item = holder[key]
-        if isinstance(item, str):
-            holder[key] = storable(item)
-            mended += holder[key] != item
-        elif isinstance(item, list):
-            stack.extend((item, i) for i in range(len(item)))
-        elif isinstance(item, dict):
-            if any(_UNSTORABLE.search(k) for k in item):
-                item = holder[key] = {storable(k): v for k, v in item.items()}
-                mended += 1
-            stack.extend((item, k) for k in item)
+        holder = stack.pop()
+        if isinstance(holder, list):
+            for index, item in enumerate(holder):
+                holder[index], changed = _mended(item, stack)
+                mended += changed
+        else:
+            for key, item in holder.items():  # values replaced in place: no key changes
+                holder[key], changed = _mended(item, stack)
+                mended += changed
     return root[0], mended
+
+
+def _mended(item: object, stack: list[JsonList | JsonObject]) -> tuple[object, int]:
+    """``item`` with its text (or, for an object, its keys) made storable, and whether
+    that changed it; a container is pushed on ``stack`` for its members to be walked."""
+    if isinstance(item, str):
+        kept = storable(item)
+        return kept, int(kept != item)
+    if isinstance(item, list):
+        stack.append(item)
+        return item, 0
+    if isinstance(item, dict):
+        obj: JsonObject = item
+        changed = any(_UNSTORABLE.search(k) for k in obj)
+        if changed:
+            obj = {storable(k): v for k, v in obj.items()}
+        stack.append(obj)
+        return obj, int(changed)
+    return item, 0
 
 
 class EntryRefused(Exception):
@@ -74,7 +96,7 @@ def quote(text: str, limit: int = 40) -> str:
     return json.dumps(shown, ensure_ascii=False)
 
 
-def describe(value: Any) -> str:
+def describe(value: object) -> str:
     """A value's kind, and for scalars the value, for a message: 'text "a, b"'."""
     if value is None:
         return "null"
@@ -102,11 +124,26 @@ def item_path(path: str, key: str | int) -> str:
     return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
 
 
-def as_object(value: Any) -> dict[str, Any] | None:
+def as_object(value: object) -> JsonObject | None:
+    """An object, to read fields of; else None."""
     return value if isinstance(value, dict) else None
 
 
-def number(value: Any) -> float | None:
+def as_list(value: object) -> JsonList | None:
+    """A list, to read items of; else None."""
+    return value if isinstance(value, list) else None
+
+
+def all_text(value: object) -> list[str] | None:
+    """A list that holds only text, as that text; else None."""
+    items = as_list(value)
+    if items is None:
+        return None
+    texts = [item for item in items if isinstance(item, str)]
+    return texts if len(texts) == len(items) else None
+
+
+def number(value: object) -> float | None:
     """A finite number, from a number or a numeric string; else None."""
     if isinstance(value, bool):
         return None
@@ -125,7 +162,7 @@ def number(value: Any) -> float | None:
     return None
 
 
-def flag(value: Any, default: bool = False) -> bool:
+def flag(value: object, default: bool = False) -> bool:
     """A yes/no from a boolean, 0/1, or the text true/false; else ``default``."""
     if isinstance(value, bool):
         return value
@@ -137,7 +174,7 @@ def flag(value: Any, default: bool = False) -> bool:
     return default
 
 
-def text(obj: dict[str, Any], name: str, path: str) -> str:
+def text(obj: JsonObject, name: str, path: str) -> str:
     """A required text field; missing or of another kind refuses the entry."""
     if name not in obj or obj[name] is None:
         raise EntryRefused(f"{field_path(path, name)} is missing; an entry needs its text")
@@ -147,13 +184,13 @@ def text(obj: dict[str, Any], name: str, path: str) -> str:
     return value
 
 
-def opt_text(obj: dict[str, Any], name: str) -> str:
+def opt_text(obj: JsonObject, name: str) -> str:
     """An optional text field: its text, or "" when missing or not text."""
     value = obj.get(name)
     return value if isinstance(value, str) else ""
 
 
-def text_list(obj: dict[str, Any], name: str, path: str) -> list[str]:
+def text_list(obj: JsonObject, name: str, path: str) -> list[str]:
     """An optional list of text; any other kind refuses the entry, except empty or blank
     text, which exporters of other tools write for "none" (an empty list)."""
     value = obj.get(name)
@@ -168,7 +205,7 @@ def text_list(obj: dict[str, Any], name: str, path: str) -> list[str]:
     return list(value)
 
 
-def comma_text(obj: dict[str, Any], name: str, path: str) -> list[str]:
+def comma_text(obj: JsonObject, name: str, path: str) -> list[str]:
     """Optional keys written as one comma-separated text; any other kind refuses the entry."""
     value = obj.get(name)
     if value is None:
@@ -195,8 +232,30 @@ def show(value: float) -> str:
     return str(int(value)) if value.is_integer() else str(value)
 
 
-def container(value: Any, path: str, kind: type | tuple[type, ...], what: str) -> Any:
-    """A container field the whole file depends on, refused when of the wrong kind."""
-    if not isinstance(value, kind):
-        raise InvalidInput(f"{path} must be {what}; got {describe(value)}.")
+def wrong_kind(value: object, path: str, what: str) -> InvalidInput:
+    """The refusal of a file whose ``path`` holds ``value`` where it needs ``what``."""
+    return InvalidInput(f"{path} must be {what}; got {describe(value)}.")
+
+
+def object_field(value: object, path: str, what: str) -> JsonObject:
+    """An object the whole file depends on, refused when of another kind."""
+    if not isinstance(value, dict):
+        raise wrong_kind(value, path, what)
     return value
+
+
+def list_field(value: object, path: str, what: str) -> JsonList:
+    """A list the whole file depends on, refused when of another kind."""
+    if not isinstance(value, list):
+        raise wrong_kind(value, path, what)
+    return value
+
+
+def file_object(value: object) -> JsonObject:
+    """A file's top level, which recognising its format found to be an object."""
+    return object_field(value, "The file", "an object")
+
+
+def file_list(value: object) -> JsonList:
+    """A file's top level, which recognising its format found to be a list."""
+    return list_field(value, "The file", "a list")

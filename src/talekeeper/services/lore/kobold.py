@@ -21,19 +21,24 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from talekeeper.services.cards import SecondaryRule
 from talekeeper.services.lore.books import inactive_secondary, secondary_keys
 from talekeeper.services.lore.fields import (
+    JsonList,
+    JsonObject,
+    as_list,
     as_object,
     check_count,
     comma_text,
-    container,
     field_path,
+    file_list,
+    file_object,
     flag,
     item_path,
+    list_field,
     number,
+    object_field,
     opt_text,
     show,
     text,
@@ -43,10 +48,10 @@ from talekeeper.services.lore.mapping import RawEntry, Source, collect
 from talekeeper.services.lore.model import LoreFormat
 from talekeeper.services.lore.scenario import Parts
 
-Keys = Callable[[dict[str, Any], str, str], list[str]]
+Keys = Callable[[JsonObject, str, str], list[str]]
 
 
-def _folder(obj: dict[str, Any], folders: dict[str, str]) -> str:
+def _folder(obj: JsonObject, folders: dict[str, str]) -> str:
     group = opt_text(obj, "wigroup") or opt_text(obj, "folder")
     if group and not group.strip().isdigit():
         return group
@@ -54,7 +59,7 @@ def _folder(obj: dict[str, Any], folders: dict[str, str]) -> str:
     return folders.get(show(ident), "") if ident is not None else ""
 
 
-def _keys(raw: RawEntry, obj: dict[str, Any], path: str, keys: Keys) -> None:
+def _keys(raw: RawEntry, obj: JsonObject, path: str, keys: Keys) -> None:
     secondary = [key for key in keys(obj, "keysecondary", path) if key.strip()]
     anti = [key for key in comma_text(obj, "keyanti", path) if key.strip()]
     active = flag(obj.get("selective"))
@@ -70,8 +75,8 @@ def _keys(raw: RawEntry, obj: dict[str, Any], path: str, keys: Keys) -> None:
         raw.lost.append(("anti_keys", "keyanti"))
 
 
-def _reader(folders: dict[str, str], keys: Keys) -> Callable[[dict[str, Any], str], RawEntry]:
-    def read(obj: dict[str, Any], path: str) -> RawEntry:
+def _reader(folders: dict[str, str], keys: Keys) -> Callable[[JsonObject, str], RawEntry]:
+    def read(obj: JsonObject, path: str) -> RawEntry:
         uid = number(obj.get("uid"))
         raw = RawEntry(
             path=path,
@@ -93,47 +98,46 @@ def _reader(folders: dict[str, str], keys: Keys) -> Callable[[dict[str, Any], st
     return read
 
 
-def world_info(items: list[Any], path: str, src: Source, folders: dict[str, str]) -> list[RawEntry]:
+def world_info(items: JsonList, path: str, src: Source, folders: dict[str, str]) -> list[RawEntry]:
     check_count(len(items), path or "The list")
     members = ((item_path(path, i), item) for i, item in enumerate(items))
     return collect(members, _reader(folders, comma_text), src)
 
 
-def _united(obj: dict[str, Any], src: Source) -> list[RawEntry]:
-    book = container(obj.get("worldinfo_v2"), "worldinfo_v2", dict, "an object")
-    entries = book.get("entries") or {}
+def _united(obj: JsonObject, src: Source) -> list[RawEntry]:
+    book = object_field(obj.get("worldinfo_v2"), "worldinfo_v2", "an object")
     where = "worldinfo_v2.entries"
-    entries = container(entries, where, dict, "an object of entries")
+    entries = object_field(book.get("entries") or {}, where, "an object of entries")
     check_count(len(entries), where)
     members = ((item_path(where, key), entry) for key, entry in entries.items())
     return collect(members, _reader({}, text_list), src)
 
 
-def _classic(obj: dict[str, Any], src: Source) -> list[RawEntry]:
+def _classic(obj: JsonObject, src: Source) -> list[RawEntry]:
     folders: dict[str, str] = {}
     for key, folder in (as_object(obj.get("wifolders_d")) or {}).items():
-        name = opt_text(folder, "name") if isinstance(folder, dict) else ""
-        folders[key] = name
+        named = as_object(folder)
+        folders[key] = opt_text(named, "name") if named is not None else ""
     items = obj.get("worldinfo")
     if items is None:
         return []
-    return world_info(container(items, "worldinfo", list, "a list"), "worldinfo", src, folders)
+    return world_info(list_field(items, "worldinfo", "a list"), "worldinfo", src, folders)
 
 
-def _actions(value: Any) -> str:
-    if isinstance(value, dict):  # United: {"actions": {"0": {"Selected Text": ...}}}
-        inner = as_object(value.get("actions")) or {}
-        items = [opt_text(a, "Selected Text") for a in inner.values() if isinstance(a, dict)]
-        return "".join(items)
-    if isinstance(value, list):
-        return "".join(item for item in value if isinstance(item, str))
-    return ""
+def _actions(value: object) -> str:
+    united = as_object(value)
+    if united is not None:  # United: {"actions": {"0": {"Selected Text": ...}}}
+        inner = as_object(united.get("actions")) or {}
+        actions = (as_object(action) for action in inner.values())
+        return "".join(opt_text(a, "Selected Text") for a in actions if a is not None)
+    items = as_list(value) or []
+    return "".join(item for item in items if isinstance(item, str))
 
 
-def read(fmt: LoreFormat, value: Any, src: Source) -> tuple[list[RawEntry], Parts | None]:
+def read(fmt: LoreFormat, value: object, src: Source) -> tuple[list[RawEntry], Parts | None]:
     if fmt is LoreFormat.KOBOLD_WORLD_INFO:
-        return world_info(value, "", src, {}), None
-    obj: dict[str, Any] = value
+        return world_info(file_list(value), "", src, {}), None
+    obj = file_object(value)
     if fmt is LoreFormat.KOBOLD_LITE_SCENARIO:
         parts = Parts(
             title=opt_text(obj, "title"),
@@ -143,7 +147,7 @@ def read(fmt: LoreFormat, value: Any, src: Source) -> tuple[list[RawEntry], Part
             authors_note=opt_text(obj, "authorsnote"),
         )
         where = field_path("", "worldinfo")
-        items = container(obj.get("worldinfo"), where, list, "a list")
+        items = list_field(obj.get("worldinfo"), where, "a list")
         return world_info(items, where, src, {}), parts
     united = fmt is LoreFormat.KOBOLD_UNITED_STORY
     actions = _actions(obj.get("actions"))

@@ -33,11 +33,18 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from talekeeper.services import limits
 from talekeeper.services.cards import SecondaryRule
-from talekeeper.services.lore.fields import EntryRefused, as_object, describe, quote, storable
+from talekeeper.services.lore.fields import (
+    EntryRefused,
+    JsonObject,
+    all_text,
+    as_object,
+    describe,
+    quote,
+    storable,
+)
 from talekeeper.services.lore.keywords import KeyMode, clean_keywords
 from talekeeper.services.lore.model import CardDraft, LoreFormat
 from talekeeper.services.lore.report import ReportBuilder
@@ -123,8 +130,8 @@ class Source:
 
 
 def collect(
-    members: Iterable[tuple[str, Any]],
-    read: Callable[[dict[str, Any], str], RawEntry | None],
+    members: Iterable[tuple[str, object]],
+    read: Callable[[JsonObject, str], RawEntry | None],
     src: Source,
 ) -> list[RawEntry]:
     """``read`` applied to each (path, value) member that is an object; a member that is
@@ -145,24 +152,20 @@ def collect(
     return out
 
 
-def own_fields(extensions: Any) -> Own | None:
+def own_fields(extensions: object) -> Own | None:
     """Talekeeper's own fields from an entry's ``extensions`` object, when it has them."""
     ext = as_object(extensions)
     mine = as_object(ext.get("talekeeper")) if ext is not None else None
     if mine is None:
         return None
     kind, notes, always = mine.get("type"), mine.get("notes"), mine.get("always_on")
-    seconds, rule = mine.get("secondary_keywords"), mine.get("secondary_rule")
+    seconds, rule = all_text(mine.get("secondary_keywords")), mine.get("secondary_rule")
     rules = {str(r): r for r in SecondaryRule}
     return Own(
         type=kind if isinstance(kind, str) and kind in CARD_TYPES else None,
         notes=notes if isinstance(notes, str) else None,
         always_on=always if isinstance(always, bool) else None,
-        secondary_keywords=(
-            tuple(seconds)
-            if isinstance(seconds, list) and all(isinstance(s, str) for s in seconds)
-            else None
-        ),
+        secondary_keywords=tuple(seconds) if seconds is not None else None,
         secondary_rule=rules.get(rule) if isinstance(rule, str) else None,
     )
 

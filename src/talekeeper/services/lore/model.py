@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TypedDict
 
 from talekeeper.services.cards import SecondaryRule
 
@@ -76,6 +76,52 @@ LABELS = {
 }
 
 
+class ReportItemJson(TypedDict):
+    level: str
+    message: str
+    path: str
+    count: int
+
+
+class ReportJson(TypedDict):
+    totals: dict[str, int]  # "cards", then one per ``ReportLevel``
+    items: list[ReportItemJson]
+
+
+class CardDraftJson(TypedDict):
+    name: str
+    type: str
+    keywords: list[str]
+    entry: str
+    notes: str
+    always_on: bool
+    secondary_keywords: list[str]
+    secondary_rule: str
+    disabled: bool
+    order: int
+    instruction_like: bool
+    source: str
+
+
+class LoreImportJson(TypedDict):
+    format: str
+    report: ReportJson
+    cards: list[CardDraftJson]
+
+
+class ScenarioDraftJson(TypedDict):
+    format: str
+    report: ReportJson
+    title: str
+    description: str
+    opening: str
+    alternate_greetings: list[str]
+    ai_instructions: str
+    plot_essentials: str
+    authors_note: str
+    cards: list[CardDraftJson]
+
+
 class ReportLevel(StrEnum):
     REFUSED = "refused"  # an entry not made into a card, with the reason
     CHANGED = "changed"  # made, but not as the file had it
@@ -90,7 +136,7 @@ class ReportItem:
     path: str = ""  # where in the file: a JSON path, or a byte offset for containers
     count: int = 1  # entries this item stands for
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ReportItemJson:
         return {
             "level": str(self.level),
             "message": self.message,
@@ -112,7 +158,7 @@ class Report:
             totals[str(level)] = sum(item.count for item in self.of(level))
         return totals
 
-    def to_json(self, cards: int) -> dict[str, Any]:
+    def to_json(self, cards: int) -> ReportJson:
         """Totals first, then the items grouped by level in the order of ``ReportLevel``."""
         return {
             "totals": self.totals(cards),
@@ -138,7 +184,7 @@ class CardDraft:
     instruction_like: bool = False  # an always-on entry that reads as an instruction
     source: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CardDraftJson:
         return {
             "name": self.name,
             "type": self.type,
@@ -163,7 +209,7 @@ class LoreImport:
     cards: tuple[CardDraft, ...]
     report: Report = field(default_factory=Report)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> LoreImportJson:
         return {
             "format": str(self.format),
             "report": self.report.to_json(len(self.cards)),
@@ -187,7 +233,7 @@ class ScenarioDraft:
     cards: tuple[CardDraft, ...] = ()
     report: Report = field(default_factory=Report)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ScenarioDraftJson:
         return {
             "format": str(self.format),
             "report": self.report.to_json(len(self.cards)),

@@ -22,16 +22,19 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from talekeeper.services.lore.fields import (
+    JsonObject,
+    as_list,
     as_object,
     check_count,
-    container,
     field_path,
+    file_object,
     flag,
     item_path,
+    list_field,
     number,
+    object_field,
     opt_text,
     quote,
     show,
@@ -46,17 +49,17 @@ from talekeeper.services.lore.scenario import Parts
 TOKEN_BUDGET_DEFAULTS = (1.0, 2048.0)
 
 
-def _categories(book: dict[str, Any]) -> dict[str, str]:
+def _categories(book: JsonObject) -> dict[str, str]:
     found: dict[str, str] = {}
-    items = book.get("categories")
-    for item in items if isinstance(items, list) else []:
+    for item in as_list(book.get("categories")) or []:
         category = as_object(item)
-        if category and isinstance(category.get("id"), str):
-            found[category["id"]] = opt_text(category, "name")
+        ident = category.get("id") if category else None
+        if category and isinstance(ident, str):
+            found[ident] = opt_text(category, "name")
     return found
 
 
-def _lost(config: dict[str, Any], raw: RawEntry) -> None:
+def _lost(config: JsonObject, raw: RawEntry) -> None:
     prefix, suffix = config.get("prefix"), config.get("suffix")
     if isinstance(prefix, str) and prefix:
         raw.lost.append(("prefix", f"prefix {quote(prefix)}"))
@@ -70,8 +73,8 @@ def _lost(config: dict[str, Any], raw: RawEntry) -> None:
         raw.lost.append(("position", f"insertionPosition {show(position)}"))
 
 
-def _reader(categories: dict[str, str]) -> Callable[[dict[str, Any], str], RawEntry]:
-    def read(obj: dict[str, Any], path: str) -> RawEntry:
+def _reader(categories: dict[str, str]) -> Callable[[JsonObject, str], RawEntry]:
+    def read(obj: JsonObject, path: str) -> RawEntry:
         config = as_object(obj.get("contextConfig")) or {}
         category = obj.get("category")
         ident = opt_text(obj, "id")
@@ -94,18 +97,18 @@ def _reader(categories: dict[str, str]) -> Callable[[dict[str, Any], str], RawEn
     return read
 
 
-def lorebook_entries(book: dict[str, Any], path: str, src: Source) -> list[RawEntry]:
+def lorebook_entries(book: JsonObject, path: str, src: Source) -> list[RawEntry]:
     where = field_path(path, "entries")
-    entries = container(book.get("entries"), where, list, "a list of entries")
+    entries = list_field(book.get("entries"), where, "a list of entries")
     check_count(len(entries), where)
     members = ((item_path(where, i), entry) for i, entry in enumerate(entries))
     return collect(members, _reader(_categories(book)), src)
 
 
-def _context(context: Any, parts: Parts) -> None:
+def _context(context: object, parts: Parts) -> None:
     """Memory and Author's Note: the first two items of a NovelAI ``context`` list."""
-    items = context if isinstance(context, list) else []
-    texts = [opt_text(item, "text") if isinstance(item, dict) else "" for item in items[:2]]
+    items = [as_object(item) for item in (as_list(context) or [])[:2]]
+    texts = [opt_text(item, "text") if item is not None else "" for item in items]
     texts += ["", ""]
     parts.plot_essentials, parts.authors_note = texts[0], texts[1]
 
@@ -118,18 +121,19 @@ def _placeholders(parts: Parts, src: Source) -> None:
         )
 
 
-def _lore(holder: dict[str, Any], path: str, src: Source) -> list[RawEntry]:
+def _lore(holder: JsonObject, path: str, src: Source) -> list[RawEntry]:
     if holder.get("lorebook") is None:
         return []
-    book = container(holder["lorebook"], field_path(path, "lorebook"), dict, "an object")
+    book = object_field(holder["lorebook"], field_path(path, "lorebook"), "an object")
     return lorebook_entries(book, field_path(path, "lorebook"), src)
 
 
-def _story_text(content: dict[str, Any], src: Source) -> str:
+def _story_text(content: JsonObject, src: Source) -> str:
     story = as_object(content.get("story")) or {}
-    fragments = story.get("fragments")
-    if isinstance(fragments, list):
-        return "".join(opt_text(f, "data") for f in fragments if isinstance(f, dict))
+    fragments = as_list(story.get("fragments"))
+    if fragments is not None:
+        found = (as_object(fragment) for fragment in fragments)
+        return "".join(opt_text(f, "data") for f in found if f is not None)
     if content.get("document") is not None:
         src.report.lose_whole(
             "The story's text is stored in an encoded document Talekeeper cannot read; "
@@ -139,8 +143,8 @@ def _story_text(content: dict[str, Any], src: Source) -> str:
     return ""
 
 
-def read(fmt: LoreFormat, value: Any, src: Source) -> tuple[list[RawEntry], Parts | None]:
-    obj: dict[str, Any] = value
+def read(fmt: LoreFormat, value: object, src: Source) -> tuple[list[RawEntry], Parts | None]:
+    obj = file_object(value)
     if fmt is LoreFormat.NOVELAI_LOREBOOK:
         return lorebook_entries(obj, "", src), None
     parts = Parts()
@@ -150,7 +154,7 @@ def read(fmt: LoreFormat, value: Any, src: Source) -> tuple[list[RawEntry], Part
         _context(obj.get("context"), parts)
         entries = _lore(obj, "", src)
     else:
-        content = container(obj.get("content"), "content", dict, "an object")
+        content = object_field(obj.get("content"), "content", "an object")
         meta = as_object(obj.get("metadata")) or {}
         parts.title, parts.description = opt_text(meta, "title"), opt_text(meta, "description")
         parts.opening = _story_text(content, src)

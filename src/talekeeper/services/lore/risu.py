@@ -17,14 +17,18 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from talekeeper.services.lore.books import apply_decorators, secondary_keys
 from talekeeper.services.lore.fields import (
+    JsonList,
+    JsonObject,
+    as_object,
     check_count,
     comma_text,
+    file_object,
     flag,
     item_path,
+    list_field,
     number,
     opt_text,
     show,
@@ -38,8 +42,8 @@ from talekeeper.services.lore.scenario import Parts
 FOLDER = "folder"
 
 
-def _reader(folders: dict[str, str]) -> Callable[[dict[str, Any], str], RawEntry | None]:
-    def read(obj: dict[str, Any], path: str) -> RawEntry | None:
+def _reader(folders: dict[str, str]) -> Callable[[JsonObject, str], RawEntry | None]:
+    def read(obj: JsonObject, path: str) -> RawEntry | None:
         if obj.get("mode") == FOLDER:
             return None
         folder = obj.get("folder")
@@ -65,15 +69,21 @@ def _reader(folders: dict[str, str]) -> Callable[[dict[str, Any], str], RawEntry
     return read
 
 
-def read(fmt: LoreFormat, value: Any, src: Source) -> tuple[list[RawEntry], Parts | None]:
-    items: list[Any] = value["data"]
+def _folders(items: JsonList) -> dict[str, str]:
+    """Folder entries' keys, and the folder names (their ``comment``) they stand for."""
+    folders: dict[str, str] = {}
+    for item in items:
+        obj = as_object(item)
+        key = obj.get("key") if obj is not None else None
+        if obj is not None and obj.get("mode") == FOLDER and isinstance(key, str):
+            folders[key] = opt_text(obj, "comment")
+    return folders
+
+
+def read(fmt: LoreFormat, value: object, src: Source) -> tuple[list[RawEntry], Parts | None]:
+    book = file_object(value)
+    items = list_field(book.get("data"), "data", "a list")
     check_count(len(items), "data")
-    folders = {
-        item["key"]: opt_text(item, "comment")
-        for item in items
-        if isinstance(item, dict)
-        and item.get("mode") == FOLDER
-        and isinstance(item.get("key"), str)
-    }
+    folders = _folders(items)
     members = ((item_path("data", i), item) for i, item in enumerate(items))
     return collect(members, _reader(folders), src), None

@@ -20,11 +20,10 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any
-
 from talekeeper.services.cards import SecondaryRule
 from talekeeper.services.lore.books import secondary_keys
 from talekeeper.services.lore.fields import (
+    JsonObject,
     as_object,
     check_count,
     flag,
@@ -43,7 +42,7 @@ NOT_ALL = 1
 DEFAULT_ORDER = 100.0
 
 
-def _secondary(obj: dict[str, Any], path: str, raw: RawEntry) -> None:
+def _secondary(obj: JsonObject, path: str, raw: RawEntry) -> None:
     keys = text_list(obj, "keysecondary", path)
     logic = number(obj.get("selectiveLogic"))
     active = flag(obj.get("selective"), True)
@@ -56,7 +55,7 @@ def _secondary(obj: dict[str, Any], path: str, raw: RawEntry) -> None:
     raw.rule = RULES.get(rule, SecondaryRule.ANY)
 
 
-def _lost(obj: dict[str, Any], raw: RawEntry) -> None:
+def _lost(obj: JsonObject, raw: RawEntry) -> None:
     position = number(obj.get("position"))
     if position is not None and position != 0:
         raw.lost.append(("position", f"position {show(position)}"))
@@ -78,7 +77,7 @@ def _lost(obj: dict[str, Any], raw: RawEntry) -> None:
         raw.lost.append(("scan_depth", f"scanDepth {show(scan)}"))
 
 
-def _entry(obj: dict[str, Any], path: str) -> RawEntry:
+def _entry(obj: JsonObject, path: str) -> RawEntry:
     uid = number(obj.get("uid"))
     order = number(obj.get("order"))
     raw = RawEntry(
@@ -98,7 +97,7 @@ def _entry(obj: dict[str, Any], path: str) -> RawEntry:
     return raw
 
 
-def world_info(value: dict[str, Any], src: Source) -> list[RawEntry]:
+def world_info(value: JsonObject, src: Source) -> list[RawEntry]:
     entries = as_object(value.get("entries")) or {}
     check_count(len(entries), "entries")
     members = ((item_path("entries", key), entry) for key, entry in entries.items())
