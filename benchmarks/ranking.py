@@ -39,10 +39,13 @@ from benchmarks.kit.report import Clock, arguments, publish
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
-from talekeeper.services.memory.bank import SNAPSHOT_AFTER, BankCache, build, pack, set_pinned
+from talekeeper.services.memory.arrays import Bank, lineage_mask
+from talekeeper.services.memory.bank import set_pinned
+from talekeeper.services.memory.cache import SNAPSHOT_AFTER, BankCache, build, pack
 from talekeeper.services.memory.evidence import names
 from talekeeper.services.memory.keyset import QUANTIZE_AT
-from talekeeper.services.memory.ranking import WEIGHTS, Bank, Ranking, lineage_mask, rank
+from talekeeper.services.memory.ranking import rank
+from talekeeper.services.memory.scoring import WEIGHTS, Ranking
 from talekeeper.services.memory.snapshot import Snapshots
 from talekeeper.services.memory.terms import term_set, terms
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope

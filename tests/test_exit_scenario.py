@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, make_settings
 
-from talekeeper.services.memory.ranking import LEXICAL_WEIGHT, SOURCE_WEIGHT
+from talekeeper.services.memory.scoring import LEXICAL_WEIGHT, SOURCE_WEIGHT
 from talekeeper.services.memory.summary import SUMMARY_EVERY
 from talekeeper.services.memory.writer import BLOCK_ACTIONS, FIRST_AT, SETTLE_SLACK
 from talekeeper.web.app import create_app

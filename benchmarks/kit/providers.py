@@ -21,7 +21,7 @@ from talekeeper.core.tokens import BpeCounter, TokenCounter
 from talekeeper.providers.base import Chunk, Completion, CompletionRequest, Embeddings, ProviderInfo
 from talekeeper.services.ai_calls import LoggedModel
 from talekeeper.services.memory.authority import classify
-from talekeeper.services.memory.bank import pack
+from talekeeper.services.memory.cache import pack
 from talekeeper.services.memory.terms import term_set
 from talekeeper.services.models import ModelSet
 

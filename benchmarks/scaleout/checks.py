@@ -33,6 +33,7 @@ from talekeeper.storage.db import make_engine, make_session_factory, read_scope,
 from talekeeper.storage.dialect import JobQueue, job_queue
 from talekeeper.storage.models import Action, Adventure, AiCall, Memory
 from talekeeper.storage.postgresql import conninfo
+from talekeeper.storage.repositories.jobs import JobRepository
 from talekeeper.storage.repositories.memory import MemoryRepository
 
 WRITING = ("memory", "summary")  # background calls of one run come one after another
@@ -88,7 +89,7 @@ def request_runs(database_url: str, players: list[Account]) -> None:
 
 
 def _outbox(session: Session, adventure_id: int) -> None:
-    MemoryRepository(session).request_work(adventure_id)
+    JobRepository(session).request_work(adventure_id)
 
 
 async def _never(adventure_id: int) -> None:

@@ -46,8 +46,8 @@ from talekeeper.services.ai_calls import CallRecord, LoggedModel
 from talekeeper.services.library.indexer import LibraryIndexer
 from talekeeper.services.library.search import KnowledgeSearch
 from talekeeper.services.limits import quoted
-from talekeeper.services.memory.bank import BankCache
 from talekeeper.services.memory.base import MemoryService, NullMemory
+from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.passes.runner import Runner
 from talekeeper.services.memory.port import BackgroundWork
 from talekeeper.services.memory.queue import QueuedWork

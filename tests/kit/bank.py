@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from talekeeper.services.memory.arrays import Bank
 from talekeeper.services.memory.postings import Postings
-from talekeeper.services.memory.ranking import Bank
 
 
 def as_lists(postings: Postings) -> dict[str, list[int]]:

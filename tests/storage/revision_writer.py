@@ -16,7 +16,8 @@ import time
 from sqlalchemy import create_engine
 from sqlalchemy.orm import sessionmaker
 
-from talekeeper.services.memory.bank import new_memory, pack
+from talekeeper.services.memory.bank import new_memory
+from talekeeper.services.memory.cache import pack
 
 MODEL = "counter-test"
 

@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.kit.bank import as_lists, same_bank
 
+from talekeeper.services.memory.arrays import Bank, BankRow, lineage_mask
 from talekeeper.services.memory.int8 import Codes
 from talekeeper.services.memory.keyset import KeyInput, Keys
 from talekeeper.services.memory.postings import Postings
-from talekeeper.services.memory.ranking import Bank, BankRow, lineage_mask, rank
+from talekeeper.services.memory.ranking import rank
 
 pytestmark = pytest.mark.no_database
 

@@ -1,5 +1,5 @@
 """Bank snapshots (``services.memory.snapshot``) and the cache that reads and patches them
-(``services.memory.bank.BankCache``), on a real migrated database: a restart starts from
+(``services.memory.cache.BankCache``), on a real migrated database: a restart starts from
 the snapshot and reads only what moved since; a snapshot that does not belong, or does
 not hold together, is never used."""
 
@@ -19,10 +19,9 @@ from tests.kit.bank import same_bank
 
 from talekeeper.bootstrap import snapshot_folder
 from talekeeper.services import adventures
+from talekeeper.services.memory.arrays import Bank, BankRow, lineage_mask
 from talekeeper.services.memory.bank import (
-    BankCache,
     new_memory,
-    pack,
     set_key_vectors,
     set_keys,
     set_status,
@@ -30,9 +29,10 @@ from talekeeper.services.memory.bank import (
     set_vector,
 )
 from talekeeper.services.memory.base import NullMemory
+from talekeeper.services.memory.cache import BankCache, pack
 from talekeeper.services.memory.evidence import Passage
 from talekeeper.services.memory.keyset import KeyInput
-from talekeeper.services.memory.ranking import Bank, BankRow, lineage_mask, rank
+from talekeeper.services.memory.ranking import rank
 from talekeeper.services.memory.snapshot import MAGIC, Snapshots, Stamp, read, write
 from talekeeper.services.memory.terms import term_set
 from talekeeper.settings import load_settings

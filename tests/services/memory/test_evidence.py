@@ -15,6 +15,7 @@ from talekeeper.services.context_inputs import (
     MEMORY_SLOT_TOKENS,
     memory_budget,
 )
+from talekeeper.services.memory.arrays import Bank, BankRow, lineage_mask
 from talekeeper.services.memory.base import (
     CarriedPassage,
     MatchedKey,
@@ -30,16 +31,13 @@ from talekeeper.services.memory.evidence import (
     stated,
 )
 from talekeeper.services.memory.keyset import KeyInput
-from talekeeper.services.memory.ranking import (
+from talekeeper.services.memory.ranking import rank
+from talekeeper.services.memory.scoring import (
     FUSION_K,
     PASSAGE_CHOICES,
     SOURCE_WEIGHT,
     WEIGHTS,
-    Bank,
-    BankRow,
     Stage,
-    lineage_mask,
-    rank,
 )
 from talekeeper.services.memory.terms import terms
 

@@ -17,9 +17,11 @@ import numpy.typing as npt
 import pytest
 
 from talekeeper.services.memory import int8
+from talekeeper.services.memory.arrays import Bank, BankRow
 from talekeeper.services.memory.int8 import Codes, Kernel, available
 from talekeeper.services.memory.keyset import KeyInput
-from talekeeper.services.memory.ranking import WEIGHTS, Bank, BankRow, Ranking, rank
+from talekeeper.services.memory.ranking import rank
+from talekeeper.services.memory.scoring import WEIGHTS, Ranking
 
 DIMS = 384
 VOCAB = [f"w{i}" for i in range(30)]

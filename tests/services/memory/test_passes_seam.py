@@ -348,8 +348,9 @@ def test_a_failing_pass_is_recorded_and_the_passes_after_it_still_run(
 
 PURE = {"writer", "eviction", "extractive", "evidence", "terms", "authority", "excerpt"}
 PURE |= {"cast", "prompts", "ranking", "keyset", "int8", "postings"}
+PURE |= {"arrays", "scoring", "keyscores", "fusion", "selection", "prose"}
 REQUEST = {"base", "service", "retrieval", "changes", "manage", "bank", "scene", "summary"}
-REQUEST |= {"source", "port", "snapshot"}
+REQUEST |= {"source", "port", "snapshot", "cache"}
 BACKGROUND = {"worker", "queue", "passes"}
 NO_IO = ("sqlalchemy", "talekeeper.storage.db", "talekeeper.storage.repositories")
 

@@ -10,19 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from talekeeper.services.memory.arrays import Bank, BankRow, lineage_mask
 from talekeeper.services.memory.keyset import KeyInput
-from talekeeper.services.memory.ranking import (
+from talekeeper.services.memory.ranking import rank
+from talekeeper.services.memory.scoring import (
     CONTEXT_WEIGHT,
     DUPLICATE_COSINE,
     INPUT_WEIGHT,
     LEXICAL_WEIGHT,
     WEIGHTS,
-    Bank,
-    BankRow,
     Ranking,
     Weights,
-    lineage_mask,
-    rank,
 )
 
 pytestmark = pytest.mark.no_database

@@ -3,14 +3,15 @@
 Three floors; a floor imports only from the floors below it.
 
 1. Pure rules (no session, no I/O; the same input gives the same answer): ``writer``
-   (which blocks are due, a block's text and lineage), ``eviction``, ``extractive``,
-   ``evidence``, ``terms``, ``authority``, ``excerpt``, ``cast``, ``prompts``, and
-   ranking's ``ranking``, ``keyset`` and ``int8``.
+   (which blocks are due, a block's text and lineage), ``eviction``, ``extractive`` and
+   its ``prose``, ``evidence``, ``terms``, ``authority``, ``excerpt``, ``cast``, ``prompts``, and
+   ranking's ``ranking``, ``arrays``, ``scoring``, ``keyscores``, ``fusion``,
+   ``selection``, ``keyset`` and ``int8``.
 2. Request-time changes, inside the caller's unit of work (nothing here opens one of
    its own but retrieval's short read, and nothing calls a model but retrieval's
    embedding of the query): ``base`` (the engine's seam and its types), ``service``
    (``MemorySystem``, behind that seam), ``retrieval``, ``changes``, ``manage``,
-   ``bank``, ``scene``, ``summary`` (the player's side of the Story Summary),
+   ``bank``, ``cache``, ``scene``, ``summary`` (the player's side of the Story Summary),
    ``source`` (reading the story a memory comes from, for both floors), and ``port``
    (``BackgroundWork``: how work is asked for, whoever runs it).
 3. Background passes: ``passes`` (each pass through one seam, one runner for a run)

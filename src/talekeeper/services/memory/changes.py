@@ -24,8 +24,9 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from talekeeper.core.lineage import lineage_of, on_lineage
-from talekeeper.services.memory.bank import BankCache, drop_keys, set_status
+from talekeeper.services.memory.bank import drop_keys, set_status
 from talekeeper.services.memory.base import StoryChange
+from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.writer import memory_lineage, upto
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import StoryRepository

@@ -25,7 +25,7 @@ import numpy.typing as npt
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import TalekeeperError
-from talekeeper.services.memory.bank import BankCache, Detail
+from talekeeper.services.memory.arrays import Bank, lineage_mask
 from talekeeper.services.memory.base import (
     CarriedPassage,
     MatchedKey,
@@ -33,16 +33,10 @@ from talekeeper.services.memory.base import (
     RetrievalQuery,
     UsedMemory,
 )
+from talekeeper.services.memory.cache import BankCache, Detail
 from talekeeper.services.memory.evidence import stated
-from talekeeper.services.memory.ranking import (
-    DUPLICATE_COSINE,
-    WEIGHTS,
-    Bank,
-    Ranking,
-    Scored,
-    lineage_mask,
-    rank,
-)
+from talekeeper.services.memory.ranking import rank
+from talekeeper.services.memory.scoring import DUPLICATE_COSINE, WEIGHTS, Ranking, Scored
 from talekeeper.services.memory.terms import terms
 from talekeeper.services.models import ModelSet
 from talekeeper.storage.db import read_scope

@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from talekeeper.services.memory.arrays import Bank
 from talekeeper.services.memory.int8 import Codes
 from talekeeper.services.memory.keyset import Keys
 from talekeeper.services.memory.postings import Postings
-from talekeeper.services.memory.ranking import Bank
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ def write(path: Path, bank: Bank, stamp: Stamp) -> None:
     """``bank`` under ``stamp`` at ``path``, whole or not at all."""
     arrays, texts = _arrays(bank)
     blobs = {name: "\n".join(items).encode("utf-8") for name, items in texts.items()}
-    layout: dict[str, Any] = {}
+    layout: dict[str, dict[str, object]] = {}
     offset = 0
     parts: list[tuple[int, bytes | memoryview]] = []
     for name, array in arrays.items():
@@ -161,7 +161,7 @@ def write(path: Path, bank: Bank, stamp: Stamp) -> None:
         layout[name] = {"dtype": data.dtype.str, "shape": list(data.shape), "offset": offset}
         parts.append((offset, data.data.cast("B") if data.size else b""))
         offset += data.nbytes + _pad(data.nbytes)
-    text_layout: dict[str, Any] = {}
+    text_layout: dict[str, dict[str, int]] = {}
     for name, blob in blobs.items():
         text_layout[name] = {"items": len(texts[name]), "offset": offset, "size": len(blob)}
         parts.append((offset, blob))
@@ -217,7 +217,7 @@ def read(path: Path) -> tuple[Bank, Stamp]:
     return bank, stamp
 
 
-def _table(header: dict[str, Any], name: str) -> dict[str, Any]:
+def _table(header: dict[str, object], name: str) -> dict[str, object]:
     """A part of the header that must be a JSON object."""
     part = header.get(name)
     if not isinstance(part, dict):
@@ -225,17 +225,32 @@ def _table(header: dict[str, Any], name: str) -> dict[str, Any]:
     return part
 
 
-def _stamp(raw: dict[str, Any]) -> Stamp:
+def _stamp(raw: dict[str, object]) -> Stamp:
     """The stamp, each field of its own type (a revision compared with the database's must
     be a number, not whatever a damaged file holds)."""
-    types = {"adventure_id": int, "created": str, "model": str, "revision": int, "count": int}
-    if set(raw) != set(types):
+    if set(raw) != {"adventure_id", "created", "model", "revision", "count"}:
         raise ValueError("stamp: fields")
-    for field_name, kind in types.items():
-        value = raw[field_name]
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise ValueError(f"stamp: {field_name}")
-    return Stamp(**raw)
+    return Stamp(
+        adventure_id=_whole(raw, "adventure_id"),
+        created=_words(raw, "created"),
+        model=_words(raw, "model"),
+        revision=_whole(raw, "revision"),
+        count=_whole(raw, "count"),
+    )
+
+
+def _whole(raw: dict[str, object], name: str) -> int:
+    value = raw[name]
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"stamp: {name}")
+    return value
+
+
+def _words(raw: dict[str, object], name: str) -> str:
+    value = raw[name]
+    if not isinstance(value, str):
+        raise ValueError(f"stamp: {name}")
+    return value
 
 
 def _array(view: mmap.mmap, start: int, size: int, name: str, spec: Any) -> npt.NDArray[Any]:

@@ -48,7 +48,7 @@ from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import ConfigurationError
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.dialect import JobQueue, job_queue
-from talekeeper.storage.repositories.memory import MemoryRepository
+from talekeeper.storage.repositories.jobs import JobRepository
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class Worker:
 
     def request(self, session: Session, adventure_id: int) -> None:
         """Ask for a run in the caller's transaction; the worker wakes once it commits."""
-        MemoryRepository(session).request_work(adventure_id)
+        JobRepository(session).request_work(adventure_id)
 
         def wake(_: Session) -> None:
             self.kick(adventure_id)
@@ -126,7 +126,7 @@ class Worker:
         event.listen(session, "after_commit", wake, once=True)
 
     def pending(self, session: Session, adventure_id: int) -> bool:
-        return MemoryRepository(session).job(adventure_id) is not None
+        return JobRepository(session).job(adventure_id) is not None
 
     def kick(self, adventure_id: int) -> None:
         """Wake the worker for an adventure; safe from any thread, a no-op when stopped."""
@@ -208,17 +208,17 @@ class Worker:
 
     def _release_stale(self) -> None:
         with session_scope(self.sessions) as session:
-            released = MemoryRepository(session).release_claims(stale_before=self._cutoff())
+            released = JobRepository(session).release_claims(stale_before=self._cutoff())
         if released:
             log.info("released %d background job claim(s) left by stopped workers", released)
 
     def _release_own(self) -> None:
         with session_scope(self.sessions) as session:
-            MemoryRepository(session).release_claims(owner=self.owner)
+            JobRepository(session).release_claims(owner=self.owner)
 
     def _refresh(self, adventure_ids: list[int]) -> None:
         with session_scope(self.sessions) as session:
-            MemoryRepository(session).refresh_claims(self.owner, adventure_ids)
+            JobRepository(session).refresh_claims(self.owner, adventure_ids)
 
     def _cutoff(self) -> datetime:
         return utcnow() - self.stale
@@ -226,12 +226,12 @@ class Worker:
     def _waiting(self) -> list[int]:
         """Jobs nobody is running: unclaimed, or claimed by an owner that went silent."""
         with read_scope(self.sessions) as session:
-            return MemoryRepository(session).waiting_jobs(self._cutoff())
+            return JobRepository(session).waiting_jobs(self._cutoff())
 
     def _claim(self, adventure_id: int) -> datetime | None:
         with session_scope(self.sessions) as session:
-            return MemoryRepository(session).claim_job(adventure_id, self.owner, self._cutoff())
+            return JobRepository(session).claim_job(adventure_id, self.owner, self._cutoff())
 
     def _finish(self, adventure_id: int, requested: datetime) -> bool:
         with session_scope(self.sessions) as session:
-            return MemoryRepository(session).finish_job(adventure_id, requested, self.owner)
+            return JobRepository(session).finish_job(adventure_id, requested, self.owner)

@@ -1,4 +1,4 @@
-"""Memories, Story Summary versions and background-work rows. Never commits.
+"""Memories and Story Summary versions (the background work's rows: ``jobs``). Never commits.
 
 Invariants:
 
@@ -15,28 +15,22 @@ Invariants:
   gets its revision only after the first committed: a reader that holds every row up to
   revision R has seen every change that will ever carry a revision <= R (no ``max + 1``,
   which two writers that cannot see each other's rows both take).
-- A job's claim names its owner (a worker's token); claiming is one conditional
-  UPDATE, so of two workers racing for a job exactly one wins, and a claim is
-  free again only when unclaimed or not refreshed since the staleness cutoff.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
-from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import NotFound
 from talekeeper.core.lineage import Lineage
 from talekeeper.storage.models import (
     Action,
     Adventure,
-    DerivedJob,
-    DerivedState,
     Memory,
     MemoryUse,
     SummaryVersion,
@@ -46,7 +40,6 @@ from talekeeper.storage.vocabulary import (
     ActionState,
     MemoryOrigin,
     MemoryStatus,
-    PassState,
     SummaryTrigger,
 )
 
@@ -74,11 +67,6 @@ class BankRow(NamedTuple):
     vector_model: str | None
     terms: str
     revision: int
-
-
-def _free_claim(stale_before: datetime) -> Any:
-    """Jobs nobody live holds: unclaimed, or a claim last refreshed before ``stale_before``."""
-    return or_(DerivedJob.claimed_at.is_(None), DerivedJob.claimed_at < stale_before)
 
 
 class MemoryRepository:
@@ -386,102 +374,3 @@ class MemoryRepository:
             self.session.execute(
                 update(SummaryVersion).where(SummaryVersion.id.in_(version_ids)).values(stale=True)
             )
-
-    # -- background work --------------------------------------------------------------
-
-    def request_work(self, adventure_id: int) -> None:
-        """Record (or refresh) the adventure's pending background run."""
-        job = self.session.get(DerivedJob, adventure_id)
-        if job is None:
-            self.session.add(DerivedJob(adventure_id=adventure_id, requested_at=utcnow()))
-        else:
-            job.requested_at = utcnow()
-        self.session.flush()
-
-    def job(self, adventure_id: int) -> DerivedJob | None:
-        return self.session.get(DerivedJob, adventure_id)
-
-    def waiting_jobs(self, stale_before: datetime) -> list[int]:
-        """Adventures whose job nobody runs: unclaimed, or claimed by an owner that stopped
-        refreshing its claim before ``stale_before``."""
-        query = select(DerivedJob.adventure_id).where(_free_claim(stale_before))
-        return [int(a) for a in self.session.scalars(query).all()]
-
-    def claim_job(self, adventure_id: int, owner: str, stale_before: datetime) -> datetime | None:
-        """Claim the job for ``owner`` if nobody live holds it: one conditional UPDATE, so
-        two workers racing for it cannot both win. Returns its ``requested_at``, or None."""
-        claimed = self.session.execute(
-            update(DerivedJob)
-            .where(DerivedJob.adventure_id == adventure_id, _free_claim(stale_before))
-            .values(claimed_by=owner, claimed_at=utcnow())
-            .execution_options(synchronize_session=False)
-        )
-        if getattr(claimed, "rowcount", 0) != 1:
-            return None
-        query = select(DerivedJob.requested_at).where(DerivedJob.adventure_id == adventure_id)
-        return self.session.scalar(query)
-
-    def refresh_claims(self, owner: str, adventure_ids: Sequence[int]) -> int:
-        """Mark ``owner``'s claims on these jobs as still held now; returns how many it holds."""
-        if not adventure_ids:
-            return 0
-        refreshed = self.session.execute(
-            update(DerivedJob)
-            .where(DerivedJob.claimed_by == owner, DerivedJob.adventure_id.in_(adventure_ids))
-            .values(claimed_at=utcnow())
-            .execution_options(synchronize_session=False)
-        )
-        return int(getattr(refreshed, "rowcount", 0))
-
-    def release_claims(
-        self, *, owner: str | None = None, stale_before: datetime | None = None
-    ) -> int:
-        """Release ``owner``'s claims; or, with ``stale_before``, every claim whose owner
-        stopped refreshing it before then, and every claim with no owner (written before
-        claims had one, by a version whose every start released them all)."""
-        if owner is not None:
-            which: Any = DerivedJob.claimed_by == owner
-        else:
-            assert stale_before is not None
-            which = and_(
-                DerivedJob.claimed_at.is_not(None),
-                or_(DerivedJob.claimed_by.is_(None), DerivedJob.claimed_at < stale_before),
-            )
-        released = self.session.execute(
-            update(DerivedJob)
-            .where(which)
-            .values(claimed_by=None, claimed_at=None)
-            .execution_options(synchronize_session=False)
-        )
-        return int(getattr(released, "rowcount", 0))
-
-    def finish_job(self, adventure_id: int, requested_at: datetime, owner: str) -> bool:
-        """Drop ``owner``'s job if nothing new was requested since ``requested_at``; else
-        release it. Returns whether more work is waiting. A job that another worker took
-        over meanwhile (this one stopped refreshing its claim) is left to that worker."""
-        job = self.session.get(DerivedJob, adventure_id)
-        if job is None or job.claimed_by != owner:
-            return False
-        if job.requested_at <= requested_at:
-            self.session.execute(delete(DerivedJob).where(DerivedJob.adventure_id == adventure_id))
-            return False
-        job.claimed_at = None
-        job.claimed_by = None
-        return True
-
-    def states(self, adventure_id: int) -> dict[str, DerivedState]:
-        query = select(DerivedState).where(DerivedState.adventure_id == adventure_id)
-        return {row.kind: row for row in self.session.scalars(query).all()}
-
-    def state(self, adventure_id: int, kind: str) -> DerivedState:
-        row = self.session.get(DerivedState, (adventure_id, kind))
-        if row is None:
-            row = DerivedState(
-                adventure_id=adventure_id,
-                kind=kind,
-                state=PassState.IDLE,
-                did_work=False,
-                failures=0,
-            )
-            self.session.add(row)
-        return row

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import TalekeeperError
-from talekeeper.services.memory.bank import BankCache
+from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.passes.blocks import NewBlocks
 from talekeeper.services.memory.passes.embed import Embed, KeyMemories, RetireVectors
 from talekeeper.services.memory.passes.evict import Evict
@@ -38,7 +38,7 @@ from talekeeper.services.memory.service import Kind
 from talekeeper.services.models import ModelSet
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Adventure
-from talekeeper.storage.repositories.memory import MemoryRepository
+from talekeeper.storage.repositories.jobs import JobRepository
 from talekeeper.storage.vocabulary import PassState
 
 log = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ class Runner:
             if session.get(Adventure, adventure_id) is None:
                 return
             # Stored as plain text: a driver may write an enum member by its name.
-            row = MemoryRepository(session).state(adventure_id, kind.value)
+            row = JobRepository(session).state(adventure_id, kind.value)
             now = utcnow()
             row.state = state.value
             if state == PassState.RUNNING:

@@ -22,7 +22,7 @@ from talekeeper.core.tokens import CharCounter, TokenCounter
 from talekeeper.providers.base import CompletionRequest
 from talekeeper.services.ai_calls import CallKind
 from talekeeper.services.memory import extractive
-from talekeeper.services.memory.bank import BankCache
+from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.excerpt import excerpt
 from talekeeper.services.memory.prompts import clean_memory, memory_request
 from talekeeper.services.memory.source import Material
