@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from benchmarks.kit.runtime import Player
 
 from talekeeper.services import adventures
+from talekeeper.services.story_view import ActionView
 from talekeeper.storage.db import session_scope
 
 
@@ -30,8 +30,8 @@ class PathAction:
     text: str
 
     @classmethod
-    def of(cls, view: dict[str, Any]) -> PathAction:
-        return cls(view["id"], view["depth"], view["type"], view["text"])
+    def of(cls, view: ActionView) -> PathAction:
+        return cls(view.id, view.depth, view.type, view.text)
 
 
 @dataclass(frozen=True)
@@ -60,21 +60,21 @@ def create_adventure(
         return story.adventure.id, PathAction(head.id, head.depth, head.type, head.text)
 
 
-async def play_turn(p: Player, adventure_id: int, turn: Turn) -> dict[str, Any]:
-    """One turn; the ``reply`` event's data (the saved action and reply)."""
+async def play_turn(p: Player, adventure_id: int, turn: Turn) -> list[ActionView]:
+    """One turn; what it saved: the player's action (when the turn has one), then the reply."""
     p.double.script(turn.reply)
     kind, text = turn.player
     pending = await asyncio.to_thread(p.rt.turns.begin, adventure_id, p.uid, kind, text, p.models)
-    reply: dict[str, Any] | None = None
+    reply: ActionView | None = None
     async for event in p.rt.turns.run(pending, p.models):
         if event.kind == "error":
             raise RuntimeError(f"turn failed: {event.data}")
         if event.kind == "reply":
-            reply = event.data
+            reply = event.data["reply"]
     assert reply is not None
-    if reply["reply"]["text"] != turn.reply.strip():
+    if reply.text != turn.reply.strip():
         raise RuntimeError(
             "the double's reply is out of step with the script: "
-            f"{reply['reply']['text'][-200:]!r} against {turn.reply.strip()[-200:]!r}"
+            f"{reply.text[-200:]!r} against {turn.reply.strip()[-200:]!r}"
         )
-    return reply
+    return [reply] if pending.action is None else [pending.action, reply]

@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import Live, shoot
 from tests.kit.browser import open_insights
 
-from talekeeper.services.memory.ranking import LEXICAL_WEIGHT
+from talekeeper.services.memory.scoring import LEXICAL_WEIGHT
 
 FACT = "The vault password is heron-7."
 QUESTION = "What was the vault password?"

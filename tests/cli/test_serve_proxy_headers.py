@@ -11,7 +11,7 @@ import pytest
 import uvicorn
 from tests.conftest import make_settings
 
-from talekeeper.cli import main as cli_main
+from talekeeper.cli import serve as cli_serve
 
 
 def test_serve_turns_uvicorns_proxy_headers_off(
@@ -20,5 +20,5 @@ def test_serve_turns_uvicorns_proxy_headers_off(
     seen: dict[str, Any] = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: seen.update(options))
     settings = make_settings(tmp_path)
-    assert cli_main._serve(settings, None) == 0  # type: ignore[arg-type]
+    assert cli_serve.serve(settings, None) == 0  # type: ignore[arg-type]
     assert seen["proxy_headers"] is False

@@ -102,11 +102,12 @@ def test_always_on_cards_lead_the_section_and_insights_says_so(
         "Tower: always on; Rules: always on; Harbour: 'harbour' in the story; "
         "Storm Lore: 'sea' in the story, with 'storm'"
     )
-    cards = {c["name"]: c for c in snapshot["cards"]}
+    cards = {c.name: c for c in snapshot.cards}
     assert list(cards) == ["Tower", "Rules", "Harbour", "Storm Lore"]
-    assert cards["Tower"]["always_on"] and cards["Tower"]["keyword"] is None
-    assert cards["Storm Lore"]["secondary"] == ["storm"]
-    assert cards["Storm Lore"]["secondary_rule"] == "all"
+    assert cards["Tower"].always_on and cards["Tower"].keyword is None
+    assert "secondary" not in cards["Tower"].public()  # only a card with secondary keywords
+    assert cards["Storm Lore"].secondary == ["storm"]
+    assert cards["Storm Lore"].secondary_rule == "all"
     # The scene is the cards the story mentions: the always-on Tower is not "mentioned".
     assert inputs.scene.location == "Harbour"
 
@@ -126,7 +127,7 @@ def test_a_tight_budget_cuts_the_fired_cards_before_the_always_on_ones(
     assert lines[:2] == ["[World]", "Rules (other): Nobody swims at night."]
     assert lines[2].startswith("Harbour (location): The harbour wall")  # what room is left
     assert len(section.text) < len(long_entry)
-    assert snapshot["budget"]["used"] <= snapshot["budget"]["available"]
+    assert snapshot.budget.used <= snapshot.budget.available
 
 
 def test_turn_cards_reads_the_always_on_cards_and_fired_in_does_not(

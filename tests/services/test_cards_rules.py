@@ -23,6 +23,7 @@ from talekeeper.services.cards import (
     fired_cards,
     in_section,
 )
+from talekeeper.services.insights import CardPart
 
 pytestmark = pytest.mark.no_database
 
@@ -70,7 +71,7 @@ def test_always_on_cards_come_first_every_turn_and_say_so() -> None:
     text, reason = cards_section(section)
     assert text.splitlines()[:2] == ["House Rules (other): Entry 2.", "Oath (other): Entry 4."]
     assert reason.startswith("House Rules: always on; Oath: always on; Mara: 'mara' in the input")
-    assert section[0].public() == {
+    assert CardPart.of(section[0]).public() == {
         "id": 2,
         "name": "House Rules",
         "type": "other",
@@ -137,7 +138,7 @@ def test_insights_records_the_primary_and_the_secondary_keywords_that_held() -> 
     any_card = card(1, ("mara", "smuggler"), STORM, ANY, name="Mara")
     none_card = card(2, ("port",), ("war", "plague"), NONE, name="Port")
     fired = fired_cards([any_card, none_card], "The port at night. A storm.", "find the smuggler")
-    assert [f.public() for f in fired] == [
+    assert [CardPart.of(f).public() for f in fired] == [
         {
             "id": 1,
             "name": "Mara",

@@ -14,6 +14,7 @@ import random
 import pytest
 
 from talekeeper.core.tokens import CharCounter
+from talekeeper.services import placement_record
 from talekeeper.services.context import (
     CHUNK_FRACTION,
     FLOATING_ORDER,
@@ -27,6 +28,7 @@ from talekeeper.services.context import (
     Section,
     build_context,
 )
+from talekeeper.storage.models import ContextPlacement
 
 pytestmark = pytest.mark.no_database
 
@@ -279,15 +281,47 @@ def test_any_game_stays_within_its_budget_and_appends_when_nothing_moved(seed: i
             assert before.history_start == placement.history_start
 
 
-def test_a_placement_survives_the_insights_json_and_odd_data_is_ignored() -> None:
+def test_a_placement_survives_its_record_and_odd_or_unknown_records_are_ignored() -> None:
     placement = Placement(4, {"memories": (9, "ab12"), "story_cards": (7, "cd34")}, "ef56")
-    data = {"name": "cache", **placement.public()}
-    assert Placement.from_public(data) == placement
-    assert Placement.from_public({"name": "classic"}) is None
-    assert Placement.from_public(None) is None
-    assert Placement.from_public({"name": "cache", "history_start_depth": "x"}) is None
-    odd = {"name": "cache", "history_start_depth": 2, "floating": {"m": {"at_depth": "1"}}}
-    assert Placement.from_public(odd) == Placement(2, {})
+    row = placement_record.record(12, placement, [3, 1])
+    assert (row.action_id, row.version) == (12, placement_record.PLACEMENT_VERSION)
+    assert placement_record.read(row) == placement_record.Carried(placement, (3, 1))
+    assert placement_record.read(None) is None  # no record: nothing is known
+
+    def odd(**columns: object) -> ContextPlacement:
+        fields = {
+            "action_id": 12,
+            "version": placement_record.PLACEMENT_VERSION,
+            "history_start": 4,
+            "top_digest": "ef56",
+            "floating": '{"memories": [9, "ab12"]}',
+            "cards_held": "[3]",
+        }
+        return ContextPlacement(**(fields | columns))
+
+    assert placement_record.read(odd()) == placement_record.Carried(
+        Placement(4, {"memories": (9, "ab12")}, "ef56"), (3,)
+    )
+    # The cards were not recorded (a placement from a snapshot older than held cards).
+    assert placement_record.read(odd(cards_held=None)) == placement_record.Carried(
+        Placement(4, {"memories": (9, "ab12")}, "ef56"), None
+    )
+    # Another version's record, newer or older, is no placement known; so is one that
+    # does not parse. None of them raises.
+    for version in (0, placement_record.PLACEMENT_VERSION + 1):
+        assert placement_record.read(odd(version=version)) is None
+    for broken in (
+        {"floating": "not json"},
+        {"floating": "[1, 2]"},
+        {"floating": '{"memories": [9]}'},
+        {"floating": '{"memories": ["9", "ab12"]}'},
+        {"floating": '{"memories": [true, "ab12"]}'},
+        {"cards_held": '{"a": 1}'},
+        {"cards_held": '["3"]'},
+        {"cards_held": "[3"},
+        {"history_start": True},
+    ):
+        assert placement_record.read(odd(**broken)) is None, broken
 
 
 def test_the_classic_layout_keeps_every_section_above_the_history() -> None:

@@ -166,7 +166,7 @@ def test_another_users_import_attaches_their_own_sources_and_reports_the_rest(
         "The library source 'lost' ('lost.txt', 63 bytes) is not in your library, so it was "
         "not attached: add the file to your library, then attach it to this adventure."
     ]
-    assert imported.report()["unmatched_sources"] == [reference("lost", "lost.txt", LOST)]
+    assert [ref.model_dump() for ref in imported.unmatched] == [reference("lost", "lost.txt", LOST)]
     with session_scope(sessions) as session:  # Mara's adventure kept its own attachments
         assert store.attached_ids(session, adventure) == sources
 

@@ -243,6 +243,22 @@ def test_a_scenario_id_longer_than_the_column_is_refused(client: TestClient) -> 
     assert "file.adventure.scenario must be null or a scenario id of at most 64" in response.text
 
 
+def test_what_the_database_holds_past_an_import_limit_is_exported_and_refused_at_import(
+    client: TestClient,
+) -> None:
+    """The export writes what the database holds, whatever it is; only an import holds a
+    file to the limits, naming the value past one."""
+    aid = client.post("/api/adventures/import", json=version_2_file()).json()["id"]
+    with session_scope(sessions_of(client)) as session:
+        session.execute(update(Memory).where(Memory.adventure_id == aid).values(text="x" * 2_001))
+    exported = client.get(f"/api/adventures/{aid}/export")
+    assert exported.status_code == 200, exported.text
+    assert exported.json()["memories"][0]["text"] == "x" * 2_001
+    refused = client.post("/api/adventures/import", json=exported.json())
+    assert refused.status_code == 400, refused.text
+    assert "file.memories[0].text must be text of at most 2,000 characters" in refused.text
+
+
 # -- the write ---------------------------------------------------------------------------------
 
 

@@ -19,6 +19,8 @@ from tests.kit.exchange import T1, counts, version_2_file
 from tests.kit.memory import settle
 
 from talekeeper.services import exchange
+from talekeeper.services.adventures import COMPONENTS, SUMMARY, TOGGLES
+from talekeeper.services.exchange.fileformat import SECTIONS, AdventureMeta, LegacyAdventureMeta
 from talekeeper.services.memory.base import NullMemory
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import User
@@ -192,6 +194,14 @@ BAD_ENTRIES: dict[str, tuple[Damage, str]] = {
         lambda f: f["adventure"]["scene"].update(location=5),
         "file.adventure.scene.location",
     ),
+    "unknown field": (
+        lambda f: f["memories"][0].update(mood="calm"),
+        "file.memories[0].mood is not a field of a version 2 export",
+    ),
+    "story_summary in version 2": (
+        lambda f: f["adventure"].update(story_summary="Mine."),
+        "file.adventure.story_summary is not a field",
+    ),
     "memories in version 1": (
         lambda f: f.update(version=1),
         "unknown section 'memories'",
@@ -212,3 +222,23 @@ def test_a_bad_memory_or_summary_entry_is_refused_and_nothing_is_written(
     message = response.json()["error"]["message"]
     assert "Not a valid Talekeeper export" in message and path in message, message
     assert counts(client) == before
+
+
+def test_each_version_holds_its_sections_and_the_adventure_every_plot_component() -> None:
+    first = {"format", "version", "adventure", "branches", "actions", "cards", "insights"}
+    memory = first | {"memories", "summaries"}
+    assert {1: first, 2: memory, 3: memory | {"knowledge"}} == SECTIONS
+    assert set(COMPONENTS) | set(TOGGLES) <= set(AdventureMeta.model_fields)
+    assert SUMMARY not in AdventureMeta.model_fields  # a version 1 file's alone
+    assert SUMMARY in LegacyAdventureMeta.model_fields
+
+
+def test_the_import_answers_the_adventure_as_its_own_route_does(client: TestClient) -> None:
+    made = client.post("/api/adventures/import", json=version_2_file())
+    assert made.status_code == 201, made.text
+    answer = made.json()
+    view = client.get(f"/api/adventures/{answer['id']}").json()
+    assert set(answer) == set(view) | {"attached_sources", "unmatched_sources", "warnings"}
+    stable = ("id", "title", "scenario", "persona", "created_at", "current_branch_id")
+    assert {k: answer[k] for k in stable} == {k: view[k] for k in stable}
+    assert [answer[k] for k in ("attached_sources", "unmatched_sources", "warnings")] == [[]] * 3

@@ -76,3 +76,10 @@ def test_the_shipped_scenarios_are_complete() -> None:
         assert len(names) == len(set(names))
         assert {m.name.casefold() for m in scenario.cast} <= set(names)
         assert len(cards) < len(scenario.story_cards) + len(scenario.cast)  # a name was shared
+
+
+def test_clients_are_shown_the_cards_an_adventure_starts_with() -> None:
+    scenario = parse_scenario(MINIMAL, "x.json")
+    detail = scenario.detail()
+    assert detail.story_cards == scenario.cards_for_creation()  # the cast's Oren included
+    assert scenario.summary().cards == len(detail.story_cards) == 3

@@ -140,7 +140,7 @@ def test_paths_follow_the_reference_model(
                 depths = [a.depth for a in story.repo.path(story.lineage(branch_id))]
                 assert depths == sorted(set(depths))
                 check_pages(story, branch_id, expected, depths, pick)
-            heads = {b["id"]: b["head_action_id"] for b in story.tree()["branches"]}
+            heads = {b.id: b.head_action_id for b in story.tree().branches}
             assert heads == {b: (p[-1] if p else None) for b, p in model.paths.items()}
 
 

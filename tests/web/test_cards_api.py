@@ -167,3 +167,5 @@ def test_export_and_import_carry_the_rules_and_an_older_export_still_imports(
 def test_a_scenario_card_may_carry_the_rules(client: TestClient) -> None:
     scenario = client.get("/api/scenarios/lantern-coast").json()
     assert all({k: c[k] for k in RULES} == RULES for c in scenario["story_cards"])
+    fields = ["name", "type", "keywords", "entry", "notes", *RULES]
+    assert all(list(c) == fields for c in scenario["story_cards"])  # a card without its id

@@ -1,7 +1,8 @@
 """The ``cache`` layout through the real engine: each turn reads where the previous reply's
-prompt put things from that reply's Insights, so a long game's prompts change at their end
-and the narrator evaluates little of each; the per-user ``context_layout`` setting brings
-back the ``classic`` order, which makes it evaluate nearly all of every prompt."""
+prompt put things from that reply's placement record (never from its Insights), so a long
+game's prompts change at their end and the narrator evaluates little of each; the per-user
+``context_layout`` setting brings back the ``classic`` order, which makes it evaluate
+nearly all of every prompt."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import statistics
 from typing import Any
 
 from fastapi.testclient import TestClient
+from sqlalchemy import text
 
+from talekeeper.storage.db import session_scope
 from talekeeper_testkit.double import ModelDouble
 
 SCENE = (
@@ -156,3 +159,70 @@ def test_cards_held_by_the_history_head_stay_until_it_moves_and_new_ones_go_last
     # The classic layout holds only what fires now.
     assert client.patch("/api/settings", json={"context_layout": "classic"}).status_code == 200
     assert cards(turn("walk on")) == {"Harbour": "story"}
+
+
+def _lamps(client: TestClient, double: ModelDouble) -> tuple[int, Any]:
+    """An adventure with a Lantern card, and a turn that sends ``text`` and answers its
+    Insights."""
+    aid = client.post("/api/adventures", json={"title": "Lamps"}).json()["id"]
+    card = {"type": "lore", "name": "Lantern", "keywords": ["lantern"], "entry": "The lantern."}
+    assert client.post(f"/api/adventures/{aid}/cards", json=card).status_code == 201
+
+    def turn(text: str) -> dict[str, Any]:
+        double.script("The wind moves the reeds.")
+        answer = client.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": text})
+        assert answer.status_code == 200, answer.text
+        insights: dict[str, Any] = answer.json()["insights"]
+        return insights
+
+    return aid, turn
+
+
+def _sql(client: TestClient, statement: str, action_id: int) -> int:
+    sessions = client.app.state.runtime.sessions  # type: ignore[attr-defined]
+    with session_scope(sessions) as session:
+        return int(session.execute(text(statement), {"a": action_id}).rowcount)
+
+
+def test_the_next_turn_keeps_its_placement_from_the_record_whatever_the_insights_say(
+    client: TestClient, double: ModelDouble
+) -> None:
+    _, turn = _lamps(client, double)
+    assert turn("light the lantern")["cards"][0]["where"] == "input"
+    for n in range(4):  # the keyword leaves the six actions that fire a card
+        later = turn(f"walk on {n}")
+    assert [(c["name"], c["where"]) for c in later["cards"]] == [("Lantern", "earlier")]
+    # The reply's Insights are gone (or were never readable): its record still says where
+    # its prompt put things and which cards it held.
+    assert _sql(client, "DELETE FROM insights WHERE action_id = :a", later["action_id"]) == 1
+    kept = turn("walk on 4")
+    assert [(c["name"], c["where"]) for c in kept["cards"]] == [("Lantern", "earlier")]
+    assert kept["layout"]["history_start_depth"] == later["layout"]["history_start_depth"]
+    spot = later["layout"]["floating"]["story_cards"]["at_depth"]
+    assert kept["layout"]["floating"]["story_cards"]["at_depth"] == spot
+    # Without the record nothing is known, though the Insights still show the placement:
+    # the section holds only what fires now, and nothing is kept in place.
+    removed = "DELETE FROM context_placements WHERE action_id = :a"
+    assert _sql(client, removed, kept["action_id"]) == 1
+    anew = turn("walk on 5")
+    assert anew["cards"] == []
+    assert "story_cards" not in anew["layout"]["floating"]
+
+
+def test_only_a_reply_whose_prompt_had_a_placement_leaves_a_record(
+    client: TestClient, double: ModelDouble
+) -> None:
+    _, turn = _lamps(client, double)
+    cached = turn("light the lantern")
+    count = "SELECT count(*) FROM context_placements WHERE action_id = :a"
+    sessions = client.app.state.runtime.sessions  # type: ignore[attr-defined]
+
+    def records(action_id: int) -> int:
+        with session_scope(sessions) as session:
+            return int(session.execute(text(count), {"a": action_id}).scalar_one())
+
+    assert records(cached["action_id"]) == 1
+    assert client.patch("/api/settings", json={"context_layout": "classic"}).status_code == 200
+    classic = turn("walk on")
+    assert classic["layout"] == {"name": "classic"}
+    assert records(classic["action_id"]) == 0

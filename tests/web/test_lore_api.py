@@ -25,6 +25,22 @@ CARD_FIELDS = (
     "secondary_rule",
 )
 
+# A card of a preview or an import: the card's fields, then its id (null in a preview).
+PREVIEW_CARD_KEYS = [
+    "name",
+    "type",
+    "keywords",
+    "entry",
+    "notes",
+    "always_on",
+    "secondary_keywords",
+    "secondary_rule",
+    "id",
+    "disabled",
+    "instruction_like",
+    "source",
+]
+
 
 def same(cards: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return [tuple(str(c[k]) for k in CARD_FIELDS) for c in cards]
@@ -42,6 +58,8 @@ def test_a_dry_run_previews_the_cards_and_writes_nothing_then_the_confirm_makes_
     assert list(body["report"]) == ["totals", "items"]  # totals first
     assert body["report"]["totals"]["cards"] == len(body["cards"]) > 0
     assert all(c["id"] is None for c in body["cards"])
+    assert all(list(c) == PREVIEW_CARD_KEYS for c in body["cards"])
+    assert all(isinstance(c["keywords"], list) for c in body["cards"])
     assert cards_of(client, aid) == []  # a preview keeps nothing
 
     made = import_lore(client, aid, data, "Eldoria.json")
@@ -136,6 +154,19 @@ def test_an_adventure_from_a_character_card_with_the_greeting_the_player_chose(
     assert preview.status_code == 200, preview.text
     shown = preview.json()
     assert shown["format"] == "character_card_v2" and shown["alternate_greetings"]
+    assert list(shown) == [
+        "format",
+        "title",
+        "description",
+        "opening",
+        "alternate_greetings",
+        "ai_instructions",
+        "plot_essentials",
+        "authors_note",
+        "cards",
+        "report",
+    ]
+    assert shown["cards"] and all(list(c) == PREVIEW_CARD_KEYS for c in shown["cards"])
     assert "{{char}}" not in shown["opening"] and "Seren" in shown["opening"]
     assert len(client.get("/api/adventures").json()) == before  # a preview makes nothing
 

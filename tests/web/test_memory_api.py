@@ -6,6 +6,7 @@ against the loopback model double (whose summary model writes memories determini
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,44 @@ def play(client: TestClient, double: ModelDouble, aid: int, turns: int) -> list[
     return replies
 
 
+MEMORY_KEYS = {
+    "id",
+    "text",
+    "status",
+    "pinned",
+    "authority",
+    "source_start",
+    "source_end",
+    "use_count",
+    "last_used_at",
+    "embedded",
+    "stale",
+    "origin",
+    "writer",
+    "branch_id",
+    "depth",
+    "created_at",
+    "updated_at",
+    "used_by",
+}
+PASS_KEYS = {
+    "state",
+    "last_run_at",
+    "last_success_at",
+    "last_failure_at",
+    "last_error",
+    "previous_error",
+    "did_work",
+    "failures_in_a_row",
+}
+
+
+def moment(value: str) -> datetime:
+    """A timestamp as the API writes it: Python's ISO 8601 form, never pydantic's "Z"."""
+    assert not value.endswith("Z"), value
+    return datetime.fromisoformat(value)
+
+
 def memories(client: TestClient, aid: int, **params: str) -> list[dict[str, Any]]:
     response = client.get(f"/api/adventures/{aid}/memories", params=params)
     assert response.status_code == 200, response.text
@@ -63,11 +102,16 @@ def test_write_edit_pin_unpin_and_delete_a_memory(client: TestClient) -> None:
     assert mine["source_start"] is None and mine["source_end"] is None
     assert mine["branch_id"] == adventure["current_branch_id"] and mine["depth"] == -1
     assert mine["use_count"] == 0 and mine["used_by"] == [] and mine["stale"] is False
+    assert set(mine) == MEMORY_KEYS and mine["last_used_at"] is None  # no ``on_path`` here
+    assert moment(mine["created_at"]) <= moment(mine["updated_at"])
     assert [m["id"] for m in memories(client, aid)] == [mine["id"]]
+    assert all(set(m) == MEMORY_KEYS for m in memories(client, aid))
+    assert [m["on_path"] for m in memories(client, aid, include="all")] == [True]
 
     url = f"/api/memories/{mine['id']}"
     pinned = client.patch(url, json={"pinned": True}).json()
     assert pinned["pinned"] is True and pinned["text"] == mine["text"]
+    assert set(pinned) == MEMORY_KEYS
     unpinned = client.patch(url, json={"pinned": False}).json()
     assert unpinned["pinned"] is False
 
@@ -124,7 +168,7 @@ def test_written_memories_are_listed_in_story_order_with_their_source_and_uses(
     used = {m["id"]: m for m in memories(client, aid)}
     assert used[auto[0]["id"]]["used_by"] == [reply]
     assert used[auto[0]["id"]]["use_count"] == 1
-    assert used[auto[0]["id"]]["last_used_at"] is not None
+    assert moment(used[auto[0]["id"]]["last_used_at"])
 
 
 def test_the_source_is_read_along_its_own_branch_after_a_switch(
@@ -209,6 +253,12 @@ def test_an_edited_memory_is_embedded_again_by_background_work(client: TestClien
     assert edited["embedded"] is False
     derived = settle(client, aid)
     assert derived["embedding"]["did_work"] is True
+    assert set(derived) == {"adventure_id", "pending", "memory", "summary", "embedding", "eviction"}
+    assert derived["adventure_id"] == aid and derived["pending"] is False
+    for kind in ("memory", "summary", "embedding", "eviction"):
+        assert set(derived[kind]) == PASS_KEYS, kind
+    assert moment(derived["embedding"]["last_success_at"])
+    assert derived["eviction"]["failures_in_a_row"] == 0
     assert memories(client, aid)[0]["embedded"] is True
 
 
@@ -277,7 +327,15 @@ def test_the_players_summary_is_a_user_version_and_the_adventure_shows_it(
 ) -> None:
     aid = new_adventure(client)["id"]
     empty = client.get(f"/api/adventures/{aid}/summary").json()
-    assert empty["text"] == "" and empty["versions"] == []
+    assert empty == {
+        "adventure_id": aid,
+        "text": "",
+        "current_version_id": None,
+        "stale": False,
+        "covers_to": -1,
+        "next_at": 14,
+        "versions": [],
+    }
 
     text = "Tamsin reached Gullreach to relight the Great Lantern; Maren met her."
     response = client.put(f"/api/adventures/{aid}/summary", json={"text": f" {text} "})
@@ -286,6 +344,25 @@ def test_the_players_summary_is_a_user_version_and_the_adventure_shows_it(
     assert view["text"] == text
     assert [(v["trigger"], v["text"]) for v in view["versions"]] == [("user", text)]
     assert view["current_version_id"] == view["versions"][0]["id"]
+    [version] = view["versions"]
+    assert set(version) == {
+        "id",
+        "text",
+        "trigger",
+        "writer",
+        "created_at",
+        "branch_id",
+        "depth",
+        "action_id",
+        "covers_to",
+        "base_id",
+        "refreshes_id",
+        "stale",
+    }
+    assert version["writer"] == "player" and version["action_id"] is None
+    assert version["base_id"] is None and version["refreshes_id"] is None
+    assert version["covers_to"] == -1 and version["stale"] is False
+    assert moment(version["created_at"])
     assert client.get(f"/api/adventures/{aid}/summary").json() == view
     assert client.get(f"/api/adventures/{aid}").json()["story_summary"] == text
 

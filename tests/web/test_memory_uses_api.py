@@ -63,6 +63,7 @@ def test_each_reply_that_used_a_memory_is_listed_in_story_order(
     by_id = {a["id"]: a for a in story}
     assert [u["id"] for u in body["uses"]] == [first, second]
     for use in body["uses"]:
+        assert set(use) == {"id", "depth", "branch_id", "take", "state", "created_at", "on_path"}
         assert use["depth"] == by_id[use["id"]]["depth"]
         assert use["created_at"] == by_id[use["id"]]["created_at"]
         assert use["state"] == "active" and use["on_path"] is True

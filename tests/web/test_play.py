@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,28 @@ def client(
 
 
 STREAM = {"Accept": "text/event-stream"}
+# An adventure's answer, key for key and in order: what it is, then where the player stands.
+ADVENTURE_KEYS = [
+    "id",
+    "title",
+    "scenario",
+    "created_at",
+    "updated_at",
+    "persona",
+    "ai_instructions",
+    "plot_essentials",
+    "authors_note",
+    "story_summary",
+    "auto_summarize",
+    "memory_bank",
+    "scene",
+    "current_branch_id",
+    "head",
+    "awaiting_reply",
+    "can_redo",
+    "branch_id",
+    "length",
+]
 
 
 def create(client: TestClient, **body: Any) -> dict[str, Any]:
@@ -46,8 +69,24 @@ def story(client: TestClient, adventure: int) -> list[str]:
 def test_a_scenario_starts_with_its_opening_cards_and_persona(client: TestClient) -> None:
     scenarios = client.get("/api/scenarios").json()
     assert {s["id"] for s in scenarios} >= {"lantern-coast", "ashford-manor", "drift-station"}
+    listed = next(s for s in scenarios if s["id"] == "lantern-coast")
+    assert list(listed) == ["id", "title", "genre", "description", "persona", "cards"]
+    shown = client.get("/api/scenarios/lantern-coast").json()
+    assert listed["cards"] == len(shown["story_cards"]) and listed["persona"] == shown["persona"]
     adventure = create(client)
+    assert list(adventure) == ADVENTURE_KEYS
+    assert client.get(f"/api/adventures/{adventure['id']}").json() == adventure
     assert adventure["title"] == "The Lantern Coast"
+    assert adventure["scenario"] == "lantern-coast" and adventure["length"] == 1
+    assert (adventure["awaiting_reply"], adventure["can_redo"]) == (False, False)
+    assert adventure["branch_id"] == adventure["current_branch_id"]
+    scene = adventure["scene"]  # as the story cards of the opening describe it
+    assert list(scene) == ["location", "present", "summary", "source"]
+    assert (scene["present"], scene["source"]) == (["Old Maren"], "story cards")
+    # The head carries its takes; whether it has Insights is told only on a page of the story.
+    assert adventure["head"]["takes"] == 1 and "has_insights" not in adventure["head"]
+    for moment in (adventure["created_at"], adventure["head"]["created_at"]):
+        assert datetime.fromisoformat(moment).isoformat() == moment  # Python's form, never "Z"
     assert adventure["persona"]["name"] == "Tamsin Reed"
     assert adventure["head"]["type"] == "narration" and adventure["head"]["depth"] == 0
     assert adventure["head"]["text"].startswith("You reach Gullreach")
@@ -256,7 +295,8 @@ def test_cards_crud_and_search(client: TestClient) -> None:
     ]
     patched = client.patch(f"/api/cards/{card['id']}", json={"keywords": ["brass key"]}).json()
     assert patched["keywords"] == ["brass key"] and patched["entry"] == "Opens the lamp room."
-    assert client.delete(f"/api/cards/{card['id']}").status_code == 200
+    deleted = client.delete(f"/api/cards/{card['id']}")
+    assert (deleted.status_code, deleted.json()) == (200, {"deleted": card["id"]})
     assert client.get(f"/api/adventures/{adventure}/cards", params={"q": "brass"}).json() == []
 
 
@@ -272,7 +312,9 @@ def test_update_and_delete_an_adventure(client: TestClient) -> None:
         "pronouns": "she/her",
         "description": updated["persona"]["description"],
     }
-    assert client.delete(f"/api/adventures/{adventure}").status_code == 200
+    assert list(updated) == ADVENTURE_KEYS
+    deleted = client.delete(f"/api/adventures/{adventure}")
+    assert (deleted.status_code, deleted.json()) == (200, {"deleted": adventure})
     assert client.get(f"/api/adventures/{adventure}").status_code == 404
 
 

@@ -3,13 +3,50 @@ unsaved values), and the debug page's view of every adventure's background work.
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, make_settings
 
+from talekeeper.services.diagnostics import (
+    CheckFailed,
+    ConnectionTest,
+    Embedded,
+    EmbeddingOff,
+    NarratorReply,
+)
 from talekeeper.web.app import create_app
+from talekeeper.web.schemas.settings import ConnectionTestOut
 from talekeeper_testkit.double import ModelDouble, closed_port_url
+
+DESCRIBED = {
+    "key",
+    "env",
+    "type",
+    "help",
+    "accepts",
+    "choices",
+    "secret",
+    "minimum",
+    "maximum",
+    "default",
+    "names_model",
+    "special",
+}
+CALL = {
+    "id",
+    "kind",
+    "adventure_id",
+    "provider",
+    "model",
+    "started_at",
+    "duration_ms",
+    "tokens_in",
+    "tokens_out",
+    "status",
+    "error",
+}
 
 
 def test_settings_are_described_with_defaults_and_model_choices(client: TestClient) -> None:
@@ -28,6 +65,16 @@ def test_settings_are_described_with_defaults_and_model_choices(client: TestClie
         "extractive",
     }
     assert body["overridden"] == []
+    assert all(set(s) == DESCRIBED for s in body["settings"])
+    # Whole-number bounds and defaults stay whole numbers; the enum-valued ones are text.
+    assert isinstance(described["temperature"]["minimum"], int)
+    assert described["top_p"]["minimum"] == 0.01
+    assert described["reply_tokens"]["default"] == 200
+    assert described["context_layout"]["default"] == "cache"
+    values = body["values"]
+    assert values["api_key_set"] is False and "api_key" not in values
+    assert values["endpoint_credentials_set"] is False and values["context_layout"] == "cache"
+    assert values["summary_model_resolved"] == "double-summary"
     client.patch("/api/settings", json={"top_p": 0.5, "api_key": "sk-secret"})
     again = client.get("/api/settings")
     assert again.json()["overridden"] == ["api_key", "top_p"]
@@ -99,6 +146,57 @@ def test_ai_calls_filter_by_status(client: TestClient, double: ModelDouble) -> N
     assert "injected server error" in failed[0]["error"]
     ok = client.get("/api/ai-calls", params={"status": "ok"}).json()
     assert [c["model"] for c in ok] == ["double-embed"]
+    [call] = ok
+    assert set(call) == CALL and call["adventure_id"] is None and call["error"] is None
+    assert call["tokens_out"] is None and isinstance(call["tokens_in"], int)
+    assert datetime.fromisoformat(call["started_at"]).isoformat() == call["started_at"]
+    assert call["duration_ms"] == round(call["duration_ms"], 1)
+
+
+def test_a_connection_test_answers_only_what_each_outcome_has(
+    client: TestClient, double: ModelDouble
+) -> None:
+    double.script("A lantern swings.", "   ")
+    body = client.post("/api/settings/test-connection").json()
+    assert set(body) == {"narrator", "embedding", "ok"}
+    assert set(body["narrator"]) == {"model", "ok", "text", "latency_ms", "tokens_out"}
+    assert set(body["embedding"]) == {"ok", "model", "dimensions", "latency_ms"}
+    blank = client.post("/api/settings/test-connection").json()
+    assert blank["narrator"]["error"] == "the model answered with empty text"
+    assert blank["narrator"]["ok"] is False and blank["ok"] is False
+    assert blank["embedding"]["ok"] is True
+    double.fail_next("500", count=2)
+    failed = client.post("/api/settings/test-connection").json()
+    assert set(failed["narrator"]) == {"model", "ok", "error", "latency_ms"}
+    assert list(failed["embedding"]) == ["ok", "model", "error", "latency_ms"]
+    off = client.post("/api/settings/test-connection", json={"embedding_model": "none"}).json()
+    assert off["embedding"] == {"ok": True, "model": "none", "note": "the Memory Bank is off"}
+    assert off["ok"] is True
+
+
+def test_each_connection_outcome_keeps_its_own_keys() -> None:
+    """A reply the server did not count still says ``tokens_out`` (as null); a failure
+    says no text; each outcome fits only its own shape."""
+    reply = NarratorReply("m", "Hello.", 1.5, None)
+    written = ConnectionTestOut.model_validate(ConnectionTest(reply, EmbeddingOff()))
+    assert written.model_dump(mode="json") == {
+        "narrator": {
+            "model": "m",
+            "ok": True,
+            "text": "Hello.",
+            "latency_ms": 1.5,
+            "tokens_out": None,
+        },
+        "embedding": {"ok": True, "model": "none", "note": "the Memory Bank is off"},
+        "ok": True,
+    }
+    failed = CheckFailed("m", "down", 2.0)
+    both = ConnectionTestOut.model_validate(ConnectionTest(failed, Embedded("e", 0, 3.0)))
+    assert both.model_dump(mode="json") == {
+        "narrator": {"model": "m", "ok": False, "error": "down", "latency_ms": 2.0},
+        "embedding": {"ok": False, "model": "e", "dimensions": 0, "latency_ms": 3.0},
+        "ok": False,
+    }
 
 
 def test_every_adventures_background_work_in_one_answer(
@@ -108,6 +206,7 @@ def test_every_adventures_background_work_in_one_answer(
     second = client.post("/api/adventures", json={"title": "Second"}).json()
     body = client.get("/api/derived").json()
     assert body["kinds"] == ["memory", "summary", "embedding", "eviction"]
+    assert all(set(a) == {"id", "title", "derived"} for a in body["adventures"])
     titles = {a["id"]: a["title"] for a in body["adventures"]}
     assert titles == {first["id"]: "First", second["id"]: "Second"}
     for adventure in body["adventures"]:

@@ -178,7 +178,8 @@ async def measure(
     )
     for k in TOP_KS:
         models = dataclasses.replace(p.models, memory_top_k=k)
-        snapshot = await p.rt.turns.dry_run(adventure_id, p.uid, models, kind, text)
+        dry = await p.rt.turns.dry_run(adventure_id, p.uid, models, kind, text)
+        snapshot: dict[str, Any] = dry.public()
         result.product[k] = reading(snapshot, statements)
         if k == TOP_KS[0]:
             result.history_kept = int(snapshot["history"]["kept"])
@@ -235,9 +236,9 @@ async def play(p: Player, adv: DenseAdventure, seed: int) -> tuple[list[ProbeRes
         if index in probes:
             named = (seed, adv.key, adv.style)
             results.append(await measure(p, adventure_id, path, probes[index], cache, named))
-        reply = await play_turn(p, adventure_id, op)
-        for view in (reply["action"], reply["reply"]):
-            path[view["depth"]] = PathAction.of(view)
+        saved = await play_turn(p, adventure_id, op)
+        for view in saved:
+            path[view.depth] = PathAction.of(view)
         background.add(await idle_after_turn(p, adventure_id))
     for s in adv.statements:
         if s.sentence not in path[s.depth].text:

@@ -207,9 +207,9 @@ async def play_region(
     background = Background()
     for i in range(1, len(texts) - 1, 2):
         turn = Turn(("story", texts[i][1]), texts[i + 1][1])
-        reply = await play_turn(p, adventure_id, turn)
-        for view in (reply["action"], reply["reply"]):
-            action = path[view["depth"]] = PathAction.of(view)
+        saved = await play_turn(p, adventure_id, turn)
+        for view in saved:
+            action = path[view.depth] = PathAction.of(view)
             if action.text != texts[action.depth][1]:
                 raise RuntimeError(f"{region.key}: action {action.depth} is not the text's")
         background.add(await idle_after_turn(p, adventure_id))

@@ -21,11 +21,13 @@ from typing import Any, TextIO, TypeVar
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.services import adventures
+from talekeeper.services.insights import LayoutPart, Snapshot
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.memory import manage
 from talekeeper.services.memory import summary as story_summary
 from talekeeper.services.models import ModelSet
 from talekeeper.services.rendering import render
+from talekeeper.services.story_view import ActionView
 from talekeeper.services.tree import Story
 from talekeeper.services.turns import Pending
 from talekeeper.services.units import session_scope
@@ -141,8 +143,9 @@ class Terminal:
             if event.kind == "chunk":
                 self.say(event.data["text"], end="")
             elif event.kind == "reply":
-                reply = event.data["reply"]
-                takes = f"  [take {reply['take']}/{reply['takes']}]" if reply["takes"] > 1 else ""
+                reply: ActionView = event.data["reply"]
+                many = reply.takes is not None and reply.takes > 1
+                takes = f"  [take {reply.take}/{reply.takes}]" if many else ""
                 self.say(f"\n{takes}" if takes else "")
             elif event.kind == "error":
                 self.say(f"\n! {event.data['error']['message']}")
@@ -198,14 +201,12 @@ class Terminal:
 
     async def branches(self, _arg: str) -> None:
         tree = await self.on_story(lambda story: story.tree())
-        for b in tree["branches"]:
-            mark = "*" if b["current"] else " "
+        for b in tree.branches:
+            mark = "*" if b.current else " "
             parent = (
-                f" from branch {b['parent_id']} at #{b['forked_from_action_id']}"
-                if b["parent_id"]
-                else ""
+                f" from branch {b.parent_id} at #{b.forked_from_action_id}" if b.parent_id else ""
             )
-            self.say(f"{mark} {b['id']}: {b['name']}{parent}, {b['own_actions']} own actions")
+            self.say(f"{mark} {b.id}: {b.name}{parent}, {b.own_actions} own actions")
 
     async def branch(self, arg: str) -> None:
         number = _number(arg, "/branch ID")
@@ -223,7 +224,7 @@ class Terminal:
         self.say(await self.on_story(run))
 
     async def insights(self, arg: str) -> None:
-        def run(story: Story) -> dict[str, Any]:
+        def run(story: Story) -> Snapshot:
             return story.insights(_number(arg, "/insights ID") if arg else _head_id(story))
 
         self.print_insights(await self.on_story(run))
@@ -233,41 +234,36 @@ class Terminal:
         data = await self.rt.turns.dry_run(self.adventure_id, self.uid, self.models, type_, arg)
         self.print_insights(data)
 
-    def print_insights(self, data: dict[str, Any]) -> None:
-        budget = data["budget"]
-        self.say(
-            f"model {data['model']} ({data['mode']}), {budget['used']}/{budget['available']} tokens"
-        )
-        tokens = data.get("tokens", {})
-        if tokens.get("prompt_evaluated") is not None:  # older snapshots lack the figure
+    def print_insights(self, data: Snapshot) -> None:
+        """A snapshot of any version: a part an older one lacks reads as empty."""
+        budget, tokens = data.budget, data.tokens
+        self.say(f"model {data.model} ({data.mode}), {budget.used}/{budget.available} tokens")
+        if tokens.prompt_evaluated is not None:  # older snapshots lack the figure
             self.say(
-                f"  prompt evaluated {tokens['prompt_evaluated']:,} "
-                f"({tokens['prompt_cached']:,} kept from the previous prompt)"
+                f"  prompt evaluated {tokens.prompt_evaluated:,} "
+                f"({tokens.prompt_cached or 0:,} kept from the previous prompt)"
             )
-        layout = data.get("layout")
-        if layout:  # older snapshots predate it
-            self.say(f"  context layout {layout_line(layout)}")
-        for repair in data.get("repairs") or []:
-            self.say(f"  reply repaired: {repair['meaning']}")
-        for section in data["sections"]:
-            self.say(f"  {section['title']:<18} {section['tokens']:>6}  {section['reason']}")
-        for card in data["cards"]:
-            if card.get("always_on"):
-                self.say(f"  card {card['name']}: always on")
-            elif card.get("where") == "earlier":
-                self.say(f"  card {card['name']}: fired earlier, kept while the history holds")
+        if data.layout.name:  # older snapshots predate it
+            self.say(f"  context layout {layout_line(data.layout)}")
+        for repair in data.repairs:
+            self.say(f"  reply repaired: {repair.meaning}")
+        for section in data.sections:
+            self.say(f"  {section.title:<18} {section.tokens:>6}  {section.reason}")
+        for card in data.cards:
+            if card.always_on:
+                self.say(f"  card {card.name}: always on")
+            elif card.where == "earlier":
+                self.say(f"  card {card.name}: fired earlier, kept while the history holds")
             else:
-                self.say(f"  card {card['name']}: '{card['keyword']}' in the {card['where']}")
-        for memory in data["memories"]["used"]:
-            self.say(f"  memory #{memory['id']} {memory['final_score']:.2f}: {memory['text'][:60]}")
-        for hit in data.get("knowledge", {}).get("used", []):  # older snapshots have none
-            where = f", {hit['location']}" if hit["location"] else ""
-            meaning = "-" if hit["semantic_score"] is None else f"{hit['semantic_score']:.2f}"
-            scores = (
-                f"{hit['final_score']:.2f} (meaning {meaning}, words {hit['lexical_score']:.2f})"
-            )
-            left = "" if hit["in_context"] else " [left out: over the Knowledge budget]"
-            self.say(f"  library {hit['source_title']}{where} {scores}{left}: {hit['text'][:60]}")
+                self.say(f"  card {card.name}: '{card.keyword}' in the {card.where}")
+        for memory in data.memories.used:
+            self.say(f"  memory #{memory.id} {memory.final_score:.2f}: {memory.text[:60]}")
+        for hit in data.knowledge.used:  # older snapshots have none
+            where = f", {hit.location}" if hit.location else ""
+            meaning = "-" if hit.semantic_score is None else f"{hit.semantic_score:.2f}"
+            scores = f"{hit.final_score:.2f} (meaning {meaning}, words {hit.lexical_score:.2f})"
+            left = "" if hit.in_context else " [left out: over the Knowledge budget]"
+            self.say(f"  library {hit.source_title}{where} {scores}{left}: {hit.text[:60]}")
 
     async def show(self, arg: str) -> None:
         count = _number(arg, "/show N") if arg else RECENT
@@ -292,20 +288,18 @@ class Terminal:
         if not rows:
             self.say("(no memories yet: the first is written after 12 actions)")
         for m in rows:
-            where = (
-                f"{m['source_start']}-{m['source_end']}" if m["source_start"] is not None else "you"
-            )
+            where = f"{m.source_start}-{m.source_end}" if m.source_start is not None else "you"
             flags = "".join(
                 f" [{flag}]"
                 for flag, on in (
-                    ("pinned", m["pinned"]),
-                    (m["status"], m["status"] != MemoryStatus.ACTIVE),
-                    ("inference", m["authority"] == Authority.HEURISTIC),
-                    ("stale", m["stale"]),
+                    ("pinned", m.pinned),
+                    (m.status, m.status != MemoryStatus.ACTIVE),
+                    ("inference", m.authority == Authority.HEURISTIC),
+                    ("stale", m.stale),
                 )
                 if on
             )
-            self.say(f"  #{m['id']} ({where}, used {m['use_count']}x){flags}: {m['text']}")
+            self.say(f"  #{m.id} ({where}, used {m.use_count}x){flags}: {m.text}")
 
     async def remember(self, arg: str) -> None:
         def run(story: Story) -> int:
@@ -314,18 +308,16 @@ class Terminal:
         self.say(f"(remembered as #{await self.on_story(run)})")
 
     async def summary(self, arg: str) -> None:
-        def run(story: Story) -> dict[str, Any]:
+        def run(story: Story) -> story_summary.SummaryView:
             if arg:
                 story_summary.edit_summary(story.session, story.adventure, arg)
             return story_summary.summary_view(story.session, story.adventure)
 
         await self.settle()
         view = await self.on_story(run)
-        mark = " (stale: being rewritten)" if view["stale"] else ""
-        self.say(f"Story Summary, {len(view['versions'])} versions{mark}:")
-        self.say(
-            "  " + (view["text"] or f"(none yet: the first after {view['next_at'] + 1} actions)")
-        )
+        mark = " (stale: being rewritten)" if view.stale else ""
+        self.say(f"Story Summary, {len(view.versions)} versions{mark}:")
+        self.say("  " + (view.text or f"(none yet: the first after {view.next_at + 1} actions)"))
 
     async def help(self, _arg: str) -> None:
         self.say(HELP)
@@ -386,7 +378,7 @@ async def play(
                         + (f" --user {user_name}" if user_name else "")
                         + "`."
                     )
-                return listing[0]["id"], listing[0]["title"]
+                return listing[0].id, listing[0].title
             story = Story.load(session, adventure_id, uid, rt.memory)
             return story.adventure.id, story.adventure.title
 
@@ -409,12 +401,13 @@ async def play(
             return 0
 
 
-def layout_line(layout: dict[str, Any]) -> str:
+def layout_line(layout: LayoutPart) -> str:
     """The layout, and for ``cache`` how many actions before the end each floating section
     went (0: just before the player's action)."""
-    spots = layout.get("floating") or {}
+    spots = layout.floating or {}
     where = ", ".join(
-        f"{name.replace('_', ' ')} {spot.get('actions_before_end', '?')} back"
+        f"{name.replace('_', ' ')} "
+        f"{'?' if spot.actions_before_end is None else spot.actions_before_end} back"
         for name, spot in spots.items()
     )
-    return f"{layout.get('name', '?')}" + (f" ({where})" if where else "")
+    return (layout.name or "?") + (f" ({where})" if where else "")

@@ -10,11 +10,15 @@ Invariants:
   (one count query) before it is written.
 - Deleting an adventure deletes its tree, cards and snapshots with it.
 - The listing's ``length`` counts the same actions as the adventure's own view.
+- An adventure as clients see it (``AdventureView``) is where the player stands in it
+  (``StoryState``) with its plot components, persona, toggles and scene.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy.orm import Session
 
@@ -24,9 +28,10 @@ from talekeeper.services import limits
 from talekeeper.services.cards import CardView, card_columns, clean_card, matches_search
 from talekeeper.services.memory import summary as story_summary
 from talekeeper.services.memory.base import MemoryService
-from talekeeper.services.memory.scene import current_scene
+from talekeeper.services.memory.scene import Scene, current_scene
 from talekeeper.services.rendering import NARRATION
 from talekeeper.services.scenarios import Scenario
+from talekeeper.services.story_view import StoryState
 from talekeeper.services.tree import Story, load_adventure
 from talekeeper.storage.models import Adventure, Branch, StoryCard
 from talekeeper.storage.repositories.story import StoryRepository
@@ -43,7 +48,55 @@ PERSONA = (
 TOGGLES = ("auto_summarize", "memory_bank")
 
 
-def _persona(value: Any) -> dict[str, str]:
+@dataclass(frozen=True)
+class AdventureSummary:
+    """An adventure as the list of them names it."""
+
+    id: int
+    title: str
+    scenario: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ListedAdventure(AdventureSummary):
+    """``length``: the actions on the current branch's path; None without a usable branch."""
+
+    length: int | None
+
+
+@dataclass(frozen=True)
+class Persona:
+    name: str
+    pronouns: str
+    description: str
+
+
+@dataclass(frozen=True)
+class AdventureView(AdventureSummary, StoryState):
+    """An adventure: where the player stands (``StoryState``), then what it is made of."""
+
+    persona: Persona
+    ai_instructions: str
+    plot_essentials: str
+    authors_note: str
+    story_summary: str  # the version in force on the current path
+    auto_summarize: bool
+    memory_bank: bool
+    scene: Scene
+    current_branch_id: int | None
+    length: int  # the actions on the current path, the opening included
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """The id of what was deleted."""
+
+    deleted: int
+
+
+def _persona(value: object) -> dict[str, str]:
     if not isinstance(value, dict):
         raise InvalidInput('\'persona\' must be an object like {"name": "Mara", "pronouns": ...}.')
     unknown = set(value) - {key for key, _, _ in PERSONA}
@@ -61,9 +114,9 @@ def _persona(value: Any) -> dict[str, str]:
     return out
 
 
-def clean_fields(data: dict[str, Any]) -> dict[str, Any]:
+def clean_fields(data: Mapping[str, object]) -> dict[str, str | bool]:
     """Validated adventure columns from a client's fields (only those given)."""
-    out: dict[str, Any] = {}
+    out: dict[str, str | bool] = {}
     if "title" in data:
         out["title"] = limits.text_field(data["title"], "title", limits.TITLE_MAX, required=True)
     for key in COMPONENTS:
@@ -79,45 +132,45 @@ def clean_fields(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def adventure_view(story: Story) -> dict[str, Any]:
+def adventure_view(story: Story) -> AdventureView:
     adventure = story.adventure
-    return {
-        **summary_view(adventure),
-        "persona": {
-            "name": adventure.persona_name,
-            "pronouns": adventure.persona_pronouns,
-            "description": adventure.persona_description,
-        },
-        **{key: getattr(adventure, key) for key in COMPONENTS},
-        SUMMARY: story_summary.text_in_force(story.session, adventure),
-        **{key: getattr(adventure, key) for key in TOGGLES},
-        "scene": current_scene(story).view(),
-        "current_branch_id": adventure.current_branch_id,
-        **story.state(),
-        "length": story.repo.path_length(story.lineage()),
-    }
-
-
-def summary_view(adventure: Adventure) -> dict[str, Any]:
-    return {
-        "id": adventure.id,
-        "title": adventure.title,
-        "scenario": adventure.scenario_id,
-        "created_at": adventure.created_at.isoformat(),
-        "updated_at": adventure.updated_at.isoformat(),
-    }
+    state = story.state()
+    return AdventureView(
+        id=adventure.id,
+        title=adventure.title,
+        scenario=adventure.scenario_id,
+        created_at=adventure.created_at,
+        updated_at=adventure.updated_at,
+        head=state.head,
+        can_redo=state.can_redo,
+        branch_id=state.branch_id,
+        persona=Persona(
+            name=adventure.persona_name,
+            pronouns=adventure.persona_pronouns,
+            description=adventure.persona_description,
+        ),
+        ai_instructions=adventure.ai_instructions,
+        plot_essentials=adventure.plot_essentials,
+        authors_note=adventure.authors_note,
+        story_summary=story_summary.text_in_force(story.session, adventure),
+        auto_summarize=adventure.auto_summarize,
+        memory_bank=adventure.memory_bank,
+        scene=current_scene(story),
+        current_branch_id=adventure.current_branch_id,
+        length=story.repo.path_length(story.lineage()),
+    )
 
 
 def create(
     session: Session,
     user_id: int,
-    data: dict[str, Any],
+    data: Mapping[str, object],
     memory: MemoryService,
     scenario: Scenario | None = None,
 ) -> Story:
-    fields: dict[str, Any] = {"title": "", **dict.fromkeys(COMPONENTS, "")}
+    fields: dict[str, str | bool] = {"title": "", **dict.fromkeys(COMPONENTS, "")}
     opening = ""
-    cards: list[dict[str, Any]] = []
+    cards: list[dict[str, object]] = []
     if scenario is not None:
         fields.update(
             title=scenario.title,
@@ -155,54 +208,76 @@ def create(
     adventure.current_branch_id = root.id
     add_cards(session, adventure, cards)
     story = Story.load(session, adventure.id, user_id, memory)
-    if data.get(SUMMARY):
-        story_summary.edit_summary(session, adventure, data[SUMMARY])
+    summary = data.get(SUMMARY)
+    if isinstance(summary, str) and summary:  # text, as ``clean_fields`` made sure
+        story_summary.edit_summary(session, adventure, summary)
     if opening:
         story.append(NARRATION, opening)
     return story
 
 
-def update(session: Session, adventure: Adventure, data: dict[str, Any]) -> None:
+def update(session: Session, adventure: Adventure, data: Mapping[str, object]) -> None:
     for key, value in clean_fields(data).items():
         setattr(adventure, key, value)
-    if SUMMARY in data and data[SUMMARY] != story_summary.text_in_force(session, adventure):
-        story_summary.edit_summary(session, adventure, data[SUMMARY])
+    summary = data.get(SUMMARY)
+    # text when given, as ``clean_fields`` made sure
+    if isinstance(summary, str) and summary != story_summary.text_in_force(session, adventure):
+        story_summary.edit_summary(session, adventure, summary)
     session.flush()
 
 
-def delete(session: Session, adventure_id: int, user_id: int) -> None:
+def delete(session: Session, adventure_id: int, user_id: int) -> Deleted:
     StoryRepository(session).delete_adventure(load_adventure(session, adventure_id, user_id))
+    return Deleted(adventure_id)
 
 
-def listing(session: Session, user_id: int) -> list[dict[str, Any]]:
-    return [summary_view(a) for a in StoryRepository(session).adventures(user_id)]
+def listing(session: Session, user_id: int) -> list[AdventureSummary]:
+    return [
+        AdventureSummary(
+            id=a.id,
+            title=a.title,
+            scenario=a.scenario_id,
+            created_at=a.created_at,
+            updated_at=a.updated_at,
+        )
+        for a in StoryRepository(session).adventures(user_id)
+    ]
 
 
-def listing_with_lengths(session: Session, user_id: int) -> list[dict[str, Any]]:
+def listing_with_lengths(session: Session, user_id: int) -> list[ListedAdventure]:
     """``listing`` with each adventure's ``length``: the actions on its current branch's
     path (the opening included), as ``adventure_view`` counts them. One count per adventure,
     so only the adventures list asks for it."""
     repo = StoryRepository(session)
-    out = []
+    out: list[ListedAdventure] = []
     for adventure in repo.adventures(user_id):
         links = repo.links(adventure.id)
         current = adventure.current_branch_id
         length = None  # an adventure without a usable current branch has no length to show
         if current is not None and current in links:
             length = repo.path_length(lineage_of(links, current))
-        out.append({**summary_view(adventure), "length": length})
+        out.append(
+            ListedAdventure(
+                id=adventure.id,
+                title=adventure.title,
+                scenario=adventure.scenario_id,
+                created_at=adventure.created_at,
+                updated_at=adventure.updated_at,
+                length=length,
+            )
+        )
     return out
 
 
 # -- story cards ----------------------------------------------------------------------------
 
 
-def add_card(session: Session, adventure: Adventure, data: dict[str, Any]) -> CardView:
+def add_card(session: Session, adventure: Adventure, data: Mapping[str, object]) -> CardView:
     return add_cards(session, adventure, [data])[0]
 
 
 def add_cards(
-    session: Session, adventure: Adventure, cards: list[dict[str, Any]]
+    session: Session, adventure: Adventure, cards: Sequence[Mapping[str, object]]
 ) -> list[CardView]:
     """Add ``cards`` in order: all of them, or (past the card limit, or one refused) none,
     with one count of the adventure's cards however many are added."""
@@ -240,12 +315,14 @@ def card_row(session: Session, card_id: int, user_id: int) -> StoryCard:
     return row
 
 
-def update_card(session: Session, row: StoryCard, data: dict[str, Any]) -> CardView:
+def update_card(session: Session, row: StoryCard, data: Mapping[str, object]) -> CardView:
     for key, value in card_columns(clean_card(data, partial=True)).items():
         setattr(row, key, value)
     session.flush()
     return CardView.of(row)
 
 
-def delete_card(session: Session, row: StoryCard) -> None:
+def delete_card(session: Session, row: StoryCard) -> Deleted:
+    card_id = row.id
     StoryRepository(session).delete_card(row)
+    return Deleted(card_id)

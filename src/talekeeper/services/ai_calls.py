@@ -12,6 +12,9 @@ Every call but narration is also told to ``on_call`` as it starts (the model's
 prompt, which ``services.prefix`` must know so that a turn's prompt is never
 measured against another user's. A turn's narration tells it itself, with the
 prompt's tokens.
+
+``newest`` reads the log back as ``LoggedCall``s, durations rounded to a tenth of a
+millisecond.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -52,6 +55,23 @@ class CallRecord:
     error: str | None = None
     user_id: int | None = None
     adventure_id: int | None = None
+
+
+@dataclass(frozen=True)
+class LoggedCall:
+    """A ``CallRecord`` as the log holds it, with its id (the user is the reader)."""
+
+    id: int
+    kind: str
+    adventure_id: int | None
+    provider: str
+    model: str
+    started_at: datetime
+    duration_ms: float
+    tokens_in: int | None
+    tokens_out: int | None
+    status: str  # a CallStatus value
+    error: str | None
 
 
 CallSink = Callable[[CallRecord], None]
@@ -192,13 +212,30 @@ def newest(
     kind: str | None,
     status: str | None,
     adventure_id: int | None,
-) -> Sequence[AiCall]:
+) -> list[LoggedCall]:
     """One page of the user's call log, newest first (the Debug page)."""
-    return AiCallRepository(session).newest(
+    rows = AiCallRepository(session).newest(
         user_id,
         limit=limit,
         before_id=before_id,
         kind=kind,
         status=status,
         adventure_id=adventure_id,
+    )
+    return [_logged(row) for row in rows]
+
+
+def _logged(row: AiCall) -> LoggedCall:
+    return LoggedCall(
+        id=row.id,
+        kind=row.kind,
+        adventure_id=row.adventure_id,
+        provider=row.provider,
+        model=row.model,
+        started_at=row.started_at,
+        duration_ms=round(row.duration_ms, 1),
+        tokens_in=row.tokens_in,
+        tokens_out=row.tokens_out,
+        status=row.status,
+        error=row.error,
     )

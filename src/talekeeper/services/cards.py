@@ -26,7 +26,7 @@ Invariants:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,21 +127,6 @@ class FiredCard:
     @property
     def always(self) -> bool:
         return self.where is None
-
-    def public(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.card.id,
-            "name": self.card.name,
-            "type": self.card.type,
-            "keyword": None if self.always else self.keyword,
-            "where": self.where,
-            "always_on": self.always,
-        }
-        if self.card.secondary_keywords and not self.always:
-            out["secondary_rule"] = self.card.secondary_rule.value
-            out["secondary"] = list(self.secondary)  # for NONE: empty, none appeared
-            out["secondary_keywords"] = list(self.card.secondary_keywords)
-        return out
 
     def reason(self) -> str:
         if self.always:
@@ -253,7 +238,7 @@ def cards_section(cards: list[FiredCard]) -> tuple[str, str]:
     return text, reason
 
 
-def clean_card(data: dict[str, Any], *, partial: bool = False) -> dict[str, Any]:
+def clean_card(data: Mapping[str, object], *, partial: bool = False) -> dict[str, Any]:
     """Validated card fields from a client; with ``partial`` only the fields given."""
     out: dict[str, Any] = {}
     if not partial or "name" in data:

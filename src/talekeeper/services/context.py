@@ -48,7 +48,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Literal
 
 from talekeeper.core.tokens import TokenCounter
 
@@ -115,40 +115,12 @@ class Placement:
     """Where a ``cache`` prompt put what may change between turns, by depth on the story
     path: the history's first action, and, per floating section, the depth of the action
     it went before (one past the history's end: before the player's action) with a digest
-    of its text. The next turn keeps what it can of it."""
+    of its text. The next turn keeps what it can of it (``services.placement_record``
+    keeps it for that turn; Insights shows it)."""
 
     history_start: int | None = None
     sections: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     top: str = ""  # the digest of the stable sections above the history
-
-    def public(self) -> dict[str, Any]:
-        return {
-            "top_digest": self.top,
-            "history_start_depth": self.history_start,
-            "floating": {
-                name: {"at_depth": at, "digest": digest}
-                for name, (at, digest) in self.sections.items()
-            },
-        }
-
-    @classmethod
-    def from_public(cls, data: object) -> Placement | None:
-        """The placement an Insights snapshot recorded, or None for one without it (an
-        older snapshot, or the ``classic`` layout); never raises on odd data."""
-        if not isinstance(data, dict) or data.get("name") != ContextLayout.CACHE.value:
-            return None
-        start = data.get("history_start_depth")
-        floating = data.get("floating")
-        if not (start is None or isinstance(start, int)) or not isinstance(floating, dict):
-            return None
-        sections: dict[str, tuple[int, str]] = {}
-        for name, spot in floating.items():
-            if isinstance(spot, dict):
-                at, digest = spot.get("at_depth"), spot.get("digest")
-                if isinstance(at, int) and isinstance(digest, str):
-                    sections[str(name)] = (at, digest)
-        top = data.get("top_digest")
-        return cls(start, sections, top if isinstance(top, str) else "")
 
 
 def digest(text: str) -> str:

@@ -12,19 +12,22 @@ Invariants:
   query's "input"). A continue has none.
 - The budget is the context length minus the reply length minus what the
   chat template and the provider add around our text.
+- ``cache``: where the previous prompt put things, and the cards its Story Cards
+  section held, come from the newest reply's placement record
+  (``services.placement_record``), never from its Insights snapshot (a display
+  format): a reply without one leaves nothing known, and everything is placed anew.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from talekeeper.core.errors import ConfigurationError
 from talekeeper.core.lineage import Lineage
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.providers.base import CompletionRequest, Message
+from talekeeper.services import placement_record
 from talekeeper.services.cards import (
     CARD_SCAN_ACTIONS,
     FiredCard,
@@ -48,6 +51,7 @@ from talekeeper.services.library.store import PASSAGE_TOKENS
 from talekeeper.services.memory.base import Retrieval
 from talekeeper.services.memory.scene import Scene, query_texts, scene_for
 from talekeeper.services.models import ModelSet
+from talekeeper.services.placement_record import Carried
 from talekeeper.services.rendering import NARRATION, is_player, render
 from talekeeper.services.tree import Story
 from talekeeper.storage.models import Action, Adventure
@@ -321,13 +325,9 @@ def gather(
     recent = [rendered for _, rendered in rows[-(CARD_SCAN_ACTIONS - 1) :]]
     recent_text = "\n".join([*recent, rendered_action])
     cards = turn_cards(story.session, story.adventure.id, recent_text, player_text)
-    # Only the ``cache`` layout reads back where the previous prompt put things.
-    cache = models.context_layout is ContextLayout.CACHE
-    previous = previous_snapshot(story, rows, retry_of) if cache else None
-    held, new = cards.section, list[FiredCard]()
-    held_ids = _held_ids(previous)
-    if held_ids is not None:
-        held, new = held_cards(story.session, story.adventure.id, cards.section, held_ids)
+    cache = models.context_layout is ContextLayout.CACHE  # only it keeps things in place
+    previous = previous_placement(story, rows, retry_of) if cache else None
+    held, new = _held(story, cards.section, previous)
     scene = scene_for(story.adventure, cards.fired, recent_text)
     query_input, query_context = query_texts(player_text, scene, newest_narration, counter)
     lineage = story.lineage()
@@ -363,38 +363,27 @@ def gather(
         knowledge_sources=knowledge_sources,
         knowledge_top_k=models.knowledge_top_k,
         layout=models.context_layout,
-        previous=Placement.from_public(previous.get("layout")) if previous else None,
+        previous=previous.placement if previous else None,
     )
 
 
-def previous_snapshot(
+def _held(
+    story: Story, section: list[FiredCard], previous: Carried | None
+) -> tuple[list[FiredCard], list[FiredCard]]:
+    """(the cards the previous prompt's Story Cards section held, as they stand; those of
+    ``section`` it did not hold); with no record of its cards, ``section`` and none new."""
+    if previous is None or previous.cards_held is None:
+        return section, []
+    return held_cards(story.session, story.adventure.id, section, list(previous.cards_held))
+
+
+def previous_placement(
     story: Story, rows: list[tuple[ActionText, str]], retry_of: Action | None
-) -> dict[str, Any] | None:
-    """The Insights snapshot of the newest reply on this path (for a retry: the reply being
-    retried, whose prompt was the last one sent for this place in the story): it records
-    where that prompt put things and which cards it held."""
+) -> Carried | None:
+    """What the newest reply on this path left for the next turn (for a retry: the reply
+    being retried, whose prompt was the last one sent for this place in the story): where
+    its prompt put things and which cards it held (``services.placement_record``)."""
     reply_id = retry_of.id if retry_of else None
     if reply_id is None:
         reply_id = next((r.id for r, _ in reversed(rows) if r.type == NARRATION), None)
-    snapshot = story.repo.insights(reply_id) if reply_id is not None else None
-    if snapshot is None:
-        return None
-    try:
-        data = json.loads(snapshot.data)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _ids(value: object) -> list[int]:
-    if not isinstance(value, list):
-        return []
-    return [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
-
-
-def _held_ids(snapshot: dict[str, Any] | None) -> list[int] | None:
-    """The previous prompt's Story Cards section (``cache``), or None: none is known."""
-    layout = snapshot.get("layout") if snapshot else None
-    if not isinstance(layout, dict) or not isinstance(layout.get("cards_held"), list):
-        return None
-    return _ids(layout["cards_held"])
+    return placement_record.read(story.repo.placement(reply_id)) if reply_id is not None else None

@@ -11,6 +11,8 @@ Invariants:
 - A card may say ``always_on`` (true or false), ``secondary_keywords`` (a list of
   text) and ``secondary_rule`` (any, all or none); without them it is not always
   on and fires on its keywords alone.
+- What clients are shown of a scenario (``summary``, ``detail``) counts and lists the
+  cards an adventure made from it starts with: its own cards and then its cast.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.card_match import SecondaryRule
@@ -55,6 +57,30 @@ class Scenario:
     story_cards: tuple[CardSpec, ...] = ()
     cast: tuple[CardSpec, ...] = ()
 
+    def summary(self) -> ScenarioSummary:
+        return ScenarioSummary(
+            id=self.id,
+            title=self.title,
+            genre=self.genre,
+            description=self.description,
+            persona=self.persona,
+            cards=len(self.cards_for_creation()),
+        )
+
+    def detail(self) -> ScenarioDetail:
+        return ScenarioDetail(
+            id=self.id,
+            title=self.title,
+            genre=self.genre,
+            description=self.description,
+            opening=self.opening,
+            ai_instructions=self.ai_instructions,
+            plot_essentials=self.plot_essentials,
+            authors_note=self.authors_note,
+            persona=self.persona,
+            story_cards=self.cards_for_creation(),
+        )
+
     def cards_for_creation(self) -> list[CardSpec]:
         """The scenario's cards, then its cast as character cards not already named."""
         cards = list(self.story_cards)
@@ -66,14 +92,48 @@ class Scenario:
         return cards
 
 
-def _text(data: dict[str, Any], key: str, where: str, *, required: bool) -> str:
+@dataclass(frozen=True)
+class ScenarioSummary:
+    """A scenario in the list of them; ``cards``: how many an adventure starts with."""
+
+    id: str
+    title: str
+    genre: str
+    description: str
+    persona: dict[str, str]
+    cards: int
+
+
+@dataclass(frozen=True)
+class ScenarioDetail:
+    """A scenario to start from; ``story_cards``: the cards an adventure starts with."""
+
+    id: str
+    title: str
+    genre: str
+    description: str
+    opening: str
+    ai_instructions: str
+    plot_essentials: str
+    authors_note: str
+    persona: dict[str, str]
+    story_cards: list[CardSpec]
+
+
+class _Rules(TypedDict):
+    always_on: bool
+    secondary_keywords: tuple[str, ...]
+    secondary_rule: SecondaryRule
+
+
+def _text(data: dict[str, object], key: str, where: str, *, required: bool) -> str:
     value = data.get(key, "")
     if not isinstance(value, str) or (required and not value.strip()):
         raise InvalidInput(f"{where}: '{key}' must be {'non-empty ' if required else ''}text.")
     return value.strip()
 
 
-def _card(data: Any, where: str, *, cast: bool) -> CardSpec:
+def _card(data: object, where: str, *, cast: bool) -> CardSpec:
     if not isinstance(data, dict):
         raise InvalidInput(f"{where}: each card must be an object.")
     kind = "character" if cast else _text(data, "type", where, required=True)
@@ -96,7 +156,7 @@ def _card(data: Any, where: str, *, cast: bool) -> CardSpec:
     )
 
 
-def _rules(data: dict[str, Any], where: str) -> dict[str, Any]:
+def _rules(data: dict[str, object], where: str) -> _Rules:
     """A card's optional ``always_on``, ``secondary_keywords`` and ``secondary_rule``."""
     always_on = data.get("always_on", False)
     if not isinstance(always_on, bool):
@@ -107,7 +167,7 @@ def _rules(data: dict[str, Any], where: str) -> dict[str, Any]:
     ):
         raise InvalidInput(f"{where}: 'secondary_keywords' must be a list of text.")
     rule = data.get("secondary_rule", SecondaryRule.ANY)
-    if rule not in tuple(SecondaryRule):
+    if not isinstance(rule, str) or rule not in tuple(SecondaryRule):
         rules = ", ".join(r.value for r in SecondaryRule)
         raise InvalidInput(f"{where}: 'secondary_rule' must be one of {rules}.")
     return {
@@ -117,7 +177,7 @@ def _rules(data: dict[str, Any], where: str) -> dict[str, Any]:
     }
 
 
-def parse_scenario(data: Any, where: str) -> Scenario:
+def parse_scenario(data: object, where: str) -> Scenario:
     if not isinstance(data, dict):
         raise InvalidInput(f"{where}: a scenario must be a JSON object.")
     persona = data.get("persona", {})

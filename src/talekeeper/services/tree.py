@@ -31,8 +31,7 @@ Invariants:
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -48,29 +47,21 @@ from talekeeper.core.lineage import (
     lineage_of,
 )
 from talekeeper.services import limits
+from talekeeper.services.insights import Snapshot
+from talekeeper.services.insights import loads as read_snapshot
 from talekeeper.services.memory.base import MemoryService, StoryChange
-from talekeeper.services.rendering import NARRATION, is_player, render
+from talekeeper.services.rendering import NARRATION, is_player
+from talekeeper.services.story_view import (
+    ActionView,
+    BranchView,
+    LineageStep,
+    StoryPage,
+    StoryState,
+    TreeView,
+)
 from talekeeper.storage.models import Action, Adventure, Branch
 from talekeeper.storage.repositories.story import StoryRepository
 from talekeeper.storage.vocabulary import ActionState
-
-
-def action_view(row: Action, *, takes: int | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": row.id,
-        "type": row.type,
-        "text": row.text,
-        "rendered": render(row.type, row.text),
-        "depth": row.depth,
-        "branch_id": row.branch_id,
-        "take": row.take,
-        "state": row.state,
-        "created_at": row.created_at.isoformat(),
-        "edited_at": row.edited_at.isoformat() if row.edited_at else None,
-    }
-    if takes is not None:
-        out["takes"] = takes
-    return out
 
 
 def load_adventure(session: Session, adventure_id: int, user_id: int) -> Adventure:
@@ -143,26 +134,36 @@ class Story:
         head = self.head()
         return self.repo.slot(head.branch_id, head.depth) if head else []
 
-    def head_view(self) -> dict[str, Any] | None:
+    def head_view(self) -> ActionView | None:
         """The newest action as clients see it, with how many takes its slot has."""
         head = self.head()
         if head is None:
             return None
-        return action_view(head, takes=len(self.repo.slot(head.branch_id, head.depth)))
+        return ActionView.of(head, takes=len(self.repo.slot(head.branch_id, head.depth)))
 
-    def state(self) -> dict[str, Any]:
-        """Where the player stands: the head, whether it still waits for a reply (the
-        narrator failed or the app stopped mid-reply), whether redo can restore something."""
+    def state(self) -> StoryState:
+        """Where the player stands (``StoryState``)."""
+        return StoryState(
+            head=self.head_view(),
+            can_redo=self.repo.next_undone(self.branch.id) is not None,
+            branch_id=self.branch.id,
+        )
+
+    def page(self, limit: int, before_depth: int | None) -> StoryPage:
+        """The current path, a page at a time: the newest ``limit`` actions (above
+        ``before_depth`` when given), oldest first; the newest of all carries its takes."""
+        rows = self.repo.newest(self.lineage(), limit + 1, below_depth=before_depth)
+        more = len(rows) > limit
+        rows = rows[:limit][::-1]
+        with_insights = {s.action_id for s in self.repo.insights_for([r.id for r in rows])}
+        actions = [replace(ActionView.of(r), has_insights=r.id in with_insights) for r in rows]
         head = self.head_view()
-        return {
-            "head": head,
-            "awaiting_reply": bool(head and head["type"] != NARRATION),
-            "can_redo": self.repo.next_undone(self.branch.id) is not None,
-            "branch_id": self.branch.id,
-        }
+        if head is not None and actions and actions[-1].id == head.id:
+            actions[-1] = actions[-1].with_takes(head.takes)
+        return StoryPage(actions, more, self.branch.id)
 
-    def insights(self, action_id: int) -> dict[str, Any]:
-        """The Insights snapshot of a generated reply."""
+    def insights(self, action_id: int) -> Snapshot:
+        """The Insights snapshot of a generated reply, as it was stored (any version)."""
         row = self.repo.insights(action_id)
         if row is None:
             kind = self.action(action_id).type  # an unknown action is "not found" first
@@ -171,8 +172,13 @@ class Story:
                 f"have them (this one is a {kind!r}"
                 + (" written by hand)." if kind == NARRATION else ").")
             )
-        data: dict[str, Any] = json.loads(row.data)
-        return data | {"action_id": action_id}
+        snapshot = read_snapshot(row.data)
+        if snapshot is None:  # an imported file's, say: kept, but not readable as Insights
+            raise NotFound(
+                f"Action {action_id} has no Insights this version can read: its snapshot is "
+                "not in the Insights format."
+            )
+        return snapshot.for_action(action_id)
 
     def touch(self) -> None:
         self.adventure.updated_at = utcnow()
@@ -359,7 +365,7 @@ class Story:
 
     # -- the tree -------------------------------------------------------------------------
 
-    def tree(self) -> dict[str, Any]:
+    def tree(self) -> TreeView:
         """Every branch with its head, in a constant number of queries (``branch_tips``)."""
         tips = {tip.branch_id: tip for tip in self.repo.branch_tips(self.adventure.id)}
         heads = branch_heads(
@@ -371,27 +377,15 @@ class Story:
         branches = []
         for branch in self.branches.values():
             tip = tips.get(branch.id)
-            head = heads.get(branch.id)
-            branches.append(
-                {
-                    "id": branch.id,
-                    "name": branch.name,
-                    "parent_id": branch.parent_id,
-                    "fork_depth": branch.fork_depth,
-                    "forked_from_action_id": branch.forked_from_action_id,
-                    "own_actions": tip.own_count if tip else 0,
-                    "head_action_id": head[0] if head else None,
-                    "head_depth": head[1] if head else None,
-                    "current": branch.id == self.branch.id,
-                    "created_at": branch.created_at.isoformat(),
-                }
-            )
-        return {
-            "adventure_id": self.adventure.id,
-            "current_branch_id": self.branch.id,
-            "lineage": [{"branch_id": b, "max_depth": m} for b, m in self.lineage()],
-            "branches": branches,
-        }
+            count = tip.own_count if tip else 0
+            current = branch.id == self.branch.id
+            branches.append(BranchView.of(branch, count, heads.get(branch.id), current))
+        return TreeView(
+            adventure_id=self.adventure.id,
+            current_branch_id=self.branch.id,
+            lineage=[LineageStep(b, m) for b, m in self.lineage()],
+            branches=branches,
+        )
 
     def _inherited_head(self, branch_id: int) -> Tip | None:
         head = self.repo.head(self.lineage(branch_id)[1:])

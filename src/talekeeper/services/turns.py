@@ -10,12 +10,13 @@
    its own session) and the context is built (a pure function).
 3. ``generate``: the reply streams from the narrator with **no transaction
    open**.
-4. ``finish``: the reply, its Insights snapshot and the memory use counts are
-   written, and background work is scheduled, in one short transaction that
-   waits longer than a request would for a busy database (``SAVE_ATTEMPTS``):
-   a finished reply is worth the wait. It checks that the story did not move
-   underneath (another turn, an undo): if it did, nothing is written and the
-   error says so.
+4. ``finish``: the reply, its Insights snapshot, where its prompt put things for
+   the next turn (``services.placement_record``, the ``cache`` layout) and the
+   memory use counts are written, and background work is scheduled, in one short
+   transaction that waits longer than a request would for a busy database
+   (``SAVE_ATTEMPTS``): a finished reply is worth the wait. It checks that the
+   story did not move underneath (another turn, an undo): if it did, nothing is
+   written and the error says so.
 
 ``run`` never raises for a failure (only cancellation goes through): every
 error, ours or not, becomes the one ``error`` event, so a stream always ends
@@ -35,6 +36,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -46,7 +48,7 @@ from talekeeper.core.errors import (
     ProviderError,
     TalekeeperError,
 )
-from talekeeper.services import insights, limits
+from talekeeper.services import insights, limits, placement_record
 from talekeeper.services.context_inputs import ContextInputs, gather
 from talekeeper.services.library.indexer import catch_up
 from talekeeper.services.library.search import KnowledgeResult, KnowledgeSearch
@@ -54,7 +56,8 @@ from talekeeper.services.memory.base import MemoryService, Retrieval, RetrievalQ
 from talekeeper.services.models import ModelSet
 from talekeeper.services.prefix import PrefixUse, PromptPrefixes
 from talekeeper.services.rendering import NARRATION, TURN_TYPES
-from talekeeper.services.tree import Story, action_view
+from talekeeper.services.story_view import ActionView
+from talekeeper.services.tree import Story
 from talekeeper.storage.db import LOCK_ATTEMPTS, read_scope, session_scope
 from talekeeper.storage.models import InsightSnapshot
 
@@ -69,15 +72,24 @@ class Pending:
 
     adventure_id: int
     user_id: int
-    action: dict[str, Any] | None = None  # the saved player action; None for continue/retry
+    action: ActionView | None = None  # the saved player action; None for continue/retry
     retry: bool = False
     inputs: ContextInputs | None = None  # read in begin's read unit (continue, retry) or in plan
     read_ms: float = 0.0
 
 
+class TurnEventKind(StrEnum):
+    """What a turn's event says; the web edge names its server-sent events so."""
+
+    ACTION = "action"  # the saved player action
+    CHUNK = "chunk"  # a piece of the reply as it is generated
+    REPLY = "reply"  # the saved reply, with its Insights
+    ERROR = "error"  # the one failure, with what was saved
+
+
 @dataclass
 class TurnEvent:
-    kind: str  # "action", "chunk", "reply", "error"
+    kind: TurnEventKind
     data: dict[str, Any] = field(default_factory=dict)
     error: TalekeeperError | None = None
 
@@ -121,7 +133,7 @@ class TurnRunner:
             return self._read_ahead(pending, models)
         with session_scope(self.sessions) as session:
             story = Story.load(session, adventure_id, user_id, self.memory)
-            pending.action = action_view(story.append(type_, clean))
+            pending.action = ActionView.of(story.append(type_, clean))
         return pending
 
     def begin_retry(self, adventure_id: int, user_id: int, models: ModelSet) -> Pending:
@@ -208,7 +220,7 @@ class TurnRunner:
         be saved. Only cancellation (the app stopping: ``web/streaming.py``) ends it without one.
         """
         if pending.action is not None:
-            yield TurnEvent("action", {"action": pending.action})
+            yield TurnEvent(TurnEventKind.ACTION, {"action": pending.action})
         parts: list[str] = []
         written = ""  # the complete reply, once generation finished
         try:
@@ -227,7 +239,7 @@ class TurnRunner:
                     if not parts:
                         plan.timings["first_token_ms"] = _ms(started)
                     parts.append(chunk.text)
-                    yield TurnEvent("chunk", {"text": chunk.text})
+                    yield TurnEvent(TurnEventKind.CHUNK, {"text": chunk.text})
                 done = chunk.done or done
             plan.timings["generate_ms"] = _ms(started)
             if done is not None:  # the server's own count of what it evaluated, if it says
@@ -238,17 +250,22 @@ class TurnRunner:
                     f"The narrator ({models.narrator.model}) returned an empty reply; retry."
                 )
             started = time.perf_counter()
-            result = await asyncio.to_thread(self.finish, pending, plan, models, written, done)
-            result["insights"]["timings"]["save_ms"] = _ms(started)
+            reply, snapshot = await asyncio.to_thread(
+                self.finish, pending, plan, models, written, done
+            )
+            snapshot = snapshot.with_timing("save_ms", _ms(started))
         except Exception as exc:  # noqa: BLE001 -- the turn's boundary: every failure is an event
             error = _as_ours(exc, pending, written)
-            yield TurnEvent("error", _failure(pending, error, written), error)
+            yield TurnEvent(TurnEventKind.ERROR, _failure(pending, error, written), error)
             return
-        yield TurnEvent("reply", result)
+        result = {"action": pending.action, "reply": reply, "insights": snapshot.public()}
+        yield TurnEvent(TurnEventKind.REPLY, result)
 
     def finish(
         self, pending: Pending, plan: Plan, models: ModelSet, text: str, done: Any
-    ) -> dict[str, Any]:
+    ) -> tuple[ActionView, insights.Snapshot]:
+        """The reply, its Insights and what its prompt leaves for the next turn, written in
+        one transaction; the reply as clients see it and its Insights."""
         inputs = plan.inputs
         with session_scope(self.sessions, attempts=SAVE_ATTEMPTS) as session:
             story = Story.load(session, pending.adventure_id, pending.user_id, self.memory)
@@ -277,22 +294,23 @@ class TurnRunner:
                 inputs, plan.retrieval, plan.timings, models, done, plan.knowledge, plan.prefix
             )
             session.add(InsightSnapshot(action_id=row.id, data=insights.dumps(snapshot)))
+            placement = inputs.built.report.placement if inputs.built else None
+            if placement is not None:  # ``cache``: where the next turn keeps things
+                story.repo.add_placement(
+                    placement_record.record(row.id, placement, inputs.cards_held)
+                )
             self.memory.record_use(session, plan.retrieval, row.id)
             catch_up(session, plan.knowledge.failed_source_ids)  # a failed source retries now
             self.memory.schedule(session, pending.adventure_id, pending.user_id)
-            reply = action_view(row, takes=takes)
+            reply = ActionView.of(row, takes=takes)
         self.memory.kick(pending.adventure_id)
-        return {
-            "action": pending.action,
-            "reply": reply,
-            "insights": snapshot | {"action_id": row.id},
-        }
+        return reply, snapshot.for_action(row.id)
 
     # -- dry run ----------------------------------------------------------------------------
 
     async def dry_run(
         self, adventure_id: int, user_id: int, models: ModelSet, type_: str, text: str
-    ) -> dict[str, Any]:
+    ) -> insights.Snapshot:
         """The Insights of the next turn, as if ``type_``/``text`` were sent; nothing is
         generated and nothing is written."""
         clean = _player_text(type_, text, required=False)
@@ -302,11 +320,16 @@ class TurnRunner:
         prefix = self.prefixes.measure(
             _model_key(models), request, plan.inputs.counter, owner=user_id
         )
-        snapshot = insights.snapshot(
-            plan.inputs, plan.retrieval, plan.timings, models, None, plan.knowledge, prefix
+        return insights.snapshot(
+            plan.inputs,
+            plan.retrieval,
+            plan.timings,
+            models,
+            None,
+            plan.knowledge,
+            prefix,
+            dry_run=True,
         )
-        snapshot["dry_run"] = True
-        return snapshot
 
 
 def _model_key(models: ModelSet) -> tuple[str, str]:

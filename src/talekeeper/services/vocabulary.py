@@ -1,7 +1,13 @@
-"""The stored vocabularies that the entry points name (a source's state, a call's
-status, a memory's status and authority), re-exported so that the entry points never
+"""The stored vocabularies that the entry points name (an action's state, a source's state,
+a call's status, a memory's status and authority), re-exported so that the entry points never
 import storage. The definitions stay in storage: they are the schema's values."""
 
-from talekeeper.storage.vocabulary import Authority, CallStatus, MemoryStatus, SourceState
+from talekeeper.storage.vocabulary import (
+    ActionState,
+    Authority,
+    CallStatus,
+    MemoryStatus,
+    SourceState,
+)
 
-__all__ = ["Authority", "CallStatus", "MemoryStatus", "SourceState"]
+__all__ = ["ActionState", "Authority", "CallStatus", "MemoryStatus", "SourceState"]

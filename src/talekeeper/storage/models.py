@@ -320,6 +320,25 @@ class InsightSnapshot(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
+class ContextPlacement(Base):
+    """Where a reply's ``cache`` prompt put what may change between turns, and which cards
+    its Story Cards section held: what the next turn keeps in place (see
+    ``services.placement_record``, which reads and writes it by ``version``). ``floating``
+    is a JSON object (section name -> [depth, digest]), ``cards_held`` a JSON list of card
+    ids, or NULL where the prompt's cards were not recorded."""
+
+    __tablename__ = "context_placements"
+
+    action_id: Mapped[int] = mapped_column(
+        ID, ForeignKey("actions.id", ondelete="CASCADE"), primary_key=True
+    )
+    version: Mapped[int] = mapped_column(Integer)
+    history_start: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    top_digest: Mapped[str] = mapped_column(String(64))
+    floating: Mapped[str] = mapped_column(Text)
+    cards_held: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
 class Memory(Base):
     """A memory: 1-2 sentences about one block of actions, attached to the node the block
     ends on (``branch_id``, ``depth``, ``action_id``), covering ``source_start``..

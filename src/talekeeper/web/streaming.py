@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator
 from typing import Final
 
 from talekeeper.services.turns import TurnEvent
+from talekeeper.web.schemas.story import event_json
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ _END: Final = None
 
 
 def sse(event: TurnEvent) -> bytes:
-    return f"event: {event.kind}\ndata: {json.dumps(event.data)}\n\n".encode()
+    return f"event: {event.kind}\ndata: {json.dumps(event_json(event.data))}\n\n".encode()
 
 
 class TurnStreams:

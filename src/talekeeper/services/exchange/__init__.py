@@ -34,6 +34,10 @@ Invariants:
   size (else of the same title) and reports each reference it could not match
   (``Imported.warnings``); a missing source never fails an import. At most
   ``library.MAX_ATTACHED`` references, checked like the other lists.
+- The format is declared once, as pydantic models of each version (``fileformat``; a data
+  format, the one place in the services that uses pydantic): the export builds one and
+  dumps it, an import validates the file against it. A field no version declares is
+  refused, and so is a value of the wrong type: nothing is coerced.
 - Version 3 is version 2 with ``knowledge``. An export is written as version 3 only when a
   source is attached, else as version 2, so a version that predates the library still
   reads it. A version 1 file still imports: its ``story_summary`` becomes the player's
@@ -43,20 +47,27 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy.orm import Session
 
 from talekeeper.services import limits
-from talekeeper.services.exchange.fileformat import SourceRef
-from talekeeper.services.exchange.outbound import export
+from talekeeper.services.exchange.fileformat import ExportedFile, SourceRef
+from talekeeper.services.exchange.outbound import export, export_file
 from talekeeper.services.exchange.plan import plan_import
 from talekeeper.services.exchange.store import write
 from talekeeper.services.memory.base import MemoryService
 from talekeeper.storage.models import Adventure
 from talekeeper.storage.repositories.story import StoryRepository
 
-__all__ = ["Imported", "SourceRef", "export", "import_adventure", "import_with_report"]
+__all__ = [
+    "ExportedFile",
+    "Imported",
+    "SourceRef",
+    "export",
+    "export_file",
+    "import_adventure",
+    "import_with_report",
+]
 
 
 @dataclass(frozen=True)
@@ -78,17 +89,9 @@ class Imported:
             for ref in self.unmatched
         ]
 
-    def report(self) -> dict[str, Any]:
-        """The outcome as an answer may carry it, next to the adventure."""
-        return {
-            "attached_sources": self.attached,
-            "unmatched_sources": [ref.public() for ref in self.unmatched],
-            "warnings": self.warnings,
-        }
-
 
 def import_with_report(
-    session: Session, user_id: int, data: Any, memory: MemoryService
+    session: Session, user_id: int, data: object, memory: MemoryService
 ) -> Imported:
     """A new adventure of ``user_id`` from an export file (parsed JSON), with what could
     not be kept. Call it before the session has run a statement: the session takes the
@@ -104,6 +107,8 @@ def import_with_report(
     return Imported(adventure, written.attached, written.unmatched)
 
 
-def import_adventure(session: Session, user_id: int, data: Any, memory: MemoryService) -> Adventure:
+def import_adventure(
+    session: Session, user_id: int, data: object, memory: MemoryService
+) -> Adventure:
     """``import_with_report``'s adventure alone."""
     return import_with_report(session, user_id, data, memory).adventure

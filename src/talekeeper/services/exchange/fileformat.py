@@ -1,31 +1,69 @@
-"""The export file's format: its name, versions, sections, the values its fields take, and
-the limits an import holds it to."""
+"""The export file's format: its name, versions and sections, every field and the values it
+takes, and the limits an import holds a file to.
+
+The file is a data format, so it is declared as pydantic models (the one part of the
+services that uses pydantic): ``AdventureFileV1``, ``V2`` and ``V3``, one per version, each
+refusing a field it does not declare (``extra="forbid"``). The export builds a ``V2`` or a
+``V3`` and dumps it; an import validates the file against the model of its version (the
+values, and how one is refused: ``values``).
+
+Fields are declared in the order the export writes them, and every field is written,
+``null`` included, so a file written comes back byte for byte.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from datetime import datetime
-from typing import Any
+from typing import Annotated, Final, Literal
 
+from pydantic import (
+    Field,
+    JsonValue,
+    PlainValidator,
+    ValidationInfo,
+    model_validator,
+)
+
+from talekeeper.core.errors import InvalidInput
 from talekeeper.services import limits
+from talekeeper.services.cards import SecondaryRule, clean_card
+from talekeeper.services.exchange.values import (
+    ENTRY,
+    FIELD,
+    Count,
+    Depth,
+    Entry,
+    Flag,
+    Key,
+    MaybeCount,
+    MaybeKey,
+    MaybeTime,
+    Time,
+    chars,
+    choice,
+    importing,
+    refusal,
+    shown,
+)
 from talekeeper.services.library import store as library
+from talekeeper.services.memory import scene as scenes
+from talekeeper.services.memory import summary as summaries
+from talekeeper.services.memory.manage import EVERY_STATUS, MEMORY_TEXT_MAX
+from talekeeper.services.rendering import ACTION_TYPES
+from talekeeper.services.scenarios import CARD_TYPES
 from talekeeper.storage.models import LibrarySource
 from talekeeper.storage.vocabulary import ActionState, Authority, MemoryOrigin, SummaryTrigger
 
-FORMAT = "talekeeper-adventure"
-VERSION = 2  # what an export is written as, unless it holds a section of a later version
-KNOWLEDGE_VERSION = 3  # version 2 with ``knowledge``: the attached library sources
+FORMAT: Final = "talekeeper-adventure"
+VERSION: Final = 2  # what an export is written as, unless it holds a section of a later version
+KNOWLEDGE_VERSION: Final = 3  # version 2 with ``knowledge``: the attached library sources
 STATES = tuple(ActionState)  # active, take, undone, removed
-_V1 = frozenset({"format", "version", "adventure", "branches", "actions", "cards", "insights"})
-_V2 = _V1 | {"memories", "summaries"}
-SECTIONS = {1: _V1, 2: _V2, 3: _V2 | {"knowledge"}}  # what each version's file holds
 KIND_MAX = 16  # a source's kind ("pdf", "epub", ...), as a reference names it
 AUTHORITIES = tuple(Authority)
 ORIGINS = tuple(MemoryOrigin)
 TRIGGERS = tuple(SummaryTrigger)
+RULES = tuple(SecondaryRule)
 WRITER_MAX = 255  # a model name, as the column holds it
 SCENARIO_MAX = 64  # a scenario id, as the column holds it
-MAX_INTEGER = 2**31 - 1  # depths, takes and keys fit a 32-bit column on every database
 # How deep any value of a file may nest. An export nests about 8 deep (the memories an
 # Insights snapshot lists); the bound keeps every later reading of a value copied verbatim
 # (the export, the Insights page) far from the recursion limit.
@@ -49,26 +87,252 @@ ENTRY_CAPS = {
 USES_MAX = limits.MAX_ACTIONS * 20
 
 
-@dataclass(frozen=True)
-class SourceRef:
+def _scenario(value: object, info: ValidationInfo) -> str | None:
+    if value is not None and (
+        not isinstance(value, str) or (importing(info) and len(value) > SCENARIO_MAX)
+    ):
+        raise refusal(FIELD, f"must be null or a scenario id of at most {SCENARIO_MAX}")
+    return value
+
+
+def _names(value: object, info: ValidationInfo) -> list[str]:
+    names: list[str] = value if isinstance(value, list) else []
+    if (
+        not isinstance(value, list)
+        or not all(isinstance(name, str) for name in names)
+        or (
+            importing(info)
+            and (
+                len(names) > scenes.SCENE_NAMES
+                or not all(name.strip() and len(name) <= scenes.NAME_MAX for name in names)
+            )
+        )
+    ):
+        raise refusal(
+            FIELD,
+            f"must be a list of at most {scenes.SCENE_NAMES} names of at most "
+            f"{scenes.NAME_MAX} characters",
+        )
+    return [str(name) for name in names]
+
+
+# -- the adventure ---------------------------------------------------------------------------
+
+
+class Persona(Entry):
+    name: Annotated[str, chars(limits.PERSONA_NAME_MAX)] = ""
+    pronouns: Annotated[str, chars(limits.PERSONA_PRONOUNS_MAX)] = ""
+    description: Annotated[str, chars(limits.PERSONA_DESCRIPTION_MAX)] = ""
+
+
+class Scene(Entry):
+    location: Annotated[str, chars(scenes.LOCATION_MAX)] = ""
+    present: Annotated[list[str], PlainValidator(_names)] = Field(default_factory=list)
+    summary: Annotated[str, chars(scenes.SUMMARY_MAX)] = ""
+    by_player: Flag = False
+
+
+class AdventureMeta(Entry):
+    """The adventure's own fields; its branch in play named by its file key."""
+
+    title: Annotated[str, chars(limits.TITLE_MAX, required=True)]
+    scenario: Annotated[str | None, PlainValidator(_scenario)] = None
+    persona: Persona = Field(default_factory=Persona)
+    ai_instructions: Annotated[str, chars(limits.COMPONENT_MAX)] = ""
+    plot_essentials: Annotated[str, chars(limits.COMPONENT_MAX)] = ""
+    authors_note: Annotated[str, chars(limits.COMPONENT_MAX)] = ""
+    auto_summarize: Flag = True
+    memory_bank: Flag = True
+    scene: Scene = Field(default_factory=Scene)
+    current_branch: MaybeKey = None  # an import refuses a key that names no branch
+    created_at: Time
+    updated_at: Time
+
+
+class LegacyAdventureMeta(AdventureMeta):
+    """Version 1's: the Story Summary was a field of the adventure."""
+
+    story_summary: Annotated[str, chars(limits.COMPONENT_MAX)] = ""
+
+
+# -- the story -------------------------------------------------------------------------------
+
+
+class BranchEntry(Entry):
+    key: Key
+    parent: MaybeKey = None
+    fork_depth: Count
+    forked_from_action: MaybeKey = None
+    name: Annotated[str, chars(limits.BRANCH_NAME_MAX)] = ""
+    created_at: Time
+
+
+class ActionEntry(Entry):
+    key: Key
+    branch: Key
+    depth: Count
+    type: Annotated[str, choice(ACTION_TYPES)]
+    text: Annotated[str, chars(limits.NARRATION_MAX)] = ""
+    state: Annotated[str, choice(STATES)]
+    take: Key
+    created_at: Time
+    edited_at: MaybeTime = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind(cls, data: object, info: ValidationInfo) -> object:
+        """An import names a bad type or state together with the values both may take."""
+        if importing(info) and isinstance(data, dict):
+            kind, state = data.get("type"), data.get("state")
+            if kind not in ACTION_TYPES or state not in STATES:
+                raise refusal(
+                    FIELD,
+                    f"has type {shown(kind)} / state {shown(state)}; types are "
+                    f"{', '.join(ACTION_TYPES)}, states {', '.join(STATES)}",
+                )
+        return data
+
+
+class CardEntry(Entry):
+    """A story card; a file from before the rules (``always_on`` and the secondary
+    keywords) holds none, and its cards take the defaults."""
+
+    name: Annotated[str, chars(limits.CARD_NAME_MAX, required=True)]
+    type: Annotated[str, choice(CARD_TYPES)] = "other"
+    keywords: list[str] = Field(default_factory=list)
+    entry: Annotated[str, chars(limits.CARD_ENTRY_MAX)] = ""
+    notes: Annotated[str, chars(limits.CARD_NOTES_MAX)] = ""
+    always_on: Flag = False
+    secondary_keywords: list[str] = Field(default_factory=list)
+    secondary_rule: Annotated[str, choice(RULES)] = SecondaryRule.ANY.value
+    created_at: Time
+    updated_at: Time
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cleaned(cls, data: object, info: ValidationInfo) -> object:
+        """An import reads a card as the card routes do (``clean_card``): stripped, the
+        type in lower case, keywords without repeats."""
+        if not importing(info) or not isinstance(data, dict):
+            return data
+        try:
+            return data | clean_card(data)
+        except InvalidInput as exc:
+            raise refusal(ENTRY, exc.message) from None
+
+
+class InsightEntry(Entry):
+    """An Insights snapshot, copied verbatim: what the model was shown for a reply."""
+
+    action: Key
+    data: dict[str, JsonValue]
+    created_at: Time
+
+    @model_validator(mode="before")
+    @classmethod
+    def _snapshot(cls, data: object, info: ValidationInfo) -> object:
+        if importing(info) and isinstance(data, dict) and not isinstance(data.get("data"), dict):
+            raise refusal(FIELD, "is malformed")
+        return data
+
+
+# -- the memory ------------------------------------------------------------------------------
+
+
+class MemoryEntry(Entry):
+    key: Key
+    branch: Key
+    depth: Depth
+    action: MaybeKey = None
+    source_start: MaybeCount = None
+    source_end: MaybeCount = None
+    text: Annotated[str, chars(MEMORY_TEXT_MAX)] = ""
+    authority: Annotated[str, choice(AUTHORITIES)]
+    origin: Annotated[str, choice(ORIGINS)]
+    writer: Annotated[str, chars(WRITER_MAX)] = ""
+    status: Annotated[str, choice(EVERY_STATUS)]
+    pinned: Flag = False
+    stale: Flag = False
+    use_count: Count
+    last_used_at: MaybeTime = None
+    created_at: Time
+    updated_at: Time
+    used_by: list[int] = Field(default_factory=list)  # replies, by action key
+
+
+class SummaryEntry(Entry):
+    key: Key
+    branch: Key
+    depth: Depth
+    action: MaybeKey = None
+    covers_to: Depth
+    text: Annotated[str, chars(summaries.SUMMARY_MAX)] = ""
+    trigger: Annotated[str, choice(TRIGGERS)]
+    writer: Annotated[str, chars(WRITER_MAX)] = ""
+    base: MaybeKey = None
+    refreshes: MaybeKey = None
+    stale: Flag = False
+    created_at: Time
+
+
+class SourceRef(Entry):
     """An attached library source as the file names it (``knowledge``): enough to find it
     in a library again, never its text, which stays in its owner's library."""
 
-    title: str
-    filename: str
-    kind: str
-    size_bytes: int
-    passage_count: int
+    title: Annotated[str, chars(library.TITLE_MAX, required=True)]
+    filename: Annotated[str, chars(library.FILENAME_MAX, required=True)]
+    kind: Annotated[str, chars(KIND_MAX)] = ""
+    size_bytes: Count
+    passage_count: Count
 
     @classmethod
     def of(cls, source: LibrarySource) -> SourceRef:
         return cls(
-            source.title, source.filename, source.kind, source.size_bytes, source.passage_count
+            title=source.title,
+            filename=source.filename,
+            kind=source.kind,
+            size_bytes=source.size_bytes,
+            passage_count=source.passage_count,
         )
 
-    def public(self) -> dict[str, Any]:
-        return asdict(self)
+
+# -- the file --------------------------------------------------------------------------------
 
 
-def time_text(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
+class AdventureFile(Entry):
+    """What every version holds."""
+
+    format: Literal["talekeeper-adventure"]
+    version: int
+    adventure: AdventureMeta
+    branches: list[BranchEntry] = Field(default_factory=list)
+    actions: list[ActionEntry] = Field(default_factory=list)
+    cards: list[CardEntry] = Field(default_factory=list)
+    insights: list[InsightEntry] = Field(default_factory=list)
+
+
+class AdventureFileV1(AdventureFile):
+    version: Literal[1]
+    adventure: LegacyAdventureMeta
+
+
+class MemoryFile(AdventureFile):
+    """Version 2 on: the memories and the Story Summary versions."""
+
+    memories: list[MemoryEntry] = Field(default_factory=list)
+    summaries: list[SummaryEntry] = Field(default_factory=list)
+
+
+class AdventureFileV2(MemoryFile):
+    version: Literal[2]
+
+
+class AdventureFileV3(MemoryFile):
+    version: Literal[3]
+    knowledge: list[SourceRef] = Field(default_factory=list)
+
+
+AnyFile = AdventureFileV1 | AdventureFileV2 | AdventureFileV3
+ExportedFile = Annotated[AdventureFileV2 | AdventureFileV3, Field(discriminator="version")]
+FILES: dict[int, type[AdventureFile]] = {1: AdventureFileV1, 2: AdventureFileV2, 3: AdventureFileV3}
+SECTIONS = {version: frozenset(model.model_fields) for version, model in FILES.items()}

@@ -80,7 +80,7 @@ def write(session: Session, plan: ImportPlan) -> Written:
         updated_at=plan.updated_at,  # as the file has it, not the time of this write
     )
     library = LibraryRepository(session)
-    attached, unmatched = _attach(library, adventure_id, plan.adventure["user_id"], plan.knowledge)
+    attached, unmatched = _attach(library, adventure_id, plan.user_id, plan.knowledge)
     return Written(adventure_id, attached, unmatched)
 
 
@@ -137,7 +137,7 @@ def _insert(
 def _link(repo: ExchangeRepository, section: str, rows: list[Planned], ids: Ids) -> None:
     """The references between a table's own rows, set in one bulk update."""
     columns = sorted({column for row in rows for column in row.later})
-    links: list[tuple[int, dict[str, Any]]] = []
+    links: list[tuple[int, dict[str, int | None]]] = []
     for row in rows:
         resolved = _resolved(row.later, ids)
         if any(value is not None for value in resolved.values()):

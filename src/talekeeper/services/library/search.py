@@ -37,7 +37,7 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -92,9 +92,6 @@ class Hit:
     lexical_rank: int | None
     in_context: bool = False
 
-    def public(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass
 class KnowledgeResult:
@@ -145,25 +142,6 @@ class KnowledgeResult:
             return self.note or "no library passage scored high enough"
         shown = sum(h.in_context for h in self.used)
         return f"{shown} of {self.considered:,} library passages considered"
-
-    def insights(self) -> dict[str, Any]:
-        return {
-            "note": self.note,
-            "sources": self.sources,
-            "considered": self.considered,
-            "top_k": self.top_k,
-            "min_score": MIN_SCORE,
-            "relative_floor": RELATIVE_FLOOR,
-            "weights": {
-                "semantic": SEMANTIC_WEIGHT,
-                "lexical": LEXICAL_WEIGHT,
-                "input": INPUT_WEIGHT,
-                "context": CONTEXT_WEIGHT,
-            },
-            "query": self.query,
-            "used": [h.public() for h in self.used],
-            "runners_up": [h.public() for h in self.runners_up],
-        }
 
 
 def render_hit(hit: Hit) -> str:

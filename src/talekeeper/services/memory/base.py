@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from talekeeper.core.lineage import Lineage
 from talekeeper.core.tokens import TokenCounter
-from talekeeper.services.memory.ranking import Stage
+from talekeeper.services.memory.scoring import Stage
 from talekeeper.services.models import ModelSet
 from talekeeper.storage.vocabulary import Authority
 
@@ -119,13 +119,6 @@ class UsedMemory:
         won = self._evidence_passage()
         return won is not None and won.stated
 
-    def insights(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
-        out["passages"] = [dict(p.__dict__) for p in self.passages]
-        out["evidence_in_context"] = self.evidence_in_context
-        out["evidence_stated"] = self.evidence_stated
-        return out
-
 
 @dataclass
 class Retrieval:
@@ -202,16 +195,6 @@ class Retrieval:
             taken.append(passage)
         while taken and counter.count(self.section_text()) > budget:
             taken.pop().order = None
-
-    def insights(self) -> dict[str, Any]:
-        return {
-            "budget": self.budget,
-            "used": [memory.insights() for memory in self.used],
-            "considered": self.considered,
-            "suppressed": list(self.suppressed),
-            "query": dict(self.query),
-            "note": self.note,
-        }
 
 
 @dataclass(frozen=True)

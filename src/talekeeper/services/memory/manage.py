@@ -30,22 +30,19 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
 from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.lineage import on_lineage
 from talekeeper.services import limits
-from talekeeper.services.memory.bank import (
-    BankCache,
-    new_memory,
-    set_pinned,
-    set_status,
-    set_text,
-)
+from talekeeper.services.memory.bank import new_memory, set_pinned, set_status, set_text
 from talekeeper.services.memory.base import MemoryService
+from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.source import source_rows
 from talekeeper.services.rendering import render
 from talekeeper.services.tree import Story
@@ -108,35 +105,116 @@ def cache_of(memory: MemoryService) -> BankCache | None:
 # -- reading ------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class MemoryView:
+    """A memory as the Memory Bank shows it. ``on_path`` is known only in a listing of
+    every status and branch (``include=all``); elsewhere it is ``None`` and not shown."""
+
+    id: int
+    text: str
+    status: str  # a ``MemoryStatus``
+    pinned: bool
+    authority: str  # an ``Authority``
+    source_start: int | None
+    source_end: int | None
+    use_count: int
+    last_used_at: datetime | None
+    embedded: bool  # has a vector
+    stale: bool
+    origin: str  # a ``MemoryOrigin``
+    writer: str
+    branch_id: int
+    depth: int
+    created_at: datetime
+    updated_at: datetime
+    used_by: tuple[int, ...]  # the ids of the replies that used it, oldest first
+    on_path: bool | None = None
+
+
+@dataclass(frozen=True)
+class SourceAction:
+    """One action of a memory's source block, as the story shows it."""
+
+    id: int
+    type: str
+    text: str
+    rendered: str
+    depth: int
+    branch_id: int
+
+
+@dataclass(frozen=True)
+class EvidencePassage:
+    """A passage of the source block the memory is also retrieved by."""
+
+    id: int
+    depth: int  # the action it comes from
+    text: str
+    embedded: bool  # has a vector: retrieval can find the memory through it by meaning
+
+
+@dataclass(frozen=True)
+class MemorySource:
+    """What a memory was written from and what it is retrieved by. ``note`` says why there
+    are no actions, and is ``None`` when there are; ``evidence_note`` says why there is no
+    evidence (``None`` when there is)."""
+
+    memory: MemoryView
+    branch_id: int  # the branch the source is read along
+    actions: tuple[SourceAction, ...]
+    note: str | None
+    evidence: tuple[EvidencePassage, ...]  # in story order
+    evidence_state: EvidenceState
+    evidence_note: str | None
+
+
+@dataclass(frozen=True)
+class MemoryUseView:
+    """A reply that used a memory; ``on_path``: an active action of the current path."""
+
+    id: int
+    depth: int
+    branch_id: int
+    take: int
+    state: str  # an ``ActionState``
+    created_at: datetime
+    on_path: bool
+
+
+@dataclass(frozen=True)
+class MemoryUses:
+    memory_id: int
+    use_count: int
+    uses: tuple[MemoryUseView, ...]  # in story order
+
+
 def memory_view(
     memory: Memory, used_by: list[int] | None = None, *, on_path: bool | None = None
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": memory.id,
-        "text": memory.text,
-        "status": memory.status,
-        "pinned": memory.pinned,
-        "authority": memory.authority,
-        "source_start": memory.source_start,
-        "source_end": memory.source_end,
-        "use_count": memory.use_count,
-        "last_used_at": memory.last_used_at.isoformat() if memory.last_used_at else None,
-        "embedded": memory.vector is not None,
-        "stale": memory.stale,
-        "origin": memory.origin,
-        "writer": memory.writer,
-        "branch_id": memory.branch_id,
-        "depth": memory.depth,
-        "created_at": memory.created_at.isoformat(),
-        "updated_at": memory.updated_at.isoformat(),
-        "used_by": list(used_by or []),
-    }
-    if on_path is not None:
-        out["on_path"] = on_path
-    return out
+) -> MemoryView:
+    return MemoryView(
+        id=memory.id,
+        text=memory.text,
+        status=memory.status,
+        pinned=memory.pinned,
+        authority=memory.authority,
+        source_start=memory.source_start,
+        source_end=memory.source_end,
+        use_count=memory.use_count,
+        last_used_at=memory.last_used_at,
+        embedded=memory.vector is not None,
+        stale=memory.stale,
+        origin=memory.origin,
+        writer=memory.writer,
+        branch_id=memory.branch_id,
+        depth=memory.depth,
+        created_at=memory.created_at,
+        updated_at=memory.updated_at,
+        used_by=tuple(used_by or ()),
+        on_path=on_path,
+    )
 
 
-def one_view(session: Session, memory: Memory) -> dict[str, Any]:
+def one_view(session: Session, memory: Memory) -> MemoryView:
     uses = MemoryRepository(session).uses([memory.id])
     return memory_view(memory, uses.get(memory.id, []))
 
@@ -152,7 +230,7 @@ def include_all(include: str) -> bool:
     )
 
 
-def listing(story: Story, everything: bool = False) -> list[dict[str, Any]]:
+def listing(story: Story, everything: bool = False) -> list[MemoryView]:
     """The memories on the current path (active and forgotten), in story order; with
     ``everything``, also withdrawn and deleted ones and other branches', each marked
     ``on_path``."""
@@ -181,30 +259,30 @@ def memory_row(session: Session, memory_id: int, user_id: int) -> Memory:
     return row
 
 
-def source_view(session: Session, memory: Memory, *, embeds: bool = True) -> dict[str, Any]:
+def source_view(session: Session, memory: Memory, *, embeds: bool = True) -> MemorySource:
     """The actions a memory was written from, read along the branch it was written on, and
     its evidence (``embeds``: whether the player's settings name an embedding model, without
     which the bank reads no passages)."""
-    out: dict[str, Any] = {
-        "memory": one_view(session, memory),
-        "branch_id": memory.branch_id,
-        "actions": [],
-    }
+    actions: tuple[SourceAction, ...] = ()
     if memory.source_start is None:
-        out["note"] = NO_SOURCE
+        note: str | None = NO_SOURCE
     else:
-        out["actions"] = [_row_view(r) for r in source_rows(session, memory)]
-        if not out["actions"]:
-            out["note"] = SOURCE_GONE
+        actions = tuple(_source_action(r) for r in source_rows(session, memory))
+        note = None if actions else SOURCE_GONE
     keys = KeyRepository(session).of(memory.id)
-    state = _evidence_state(session, memory, bool(keys), bool(out["actions"]), embeds)
-    out["evidence"] = [
-        {"id": k.id, "depth": k.depth, "text": k.text, "embedded": k.vector is not None}
-        for k in keys
-    ]
-    out["evidence_state"] = state
-    out["evidence_note"] = EVIDENCE_NOTES[state]
-    return out
+    state = _evidence_state(session, memory, bool(keys), bool(actions), embeds)
+    return MemorySource(
+        memory=one_view(session, memory),
+        branch_id=memory.branch_id,
+        actions=actions,
+        note=note,
+        evidence=tuple(
+            EvidencePassage(id=k.id, depth=k.depth, text=k.text, embedded=k.vector is not None)
+            for k in keys
+        ),
+        evidence_state=state,
+        evidence_note=EVIDENCE_NOTES[state],
+    )
 
 
 def _evidence_state(
@@ -228,48 +306,48 @@ def _evidence_state(
     return EvidenceState.PENDING if embeds else EvidenceState.NO_EMBEDDER
 
 
-def uses_view(story: Story, memory: Memory) -> dict[str, Any]:
+def uses_view(story: Story, memory: Memory) -> MemoryUses:
     """The replies that used a memory (the Memory Bank's "turns that used it"), in story
     order. Each is marked ``on_path`` when it is an active action of the current path: a
     use by a reply that was since retried, undone, deleted or left on another branch stays
     in the record (and in ``use_count``), but is no turn of the story the player sees."""
     lineage = story.lineage()
-    uses = [
-        {
-            "id": row.id,
-            "depth": row.depth,
-            "branch_id": row.branch_id,
-            "take": row.take,
-            "state": row.state,
-            "created_at": row.created_at.isoformat(),
-            "on_path": row.state == ActionState.ACTIVE
+    uses = tuple(
+        MemoryUseView(
+            id=row.id,
+            depth=row.depth,
+            branch_id=row.branch_id,
+            take=row.take,
+            state=row.state,
+            created_at=row.created_at,
+            on_path=row.state == ActionState.ACTIVE
             and on_lineage(lineage, row.branch_id, row.depth),
-        }
+        )
         for row in MemoryRepository(story.session).use_actions(memory.id)
-    ]
-    return {"memory_id": memory.id, "use_count": memory.use_count, "uses": uses}
+    )
+    return MemoryUses(memory_id=memory.id, use_count=memory.use_count, uses=uses)
 
 
-def _row_view(row: PathRow) -> dict[str, Any]:
-    """An action as ``services.tree.action_view`` shows it, from the fields a path row has."""
-    return {
-        "id": row.id,
-        "type": row.type,
-        "text": row.text,
-        "rendered": render(row.type, row.text),
-        "depth": row.depth,
-        "branch_id": row.branch_id,
-    }
+def _source_action(row: PathRow) -> SourceAction:
+    """An action as the story shows it, from the fields a path row has."""
+    return SourceAction(
+        id=row.id,
+        type=row.type,
+        text=row.text,
+        rendered=render(row.type, row.text),
+        depth=row.depth,
+        branch_id=row.branch_id,
+    )
 
 
 # -- changing -----------------------------------------------------------------------------
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return limits.text_field(value, "text", MEMORY_TEXT_MAX, required=True, hint=TEXT_HINT)
 
 
-def create(story: Story, text: Any, pinned: bool, memory: MemoryService, user_id: int) -> Memory:
+def create(story: Story, text: object, pinned: bool, memory: MemoryService, user_id: int) -> Memory:
     """A hand-written memory on the current branch (see the module's invariants)."""
     cleaned = _text(text)
     _, count = MemoryRepository(story.session).bank_state(story.adventure.id)
@@ -310,7 +388,7 @@ def _editable(row: Memory, verb: str) -> None:
 def edit(
     session: Session,
     row: Memory,
-    fields: dict[str, Any],
+    fields: Mapping[str, object],
     memory: MemoryService,
     user_id: int,
 ) -> None:

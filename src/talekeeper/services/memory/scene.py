@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.core.tokens import TokenCounter
@@ -42,6 +41,8 @@ SCENE_NAMES = 8  # who is present, at most
 LOCATION_MAX = 200
 SUMMARY_MAX = 300  # one line of what is happening
 NAME_MAX = 120
+PLAYER = "player"  # a ``Scene.source``: the player set it
+CARDS = "story cards"  # a ``Scene.source``: derived from the newest actions' cards
 
 
 @dataclass(frozen=True)
@@ -51,12 +52,18 @@ class Scene:
     summary: str
     by_player: bool
 
-    def view(self) -> dict[str, Any]:
+    @property
+    def source(self) -> str:
+        """Who describes the scene: the player, or the story cards."""
+        return PLAYER if self.by_player else CARDS
+
+    def view(self) -> dict[str, str | list[str]]:
+        """The scene as JSON, for an answer that carries it inside a mapping."""
         return {
             "location": self.location,
             "present": list(self.present),
             "summary": self.summary,
-            "source": "player" if self.by_player else "story cards",
+            "source": self.source,
         }
 
     def text(self) -> str:
@@ -132,7 +139,7 @@ def query_texts(
     return query_input, "\n".join(p for p in (scene_text, tail) if p)
 
 
-def set_scene(adventure: Adventure, body: dict[str, Any]) -> None:
+def set_scene(adventure: Adventure, body: Mapping[str, object]) -> None:
     """The player sets the scene (fields left out are empty); ``{"clear": true}``, alone,
     hands it back to the story cards."""
     fields = {k: v for k, v in body.items() if k != "clear"}

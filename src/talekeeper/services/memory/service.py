@@ -25,10 +25,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
 from talekeeper.services.memory import changes, retrieval
-from talekeeper.services.memory.bank import BankCache
 from talekeeper.services.memory.base import Retrieval, RetrievalQuery, StoryChange
+from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.port import BackgroundWork
 from talekeeper.services.models import ModelSet
+from talekeeper.storage.repositories.jobs import JobRepository
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.vocabulary import PassState
 
@@ -94,7 +95,7 @@ def derived_view(
 ) -> dict[str, Any]:
     """Per kind: state, last success, last failure and its error; and whether work waits
     (never, with no background work at all)."""
-    states = MemoryRepository(session).states(adventure_id)
+    states = JobRepository(session).states(adventure_id)
     pending = background is not None and background.pending(session, adventure_id)
     out: dict[str, Any] = {"adventure_id": adventure_id, "pending": pending}
     for kind in KINDS:

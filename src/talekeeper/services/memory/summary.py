@@ -26,7 +26,8 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy.orm import Session
 
@@ -52,36 +53,70 @@ def text_in_force(session: Session, adventure: Adventure) -> str:
 # -- the player's side ----------------------------------------------------------------
 
 
-def version_view(row: SummaryVersion) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "text": row.text,
-        "trigger": row.trigger,
-        "writer": row.writer or ("player" if row.trigger == SummaryTrigger.USER else ""),
-        "created_at": row.created_at.isoformat(),
-        "branch_id": row.branch_id,
-        "depth": row.depth,
-        "action_id": row.action_id,
-        "covers_to": row.covers_to,
-        "base_id": row.base_id,
-        "refreshes_id": row.refreshes_id,
-        "stale": row.stale,
-    }
+@dataclass(frozen=True)
+class SummaryVersionView:
+    """One version of the Story Summary, in force or not."""
+
+    id: int
+    text: str
+    trigger: str  # a ``SummaryTrigger``
+    writer: str  # who wrote it: "player" for the player's version, "" when unknown
+    created_at: datetime
+    branch_id: int
+    depth: int
+    action_id: int | None  # the node it is anchored to (none for the player's version)
+    covers_to: int
+    base_id: int | None
+    refreshes_id: int | None
+    stale: bool
 
 
-def summary_view(session: Session, adventure: Adventure) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SummaryView:
+    """The Story Summary of the current path: the version in force (its text, or "" and a
+    ``covers_to`` of -1 before the first), when the next rewrite is due, and every version
+    of the adventure, oldest first."""
+
+    adventure_id: int
+    text: str
+    current_version_id: int | None
+    stale: bool
+    covers_to: int
+    next_at: int
+    versions: tuple[SummaryVersionView, ...]
+
+
+def version_view(row: SummaryVersion) -> SummaryVersionView:
+    return SummaryVersionView(
+        id=row.id,
+        text=row.text,
+        trigger=row.trigger,
+        writer=row.writer or ("player" if row.trigger == SummaryTrigger.USER else ""),
+        created_at=row.created_at,
+        branch_id=row.branch_id,
+        depth=row.depth,
+        action_id=row.action_id,
+        covers_to=row.covers_to,
+        base_id=row.base_id,
+        refreshes_id=row.refreshes_id,
+        stale=row.stale,
+    )
+
+
+def summary_view(session: Session, adventure: Adventure) -> SummaryView:
     repo = MemoryRepository(session)
     current = repo.summary_in_force(adventure.id, path_of(session, adventure).lineage)
     versions = repo.summary_versions(adventure.id)
-    return {
-        "adventure_id": adventure.id,
-        "text": current.text if current else "",
-        "current_version_id": current.id if current else None,
-        "stale": bool(current and current.stale),
-        "covers_to": current.covers_to if current else -1,
-        "next_at": (current.covers_to if current else -1) + SUMMARY_EVERY,
-        "versions": [version_view(v) for v in versions],
-    }
+    covers_to = current.covers_to if current else -1
+    return SummaryView(
+        adventure_id=adventure.id,
+        text=current.text if current else "",
+        current_version_id=current.id if current else None,
+        stale=bool(current and current.stale),
+        covers_to=covers_to,
+        next_at=covers_to + SUMMARY_EVERY,
+        versions=tuple(version_view(v) for v in versions),
+    )
 
 
 def edit_summary(session: Session, adventure: Adventure, text: str) -> SummaryVersion:

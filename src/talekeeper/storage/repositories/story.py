@@ -1,4 +1,5 @@
-"""Adventures, branches, actions, story cards and Insights snapshots. Never commits.
+"""Adventures, branches, actions, story cards, Insights snapshots and what a reply leaves for
+the next turn (``ContextPlacement``). Never commits.
 
 Invariants:
 
@@ -40,7 +41,15 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from talekeeper.core.lineage import BranchLink, Lineage
-from talekeeper.storage.models import ID, Action, Adventure, Branch, InsightSnapshot, StoryCard
+from talekeeper.storage.models import (
+    ID,
+    Action,
+    Adventure,
+    Branch,
+    ContextPlacement,
+    InsightSnapshot,
+    StoryCard,
+)
 from talekeeper.storage.vocabulary import ActionState
 
 Row = TypeVar("Row", Action, "ActionText")
@@ -417,3 +426,11 @@ class StoryRepository:
     def insights_for(self, action_ids: Sequence[int]) -> Sequence[InsightSnapshot]:
         query = select(InsightSnapshot).where(InsightSnapshot.action_id.in_(action_ids))
         return self.session.scalars(query).all()
+
+    # -- what a reply's prompt leaves for the next turn --------------------------------------
+
+    def placement(self, action_id: int) -> ContextPlacement | None:
+        return self.session.get(ContextPlacement, action_id)
+
+    def add_placement(self, row: ContextPlacement) -> None:
+        self.session.add(row)

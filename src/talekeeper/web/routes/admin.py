@@ -22,7 +22,6 @@ Invariants:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
@@ -54,7 +53,7 @@ from talekeeper.web.auth import accounts_mode
 from talekeeper.web.deps import NotSignedIn, RowId, Strict, principal, runtime
 from talekeeper.web.deps import user_id as acting_user
 from talekeeper.web.routes.auth import Done, TokenList, TokenView
-from talekeeper.web.routes.pages import render, viewer
+from talekeeper.web.routes.pages import Viewer, render, viewer
 
 router = APIRouter()
 
@@ -241,7 +240,7 @@ def admin_page(
     request: Request,
     rt: Runtime = Depends(runtime),
     uid: int = Depends(acting_user),
-    account: dict[str, Any] | None = Depends(viewer),
+    account: Viewer | None = Depends(viewer),
 ) -> HTMLResponse:
     found = principal(request)
     if found is None or Scope.ADMIN not in found.scopes:

@@ -4,23 +4,31 @@ Request bodies are ``Strict`` models and ids are ``RowId``s (``web.deps``);
 lengths and emptiness are checked by the services, so the terminal gets the
 same rules. A story card is answered as a ``CardOut``: its secondary rule is one
 of ``SecondaryRule``, and a body with another is refused with the ones it takes.
+Answers are the services' typed results, shown by ``web.schemas.adventures``.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from fastapi import APIRouter, Body, Depends, Query
-from pydantic import BaseModel, ConfigDict
+from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import adventures, exchange
+from talekeeper.services import adventures
+from talekeeper.services.adventures import AdventureView, Deleted, ListedAdventure
 from talekeeper.services.cards import CardView, SecondaryRule
+from talekeeper.services.scenarios import ScenarioDetail, ScenarioSummary
 from talekeeper.services.tree import Story, load_adventure
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
-from talekeeper.web.errors import NOT_JSON
+from talekeeper.web.schemas.adventures import (
+    AdventureOut,
+    CardOut,
+    DeletedIdOut,
+    ListedAdventureOut,
+    ScenarioListedOut,
+    ScenarioOut,
+)
 
 router = APIRouter(tags=["adventures"])
 
@@ -55,104 +63,57 @@ class CardIn(Strict):
     secondary_rule: SecondaryRule | None = None
 
 
-class CardFields(BaseModel):
-    """What a story card holds, as the API answers it (see ``CardOut``, ``lore.LoreCard``)."""
-
-    name: str
-    type: str
-    keywords: list[str]
-    entry: str
-    notes: str
-    always_on: bool
-    secondary_keywords: list[str]
-    secondary_rule: SecondaryRule
-
-
-class CardOut(CardFields):
-    id: int
-
-    @classmethod
-    def of(cls, card: CardView) -> CardOut:
-        return cls(**card.public())
-
-
-def given(body: BaseModel, *skip: str) -> dict[str, Any]:
+def given(body: BaseModel, *skip: str) -> dict[str, object]:
     """The fields the client actually sent (``None`` values dropped)."""
     data = body.model_dump(exclude_unset=True, exclude_none=True)
     return {k: v for k, v in data.items() if k not in skip}
 
 
-@router.get("/api/scenarios")
-def list_scenarios(rt: Runtime = Depends(runtime)) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": s.id,
-            "title": s.title,
-            "genre": s.genre,
-            "description": s.description,
-            "persona": s.persona,
-            "cards": len(s.cards_for_creation()),
-        }
-        for s in rt.scenarios.values()
-    ]
+@router.get("/api/scenarios", response_model=list[ScenarioListedOut])
+def list_scenarios(rt: Runtime = Depends(runtime)) -> list[ScenarioSummary]:
+    return [s.summary() for s in rt.scenarios.values()]
 
 
-@router.get("/api/scenarios/{scenario_id}")
-def read_scenario(scenario_id: str, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
-    s = rt.scenario(scenario_id)
-    return {
-        "id": s.id,
-        "title": s.title,
-        "genre": s.genre,
-        "description": s.description,
-        "opening": s.opening,
-        "ai_instructions": s.ai_instructions,
-        "plot_essentials": s.plot_essentials,
-        "authors_note": s.authors_note,
-        "persona": s.persona,
-        "story_cards": [
-            c.__dict__
-            | {"keywords": list(c.keywords), "secondary_keywords": list(c.secondary_keywords)}
-            for c in s.cards_for_creation()
-        ],
-    }
+@router.get("/api/scenarios/{scenario_id}", response_model=ScenarioOut)
+def read_scenario(scenario_id: str, rt: Runtime = Depends(runtime)) -> ScenarioDetail:
+    return rt.scenario(scenario_id).detail()
 
 
-@router.post("/api/adventures", status_code=201)
+@router.post("/api/adventures", status_code=201, response_model=AdventureOut)
 def create_adventure(
     body: AdventureIn,
     session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
-) -> dict[str, Any]:
+) -> AdventureView:
     scenario = rt.scenario(body.scenario) if body.scenario else None
     story = adventures.create(session, uid, given(body, "scenario"), rt.memory, scenario)
     return adventures.adventure_view(story)
 
 
-@router.get("/api/adventures")
-def list_adventures(session: Session = DB, uid: int = Depends(user_id)) -> Any:
+@router.get("/api/adventures", response_model=list[ListedAdventureOut])
+def list_adventures(session: Session = DB, uid: int = Depends(user_id)) -> list[ListedAdventure]:
     return adventures.listing_with_lengths(session, uid)
 
 
-@router.get("/api/adventures/{adventure_id}")
+@router.get("/api/adventures/{adventure_id}", response_model=AdventureOut)
 def read_adventure(
     adventure_id: RowId,
     session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
-) -> dict[str, Any]:
+) -> AdventureView:
     return adventures.adventure_view(Story.load(session, adventure_id, uid, rt.memory))
 
 
-@router.patch("/api/adventures/{adventure_id}")
+@router.patch("/api/adventures/{adventure_id}", response_model=AdventureOut)
 def update_adventure(
     adventure_id: RowId,
     body: AdventureIn,
     session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
-) -> dict[str, Any]:
+) -> AdventureView:
     fields = given(body)
     for fixed in ("scenario", "opening"):
         if fixed in fields:
@@ -162,59 +123,13 @@ def update_adventure(
     return adventures.adventure_view(story)
 
 
-@router.delete("/api/adventures/{adventure_id}")
+@router.delete("/api/adventures/{adventure_id}", response_model=DeletedIdOut)
 def delete_adventure(
     adventure_id: RowId,
     session: Session = DB,
     uid: int = Depends(user_id),
-) -> dict[str, Any]:
-    adventures.delete(session, adventure_id, uid)
-    return {"deleted": adventure_id}
-
-
-@router.get("/api/adventures/{adventure_id}/export")
-def export_adventure(
-    adventure_id: RowId,
-    session: Session = DB,
-    uid: int = Depends(user_id),
-) -> dict[str, Any]:
-    return exchange.export(session, adventure_id, uid)
-
-
-class SourceRefOut(BaseModel):
-    """A library source an export file names (by reference, not its text)."""
-
-    title: str
-    filename: str
-    kind: str
-    size_bytes: int
-    passage_count: int
-
-
-class ImportedOut(BaseModel):
-    """The new adventure as ``GET /api/adventures/{id}`` shows it, plus what of the file's
-    library references was attached and what the importing user's library lacks."""
-
-    model_config = ConfigDict(extra="allow")
-    id: int
-    title: str
-    attached_sources: list[int]
-    unmatched_sources: list[SourceRefOut]
-    warnings: list[str]
-
-
-@router.post("/api/adventures/import", status_code=201, response_model=ImportedOut)
-def import_adventure(
-    body: Any = Body(...),
-    session: Session = DB,
-    uid: int = Depends(user_id),
-    rt: Runtime = Depends(runtime),
-) -> dict[str, Any]:
-    if isinstance(body, bytes):  # FastAPI hands over raw bytes when the Content-Type is not JSON
-        raise InvalidInput(NOT_JSON)
-    imported = exchange.import_with_report(session, uid, body, rt.memory)
-    view = adventures.adventure_view(Story.load(session, imported.adventure.id, uid, rt.memory))
-    return view | imported.report()  # the library sources attached, and those not found
+) -> Deleted:
+    return adventures.delete(session, adventure_id, uid)
 
 
 # -- story cards --------------------------------------------------------------------------
@@ -226,9 +141,9 @@ def list_cards(
     q: str = Query("", description="search name, keywords, entry and notes"),
     session: Session = DB,
     uid: int = Depends(user_id),
-) -> list[CardOut]:
+) -> list[CardView]:
     adventure = load_adventure(session, adventure_id, uid)
-    return [CardOut.of(c) for c in adventures.cards(session, adventure, q)]
+    return adventures.cards(session, adventure, q)
 
 
 @router.post("/api/adventures/{adventure_id}/cards", response_model=CardOut, status_code=201)
@@ -237,9 +152,9 @@ def create_card(
     body: CardIn,
     session: Session = DB,
     uid: int = Depends(user_id),
-) -> CardOut:
+) -> CardView:
     adventure = load_adventure(session, adventure_id, uid)
-    return CardOut.of(adventures.add_card(session, adventure, given(body)))
+    return adventures.add_card(session, adventure, given(body))
 
 
 @router.patch("/api/cards/{card_id}", response_model=CardOut)
@@ -248,14 +163,11 @@ def update_card(
     body: CardIn,
     session: Session = DB,
     uid: int = Depends(user_id),
-) -> CardOut:
+) -> CardView:
     row = adventures.card_row(session, card_id, uid)
-    return CardOut.of(adventures.update_card(session, row, given(body)))
+    return adventures.update_card(session, row, given(body))
 
 
-@router.delete("/api/cards/{card_id}")
-def delete_card(
-    card_id: RowId, session: Session = DB, uid: int = Depends(user_id)
-) -> dict[str, Any]:
-    adventures.delete_card(session, adventures.card_row(session, card_id, uid))
-    return {"deleted": card_id}
+@router.delete("/api/cards/{card_id}", response_model=DeletedIdOut)
+def delete_card(card_id: RowId, session: Session = DB, uid: int = Depends(user_id)) -> Deleted:
+    return adventures.delete_card(session, adventures.card_row(session, card_id, uid))

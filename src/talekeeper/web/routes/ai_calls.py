@@ -10,8 +10,6 @@ adventures at once (newest first), so one request shows where background work fa
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Depends, Query
 from sqlalchemy.orm import Session
 
@@ -19,11 +17,13 @@ from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import ai_calls
 from talekeeper.services.adventures import listing
-from talekeeper.services.ai_calls import CALL_KINDS
+from talekeeper.services.ai_calls import CALL_KINDS, LoggedCall
 from talekeeper.services.limits import MAX_ID, quoted
 from talekeeper.services.memory.service import KINDS, derived_view
 from talekeeper.services.vocabulary import CallStatus
 from talekeeper.web.deps import DB, runtime, user_id
+from talekeeper.web.schemas.ai_calls import AdventureWorkOut, AiCallOut, DerivedListOut
+from talekeeper.web.schemas.memory import DerivedOut
 
 router = APIRouter(tags=["ai-calls"])
 
@@ -31,7 +31,7 @@ MAX_PAGE = 500  # rows per page: a debug page, not an export
 CALL_STATUSES = tuple(CallStatus)  # CallRecord.status: ok, error, cancelled
 
 
-@router.get("/api/ai-calls")
+@router.get("/api/ai-calls", response_model=list[AiCallOut])
 def list_calls(
     limit: int = Query(100, ge=1, le=MAX_PAGE),
     before: int | None = Query(None, ge=1, le=MAX_ID, description="only calls with a smaller id"),
@@ -40,14 +40,14 @@ def list_calls(
     adventure_id: int | None = Query(None, ge=1, le=MAX_ID),
     session: Session = DB,
     uid: int = Depends(user_id),
-) -> list[dict[str, Any]]:
+) -> list[LoggedCall]:
     if kind is not None and kind not in CALL_KINDS:
         raise InvalidInput(f"kind must be one of {', '.join(CALL_KINDS)}; got {quoted(kind)}.")
     if status is not None and status not in CALL_STATUSES:
         raise InvalidInput(
             f"status must be one of {', '.join(CALL_STATUSES)}; got {quoted(status)}."
         )
-    rows = ai_calls.newest(
+    return ai_calls.newest(
         session,
         uid,
         limit=limit,
@@ -56,38 +56,22 @@ def list_calls(
         status=status,
         adventure_id=adventure_id,
     )
-    return [
-        {
-            "id": r.id,
-            "kind": r.kind,
-            "adventure_id": r.adventure_id,
-            "provider": r.provider,
-            "model": r.model,
-            "started_at": r.started_at.isoformat(),
-            "duration_ms": round(r.duration_ms, 1),
-            "tokens_in": r.tokens_in,
-            "tokens_out": r.tokens_out,
-            "status": r.status,
-            "error": r.error,
-        }
-        for r in rows
-    ]
 
 
 @router.get("/api/derived")
 def list_derived(
     session: Session = DB, uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
-) -> dict[str, Any]:
+) -> DerivedListOut:
     """Every adventure's background work: per kind its state, last success, last failure
     with its error, and failures in a row; and whether work waits."""
-    return {
-        "kinds": list(KINDS),
-        "adventures": [
-            {
-                "id": a["id"],
-                "title": a["title"],
-                "derived": derived_view(session, a["id"], rt.background),
-            }
+    return DerivedListOut(
+        kinds=list(KINDS),
+        adventures=[
+            AdventureWorkOut(
+                id=a.id,
+                title=a.title,
+                derived=DerivedOut.model_validate(derived_view(session, a.id, rt.background)),
+            )
             for a in listing(session, uid)
         ],
-    }
+    )

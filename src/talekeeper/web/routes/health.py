@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from enum import StrEnum
-from typing import Any
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
@@ -102,12 +101,14 @@ async def health(rt: Runtime = Depends(runtime), uid: int = Depends(user_id)) ->
     database = await asyncio.to_thread(_database, rt)
     settings = await asyncio.to_thread(rt.settings_for, uid)
     models = rt.models_for(settings, uid)
-    checks: dict[str, Any] = {"narrator": await diagnostics.check_reachable(models.narrator)}
+    checks: dict[str, diagnostics.Reachability] = {
+        "narrator": await diagnostics.check_reachable(models.narrator)
+    }
     if models.embedding is not None:
         checks["embedding"] = await diagnostics.check_reachable(models.embedding)
     if models.summary is not None and models.summary.model != models.narrator.model:
         checks["summary"] = await diagnostics.check_reachable(models.summary)
-    ok = database.ok and all(c["ok"] for c in checks.values())
+    ok = database.ok and all(c.ok for c in checks.values())
     body = Health(
         status=HealthState.OK
         if ok
@@ -118,7 +119,10 @@ async def health(rt: Runtime = Depends(runtime), uid: int = Depends(user_id)) ->
         placeholder_narrator=models.narrator.provider.info.placeholder,
         notes=list(models.narrator.provider.info.notes),
         embedded_loaded=rt.embedded.loaded(),
-        **{kind: ModelHealth(**check) for kind, check in checks.items()},
+        **{
+            kind: ModelHealth.model_validate(check, from_attributes=True)
+            for kind, check in checks.items()
+        },
     )
     return JSONResponse(
         body.model_dump(mode="json", exclude_none=True),

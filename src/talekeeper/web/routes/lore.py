@@ -27,7 +27,7 @@ never takes or waits for the writer lock.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict
@@ -47,7 +47,7 @@ from talekeeper.services.lore import (
 from talekeeper.services.tree import Story, load_adventure
 from talekeeper.services.units import read_scope, session_scope
 from talekeeper.web.deps import DB, RowId, runtime, user_id
-from talekeeper.web.routes.adventures import CardFields
+from talekeeper.web.schemas.adventures import AdventureOut, CardFields
 
 router = APIRouter(tags=["lore"])
 
@@ -109,8 +109,8 @@ class LoreCard(CardFields):
 
     @classmethod
     def of(cls, draft: CardDraft, made: CardView | None = None) -> LoreCard:
-        fields: dict[str, Any] = {k: v for k, v in draft.to_json().items() if k in cls.model_fields}
-        return cls(**fields, id=made.id if made is not None else None)
+        fields = {k: v for k, v in draft.to_json().items() if k in cls.model_fields}
+        return cls.model_validate({**fields, "id": made.id if made is not None else None})
 
 
 class LoreImportOut(BaseModel):
@@ -207,11 +207,12 @@ def adventure_from_file(
         response.status_code = 200
         preview = {k: v for k, v in draft.to_json().items() if k not in ("cards", "report")}
         cards = [LoreCard.of(c) for c in draft.cards]
-        return ScenarioPreview(**preview, cards=cards, report=report)
+        return ScenarioPreview.model_validate({**preview, "cards": cards, "report": report})
     with session_scope(rt.sessions) as session:
         story = lore_apply.adventure_from_file(session, uid, rt.memory, draft, greeting)
         view = adventures.adventure_view(Story.load(session, story.adventure.id, uid, rt.memory))
-    return FromFileOut(**view, format=draft.format, report=report)
+    shown = AdventureOut.model_validate(view).model_dump(mode="json")
+    return FromFileOut(**shown, format=draft.format, report=report)
 
 
 @router.get(

@@ -16,6 +16,7 @@ not JSON.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +54,19 @@ HEADERS = {
 }
 
 
-def viewer(request: Request) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class Viewer:
+    """The signed-in account the page chrome names: its name, and whether it is an
+    administrator (the Admin link)."""
+
+    name: str
+    admin: bool
+
+
+def viewer(request: Request) -> Viewer | None:
     """The signed-in account the page chrome names (accounts mode), or None."""
     found = principal(request)
-    return None if found is None else {"name": found.user.name, "admin": found.user.is_admin}
+    return None if found is None else Viewer(found.user.name, found.user.is_admin)
 
 
 def render(
@@ -82,7 +92,7 @@ def render(
 def adventures_page(
     rt: Runtime = Depends(runtime),
     uid: int = Depends(user_id),
-    account: dict[str, Any] | None = Depends(viewer),
+    account: Viewer | None = Depends(viewer),
 ) -> HTMLResponse:
     return render(rt, uid, "adventures.html", nav="adventures", account=account)
 
@@ -93,7 +103,7 @@ def play_page(
     session: Session = DB,
     rt: Runtime = Depends(runtime),
     uid: int = Depends(user_id),
-    account: dict[str, Any] | None = Depends(viewer),
+    account: Viewer | None = Depends(viewer),
 ) -> HTMLResponse:
     try:
         adventure = load_adventure(session, adventure_id, uid)
@@ -122,7 +132,7 @@ def play_page(
 def library_page(
     rt: Runtime = Depends(runtime),
     uid: int = Depends(user_id),
-    account: dict[str, Any] | None = Depends(viewer),
+    account: Viewer | None = Depends(viewer),
 ) -> HTMLResponse:
     # The page states the guard's own limit, so what it says is what an upload meets.
     return render(
@@ -140,7 +150,7 @@ def library_page(
 def settings_page(
     rt: Runtime = Depends(runtime),
     uid: int = Depends(user_id),
-    account: dict[str, Any] | None = Depends(viewer),
+    account: Viewer | None = Depends(viewer),
 ) -> HTMLResponse:
     return render(rt, uid, "settings.html", nav="settings", account=account)
 
@@ -149,7 +159,7 @@ def settings_page(
 def debug_page(
     rt: Runtime = Depends(runtime),
     uid: int = Depends(user_id),
-    account: dict[str, Any] | None = Depends(viewer),
+    account: Viewer | None = Depends(viewer),
 ) -> HTMLResponse:
     return render(rt, uid, "debug.html", nav="debug", account=account)
 
@@ -175,7 +185,7 @@ def login_page(rt: Runtime = Depends(runtime), next: str = Query("/", max_length
 def account_page(
     rt: Runtime = Depends(runtime),
     uid: int = Depends(user_id),
-    account: dict[str, Any] | None = Depends(viewer),
+    account: Viewer | None = Depends(viewer),
 ) -> HTMLResponse:
     if account is None:
         return render(

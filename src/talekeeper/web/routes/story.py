@@ -24,7 +24,7 @@ as an integer it cannot hold.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi.responses import StreamingResponse
@@ -34,13 +34,30 @@ from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import NotFound
 from talekeeper.services.limits import MAX_ID
 from talekeeper.services.models import ModelSet
-from talekeeper.services.tree import Story, action_adventure, action_view
+from talekeeper.services.story_view import ActionView, StoryPage, TreeView
+from talekeeper.services.tree import Story, action_adventure
 from talekeeper.services.turns import Pending
 from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 from talekeeper.web.errors import answer
+from talekeeper.web.schemas.insights import InsightsOut
+from talekeeper.web.schemas.story import (
+    ActionOut,
+    BranchRef,
+    DeletedOut,
+    ForkedOut,
+    RedoneOut,
+    StateOut,
+    StoryPageOut,
+    TakesOut,
+    TreeOut,
+    UndoneOut,
+    event_json,
+)
 from talekeeper.web.streaming import TurnStreams
 
 router = APIRouter(tags=["story"])
+
+T = TypeVar("T", bound=StateOut)
 
 MAX_PAGE = 500  # actions per page of the story
 
@@ -85,9 +102,9 @@ async def _respond(request: Request, rt: Runtime, pending: Pending, models: Mode
         )
     async for event in events:
         if event.kind == "reply":
-            return event.data
+            return event_json(event.data)
         if event.kind == "error" and event.error is not None:
-            details = {k: v for k, v in event.data.items() if k != "error"}
+            details = {k: v for k, v in event_json(event.data).items() if k != "error"}
             return answer(event.error, event.data["error"]["message"], **details)
     raise AssertionError("a turn always ends with a reply or an error")  # pragma: no cover
 
@@ -136,115 +153,102 @@ async def retry(
     return await _respond(request, rt, pending, models)
 
 
-@router.post("/api/adventures/{adventure_id}/insights/dry-run")
+@router.post(
+    "/api/adventures/{adventure_id}/insights/dry-run",
+    response_model=InsightsOut,
+    response_model_exclude_unset=True,  # a key that does not apply stays absent
+)
 async def dry_run(
     adventure_id: RowId,
     body: TurnIn = Body(TurnIn(type="continue")),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
-) -> dict[str, Any]:
+) -> InsightsOut:
     models = await _models(rt, uid)
-    return await rt.turns.dry_run(adventure_id, uid, models, body.type, body.text)
+    return InsightsOut.of(await rt.turns.dry_run(adventure_id, uid, models, body.type, body.text))
 
 
-@router.get("/api/actions/{action_id}/insights")
-def read_insights(action_id: RowId, story: Story = Depends(action_story)) -> dict[str, Any]:
-    return story.insights(action_id)
+@router.get(
+    "/api/actions/{action_id}/insights",
+    response_model=InsightsOut,
+    response_model_exclude_unset=True,  # a snapshot is answered with the keys it was stored with
+)
+def read_insights(action_id: RowId, story: Story = Depends(action_story)) -> InsightsOut:
+    return InsightsOut.of(story.insights(action_id))
 
 
 # -- the story --------------------------------------------------------------------------
 
 
-@router.get("/api/adventures/{adventure_id}/actions")
+@router.get("/api/adventures/{adventure_id}/actions", response_model=StoryPageOut)
 def read_story(
     limit: int = Query(100, ge=1, le=MAX_PAGE),
     before_depth: int | None = Query(
         None, ge=0, le=MAX_ID, description="only actions above this depth"
     ),
     story: Story = Depends(adventure_story),
-) -> dict[str, Any]:
+) -> StoryPage:
     """The current path, a page at a time: the newest ``limit`` actions, oldest first."""
-    rows = story.repo.newest(story.lineage(), limit + 1, below_depth=before_depth)
-    more = len(rows) > limit
-    rows = rows[:limit][::-1]
-    with_insights = {s.action_id for s in story.repo.insights_for([r.id for r in rows])}
-    actions = []
-    for row in rows:
-        view = action_view(row)
-        view["has_insights"] = row.id in with_insights
-        actions.append(view)
-    head = story.head_view()
-    if head is not None and actions and actions[-1]["id"] == head["id"]:
-        actions[-1]["takes"] = head["takes"]
-    return {"actions": actions, "more_before": more, "branch_id": story.branch.id}
+    return story.page(limit, before_depth)
 
 
-def _state(story: Story, **extra: Any) -> dict[str, Any]:
-    return {**extra, **story.state()}
+def _state(model: type[T], story: Story, **extra: object) -> T:
+    """Where the player stands after a change, with what the change names."""
+    state = story.state()
+    fields = {"awaiting_reply": state.awaiting_reply, "can_redo": state.can_redo}
+    return model.model_validate(
+        {"head": state.head, "branch_id": state.branch_id, **fields, **extra}
+    )
 
 
-@router.post("/api/adventures/{adventure_id}/undo")
-def undo(
-    story: Story = Depends(adventure_story),
-) -> dict[str, Any]:
-    return _state(story, undone=action_view(story.undo()))
+@router.post("/api/adventures/{adventure_id}/undo", response_model=UndoneOut)
+def undo(story: Story = Depends(adventure_story)) -> UndoneOut:
+    return _state(UndoneOut, story, undone=ActionView.of(story.undo()))
 
 
-@router.post("/api/adventures/{adventure_id}/redo")
-def redo(
-    story: Story = Depends(adventure_story),
-) -> dict[str, Any]:
-    return _state(story, redone=action_view(story.redo()))
+@router.post("/api/adventures/{adventure_id}/redo", response_model=RedoneOut)
+def redo(story: Story = Depends(adventure_story)) -> RedoneOut:
+    return _state(RedoneOut, story, redone=ActionView.of(story.redo()))
 
 
-@router.get("/api/adventures/{adventure_id}/takes")
-def takes(
-    story: Story = Depends(adventure_story),
-) -> dict[str, Any]:
-    return {"takes": [action_view(t) for t in story.takes()]}
+@router.get("/api/adventures/{adventure_id}/takes", response_model=TakesOut)
+def takes(story: Story = Depends(adventure_story)) -> TakesOut:
+    return TakesOut.model_validate({"takes": [ActionView.of(t) for t in story.takes()]})
 
 
-@router.post("/api/adventures/{adventure_id}/switch-take")
-def switch_take(
-    body: TakeIn,
-    story: Story = Depends(adventure_story),
-) -> dict[str, Any]:
+@router.post("/api/adventures/{adventure_id}/switch-take", response_model=StateOut)
+def switch_take(body: TakeIn, story: Story = Depends(adventure_story)) -> StateOut:
     story.switch_take(body.take)
-    return _state(story)
+    return _state(StateOut, story)
 
 
-@router.patch("/api/actions/{action_id}")
-def edit_action(
-    action_id: RowId, body: TextIn, story: Story = Depends(action_story)
-) -> dict[str, Any]:
-    return action_view(story.edit(action_id, body.text))
+@router.patch("/api/actions/{action_id}", response_model=ActionOut)
+def edit_action(action_id: RowId, body: TextIn, story: Story = Depends(action_story)) -> ActionView:
+    return ActionView.of(story.edit(action_id, body.text))
 
 
-@router.delete("/api/actions/{action_id}")
-def delete_action(action_id: RowId, story: Story = Depends(action_story)) -> dict[str, Any]:
+@router.delete("/api/actions/{action_id}", response_model=DeletedOut)
+def delete_action(action_id: RowId, story: Story = Depends(action_story)) -> DeletedOut:
     removed = story.delete(action_id)
-    return _state(story, deleted=[r.id for r in removed])
+    return _state(DeletedOut, story, deleted=[r.id for r in removed])
 
 
-@router.post("/api/actions/{action_id}/fork", status_code=201)
+@router.post("/api/actions/{action_id}/fork", status_code=201, response_model=ForkedOut)
 def fork(
     action_id: RowId,
     body: ForkIn = Body(ForkIn()),
     story: Story = Depends(action_story),
-) -> dict[str, Any]:
+) -> ForkedOut:
     branch = story.fork(action_id, body.name)
-    return _state(story, branch={"id": branch.id, "name": branch.name})
+    return _state(ForkedOut, story, branch=BranchRef(id=branch.id, name=branch.name))
 
 
-@router.post("/api/adventures/{adventure_id}/switch-branch")
-def switch_branch(
-    body: BranchIn,
-    story: Story = Depends(adventure_story),
-) -> dict[str, Any]:
+@router.post("/api/adventures/{adventure_id}/switch-branch", response_model=StateOut)
+def switch_branch(body: BranchIn, story: Story = Depends(adventure_story)) -> StateOut:
     story.switch_branch(body.branch_id)
-    return _state(story)
+    return _state(StateOut, story)
 
 
-@router.get("/api/adventures/{adventure_id}/tree")
-def tree(story: Story = Depends(adventure_story)) -> dict[str, Any]:
+@router.get("/api/adventures/{adventure_id}/tree", response_model=TreeOut)
+def tree(story: Story = Depends(adventure_story)) -> TreeView:
     return story.tree()

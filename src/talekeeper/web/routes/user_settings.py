@@ -33,29 +33,40 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Request
-from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.providers.base import split_userinfo, without_userinfo
 from talekeeper.services import diagnostics
-from talekeeper.services.detect import ServerKind, detect
+from talekeeper.services.detect import LocalServer, detect
+from talekeeper.services.diagnostics import ConnectionTest
+from talekeeper.setting_values import Setting
 from talekeeper.settings import (
     EMBEDDED,
     EXTRACTIVE,
     NO_EMBEDDINGS,
     REGISTRY,
     SERVER_OWNED,
-    Setting,
     Settings,
     per_user_setting,
 )
 from talekeeper.web.deps import DB, runtime, user_id
 from talekeeper.web.errors import NOT_JSON
+from talekeeper.web.schemas.settings import (
+    ConnectionTestOut,
+    EndpointModelsOut,
+    LocalServerOut,
+    SavedSettingsOut,
+    SettingOut,
+    SettingsOut,
+    SettingValue,
+    SpecialValueOut,
+)
 
 router = APIRouter(prefix="/api/settings", tags=["settings"])
 
@@ -80,28 +91,6 @@ ENDPOINT_KEYS = ("endpoint_url", "api_key", "timeout")
 NO_MODELS = {"model": EMBEDDED, "summary_model": "", "embedding_model": EMBEDDED}
 
 
-class SavedSettings(BaseModel):
-    values: dict[str, Any]  # as ``_public`` shows them
-    overridden: list[str]  # the keys the player has set
-
-
-class SettingsView(SavedSettings):
-    settings: list[dict[str, Any]]  # each per-user setting described
-
-
-class EndpointModels(BaseModel):
-    endpoint: str  # the URL asked, without its credentials
-    models: list[str]
-    error: str | None
-    latency_ms: float | None
-
-
-class LocalServerView(BaseModel):
-    url: str  # the endpoint URL to save, ending in /v1
-    kind: ServerKind
-    models: list[str]
-
-
 class EndpointServerWide(TalekeeperError):
     status = 403
     code = "endpoint_server_wide"
@@ -121,7 +110,7 @@ def _endpoint_allowed(rt: Runtime, body: Any) -> None:
         raise EndpointServerWide()
 
 
-def _overrides(body: Any) -> dict[str, Any]:
+def _overrides(body: Any) -> dict[str, object]:
     if body is None:
         return {}
     if isinstance(body, bytes):  # FastAPI hands over raw bytes when the Content-Type is not JSON
@@ -131,7 +120,7 @@ def _overrides(body: Any) -> dict[str, Any]:
     return body
 
 
-def _unsaved(body: Any, defaults: Settings) -> dict[str, Any]:
+def _unsaved(body: Any, defaults: Settings) -> dict[str, object]:
     """A body of unsaved values, ``null`` standing for the server default (as in a PATCH)."""
     values = dict(_overrides(body))
     for key, raw in values.items():
@@ -143,7 +132,7 @@ def _unsaved(body: Any, defaults: Settings) -> dict[str, Any]:
     return values
 
 
-def _public(settings: Settings) -> dict[str, Any]:
+def _public(settings: Settings) -> dict[str, SettingValue]:
     """The values a client may see: no key, and an endpoint URL without credentials."""
     values = settings.public()
     values["endpoint_url"] = without_userinfo(settings.endpoint_url)
@@ -156,7 +145,7 @@ def _same_endpoint(a: Settings, b: Settings) -> bool:
 
 
 def _trying(
-    body: Any, saved: Settings, defaults: Settings, extra: dict[str, Any] | None = None
+    body: Any, saved: Settings, defaults: Settings, extra: Mapping[str, object] | None = None
 ) -> tuple[Settings, bool]:
     """The settings to try unsaved values with (``saved`` with the body's values and
     ``extra`` applied), and whether their endpoint is the saved one.
@@ -177,26 +166,26 @@ def _trying(
     return settings, _same_endpoint(settings, saved)
 
 
-def _describe(setting: Setting, defaults: Settings) -> dict[str, Any]:
+def _describe(setting: Setting, defaults: Settings) -> SettingOut:
     special = MODEL_SETTINGS.get(setting.key)
-    default = getattr(defaults, setting.key)
-    if setting.url:
+    default: SettingValue = getattr(defaults, setting.key)
+    if setting.url and isinstance(default, str):
         default = without_userinfo(default)
-    return {
-        "key": setting.key,
-        "env": setting.env,
-        "type": setting.kind.__name__,
-        "help": setting.help,
-        "accepts": setting.accepts(),
-        "choices": list(setting.choices),
-        "secret": setting.secret,
-        "minimum": setting.minimum,
-        "maximum": setting.maximum,
+    return SettingOut(
+        key=setting.key,
+        env=setting.env,
+        type=setting.kind.__name__,
+        help=setting.help,
+        accepts=setting.accepts(),
+        choices=list(setting.choices),
+        secret=setting.secret,
+        minimum=setting.minimum,
+        maximum=setting.maximum,
         # The server's value, which a reset goes back to; a secret's stays unsaid.
-        "default": None if setting.secret else default,
-        "names_model": special is not None,
-        "special": [{"value": v, "means": m} for v, m in special or ()],
-    }
+        default=None if setting.secret else default,
+        names_model=special is not None,
+        special=[SpecialValueOut(value=v, means=m) for v, m in special or ()],
+    )
 
 
 @router.get("")
@@ -204,9 +193,9 @@ def read_settings(
     session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
-) -> SettingsView:
+) -> SettingsOut:
     stored = rt.stored_overrides(session, uid)
-    return SettingsView(
+    return SettingsOut(
         values=_public(rt.effective(stored)),
         overridden=sorted(stored),
         settings=[_describe(s, rt.settings) for s in REGISTRY if s.per_user],
@@ -219,7 +208,7 @@ def update_settings(
     session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
-) -> SavedSettings:
+) -> SavedSettingsOut:
     """Set per-user values; ``null`` removes an override (back to the server's default)."""
     _endpoint_allowed(rt, body)
     changes = _overrides(body)
@@ -232,13 +221,13 @@ def update_settings(
     merged = rt.settings.with_overrides({**stored, **kept})  # validates values and combination
     parsed = {key: getattr(merged, key) for key in kept}
     rt.save_overrides(session, uid, {**parsed, **dict.fromkeys(cleared)})
-    return SavedSettings(values=_public(merged), overridden=sorted(set(stored) | set(kept)))
+    return SavedSettingsOut(values=_public(merged), overridden=sorted(set(stored) | set(kept)))
 
 
 @router.get("/models")
 async def endpoint_models(
     uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
-) -> EndpointModels:
+) -> EndpointModelsOut:
     """The model names the saved endpoint offers."""
     settings = await asyncio.to_thread(rt.settings_for, uid)
     return await _models(rt, settings, saved=True)
@@ -247,7 +236,7 @@ async def endpoint_models(
 @router.post("/models")
 async def endpoint_models_unsaved(
     body: Any = Body(None), uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
-) -> EndpointModels:
+) -> EndpointModelsOut:
     """The same, for unsaved values in the body (the endpoint URL, the key, the timeout)."""
     _endpoint_allowed(rt, body)
     _unsaved(body, rt.settings)  # every value checked as a save would check it
@@ -257,16 +246,21 @@ async def endpoint_models_unsaved(
     return await _models(rt, probe, saved=saved)
 
 
-async def _models(rt: Runtime, settings: Settings, *, saved: bool) -> EndpointModels:
+async def _models(rt: Runtime, settings: Settings, *, saved: bool) -> EndpointModelsOut:
     provider = rt.endpoint_provider(settings, saved=saved) if settings.endpoint_url else None
     found = await diagnostics.endpoint_models(provider)
-    return EndpointModels(endpoint=without_userinfo(settings.endpoint_url), **found)
+    return EndpointModelsOut(
+        endpoint=without_userinfo(settings.endpoint_url),
+        models=list(found.models),
+        error=found.error,
+        latency_ms=found.latency_ms,
+    )
 
 
-@router.get("/detect")
+@router.get("/detect", response_model=list[LocalServerOut])
 async def detect_local_servers(
     request: Request, uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
-) -> list[LocalServerView]:
+) -> list[LocalServer]:
     """The model servers answering on this machine's usual loopback ports
     (``services.detect``); refused where the endpoint is the server's to choose, since a
     player could not switch to one anyway."""
@@ -274,14 +268,13 @@ async def detect_local_servers(
         raise EndpointServerWide()
     server = request.scope.get("server")
     own = (rt.settings.port, server[1] if server else None)
-    found = await detect(rt.settings.detect_port_list, own)
-    return [LocalServerView(url=s.url, kind=s.kind, models=s.models) for s in found]
+    return await detect(rt.settings.detect_port_list, own)
 
 
-@router.post("/test-connection")
+@router.post("/test-connection", response_model=ConnectionTestOut)
 async def test_connection(
     body: Any = Body(None), uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
-) -> dict[str, Any]:
+) -> ConnectionTest:
     """A short real generation and an embedding with the saved settings, or with unsaved
     values given in the body (so the settings page can test before saving)."""
     _endpoint_allowed(rt, body)

@@ -6,7 +6,7 @@ was shown). Every section appears, with its tokens: an empty one says why it
 is empty, so the player can see what the narrator did *not* get. Its cards are the
 Story Cards section's, in its order: an always-on card says so (``always_on``, no
 keyword), a fired one names its keyword, where it appeared and, when the card has
-secondary keywords, its rule and those that held (``FiredCard.public``). The
+secondary keywords, its rule and those that held (``CardPart``). The
 ``knowledge`` section carries the library passages that went in (``passages``: source,
 place, scores); ``knowledge`` at the top level adds the sources searched, the query, the
 weights and the runners-up (``services.library.search``). ``tokens.prompt_evaluated`` is what
@@ -14,16 +14,24 @@ the narrator had to evaluate of the prompt after the prefix its cache kept from 
 prompt (``prompt_cached``; ``services.prefix``), ``timings.first_token_ms`` the wait before
 the first word. ``layout`` names the context layout in use and, for ``cache``, where the
 floating sections went (``floating``: the depth of the action each went before, how many
-actions before the end that is, and its text's digest) and the history's first depth: the
-next turn reads it back to keep what it can in place (``services.context.Placement``).
+actions before the end that is, and its text's digest), the history's first depth and the
+cards the Story Cards section held. It is shown, never read back by a turn: the next turn
+reads the same placement from its own record (``services.placement_record``).
+
+The snapshot is a stored data format (in users' databases and in export files), declared
+as pydantic models in ``insights.stored`` (``Snapshot``; its invariants are there):
+``snapshot`` builds one, ``dumps`` writes it, ``loads`` reads one of any version back. A
+stored text that is not a snapshot this version can read (not JSON, not an object, a value
+of the wrong kind) reads as None: reading never raises.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
-from talekeeper.providers.base import Completion
+from pydantic import ValidationError
+
 from talekeeper.providers.voice import EDIT_MEANINGS, Edit
 from talekeeper.services.context import (
     AUTHORS_NOTE_DEPTH,
@@ -33,11 +41,38 @@ from talekeeper.services.context import (
     ContextLayout,
     ContextReport,
 )
-from talekeeper.services.context_inputs import ContextInputs
+from talekeeper.services.insights.stored import (
+    INSIGHTS_VERSION,
+    BudgetPart,
+    CardPart,
+    HistoryPart,
+    KnowledgePart,
+    LayoutPart,
+    MemoriesPart,
+    PassagePart,
+    RepairPart,
+    SectionPart,
+    Snapshot,
+    TokensPart,
+)
 from talekeeper.services.library.search import KnowledgeResult
-from talekeeper.services.memory.base import Retrieval
-from talekeeper.services.models import ModelSet
-from talekeeper.services.prefix import PrefixUse
+
+if TYPE_CHECKING:  # parameter types only: context_inputs reads the story tree, which reads this
+    from talekeeper.providers.base import Completion
+    from talekeeper.services.context_inputs import ContextInputs
+    from talekeeper.services.memory.base import Retrieval
+    from talekeeper.services.models import ModelSet
+    from talekeeper.services.prefix import PrefixUse
+
+__all__ = [
+    "INSIGHTS_VERSION",
+    "CardPart",
+    "LayoutPart",
+    "Snapshot",
+    "dumps",
+    "loads",
+    "snapshot",
+]
 
 SECTION_ORDER = (*FIXED_ORDER, "history", "authors_note", "player_action")
 SECTION_TITLES = {
@@ -76,9 +111,54 @@ def snapshot(
     done: Completion | None,
     knowledge: KnowledgeResult | None = None,
     prefix: PrefixUse | None = None,
-) -> dict[str, Any]:
+    *,
+    dry_run: bool = False,
+) -> Snapshot:
     assert inputs.built is not None
     report = inputs.built.report
+    return Snapshot(
+        version=INSIGHTS_VERSION,
+        sections=_sections(report, knowledge),
+        memories=MemoriesPart.model_validate(retrieval),
+        knowledge=KnowledgePart.of(knowledge or KnowledgeResult(note="no library attached")),
+        cards=[CardPart.of(f) for f in inputs.cards],
+        history=HistoryPart(
+            kept=len(report.history_kept),
+            dropped=len(report.history_dropped),
+            unread_older=inputs.more_history,
+            cut_action_id=report.history_cut,
+            first_kept_action_id=report.history_kept[0] if report.history_kept else None,
+        ),
+        budget=BudgetPart(
+            context_tokens=models.context_tokens,
+            reply_tokens=models.reply_tokens,
+            reserved=inputs.reserved,
+            available=inputs.budget,
+            used=report.used,
+        ),
+        model=models.narrator.model,
+        mode=models.mode,
+        tokenizer=inputs.counter.name,
+        timings=dict(timings),
+        tokens=TokensPart(
+            prompt=done.tokens_in if done and done.tokens_in is not None else report.used,
+            reply=done.tokens_out if done else None,
+            prompt_evaluated=prefix.evaluated if prefix else None,
+            prompt_cached=prefix.cached if prefix else None,
+            prompt_evaluated_by=prefix.by.value if prefix else None,
+        ),
+        layout=LayoutPart.of(report, inputs.cards_held),
+        repairs=[
+            RepairPart(kind=kind, meaning=EDIT_MEANINGS[Edit(kind)])
+            for kind in (done.repairs if done else ())
+        ],
+        retry_of=inputs.retry_of,
+        branch_id=inputs.branch_id,
+        dry_run=dry_run,
+    )
+
+
+def _sections(report: ContextReport, knowledge: KnowledgeResult | None) -> list[SectionPart]:
     by_name = {s.name: s for s in report.sections}
     dropped = len(report.history_dropped)
     sections = []
@@ -97,72 +177,20 @@ def snapshot(
                 reason = f"the {len(report.history_kept)} newest actions that fit" + (
                     f"; {dropped} older ones dropped for budget" if dropped else ""
                 )
-        sections.append(
-            {
-                "name": name,
-                "title": SECTION_TITLES[name],
-                "tokens": section.tokens if section else 0,
-                "text": section.text if section else "",
-                "reason": reason,
-                "cut": bool(section and section.cut),
-            }
+        part = SectionPart(
+            name=name,
+            title=SECTION_TITLES[name],
+            tokens=section.tokens if section else 0,
+            text=section.text if section else "",
+            reason=reason,
+            cut=bool(section and section.cut),
         )
         if name == "knowledge":  # the passages themselves, with their sources and scores
-            sections[-1]["passages"] = [
-                h.public() for h in (knowledge.used if knowledge else []) if h.in_context
-            ]
-    return {
-        "sections": sections,
-        "memories": retrieval.insights(),
-        "knowledge": (knowledge or KnowledgeResult(note="no library attached")).insights(),
-        "cards": [f.public() for f in inputs.cards],
-        "history": {
-            "kept": len(report.history_kept),
-            "dropped": dropped,
-            "unread_older": inputs.more_history,
-            "cut_action_id": report.history_cut,
-            "first_kept_action_id": report.history_kept[0] if report.history_kept else None,
-        },
-        "budget": {
-            "context_tokens": models.context_tokens,
-            "reply_tokens": models.reply_tokens,
-            "reserved": inputs.reserved,
-            "available": inputs.budget,
-            "used": report.used,
-        },
-        "model": models.narrator.model,
-        "mode": models.mode,
-        "tokenizer": inputs.counter.name,
-        "timings": dict(timings),
-        "tokens": {
-            "prompt": (done.tokens_in if done and done.tokens_in is not None else report.used),
-            "reply": done.tokens_out if done else None,
-            # What the model had to evaluate after the prefix it kept from the previous
-            # prompt (``services.prefix``): the wait before the first word.
-            "prompt_evaluated": prefix.evaluated if prefix else None,
-            "prompt_cached": prefix.cached if prefix else None,
-            "prompt_evaluated_by": prefix.by.value if prefix else None,
-        },
-        "layout": layout(report, inputs.cards_held),
-        # What the embedded placeholder's reply needed (``providers.voice``); [] otherwise.
-        "repairs": [
-            {"kind": kind, "meaning": EDIT_MEANINGS[Edit(kind)]}
-            for kind in (done.repairs if done else ())
-        ],
-        "retry_of": inputs.retry_of,
-        "branch_id": inputs.branch_id,
-        "dry_run": False,
-    }
-
-
-def layout(report: ContextReport, cards_held: list[int]) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": report.layout.value}
-    if report.placement is not None:
-        out.update(report.placement.public())
-        out["cards_held"] = cards_held  # the Story Cards section's (not the new ones)
-        for name, spot in out["floating"].items():
-            spot["actions_before_end"] = report.actions_back(name)
-    return out
+            hits = knowledge.used if knowledge else []
+            passages = [PassagePart.model_validate(h) for h in hits if h.in_context]
+            part = part.model_copy(update={"passages": passages})
+        sections.append(part)
+    return sections
 
 
 def _floating_reason(name: str, reason: str, report: ContextReport) -> str:
@@ -181,5 +209,15 @@ def _floating_reason(name: str, reason: str, report: ContextReport) -> str:
     return f"{reason}; {where}"
 
 
-def dumps(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+def dumps(data: Snapshot) -> str:
+    """The stored text: compact JSON of the keys set (``Part.public``)."""
+    return json.dumps(data.public(), ensure_ascii=False, separators=(",", ":"))
+
+
+def loads(text: str) -> Snapshot | None:
+    """A stored snapshot, whichever version wrote it; None for text that is not one this
+    version can read."""
+    try:
+        return Snapshot.model_validate_json(text)
+    except ValidationError:
+        return None

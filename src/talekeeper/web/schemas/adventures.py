@@ -1,0 +1,101 @@
+"""What the scenario, adventure and story card routes answer.
+
+Read from ``services.scenarios``, ``services.adventures`` and ``services.cards``. An
+adventure's answer carries where the player stands (``StateOut``: ``head``,
+``awaiting_reply``, ``can_redo``, ``branch_id``) at its top level, beside what the
+adventure is made of; its ``scene`` is the one ``GET .../scene`` answers.
+"""
+
+from __future__ import annotations
+
+from talekeeper.services.cards import SecondaryRule
+from talekeeper.web.schemas.common import Out, Timestamp
+from talekeeper.web.schemas.memory import SceneOut
+from talekeeper.web.schemas.story import StateOut
+
+
+class CardFields(Out):
+    """What a story card holds, as the API answers it (see ``CardOut``, ``lore.LoreCard``)."""
+
+    name: str
+    type: str
+    keywords: list[str]
+    entry: str
+    notes: str
+    always_on: bool
+    secondary_keywords: list[str]
+    secondary_rule: SecondaryRule
+
+
+class CardOut(CardFields):
+    id: int
+
+
+class DeletedIdOut(Out):
+    """The id of what was deleted."""
+
+    deleted: int
+
+
+class ScenarioListedOut(Out):
+    """A scenario in the list; ``cards``: how many an adventure made from it starts with."""
+
+    id: str
+    title: str
+    genre: str
+    description: str
+    persona: dict[str, str]
+    cards: int
+
+
+class ScenarioOut(Out):
+    """A scenario; ``story_cards``: the cards an adventure made from it starts with."""
+
+    id: str
+    title: str
+    genre: str
+    description: str
+    opening: str
+    ai_instructions: str
+    plot_essentials: str
+    authors_note: str
+    persona: dict[str, str]
+    story_cards: list[CardFields]
+
+
+class AdventureSummaryOut(Out):
+    id: int
+    title: str
+    scenario: str | None  # the scenario's id, when it was made from one
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class ListedAdventureOut(AdventureSummaryOut):
+    length: int | None  # null when the adventure has no usable current branch
+
+
+class PersonaOut(Out):
+    name: str
+    pronouns: str
+    description: str
+
+
+class AdventureSettingsOut(AdventureSummaryOut):
+    """What an adventure is made of, without where the player stands in it."""
+
+    persona: PersonaOut
+    ai_instructions: str
+    plot_essentials: str
+    authors_note: str
+    story_summary: str
+    auto_summarize: bool
+    memory_bank: bool
+    scene: SceneOut
+    current_branch_id: int | None
+
+
+# StateOut first among the bases: pydantic orders fields from the last base to the first,
+# which keeps the keys in the order the API has always written them.
+class AdventureOut(StateOut, AdventureSettingsOut):
+    length: int  # the actions on the current path, the opening included
