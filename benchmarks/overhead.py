@@ -30,9 +30,9 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
-from talekeeper.services import adventures
-from talekeeper.services.cards import CardMatcher
-from talekeeper.services.models import ModelSet
+from talekeeper.services.cards.rules import CardMatcher
+from talekeeper.services.endpoints.models import ModelSet
+from talekeeper.services.story import adventures
 from talekeeper.settings import DEFAULT_CONTEXT_TOKENS, load_settings
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action, Branch, Memory, StoryCard

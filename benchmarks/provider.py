@@ -3,7 +3,7 @@ to ``docs/benchmarks.md``.
 
     .venv/bin/python -m benchmarks.provider [--write docs/benchmarks.md]
 
-The figures are the command's own (``services.bench``), on the settings of the
+The figures are the command's own (``services.endpoints.bench``), on the settings of the
 environment (``TALEKEEPER_MODEL`` and the rest; the embedded default when none are set).
 The embedded narrator's native llama.cpp build keeps a section of its own beside the
 portable one's, so the two can be compared.
@@ -17,7 +17,7 @@ import sys
 from benchmarks.kit.report import arguments, machine_description, publish
 
 from talekeeper.bootstrap import Runtime
-from talekeeper.services.bench import ProviderBench, bench_provider
+from talekeeper.services.endpoints.bench import ProviderBench, bench_provider
 from talekeeper.settings import load_settings
 
 

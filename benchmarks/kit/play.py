@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from benchmarks.kit.runtime import Player
 
-from talekeeper.services import adventures
-from talekeeper.services.story_view import ActionView
+from talekeeper.services.story import adventures
+from talekeeper.services.story.view import ActionView
 from talekeeper.storage.db import session_scope
 
 

@@ -19,11 +19,11 @@ import numpy as np
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.tokens import BpeCounter, TokenCounter
 from talekeeper.providers.base import Chunk, Completion, CompletionRequest, Embeddings, ProviderInfo
-from talekeeper.services.ai_calls import LoggedModel
+from talekeeper.services.endpoints.ai_calls import LoggedModel
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.memory.authority import classify
 from talekeeper.services.memory.cache import pack
 from talekeeper.services.memory.terms import term_set
-from talekeeper.services.models import ModelSet
 
 Row = dict[str, Any]
 EMBED_DIM = 384  # all-MiniLM-L6-v2's, the shipped embedder

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from talekeeper.services.bench import machine_description
+from talekeeper.services.endpoints.bench import machine_description
 
 __all__ = ["Clock", "arguments", "machine_description", "publish", "pyplot", "write_section"]
 

@@ -26,8 +26,8 @@ import numpy as np
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.providers.base import Provider
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.memory.service import MemorySystem
-from talekeeper.services.models import ModelSet
 from talekeeper.settings import load_settings
 from talekeeper_testkit.double import ModelDouble
 

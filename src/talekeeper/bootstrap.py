@@ -42,10 +42,11 @@ from talekeeper.core.errors import NotFound
 from talekeeper.providers.base import Provider
 from talekeeper.providers.embedded import DEFAULT_N_CTX, EmbeddedProvider
 from talekeeper.providers.openai_compat import OpenAICompatProvider, shared_client
-from talekeeper.services.ai_calls import CallRecord, LoggedModel
+from talekeeper.services.common.limits import quoted
+from talekeeper.services.endpoints.ai_calls import CallRecord, LoggedModel
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.library.indexer import LibraryIndexer
 from talekeeper.services.library.search import KnowledgeSearch
-from talekeeper.services.limits import quoted
 from talekeeper.services.memory.base import MemoryService, NullMemory
 from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.passes.runner import Runner
@@ -54,10 +55,9 @@ from talekeeper.services.memory.queue import QueuedWork
 from talekeeper.services.memory.service import MemorySystem
 from talekeeper.services.memory.snapshot import Snapshots
 from talekeeper.services.memory.worker import Worker
-from talekeeper.services.models import ModelSet
-from talekeeper.services.prefix import Belief, PromptPrefixes
-from talekeeper.services.scenarios import Scenario, load_scenarios
-from talekeeper.services.turns import TurnRunner
+from talekeeper.services.prompt.prefix import Belief, PromptPrefixes
+from talekeeper.services.story.scenarios import Scenario, load_scenarios
+from talekeeper.services.story.turns import TurnRunner
 from talekeeper.settings import (
     DEFAULT_CONTEXT_TOKENS,
     EMBEDDED,
@@ -116,7 +116,7 @@ def memory_system(
 
 def prefix_belief(settings: Settings, engine: Engine) -> Belief:
     """When a model server's own count of the prompt it kept is told to a player
-    (``services.prefix``): it measures against whatever prompt the server saw last, so only
+    (``services.prompt.prefix``): it measures against whatever prompt the server saw last, so only
     where that can only be the same player's."""
     if settings.auth is AuthMode.NONE:
         return Belief.ALWAYS  # one local player

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from talekeeper.core.errors import ConfigurationError
 from talekeeper.providers.base import without_userinfo
-from talekeeper.services.detect import parse_ports
+from talekeeper.services.endpoints.detect import parse_ports
 
 # A model name, or an endpoint URL without its credentials, is kept with every AI call and
 # every memory written, in columns of this many characters (PostgreSQL enforces them).

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from talekeeper.core.errors import ConfigurationError
-from talekeeper.services.context import ContextLayout
-from talekeeper.services.detect import DEFAULT_PORTS, parse_ports
+from talekeeper.services.endpoints.detect import DEFAULT_PORTS, parse_ports
+from talekeeper.services.endpoints.models import ContextLayout
 from talekeeper.setting_values import (
     ENV_PREFIX,
     ProxyNetwork,

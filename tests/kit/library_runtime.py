@@ -18,12 +18,12 @@ from tests.kit.accounts import CHEAP, PASSWORD
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.tokens import BpeCounter
-from talekeeper.services import adventures
 from talekeeper.services.accounts.users import create_user
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.library import store
 from talekeeper.services.library.indexer import LibraryIndexer
 from talekeeper.services.memory.base import NullMemory
-from talekeeper.services.models import ModelSet
+from talekeeper.services.story import adventures
 from talekeeper.storage import fulltext
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import LibraryPassage, LibrarySource

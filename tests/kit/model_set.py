@@ -7,9 +7,8 @@ from __future__ import annotations
 import httpx
 
 from talekeeper.providers.openai_compat import OpenAICompatProvider
-from talekeeper.services.ai_calls import LoggedModel
-from talekeeper.services.context import ContextLayout
-from talekeeper.services.models import ModelSet
+from talekeeper.services.endpoints.ai_calls import LoggedModel
+from talekeeper.services.endpoints.models import ContextLayout, ModelSet
 
 
 def models(mode: str, context_tokens: int, layout: ContextLayout = ContextLayout.CACHE) -> ModelSet:

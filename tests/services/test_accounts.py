@@ -23,7 +23,7 @@ from tests.kit.account_service import FAST, T0, CountingHasher, add, sign_in
 from tests.kit.accounts import PASSWORD
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import accounts, adventures
+from talekeeper.services import accounts
 from talekeeper.services.accounts import (
     SESSION_DAYS,
     AccountDisabled,
@@ -36,6 +36,7 @@ from talekeeper.services.accounts import (
     WrongCredentials,
 )
 from talekeeper.services.memory.base import NullMemory
+from talekeeper.services.story import adventures
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Adventure, AuthSession, User
 from talekeeper.storage.repositories.users import UserRepository

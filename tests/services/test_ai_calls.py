@@ -10,7 +10,7 @@ import pytest
 from talekeeper.core.errors import ProviderError
 from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.providers.openai_compat import OpenAICompatProvider
-from talekeeper.services.ai_calls import CallRecord, LoggedModel
+from talekeeper.services.endpoints.ai_calls import CallRecord, LoggedModel
 from talekeeper_testkit.double import ModelDouble
 
 pytestmark = pytest.mark.no_database

@@ -13,7 +13,7 @@ import pytest
 from tests.services.library import builders
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import archives
+from talekeeper.services.common import archives
 from talekeeper.services.library import read_document
 
 pytestmark = pytest.mark.no_database

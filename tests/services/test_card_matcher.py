@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from talekeeper.services import adventures
-from talekeeper.services.card_match import _IOTA, WORD, CardKeys, fold, keyword_in, matcher_for
-from talekeeper.services.cards import CardView, FiredCard, fired_cards, fired_in
+from talekeeper.services.cards.match import _IOTA, WORD, CardKeys, fold, keyword_in, matcher_for
+from talekeeper.services.cards.rules import CardView, FiredCard, fired_cards, fired_in
 from talekeeper.services.memory.base import NullMemory
-from talekeeper.services.tree import Story
+from talekeeper.services.story import adventures
+from talekeeper.services.story.tree import Story
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Adventure, StoryCard, User
 

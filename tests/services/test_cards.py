@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services.cards import (
+from talekeeper.services.cards.rules import (
     CardView,
     SecondaryRule,
     cards_section,

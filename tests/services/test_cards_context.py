@@ -12,12 +12,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.kit.model_set import models
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import adventures, insights
-from talekeeper.services.cards import SecondaryRule, turn_cards
-from talekeeper.services.context_inputs import ContextInputs, gather
+from talekeeper.services.cards.rules import SecondaryRule, turn_cards
 from talekeeper.services.memory.base import NullMemory, Retrieval
-from talekeeper.services.scenarios import parse_scenario
-from talekeeper.services.tree import Story
+from talekeeper.services.prompt import insights
+from talekeeper.services.prompt.inputs import ContextInputs, gather
+from talekeeper.services.story import adventures
+from talekeeper.services.story.scenarios import parse_scenario
+from talekeeper.services.story.tree import Story
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
 

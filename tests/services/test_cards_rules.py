@@ -14,8 +14,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from talekeeper.services.card_match import SPACELESS, fold, keyword_in
-from talekeeper.services.cards import (
+from talekeeper.services.cards.match import SPACELESS, fold, keyword_in
+from talekeeper.services.cards.rules import (
     CardView,
     FiredCard,
     SecondaryRule,
@@ -23,7 +23,7 @@ from talekeeper.services.cards import (
     fired_cards,
     in_section,
 )
-from talekeeper.services.insights import CardPart
+from talekeeper.services.prompt.insights import CardPart
 
 pytestmark = pytest.mark.no_database
 

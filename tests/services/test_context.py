@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from talekeeper.core.tokens import CharCounter
-from talekeeper.services.context import (
+from talekeeper.services.prompt.context import (
     SEPARATOR,
     HistoryEntry,
     Section,

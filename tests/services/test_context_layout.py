@@ -14,15 +14,15 @@ import random
 import pytest
 
 from talekeeper.core.tokens import CharCounter
-from talekeeper.services import placement_record
-from talekeeper.services.context import (
+from talekeeper.services.endpoints.models import ContextLayout
+from talekeeper.services.prompt import placement as placement_record
+from talekeeper.services.prompt.context import (
     CHUNK_FRACTION,
     FLOATING_ORDER,
     HEAD_SECTIONS,
     MAX_FLOAT_ACTIONS,
     SEPARATOR,
     BuiltContext,
-    ContextLayout,
     HistoryEntry,
     Placement,
     Section,

@@ -1,4 +1,4 @@
-"""Local model servers found on loopback (``services.detect``), against real servers: the
+"""Local model servers found on loopback (``services.endpoints.detect``), against real servers: the
 OpenAI-compatible double, and small servers that answer what a stranger's might."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 from tests.kit.strangers import NESTED, Answer, Stranger, send
 
-from talekeeper.services.detect import (
+from talekeeper.services.endpoints.detect import (
     MAX_ANSWER,
     MAX_MODELS,
     TIMEOUT,

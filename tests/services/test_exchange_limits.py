@@ -21,7 +21,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.kit.exchange import T0, T1, action, counts, version_2_file
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import exchange, limits
+from talekeeper.services import exchange
+from talekeeper.services.common import limits
 from talekeeper.services.exchange.fileformat import MAX_NESTING
 from talekeeper.services.memory.base import MemoryService, NullMemory
 from talekeeper.storage.db import session_scope

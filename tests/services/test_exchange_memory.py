@@ -19,9 +19,9 @@ from tests.kit.exchange import T1, counts, version_2_file
 from tests.kit.memory import settle
 
 from talekeeper.services import exchange
-from talekeeper.services.adventures import COMPONENTS, SUMMARY, TOGGLES
 from talekeeper.services.exchange.fileformat import SECTIONS, AdventureMeta, LegacyAdventureMeta
 from talekeeper.services.memory.base import NullMemory
+from talekeeper.services.story.adventures import COMPONENTS, SUMMARY, TOGGLES
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import User
 from talekeeper.storage.repositories.memory import MemoryRepository

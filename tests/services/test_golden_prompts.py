@@ -16,12 +16,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.kit.model_set import models
 
 from talekeeper.core.tokens import BpeCounter
-from talekeeper.services import adventures
-from talekeeper.services.context import ContextLayout
-from talekeeper.services.context_inputs import gather
+from talekeeper.services.endpoints.models import ContextLayout
 from talekeeper.services.memory.base import NullMemory, Retrieval, UsedMemory
-from talekeeper.services.scenarios import load_scenarios
-from talekeeper.services.tree import Story
+from talekeeper.services.prompt.inputs import gather
+from talekeeper.services.story import adventures
+from talekeeper.services.story.scenarios import load_scenarios
+from talekeeper.services.story.tree import Story
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
 

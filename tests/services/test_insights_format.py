@@ -1,4 +1,4 @@
-"""The stored Insights format (``services.insights.Snapshot``): a snapshot of any version
+"""The stored Insights format (``services.prompt.insights.Snapshot``): a snapshot of any version
 reads, writes back exactly as it was stored, and prints; a text that is not one reads as
 None."""
 
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from talekeeper.cli.play import Terminal
-from talekeeper.services import insights
-from talekeeper.services.insights import INSIGHTS_VERSION, Snapshot
+from talekeeper.services.prompt import insights
+from talekeeper.services.prompt.insights import INSIGHTS_VERSION, Snapshot
 
 pytestmark = pytest.mark.no_database
 

@@ -1,4 +1,4 @@
-"""How much of a prompt the model had to evaluate (``services.prefix``): the prefix shared
+"""How much of a prompt the model had to evaluate (``services.prompt.prefix``): the prefix shared
 with the previous prompt to the same model, counted with a real tokenizer."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from talekeeper.core.tokens import BpeCounter, CharCounter
 from talekeeper.providers.base import CompletionRequest, Message
-from talekeeper.services.prefix import (
+from talekeeper.services.prompt.prefix import (
     Belief,
     EvaluatedBy,
     PrefixUse,

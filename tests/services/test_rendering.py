@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from talekeeper.services.rendering import render
+from talekeeper.services.common.rendering import render
 
 pytestmark = pytest.mark.no_database
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services.scenarios import load_scenarios, parse_scenario
+from talekeeper.services.story.scenarios import load_scenarios, parse_scenario
 
 pytestmark = pytest.mark.no_database
 

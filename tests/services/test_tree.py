@@ -7,9 +7,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.lineage import BranchLink, lineage_of, on_lineage
-from talekeeper.services import adventures
 from talekeeper.services.memory.base import NullMemory, StoryChange
-from talekeeper.services.tree import Story
+from talekeeper.services.story import adventures
+from talekeeper.services.story.tree import Story
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
 

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import insert, select, update
 
 from talekeeper.core.clock import utcnow
-from talekeeper.services import limits
+from talekeeper.services.common import limits
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action, Adventure, Branch
 from talekeeper_testkit.double import ModelDouble

@@ -16,9 +16,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import database_url
 
 from talekeeper.core.errors import Conflict
-from talekeeper.services import adventures
 from talekeeper.services.memory.base import NullMemory
-from talekeeper.services.tree import Story
+from talekeeper.services.story import adventures
+from talekeeper.services.story.tree import Story
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope
 from talekeeper.storage.repositories.users import UserRepository

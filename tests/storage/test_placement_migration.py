@@ -12,8 +12,8 @@ from alembic import command
 from sqlalchemy import inspect, text
 from tests.conftest import database_url
 
-from talekeeper.services import placement_record
-from talekeeper.services.context import Placement
+from talekeeper.services.prompt import placement as placement_record
+from talekeeper.services.prompt.context import Placement
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, read_scope
 from talekeeper.storage.repositories.story import StoryRepository

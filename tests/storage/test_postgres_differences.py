@@ -24,9 +24,9 @@ from tests.conftest import LOCAL, database_url, double_settings, make_settings, 
 
 from talekeeper.cli.main import main
 from talekeeper.core.errors import ConfigurationError
-from talekeeper.services import adventures
-from talekeeper.services.limits import MAX_ID
+from talekeeper.services.common.limits import MAX_ID
 from talekeeper.services.memory.base import NullMemory
+from talekeeper.services.story import adventures
 from talekeeper.setting_values import STORED_MAX
 from talekeeper.settings import Settings
 from talekeeper.storage import migrate

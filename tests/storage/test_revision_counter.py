@@ -14,10 +14,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import database_url
 from tests.storage.revision_writer import MODEL
 
-from talekeeper.services import adventures
 from talekeeper.services.memory.bank import clear_other_models, new_memory
 from talekeeper.services.memory.base import NullMemory
 from talekeeper.services.memory.cache import BankCache, pack
+from talekeeper.services.story import adventures
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
 from talekeeper.storage.models import Adventure, Memory

@@ -35,10 +35,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import database_url
 
 from talekeeper.core.clock import utcnow
-from talekeeper.services import adventures
 from talekeeper.services.memory import summary
 from talekeeper.services.memory.bank import new_memory
 from talekeeper.services.memory.base import NullMemory
+from talekeeper.services.story import adventures
 from talekeeper.storage import migrate, vocabulary
 from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
 from talekeeper.storage.models import (
@@ -100,7 +100,7 @@ ALLOWED = {
     ("web/routes/health.py", "ReadyState.OK"): "the readiness probe's answer",
     ("web/routes/health.py", "HealthState.OK"): "the health check's answer",
     # A turn's event ("error"): the name of a server-sent event, never stored.
-    ("services/turns.py", "TurnEventKind.ERROR"): "a turn's failure event",
+    ("services/story/turns.py", "TurnEventKind.ERROR"): "a turn's failure event",
 }
 
 

@@ -19,7 +19,7 @@ from tests.kit.accounts import PASSWORD, add, signed_in
 from tests.kit.web import endpoints, settled, with_admin
 
 from talekeeper.services.accounts import usage
-from talekeeper.services.rendering import PLAYER_TYPES
+from talekeeper.services.common.rendering import PLAYER_TYPES
 from talekeeper.storage.db import read_scope
 from talekeeper.web.app import create_app
 from talekeeper_testkit.double import ModelDouble

@@ -22,7 +22,7 @@ from tests.conftest import LOCAL, make_settings
 from tests.kit.web import endpoints, library_source, post_head, raw, settled
 
 from talekeeper.core.errors import ConfigurationError
-from talekeeper.services.limits import BODY_MAX, IMPORT_BODY_MAX
+from talekeeper.services.common.limits import BODY_MAX, IMPORT_BODY_MAX
 from talekeeper.settings import Settings
 from talekeeper.web.app import create_app
 from talekeeper_testkit.double import ModelDouble

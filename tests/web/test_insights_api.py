@@ -10,7 +10,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
-from talekeeper.services.insights import INSIGHTS_VERSION
+from talekeeper.services.prompt.insights import INSIGHTS_VERSION
 from talekeeper.storage.db import session_scope
 from talekeeper_testkit.double import ModelDouble
 

@@ -12,7 +12,7 @@ from tests.kit.lore import adventure, cards_of, import_lore
 from tests.kit.web import OCTETS
 from tests.services.lore.builders import fixture, png, text_chunk
 
-from talekeeper.services import limits
+from talekeeper.services.common import limits
 from talekeeper.services.lore.fields import MAX_FILE_BYTES
 
 CARD_FIELDS = (

@@ -34,9 +34,9 @@ from tests.kit.web import OCTETS
 from tests.kit.writer_lock import OutsideLock
 from tests.services.lore.builders import fixture, fixture_json, junk_chunks, png, ztxt_chunk
 
-from talekeeper.services import lore_apply
 from talekeeper.services.accounts import create_user
 from talekeeper.services.lore import containers, read_lore
+from talekeeper.services.story import lore_apply
 from talekeeper.storage.db import LOCK_ATTEMPTS, session_scope
 from talekeeper.web.app import create_app
 from talekeeper_testkit.double import ModelDouble

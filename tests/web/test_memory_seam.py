@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.memory.base import (
     NullMemory,
     Retrieval,
@@ -17,7 +18,6 @@ from talekeeper.services.memory.base import (
     StoryChange,
     UsedMemory,
 )
-from talekeeper.services.models import ModelSet
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action
 from talekeeper_testkit.double import ModelDouble

@@ -9,7 +9,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, make_settings
 
-from talekeeper.services.diagnostics import (
+from talekeeper.services.endpoints.diagnostics import (
     CheckFailed,
     ConnectionTest,
     Embedded,

@@ -24,13 +24,13 @@ from benchmarks.recall.play import Player
 from sqlalchemy import select
 
 from talekeeper.core.tokens import TokenCounter
-from talekeeper.services.context_inputs import fills, memory_budget
+from talekeeper.services.prompt.inputs import fills, memory_budget
 from talekeeper.services.memory.bank import Detail
 from talekeeper.services.memory.base import Retrieval
 from talekeeper.services.memory.ranking import Bank, Ranking, lineage_mask, rank
 from talekeeper.services.memory.retrieval import used_memory
 from talekeeper.services.memory.terms import terms
-from talekeeper.services.tree import Story
+from talekeeper.services.story.tree import Story
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Memory
 from talekeeper.storage.repositories.memory_keys import KeyRepository

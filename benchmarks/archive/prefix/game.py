@@ -67,10 +67,10 @@ from talekeeper.providers.base import (
     Provider,
     ProviderInfo,
 )
-from talekeeper.services import adventures
+from talekeeper.services.story import adventures
 from talekeeper.services.library import store
 from talekeeper.services.memory.service import MemorySystem
-from talekeeper.services.prefix import prompt_text, shared_prefix
+from talekeeper.services.prompt.prefix import prompt_text, shared_prefix
 from talekeeper.settings import EXTRACTIVE, REGISTRY, load_settings
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Adventure

@@ -44,8 +44,8 @@ from sqlalchemy import select
 from talekeeper.core.lineage import on_lineage
 from talekeeper.services.memory.ranking import lineage_mask
 from talekeeper.services.memory.terms import terms
-from talekeeper.services.rendering import NARRATION, render
-from talekeeper.services.tree import Story
+from talekeeper.services.common.rendering import NARRATION, render
+from talekeeper.services.story.tree import Story
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Memory
 

@@ -42,9 +42,9 @@ from typing import Any
 from talekeeper.bootstrap import Runtime
 from benchmarks.kit.report import machine_description, publish
 from talekeeper.providers.embedded import NARRATOR_LABEL, EmbeddedProvider
-from talekeeper.services import adventures
+from talekeeper.services.story import adventures
 from talekeeper.services.memory.service import MemorySystem
-from talekeeper.services.scenarios import load_scenarios
+from talekeeper.services.story.scenarios import load_scenarios
 from talekeeper.settings import load_settings
 from talekeeper.storage.db import session_scope
 

@@ -32,8 +32,8 @@ import numpy.typing as npt
 from benchmarks.recall.dense.generator import Statement
 from benchmarks.recall.dense.measure import words
 
+from talekeeper.services.common.rendering import render
 from talekeeper.services.memory.terms import terms
-from talekeeper.services.rendering import render
 
 HYBRID_LEXICAL = 0.75  # the product's LEXICAL_WEIGHT when this benchmark was written
 BLOCK_SIZES = (6, 3)

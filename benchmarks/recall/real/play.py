@@ -40,10 +40,10 @@ from benchmarks.recall.real.questions import Question
 from benchmarks.recall.real.texts import Region, region_units
 
 from talekeeper.core.tokens import TokenCounter
-from talekeeper.services import adventures
+from talekeeper.services.common.rendering import render
 from talekeeper.services.memory.evidence import passages, sentences
 from talekeeper.services.memory.terms import term_set
-from talekeeper.services.rendering import render
+from talekeeper.services.story import adventures
 from talekeeper.storage.db import session_scope
 
 SENTENCE_SHARE = 0.6  # "the evidence sentence mostly there": this share of its terms in a line

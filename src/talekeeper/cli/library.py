@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from talekeeper.cli.common import with_runtime
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services.vocabulary import SourceState
+from talekeeper.services.common.vocabulary import SourceState
 
 if TYPE_CHECKING:  # the services load only when a library command runs
     from talekeeper.services.library.search import Hit
@@ -237,8 +237,8 @@ def _embedding_model(rt: Any, uid: int) -> str | None:
 
 
 def _view(rt: Any, uid: int, source_id: int) -> dict[str, Any]:
+    from talekeeper.services.common.units import read_scope
     from talekeeper.services.library import store
-    from talekeeper.services.units import read_scope
 
     with read_scope(rt.sessions) as session:
         row = store.source(session, uid, source_id)
@@ -289,8 +289,8 @@ def _after_write(view: dict[str, Any]) -> None:
 @_command
 def run_add(settings: Any, args: argparse.Namespace) -> int:
     from talekeeper.core.tokens import BpeCounter
+    from talekeeper.services.common.units import session_scope
     from talekeeper.services.library import store
-    from talekeeper.services.units import session_scope
 
     data = read_file(args.file)
     name = Path(args.file).name
@@ -313,8 +313,8 @@ def run_add(settings: Any, args: argparse.Namespace) -> int:
 
 @_command
 def run_reindex(settings: Any, args: argparse.Namespace) -> int:
+    from talekeeper.services.common.units import session_scope
     from talekeeper.services.library import store
-    from talekeeper.services.units import session_scope
 
     async def work(rt: Any, uid: int) -> int:
         model = await asyncio.to_thread(_embedding_model, rt, uid)
@@ -330,8 +330,8 @@ def run_reindex(settings: Any, args: argparse.Namespace) -> int:
 
 @_command
 def run_list(settings: Any, args: argparse.Namespace) -> int:
+    from talekeeper.services.common.units import read_scope
     from talekeeper.services.library import store
-    from talekeeper.services.units import read_scope
 
     async def work(rt: Any, uid: int) -> int:
         with read_scope(rt.sessions) as session:
@@ -377,9 +377,9 @@ def run_search(settings: Any, args: argparse.Namespace) -> int:
 
 
 def _change_attachment(settings: Any, args: argparse.Namespace, *, attach: bool) -> int:
+    from talekeeper.services.common.units import session_scope
     from talekeeper.services.library import store
-    from talekeeper.services.tree import load_adventure
-    from talekeeper.services.units import session_scope
+    from talekeeper.services.story.tree import load_adventure
 
     async def work(rt: Any, uid: int) -> int:
         with session_scope(rt.sessions) as session:
@@ -416,8 +416,8 @@ def run_detach(settings: Any, args: argparse.Namespace) -> int:
 
 @_command
 def run_remove(settings: Any, args: argparse.Namespace) -> int:
+    from talekeeper.services.common.units import session_scope
     from talekeeper.services.library import store
-    from talekeeper.services.units import session_scope
 
     async def work(rt: Any, uid: int) -> int:
         with session_scope(rt.sessions) as session:

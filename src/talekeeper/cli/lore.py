@@ -69,7 +69,7 @@ def add_reading_options(parser: argparse.ArgumentParser) -> None:
 
 
 def options_of(args: argparse.Namespace) -> Any:
-    from talekeeper.services.lore_apply import ReadOptions
+    from talekeeper.services.story.lore_apply import ReadOptions
 
     return ReadOptions(args.include_disabled, args.split_long, args.move_instructions)
 
@@ -124,9 +124,9 @@ def card_lines(cards: Sequence[CardDraft]) -> list[str]:
 
 
 def run_import(settings: Any, args: argparse.Namespace) -> int:
-    from talekeeper.services import lore_apply
-    from talekeeper.services.tree import load_adventure
-    from talekeeper.services.units import read_scope, session_scope
+    from talekeeper.services.common.units import read_scope, session_scope
+    from talekeeper.services.story import lore_apply
+    from talekeeper.services.story.tree import load_adventure
 
     data = read_file(args.file)
     name = Path(args.file).name
@@ -151,10 +151,10 @@ def run_import(settings: Any, args: argparse.Namespace) -> int:
 
 
 def run_export(settings: Any, args: argparse.Namespace) -> int:
-    from talekeeper.services import adventures
+    from talekeeper.services.common.units import read_scope
     from talekeeper.services.lore import export_cards
-    from talekeeper.services.tree import load_adventure
-    from talekeeper.services.units import read_scope
+    from talekeeper.services.story import adventures
+    from talekeeper.services.story.tree import load_adventure
 
     async def work(rt: Any, uid: int) -> int:
         with read_scope(rt.sessions) as session:
@@ -179,8 +179,8 @@ def run_export(settings: Any, args: argparse.Namespace) -> int:
 
 def new_from_file(rt: Any, uid: int, args: argparse.Namespace) -> int:
     """``talekeeper new --from-file``: the preview with ``--dry-run``, else the adventure."""
-    from talekeeper.services import lore_apply
-    from talekeeper.services.units import session_scope
+    from talekeeper.services.common.units import session_scope
+    from talekeeper.services.story import lore_apply
 
     data = read_file(args.from_file)
     draft = lore_apply.read_scenario_file(data, Path(args.from_file).name, options_of(args))

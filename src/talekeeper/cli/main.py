@@ -31,7 +31,7 @@ from talekeeper.cli.lore import add_parsers as add_lore_parsers
 from talekeeper.cli.lore import add_reading_options
 from talekeeper.cli.serve import detect_servers, serve
 from talekeeper.core.errors import InvalidInput, TalekeeperError
-from talekeeper.services.limits import MAX_ID
+from talekeeper.services.common.limits import MAX_ID
 from talekeeper.settings import AuthMode, LogTo, Settings, load_settings
 
 COMMANDS: dict[str, str] = {
@@ -119,8 +119,8 @@ def _play(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _new(settings: Settings, args: argparse.Namespace) -> int:
-    from talekeeper.services import adventures
-    from talekeeper.services.units import session_scope
+    from talekeeper.services.common.units import session_scope
+    from talekeeper.services.story import adventures
 
     if args.from_file is not None and (args.scenario or args.title):
         raise InvalidInput("Give --from-file alone: the file gives the title and the scenario.")
@@ -153,7 +153,7 @@ def _new(settings: Settings, args: argparse.Namespace) -> int:
 
 def _export(settings: Settings, args: argparse.Namespace) -> int:
     from talekeeper.services import exchange
-    from talekeeper.services.units import session_scope
+    from talekeeper.services.common.units import session_scope
 
     async def work(rt: Any, uid: int) -> int:
         with session_scope(rt.sessions) as session:
@@ -167,7 +167,7 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
 
 def _import(settings: Settings, args: argparse.Namespace) -> int:
     from talekeeper.services import exchange
-    from talekeeper.services.units import session_scope
+    from talekeeper.services.common.units import session_scope
 
     try:
         data = json.loads(Path(args.file).read_text(encoding="utf-8"))
@@ -199,7 +199,7 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
-    from talekeeper.services import database
+    from talekeeper.services.common import database
 
     revision, url = database.upgrade(settings.resolved_database_url)
     print(f"database at revision {revision}: {url}")
@@ -220,7 +220,7 @@ def _tokens(settings: Settings, args: argparse.Namespace) -> int:
 
 def _bench_provider(settings: Settings, _args: argparse.Namespace) -> int:
     from talekeeper.bootstrap import Runtime
-    from talekeeper.services.bench import bench_provider, machine_description
+    from talekeeper.services.endpoints.bench import bench_provider, machine_description
 
     async def run() -> str:
         runtime = Runtime.build(settings)

@@ -20,18 +20,19 @@ from typing import Any, TextIO, TypeVar
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput, TalekeeperError
-from talekeeper.services import adventures
-from talekeeper.services.insights import LayoutPart, Snapshot
-from talekeeper.services.limits import MAX_ID
+from talekeeper.services.common.limits import MAX_ID
+from talekeeper.services.common.rendering import render
+from talekeeper.services.common.units import session_scope
+from talekeeper.services.common.vocabulary import Authority, MemoryStatus
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.memory import manage
 from talekeeper.services.memory import summary as story_summary
-from talekeeper.services.models import ModelSet
-from talekeeper.services.rendering import render
-from talekeeper.services.story_view import ActionView
-from talekeeper.services.tree import Story
-from talekeeper.services.turns import Pending
-from talekeeper.services.units import session_scope
-from talekeeper.services.vocabulary import Authority, MemoryStatus
+from talekeeper.services.prompt import insights
+from talekeeper.services.prompt.insights import LayoutPart, Snapshot
+from talekeeper.services.story import adventures
+from talekeeper.services.story.tree import Story
+from talekeeper.services.story.turns import Pending
+from talekeeper.services.story.view import ActionView
 
 PLACEHOLDER = (
     "   (the built-in narrator is a tiny placeholder model: `talekeeper detect` finds the "
@@ -225,7 +226,9 @@ class Terminal:
 
     async def insights(self, arg: str) -> None:
         def run(story: Story) -> Snapshot:
-            return story.insights(_number(arg, "/insights ID") if arg else _head_id(story))
+            return insights.of_action(
+                story, _number(arg, "/insights ID") if arg else _head_id(story)
+            )
 
         self.print_insights(await self.on_story(run))
 

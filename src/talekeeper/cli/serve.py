@@ -54,7 +54,7 @@ def setup_announcer(settings: Settings) -> Callable[[str], None]:
 def detect_servers(settings: Settings, args: argparse.Namespace) -> int:
     """The local model servers, as ``GET /api/settings/detect`` lists them (``--json``:
     the same JSON), and the two settings that use one."""
-    from talekeeper.services.detect import detect
+    from talekeeper.services.endpoints.detect import detect
 
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per port asked
     ports = settings.detect_port_list

@@ -24,7 +24,7 @@ from datetime import datetime
 from talekeeper.cli.users import database, mode_hint
 from talekeeper.core.errors import NotFound
 from talekeeper.services import accounts
-from talekeeper.services.units import read_scope, session_scope
+from talekeeper.services.common.units import read_scope, session_scope
 from talekeeper.settings import Settings
 
 

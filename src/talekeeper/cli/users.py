@@ -31,8 +31,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import accounts
-from talekeeper.services.database import migrated
-from talekeeper.services.units import read_scope, session_scope
+from talekeeper.services.common.database import migrated
+from talekeeper.services.common.units import read_scope, session_scope
 from talekeeper.settings import AuthMode, Settings
 
 if TYPE_CHECKING:  # the users commands never build a runtime: only its type is named

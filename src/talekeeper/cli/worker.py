@@ -32,7 +32,7 @@ ON_SQLITE = (
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    from talekeeper.services.database import shared_queue
+    from talekeeper.services.common.database import shared_queue
 
     if not shared_queue(settings.resolved_database_url):
         print(ON_SQLITE, file=sys.stderr)

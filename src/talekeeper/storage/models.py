@@ -14,7 +14,7 @@ Invariants:
 - Memories and summary versions are attached to a node (branch, depth, action):
   "on the current path" is the same lineage clause as for actions, so a fork
   inherits exactly the derived work of its path and nothing is copied.
-- The story tree (see ``services.tree``): every action has a branch and a
+- The story tree (see ``services.story.tree``): every action has a branch and a
   depth; a branch has a parent and the depth its own actions start at, so
   "on the current path" is one SQL clause over (branch, depth). At most one
   *active* action per (branch, depth): a partial unique index enforces it,
@@ -288,7 +288,7 @@ class Action(Base):
 
 class StoryCard(Base):
     """A story card (lorebook entry / world info). ``keywords`` and ``secondary_keywords``
-    are JSON lists of text; ``secondary_rule`` is one of ``services.cards.SecondaryRule``."""
+    are JSON lists of text; ``secondary_rule`` is one of ``services.cards.rules.SecondaryRule``."""
 
     __tablename__ = "story_cards"
 
@@ -309,7 +309,8 @@ class StoryCard(Base):
 
 
 class InsightSnapshot(Base):
-    """The exact context a narration was generated from, as JSON (see ``services.insights``)."""
+    """The exact context a narration was generated from, as JSON
+    (``services.prompt.insights``)."""
 
     __tablename__ = "insights"
 
@@ -323,7 +324,7 @@ class InsightSnapshot(Base):
 class ContextPlacement(Base):
     """Where a reply's ``cache`` prompt put what may change between turns, and which cards
     its Story Cards section held: what the next turn keeps in place (see
-    ``services.placement_record``, which reads and writes it by ``version``). ``floating``
+    ``services.prompt.placement``, which reads and writes it by ``version``). ``floating``
     is a JSON object (section name -> [depth, digest]), ``cards_held`` a JSON list of card
     ids, or NULL where the prompt's cards were not recorded."""
 

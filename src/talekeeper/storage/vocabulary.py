@@ -34,7 +34,7 @@ from enum import StrEnum
 
 
 class ActionState(StrEnum):
-    """Where an action stands in the story tree (``services.tree``)."""
+    """Where an action stands in the story tree (``services.story.tree``)."""
 
     ACTIVE = "active"  # on its branch's path: at most one per (branch, depth)
     TAKE = "take"  # an alternative take of a slot, not shown

@@ -52,7 +52,7 @@ from talekeeper.services.accounts import (
     touch_token,
 )
 from talekeeper.services.accounts import Scope as Grant
-from talekeeper.services.units import read_scope, session_scope
+from talekeeper.services.common.units import read_scope, session_scope
 from talekeeper.setting_values import ProxyNetwork
 from talekeeper.settings import AuthMode
 from talekeeper.web.errors import answer, error_response

@@ -26,9 +26,9 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.services.accounts import Principal
-from talekeeper.services.limits import MAX_ID
-from talekeeper.services.tree import Story
-from talekeeper.services.units import read_scope, session_scope
+from talekeeper.services.common.limits import MAX_ID
+from talekeeper.services.common.units import read_scope, session_scope
+from talekeeper.services.story.tree import Story
 from talekeeper.web.guard import SAFE_METHODS  # the methods that change nothing
 
 RowId = Annotated[int, Path(ge=1, le=MAX_ID)]

@@ -25,7 +25,7 @@ from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from talekeeper.core.errors import InvalidInput, TalekeeperError
-from talekeeper.services.units import busy_error
+from talekeeper.services.common.units import busy_error
 
 log = logging.getLogger(__name__)
 

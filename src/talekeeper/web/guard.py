@@ -36,8 +36,8 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from talekeeper.services.common.limits import BODY_MAX, IMPORT_BODY_MAX
 from talekeeper.services.library.documents import CAPS as LIBRARY_CAPS
-from talekeeper.services.limits import BODY_MAX, IMPORT_BODY_MAX
 from talekeeper.services.lore.fields import MAX_FILE_BYTES as LORE_FILE_MAX
 from talekeeper.setting_values import host_name
 from talekeeper.web.errors import error_response

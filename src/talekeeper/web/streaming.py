@@ -23,7 +23,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Final
 
-from talekeeper.services.turns import TurnEvent
+from talekeeper.services.story.turns import TurnEvent
 from talekeeper.web.schemas.story import event_json
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,6 @@ import pytest
 from tests.kit.library_runtime import EMBED, Env, build_env, sections
 
 from talekeeper.core.tokens import BpeCounter
-from talekeeper.services.context_inputs import KNOWLEDGE_SLOT_TOKENS
 from talekeeper.services.library import store
 from talekeeper.services.library.search import (
     CONTEXT_WEIGHT,
@@ -32,6 +31,7 @@ from talekeeper.services.library.search import (
     KnowledgeResult,
     KnowledgeSearch,
 )
+from talekeeper.services.prompt.inputs import KNOWLEDGE_SLOT_TOKENS
 from talekeeper.storage.db import session_scope
 from talekeeper_testkit.double import ModelDouble, embed_text
 

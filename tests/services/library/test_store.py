@@ -20,9 +20,9 @@ from tests.kit.library_runtime import COUNTER, EMBED, Env, build_env, numbered
 from tests.services.library import builders
 
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
-from talekeeper.services import adventures
+from talekeeper.services.common.limits import MAX_ID
 from talekeeper.services.library import store
-from talekeeper.services.limits import MAX_ID
+from talekeeper.services.story import adventures
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Adventure, AdventureKnowledge, LibraryPassage, LibrarySource
 from talekeeper.storage.vocabulary import SourceState

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from tests.services.lore.builders import fixture
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import limits
-from talekeeper.services.cards import SecondaryRule
+from talekeeper.services.cards.match import CARD_TYPES
+from talekeeper.services.cards.rules import SecondaryRule
+from talekeeper.services.common import limits
 from talekeeper.services.lore import (
     CardDraft,
     ExportFormat,
@@ -21,7 +22,6 @@ from talekeeper.services.lore import (
     export_cards,
     read_lore,
 )
-from talekeeper.services.scenarios import CARD_TYPES
 
 pytestmark = pytest.mark.no_database
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from tests.services.lore.builders import fixture, lore, messages
 
-from talekeeper.services import limits
-from talekeeper.services.cards import SecondaryRule
+from talekeeper.services.cards.rules import SecondaryRule
+from talekeeper.services.common import limits
 from talekeeper.services.lore import read_scenario
 
 pytestmark = pytest.mark.no_database

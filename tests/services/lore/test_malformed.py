@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from tests.services.lore.builders import FIXTURES, charx, fixture_json, png, text_chunk
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import limits
+from talekeeper.services.cards.match import CARD_TYPES
+from talekeeper.services.common import limits
 from talekeeper.services.lore import LoreImport, ScenarioDraft, read_lore, read_scenario
-from talekeeper.services.scenarios import CARD_TYPES
 
 pytestmark = pytest.mark.no_database
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from tests.services.lore.builders import lore, messages
 
-from talekeeper.services import limits
+from talekeeper.services.common import limits
 from talekeeper.services.lore.mapping import card_type, instruction_like, split_parts
 
 pytestmark = pytest.mark.no_database

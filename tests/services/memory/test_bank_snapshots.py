@@ -18,7 +18,6 @@ from tests.conftest import database_url
 from tests.kit.bank import same_bank
 
 from talekeeper.bootstrap import snapshot_folder
-from talekeeper.services import adventures
 from talekeeper.services.memory.arrays import Bank, BankRow, lineage_mask
 from talekeeper.services.memory.bank import (
     new_memory,
@@ -35,6 +34,7 @@ from talekeeper.services.memory.keyset import KeyInput
 from talekeeper.services.memory.ranking import rank
 from talekeeper.services.memory.snapshot import MAGIC, Snapshots, Stamp, read, write
 from talekeeper.services.memory.terms import term_set
+from talekeeper.services.story import adventures
 from talekeeper.settings import load_settings
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope

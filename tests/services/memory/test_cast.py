@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from talekeeper.core.tokens import BpeCounter, CharCounter
-from talekeeper.services.cards import CardView
+from talekeeper.services.cards.rules import CardView
 from talekeeper.services.memory.cast import (
     CAST_LINES,
     LINE_CHARS,

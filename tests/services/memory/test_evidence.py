@@ -9,12 +9,6 @@ import numpy as np
 import pytest
 
 from talekeeper.core.tokens import CharCounter
-from talekeeper.services.context import HistoryEntry, Section, build_context
-from talekeeper.services.context_inputs import (
-    MEMORY_SLOT_FLOOR,
-    MEMORY_SLOT_TOKENS,
-    memory_budget,
-)
 from talekeeper.services.memory.arrays import Bank, BankRow, lineage_mask
 from talekeeper.services.memory.base import (
     CarriedPassage,
@@ -40,6 +34,12 @@ from talekeeper.services.memory.scoring import (
     Stage,
 )
 from talekeeper.services.memory.terms import terms
+from talekeeper.services.prompt.context import HistoryEntry, Section, build_context
+from talekeeper.services.prompt.inputs import (
+    MEMORY_SLOT_FLOOR,
+    MEMORY_SLOT_TOKENS,
+    memory_budget,
+)
 
 pytestmark = pytest.mark.no_database
 

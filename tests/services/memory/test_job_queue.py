@@ -28,11 +28,11 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import database_url
 
 from talekeeper.core.errors import ConfigurationError
-from talekeeper.services import adventures
 from talekeeper.services.memory.base import NullMemory
 from talekeeper.services.memory.port import Run
 from talekeeper.services.memory.queue import QueuedWork, lock_of
 from talekeeper.services.memory.worker import Worker
+from talekeeper.services.story import adventures
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope
 from talekeeper.storage.models import Adventure

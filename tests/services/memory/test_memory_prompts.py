@@ -14,7 +14,7 @@ import pytest
 
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.providers.base import CompletionRequest
-from talekeeper.services.cards import CardView
+from talekeeper.services.cards.rules import CardView
 from talekeeper.services.memory.cast import Persona, cast_brief
 from talekeeper.services.memory.excerpt import MARKER, excerpt
 from talekeeper.services.memory.prompts import (

@@ -60,7 +60,7 @@ from tests.conftest import make_settings
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import Conflict
 from talekeeper.core.lineage import lineage_of, on_lineage
-from talekeeper.services import adventures
+from talekeeper.services.common.rendering import NARRATION, is_player, render
 from talekeeper.services.memory import extractive, manage
 from talekeeper.services.memory.base import MatchedKey, RetrievalQuery
 from talekeeper.services.memory.evidence import passages
@@ -80,8 +80,8 @@ from talekeeper.services.memory.writer import (
     plan_blocks,
     upto,
 )
-from talekeeper.services.rendering import NARRATION, is_player, render
-from talekeeper.services.tree import Story
+from talekeeper.services.story import adventures
+from talekeeper.services.story.tree import Story
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action, Adventure, Memory
 from talekeeper.storage.repositories.memory import COVERING, LISTED, MemoryRepository

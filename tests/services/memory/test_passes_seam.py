@@ -31,12 +31,12 @@ from sqlalchemy.orm import Session
 from tests.conftest import make_settings
 
 from talekeeper.bootstrap import Runtime
-from talekeeper.services import adventures
+from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.memory.passes.runner import Runner, passes_for
 from talekeeper.services.memory.passes.seam import Pass
 from talekeeper.services.memory.service import MemorySystem, derived_view
-from talekeeper.services.rendering import NARRATION
-from talekeeper.services.tree import Story
+from talekeeper.services.story import adventures
+from talekeeper.services.story.tree import Story
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Action, Adventure, Memory, SummaryVersion
 from talekeeper.storage.vocabulary import ActionState, MemoryOrigin, MemoryStatus

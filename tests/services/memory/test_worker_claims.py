@@ -25,9 +25,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import database_url
 
 from talekeeper.core.clock import utcnow
-from talekeeper.services import adventures
 from talekeeper.services.memory.base import NullMemory
 from talekeeper.services.memory.worker import Worker
+from talekeeper.services.story import adventures
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope
 from talekeeper.storage.models import DerivedJob

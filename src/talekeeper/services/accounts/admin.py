@@ -40,7 +40,7 @@ from talekeeper.services.accounts.users import (
     set_disabled,
     set_password,
 )
-from talekeeper.services.rendering import PLAYER_TYPES
+from talekeeper.services.common.rendering import PLAYER_TYPES
 from talekeeper.storage.repositories.accounts import AccountRepository, UsageFigures
 
 

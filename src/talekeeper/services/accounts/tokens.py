@@ -36,7 +36,7 @@ from talekeeper.services.accounts.base import (
 )
 from talekeeper.services.accounts.errors import UnknownUser
 from talekeeper.services.accounts.signin import TOUCH_EVERY
-from talekeeper.services.limits import text_field
+from talekeeper.services.common.limits import text_field
 from talekeeper.storage.models import ApiToken
 from talekeeper.storage.repositories.accounts import AccountRepository
 

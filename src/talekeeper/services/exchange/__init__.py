@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from talekeeper.services import limits
+from talekeeper.services.common import limits
 from talekeeper.services.exchange.fileformat import ExportedFile, SourceRef
 from talekeeper.services.exchange.outbound import export, export_file
 from talekeeper.services.exchange.plan import plan_import

@@ -24,8 +24,10 @@ from pydantic import (
 )
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import limits
-from talekeeper.services.cards import SecondaryRule, clean_card
+from talekeeper.services.cards.match import CARD_TYPES
+from talekeeper.services.cards.rules import SecondaryRule, clean_card
+from talekeeper.services.common import limits
+from talekeeper.services.common.rendering import ACTION_TYPES
 from talekeeper.services.exchange.values import (
     ENTRY,
     FIELD,
@@ -48,8 +50,6 @@ from talekeeper.services.library import store as library
 from talekeeper.services.memory import scene as scenes
 from talekeeper.services.memory import summary as summaries
 from talekeeper.services.memory.manage import EVERY_STATUS, MEMORY_TEXT_MAX
-from talekeeper.services.rendering import ACTION_TYPES
-from talekeeper.services.scenarios import CARD_TYPES
 from talekeeper.storage.models import LibrarySource
 from talekeeper.storage.vocabulary import ActionState, Authority, MemoryOrigin, SummaryTrigger
 

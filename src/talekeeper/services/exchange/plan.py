@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Protocol
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services.cards import card_columns
+from talekeeper.services.cards.rules import card_columns
 from talekeeper.services.exchange.fileformat import (
     USES_MAX,
     ActionEntry,

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import limits
+from talekeeper.services.common import limits
 from talekeeper.services.exchange.fileformat import (
     ENTRY_CAPS,
     FILES,

@@ -22,7 +22,7 @@ from typing import Annotated, Final
 from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator, ValidationInfo
 from pydantic_core import PydanticCustomError
 
-from talekeeper.services import limits
+from talekeeper.services.common import limits
 
 MAX_INTEGER = 2**31 - 1  # depths, takes and keys fit a 32-bit column on every database
 IMPORT: Final = {"import": True}  # the context that holds a file to an import's limits

@@ -12,7 +12,7 @@ Invariants:
 - Caps are checked before the work they bound (``Caps``): 50 MB a file; an EPUB's entries
   at most 5,000 and 200 MB decompressed, none with a path out of the archive, each
   inflated in bounded pieces before ebooklib sees it and refused when it unpacks past its
-  declared size, fails its CRC or packs tighter than 100 to 1 (``services.archives``);
+  declared size, fails its CRC or packs tighter than 100 to 1 (``services.common.archives``);
   5,000 PDF pages; 20 million characters of text. Encrypted PDFs, PDFs without
   extractable text, corrupt files, empty documents and binary files under a text name (an
   image, an archive, a program: by signature or NUL bytes) are refused.

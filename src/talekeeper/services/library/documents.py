@@ -8,7 +8,7 @@ Invariants:
 - Every cap in ``Caps`` is checked before the work it bounds: the file's size before
   anything is decoded, an archive's entry count, declared sizes and paths before any entry
   is decompressed, a PDF's page count before any page is read, the text's length as it grows.
-- An EPUB's every member is inflated in bounded pieces and checked (``services.archives``:
+- An EPUB's every member is inflated in bounded pieces and checked (``services.common.archives``:
   never past its declared size + 1, its CRC, at most 100 to 1 once over 1 MB) before
   ebooklib sees the file; ebooklib then reads exactly the bytes that were checked.
 - Bytes that are no text are refused before they are decoded, naming what they look like:
@@ -32,7 +32,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import archives
+from talekeeper.services.common import archives
 from talekeeper.services.library.markup import html_sections, markdown_sections
 from talekeeper.services.library.model import (
     CAPS,

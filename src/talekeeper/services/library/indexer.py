@@ -43,8 +43,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import TalekeeperError
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.library import store
-from talekeeper.services.models import ModelSet
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import LibrarySource
 from talekeeper.storage.repositories.library import IndexingRepository, PassageText

@@ -47,7 +47,7 @@ from typing import Any
 
 from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.core.tokens import BpeCounter
-from talekeeper.services import limits
+from talekeeper.services.common import limits
 from talekeeper.services.library import store
 from talekeeper.services.library.documents import CAPS, Caps
 from talekeeper.services.library.store import Prepared

@@ -47,8 +47,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.core.tokens import TokenCounter
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.memory.terms import terms
-from talekeeper.services.models import ModelSet
 from talekeeper.storage.db import read_scope
 from talekeeper.storage.models import LibraryPassage, LibrarySource
 from talekeeper.storage.repositories.library import LibraryRepository

@@ -40,7 +40,7 @@ from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.tokens import TokenCounter
-from talekeeper.services import limits
+from talekeeper.services.common import limits
 from talekeeper.services.library.documents import CAPS, Caps, read_document
 from talekeeper.services.library.model import DocumentKind
 from talekeeper.services.library.passages import Passage, split_passages

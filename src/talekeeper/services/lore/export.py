@@ -29,7 +29,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services.cards import SecondaryRule
+from talekeeper.services.cards.rules import SecondaryRule
 from talekeeper.services.lore.fields import JsonObject
 from talekeeper.services.lore.keywords import written_key
 from talekeeper.services.lore.report import counted

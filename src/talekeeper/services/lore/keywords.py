@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
-from talekeeper.services import limits
+from talekeeper.services.common import limits
 from talekeeper.services.lore.fields import quote
 
 SLASHED = re.compile(r"/(.+)/([A-Za-z]*)\Z", re.DOTALL)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from talekeeper.services.cards import SecondaryRule
+from talekeeper.services.cards.rules import SecondaryRule
 from talekeeper.services.lore.books import inactive_secondary, secondary_keys
 from talekeeper.services.lore.fields import (
     JsonList,

@@ -34,8 +34,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from talekeeper.services import limits
-from talekeeper.services.cards import SecondaryRule
+from talekeeper.services.cards.match import CARD_TYPES
+from talekeeper.services.cards.rules import SecondaryRule
+from talekeeper.services.common import limits
 from talekeeper.services.lore.fields import (
     EntryRefused,
     JsonObject,
@@ -48,7 +49,6 @@ from talekeeper.services.lore.fields import (
 from talekeeper.services.lore.keywords import KeyMode, clean_keywords
 from talekeeper.services.lore.model import CardDraft, LoreFormat
 from talekeeper.services.lore.report import ReportBuilder
-from talekeeper.services.scenarios import CARD_TYPES
 
 # Words of a type, category, folder or group name, and the card type each one means.
 TYPE_WORDS = {

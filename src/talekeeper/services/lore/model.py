@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypedDict
 
-from talekeeper.services.cards import SecondaryRule
+from talekeeper.services.cards.rules import SecondaryRule
 
 
 class LoreFormat(StrEnum):

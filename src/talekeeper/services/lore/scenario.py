@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
-from talekeeper.services import limits
+from talekeeper.services.common import limits
 from talekeeper.services.lore.fields import storable
 from talekeeper.services.lore.mapping import Source
 from talekeeper.services.lore.model import CardDraft, ScenarioDraft

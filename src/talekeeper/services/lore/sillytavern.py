@@ -20,7 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
-from talekeeper.services.cards import SecondaryRule
+from talekeeper.services.cards.rules import SecondaryRule
 from talekeeper.services.lore.books import secondary_keys
 from talekeeper.services.lore.fields import (
     JsonObject,

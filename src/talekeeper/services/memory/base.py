@@ -29,8 +29,8 @@ from sqlalchemy.orm import Session
 
 from talekeeper.core.lineage import Lineage
 from talekeeper.core.tokens import TokenCounter
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.memory.scoring import Stage
-from talekeeper.services.models import ModelSet
 from talekeeper.storage.vocabulary import Authority
 
 ChangeKind = Literal[

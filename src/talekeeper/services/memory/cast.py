@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from talekeeper.core.tokens import TokenCounter
-from talekeeper.services.cards import CardView, fired_cards
+from talekeeper.services.cards.rules import CardView, fired_cards
 
 CAST_LINES = 8  # docs/memory.md §2: the protagonist and the cards together, enough for a scene
 LINE_CHARS = 240  # docs/memory.md §2: one card's gist; a whole entry would crowd out the passage

@@ -39,13 +39,13 @@ from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.lineage import on_lineage
-from talekeeper.services import limits
+from talekeeper.services.common import limits
+from talekeeper.services.common.rendering import render
 from talekeeper.services.memory.bank import new_memory, set_pinned, set_status, set_text
 from talekeeper.services.memory.base import MemoryService
 from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.source import source_rows
-from talekeeper.services.rendering import render
-from talekeeper.services.tree import Story
+from talekeeper.services.story.tree import Story
 from talekeeper.storage.models import Adventure, Memory
 from talekeeper.storage.repositories.memory import LISTED, MemoryRepository, PathRow
 from talekeeper.storage.repositories.memory_keys import KeyRepository

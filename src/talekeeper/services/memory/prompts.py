@@ -2,7 +2,7 @@
 
 Invariants:
 
-- Prompt text lives in ``services/prompts/*.txt`` and is rendered with
+- Prompt text lives in ``services/memory/texts/*.txt`` and is rendered with
   ``string.Template.substitute``: a missing variable raises ``KeyError`` and an
   unexpected one ``ValueError``, so a template and its caller cannot drift apart
   silently. Values are inserted as they are (a "$" in the story is never expanded).
@@ -35,7 +35,7 @@ from talekeeper.providers.base import CompletionRequest, Message, Mode
 from talekeeper.services.memory.excerpt import strip_marker
 from talekeeper.services.memory.extractive import MEMORY_WORDS, SUMMARY_WORDS
 
-PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS = Path(__file__).resolve().parent / "texts"
 
 # The limits are the extractive writer's: one number each, whoever writes.
 MEMORY_WORDS_LIMIT = MEMORY_WORDS

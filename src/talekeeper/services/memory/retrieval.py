@@ -25,6 +25,7 @@ import numpy.typing as npt
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import TalekeeperError
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.memory.arrays import Bank, lineage_mask
 from talekeeper.services.memory.base import (
     CarriedPassage,
@@ -38,7 +39,6 @@ from talekeeper.services.memory.evidence import stated
 from talekeeper.services.memory.ranking import rank
 from talekeeper.services.memory.scoring import DUPLICATE_COSINE, WEIGHTS, Ranking, Scored
 from talekeeper.services.memory.terms import terms
-from talekeeper.services.models import ModelSet
 from talekeeper.storage.db import read_scope
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.memory_keys import KeyRepository

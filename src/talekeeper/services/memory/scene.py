@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.core.tokens import TokenCounter
-from talekeeper.services import limits
-from talekeeper.services.cards import CARD_SCAN_ACTIONS, FiredCard, fired_in
-from talekeeper.services.rendering import render
-from talekeeper.services.tree import Story
+from talekeeper.services.cards.rules import CARD_SCAN_ACTIONS, FiredCard, fired_in
+from talekeeper.services.common import limits
+from talekeeper.services.common.rendering import render
+from talekeeper.services.story.tree import Story
 from talekeeper.storage.models import Adventure
 
 INPUT_TOKENS = 200  # the player's question, whole in nearly every case

@@ -24,11 +24,11 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.memory import changes, retrieval
 from talekeeper.services.memory.base import Retrieval, RetrievalQuery, StoryChange
 from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.port import BackgroundWork
-from talekeeper.services.models import ModelSet
 from talekeeper.storage.repositories.jobs import JobRepository
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.vocabulary import PassState

@@ -24,10 +24,10 @@ from sqlalchemy.orm import Session
 from talekeeper.core.errors import NotFound
 from talekeeper.core.lineage import BranchLink, Lineage, lineage_of
 from talekeeper.core.tokens import TokenCounter
-from talekeeper.services.cards import CardView
+from talekeeper.services.cards.rules import CardView
+from talekeeper.services.common.rendering import is_player
 from talekeeper.services.memory.cast import Persona, cast_brief
 from talekeeper.services.memory.writer import block_lead, memory_lineage
-from talekeeper.services.rendering import is_player
 from talekeeper.storage.models import Adventure, Memory
 from talekeeper.storage.repositories.memory import MemoryRepository, PathRow
 from talekeeper.storage.repositories.story import StoryRepository

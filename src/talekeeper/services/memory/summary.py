@@ -31,7 +31,7 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from talekeeper.services import limits
+from talekeeper.services.common import limits
 from talekeeper.services.memory.source import PathInfo, path_of
 from talekeeper.storage.models import Adventure, SummaryVersion
 from talekeeper.storage.repositories.memory import MemoryRepository

@@ -47,7 +47,7 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from talekeeper.core.lineage import BranchLink, Lineage, lineage_of
-from talekeeper.services.rendering import is_player, render
+from talekeeper.services.common.rendering import is_player, render
 
 if TYPE_CHECKING:
     from talekeeper.storage.models import Memory

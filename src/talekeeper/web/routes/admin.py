@@ -48,7 +48,7 @@ from talekeeper.services.accounts import (
     tokens_of,
     usage,
 )
-from talekeeper.services.units import read_scope, session_scope
+from talekeeper.services.common.units import read_scope, session_scope
 from talekeeper.web.auth import accounts_mode
 from talekeeper.web.deps import NotSignedIn, RowId, Strict, principal, runtime
 from talekeeper.web.deps import user_id as acting_user

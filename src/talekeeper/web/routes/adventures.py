@@ -15,11 +15,11 @@ from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import adventures
-from talekeeper.services.adventures import AdventureView, Deleted, ListedAdventure
-from talekeeper.services.cards import CardView, SecondaryRule
-from talekeeper.services.scenarios import ScenarioDetail, ScenarioSummary
-from talekeeper.services.tree import Story, load_adventure
+from talekeeper.services.cards.rules import CardView, SecondaryRule
+from talekeeper.services.story import adventures
+from talekeeper.services.story.adventures import AdventureView, Deleted, ListedAdventure
+from talekeeper.services.story.scenarios import ScenarioDetail, ScenarioSummary
+from talekeeper.services.story.tree import Story, load_adventure
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
 from talekeeper.web.schemas.adventures import (
     AdventureOut,

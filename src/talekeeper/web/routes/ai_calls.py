@@ -15,12 +15,12 @@ from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import ai_calls
-from talekeeper.services.adventures import listing
-from talekeeper.services.ai_calls import CALL_KINDS, LoggedCall
-from talekeeper.services.limits import MAX_ID, quoted
+from talekeeper.services.common.limits import MAX_ID, quoted
+from talekeeper.services.common.vocabulary import CallStatus
+from talekeeper.services.endpoints import ai_calls
+from talekeeper.services.endpoints.ai_calls import CALL_KINDS, LoggedCall
 from talekeeper.services.memory.service import KINDS, derived_view
-from talekeeper.services.vocabulary import CallStatus
+from talekeeper.services.story.adventures import listing
 from talekeeper.web.deps import DB, runtime, user_id
 from talekeeper.web.schemas.ai_calls import AdventureWorkOut, AiCallOut, DerivedListOut
 from talekeeper.web.schemas.memory import DerivedOut

@@ -53,7 +53,7 @@ from talekeeper.services.accounts import (
     renew_password,
     revoke_token,
 )
-from talekeeper.services.units import read_scope, session_scope
+from talekeeper.services.common.units import read_scope, session_scope
 from talekeeper.setting_values import ProxyNetwork
 from talekeeper.web.auth import (
     COOKIE,

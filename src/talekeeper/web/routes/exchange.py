@@ -14,9 +14,10 @@ from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import adventures, exchange
+from talekeeper.services import exchange
 from talekeeper.services.exchange.fileformat import AdventureFileV2, AdventureFileV3
-from talekeeper.services.tree import Story
+from talekeeper.services.story import adventures
+from talekeeper.services.story.tree import Story
 from talekeeper.web.deps import DB, RowId, runtime, user_id
 from talekeeper.web.errors import NOT_JSON
 from talekeeper.web.schemas.adventures import AdventureOut

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
-from talekeeper.services import diagnostics
+from talekeeper.services.endpoints import diagnostics
 from talekeeper.web.deps import runtime, user_id
 
 router = APIRouter(tags=["health"])

@@ -32,12 +32,12 @@ from pydantic import BaseModel, Field, StrictInt
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
+from talekeeper.services.common.units import read_scope, session_scope
+from talekeeper.services.common.vocabulary import SourceState
 from talekeeper.services.library import parsing, store
 from talekeeper.services.library.indexer import catch_up
 from talekeeper.services.library.search import Hit
-from talekeeper.services.tree import load_adventure
-from talekeeper.services.units import read_scope, session_scope
-from talekeeper.services.vocabulary import SourceState
+from talekeeper.services.story.tree import load_adventure
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
 
 router = APIRouter(tags=["library"])

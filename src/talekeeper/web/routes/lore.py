@@ -34,8 +34,8 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
-from talekeeper.services import adventures, lore_apply
-from talekeeper.services.cards import CardView
+from talekeeper.services.cards.rules import CardView
+from talekeeper.services.common.units import read_scope, session_scope
 from talekeeper.services.lore import (
     CardDraft,
     ExportFormat,
@@ -44,8 +44,8 @@ from talekeeper.services.lore import (
     ReportLevel,
     export_cards,
 )
-from talekeeper.services.tree import Story, load_adventure
-from talekeeper.services.units import read_scope, session_scope
+from talekeeper.services.story import adventures, lore_apply
+from talekeeper.services.story.tree import Story, load_adventure
 from talekeeper.web.deps import DB, RowId, runtime, user_id
 from talekeeper.web.schemas.adventures import AdventureOut, CardFields
 

@@ -20,7 +20,7 @@ from talekeeper.services.memory.manage import MemorySource, MemoryUses, MemoryVi
 from talekeeper.services.memory.scene import Scene, current_scene, set_scene
 from talekeeper.services.memory.service import derived_view
 from talekeeper.services.memory.summary import SummaryView
-from talekeeper.services.tree import Story, load_adventure
+from talekeeper.services.story.tree import Story, load_adventure
 from talekeeper.settings import NO_EMBEDDINGS
 from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 from talekeeper.web.schemas.memory import (

@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import NotFound
-from talekeeper.services.tree import load_adventure
+from talekeeper.services.story.tree import load_adventure
 from talekeeper.web.auth import accounts_mode
 from talekeeper.web.deps import DB, RowId, principal, runtime, user_id
 from talekeeper.web.guard import LIBRARY_FILE_MAX

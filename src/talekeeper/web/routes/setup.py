@@ -43,7 +43,7 @@ from talekeeper.services.accounts.setup import (
     SetupSecret,
     first_admin,
 )
-from talekeeper.services.units import read_scope, session_scope
+from talekeeper.services.common.units import read_scope, session_scope
 from talekeeper.web.auth import accounts_mode
 from talekeeper.web.deps import Strict, runtime
 from talekeeper.web.routes.auth import Me, set_cookie

@@ -32,11 +32,12 @@ from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import NotFound
-from talekeeper.services.limits import MAX_ID
-from talekeeper.services.models import ModelSet
-from talekeeper.services.story_view import ActionView, StoryPage, TreeView
-from talekeeper.services.tree import Story, action_adventure
-from talekeeper.services.turns import Pending
+from talekeeper.services.common.limits import MAX_ID
+from talekeeper.services.endpoints.models import ModelSet
+from talekeeper.services.prompt import insights
+from talekeeper.services.story.tree import Story, action_adventure
+from talekeeper.services.story.turns import Pending
+from talekeeper.services.story.view import ActionView, StoryPage, TreeView
 from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 from talekeeper.web.errors import answer
 from talekeeper.web.schemas.insights import InsightsOut
@@ -174,7 +175,7 @@ async def dry_run(
     response_model_exclude_unset=True,  # a snapshot is answered with the keys it was stored with
 )
 def read_insights(action_id: RowId, story: Story = Depends(action_story)) -> InsightsOut:
-    return InsightsOut.of(story.insights(action_id))
+    return InsightsOut.of(insights.of_action(story, action_id))
 
 
 # -- the story --------------------------------------------------------------------------

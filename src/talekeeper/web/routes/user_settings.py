@@ -21,7 +21,7 @@ Invariants:
   tried with no key. An endpoint other than the saved one is a probe: its
   answers' text is never repeated (its status and what it means are), so no
   URL typed here can be made to show what a page behind it says.
-- ``GET /detect`` lists the local model servers (``services.detect``: loopback only, the
+- ``GET /detect`` lists the local model servers (``services.endpoints.detect``: loopback only, the
   configured ports, never this server's own); it takes nothing from the client.
 - Accounts mode: the endpoint and its key are the server's (``TALEKEEPER_ENDPOINT_URL``,
   ``TALEKEEPER_API_KEY``), unless ``TALEKEEPER_USER_ENDPOINTS=allow``: a body naming
@@ -42,9 +42,9 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.providers.base import split_userinfo, without_userinfo
-from talekeeper.services import diagnostics
-from talekeeper.services.detect import LocalServer, detect
-from talekeeper.services.diagnostics import ConnectionTest
+from talekeeper.services.endpoints import diagnostics
+from talekeeper.services.endpoints.detect import LocalServer, detect
+from talekeeper.services.endpoints.diagnostics import ConnectionTest
 from talekeeper.setting_values import Setting
 from talekeeper.settings import (
     EMBEDDED,
@@ -262,7 +262,7 @@ async def detect_local_servers(
     request: Request, uid: int = Depends(user_id), rt: Runtime = Depends(runtime)
 ) -> list[LocalServer]:
     """The model servers answering on this machine's usual loopback ports
-    (``services.detect``); refused where the endpoint is the server's to choose, since a
+    (``services.endpoints.detect``); refused where the endpoint is the server's to choose, since a
     player could not switch to one anyway."""
     if rt.endpoints_fixed():
         raise EndpointServerWide()

@@ -1,14 +1,14 @@
 """What the scenario, adventure and story card routes answer.
 
-Read from ``services.scenarios``, ``services.adventures`` and ``services.cards``. An
-adventure's answer carries where the player stands (``StateOut``: ``head``,
-``awaiting_reply``, ``can_redo``, ``branch_id``) at its top level, beside what the
-adventure is made of; its ``scene`` is the one ``GET .../scene`` answers.
+Read from ``services.story.scenarios``, ``services.story.adventures`` and
+``services.cards.rules``. An adventure's answer carries where the player stands
+(``StateOut``: ``head``, ``awaiting_reply``, ``can_redo``, ``branch_id``) at its top level,
+beside what the adventure is made of; its ``scene`` is the one ``GET .../scene`` answers.
 """
 
 from __future__ import annotations
 
-from talekeeper.services.cards import SecondaryRule
+from talekeeper.services.cards.rules import SecondaryRule
 from talekeeper.web.schemas.common import Out, Timestamp
 from talekeeper.web.schemas.memory import SceneOut
 from talekeeper.web.schemas.story import StateOut

@@ -1,6 +1,6 @@
 """What the debug page reads: the AI call log and every adventure's background work.
 
-A logged call reads ``services.ai_calls.LoggedCall`` by attribute, every key always
+A logged call reads ``services.endpoints.ai_calls.LoggedCall`` by attribute, every key always
 present (``null`` where the call has no adventure, no token count or no error). An
 adventure's background work is ``DerivedOut``, the answer of its own ``derived`` route.
 """

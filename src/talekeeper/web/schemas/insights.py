@@ -1,4 +1,4 @@
-"""What the Insights routes answer: a reply's snapshot (``services.insights.Snapshot``), and
+"""What the Insights routes answer: a reply's snapshot (``services.prompt.insights.Snapshot``), and
 the next turn's as a dry run.
 
 A snapshot is a stored document, answered as it was stored: one written by an earlier
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from talekeeper.services.insights import Snapshot
+from talekeeper.services.prompt.insights import Snapshot
 from talekeeper.web.schemas.common import Out
 
 

@@ -4,7 +4,7 @@ model servers and the connection test.
 - A setting's value is a JSON scalar (text, a number or true/false): the settings'
   values are free-form only in which keys there are (one per per-user setting, a
   secret's as ``<key>_set``), never in what a value is.
-- A connection test reads ``services.diagnostics.ConnectionTest``; each check is one of
+- A connection test reads ``services.endpoints.diagnostics.ConnectionTest``; each check is one of
   its outcomes, with only that outcome's keys: a reply has ``text`` and ``tokens_out``
   (``null`` when the server did not count them) and an ``error`` only when blank; a
   failure has ``error``; no embedder has ``note``.
@@ -12,7 +12,7 @@ model servers and the connection test.
 
 from __future__ import annotations
 
-from talekeeper.services.detect import ServerKind
+from talekeeper.services.endpoints.detect import ServerKind
 from talekeeper.web.schemas.common import Out, sometimes
 
 # bool before int: a union tries each in order, and true must stay true, not 1.

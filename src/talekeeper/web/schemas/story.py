@@ -1,6 +1,6 @@
 """What the story routes answer: actions, where the player stands, the branch tree.
 
-Read from ``services.story_view``'s dataclasses. A key that an action carries only in
+Read from ``services.story.view``'s dataclasses. A key that an action carries only in
 some answers (``takes`` on the head, ``has_insights`` on a page of the story) is left
 out where it is unknown, as it always was, rather than written as null.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from talekeeper.services.story_view import ActionView
-from talekeeper.services.vocabulary import ActionState
+from talekeeper.services.common.vocabulary import ActionState
+from talekeeper.services.story.view import ActionView
 from talekeeper.web.schemas.common import Out, Timestamp, sometimes
 
 

@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from sqlalchemy.orm import Session
 
+from talekeeper.services.common.rendering import render
 from talekeeper.services.memory.bank import (
     clear_other_models,
     set_key_vectors,
@@ -37,7 +38,6 @@ from talekeeper.services.memory.bank import (
 from talekeeper.services.memory.evidence import Passage, passages
 from talekeeper.services.memory.passes.work import Work
 from talekeeper.services.memory.source import source_rows, still_there
-from talekeeper.services.rendering import render
 from talekeeper.storage.models import Adventure
 from talekeeper.storage.repositories.memory import MemoryRepository, PathRow
 from talekeeper.storage.repositories.memory_keys import KeyRepository

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import TalekeeperError
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.passes.blocks import NewBlocks
 from talekeeper.services.memory.passes.embed import Embed, KeyMemories, RetireVectors
@@ -35,7 +36,6 @@ from talekeeper.services.memory.passes.seam import Pass, run_pass
 from talekeeper.services.memory.passes.summarize import Summarize
 from talekeeper.services.memory.passes.work import Work
 from talekeeper.services.memory.service import Kind
-from talekeeper.services.models import ModelSet
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import Adventure
 from talekeeper.storage.repositories.jobs import JobRepository

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from talekeeper.core.errors import ProviderError
 from talekeeper.core.tokens import CharCounter, TokenCounter
 from talekeeper.providers.base import CompletionRequest
-from talekeeper.services.ai_calls import CallKind
+from talekeeper.services.endpoints.ai_calls import CallKind
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.memory import extractive
 from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.excerpt import excerpt
 from talekeeper.services.memory.prompts import clean_memory, memory_request
 from talekeeper.services.memory.source import Material
-from talekeeper.services.models import ModelSet
 
 
 @dataclass(frozen=True)

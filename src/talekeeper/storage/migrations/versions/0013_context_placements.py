@@ -28,7 +28,7 @@ depends_on: str | Sequence[str] | None = None
 
 # Row ids: BIGINT on PostgreSQL; on SQLite INTEGER, whose key is the 64-bit rowid.
 ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
-VERSION = 1  # ``services.placement_record.PLACEMENT_VERSION`` when this was written
+VERSION = 1  # ``services.prompt.placement.PLACEMENT_VERSION`` when this was written
 PAGE = 500  # snapshots read per statement: a snapshot can be tens of kilobytes
 DEPTH_MAX = 2**31 - 1  # depths are 32-bit columns
 DIGEST_MAX = 64

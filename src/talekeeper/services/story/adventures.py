@@ -24,15 +24,15 @@ from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.lineage import lineage_of
-from talekeeper.services import limits
-from talekeeper.services.cards import CardView, card_columns, clean_card, matches_search
+from talekeeper.services.cards.rules import CardView, card_columns, clean_card, matches_search
+from talekeeper.services.common import limits
+from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.memory import summary as story_summary
 from talekeeper.services.memory.base import MemoryService
 from talekeeper.services.memory.scene import Scene, current_scene
-from talekeeper.services.rendering import NARRATION
-from talekeeper.services.scenarios import Scenario
-from talekeeper.services.story_view import StoryState
-from talekeeper.services.tree import Story, load_adventure
+from talekeeper.services.story.scenarios import Scenario
+from talekeeper.services.story.tree import Story, load_adventure
+from talekeeper.services.story.view import StoryState
 from talekeeper.storage.models import Adventure, Branch, StoryCard
 from talekeeper.storage.repositories.story import StoryRepository
 

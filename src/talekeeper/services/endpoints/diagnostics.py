@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.providers.base import CompletionRequest, Message, Provider
-from talekeeper.services.ai_calls import LoggedModel
-from talekeeper.services.models import ModelSet
+from talekeeper.services.endpoints.ai_calls import LoggedModel
+from talekeeper.services.endpoints.models import ModelSet
 
 TEST_PROMPT = "Reply with one short sentence that begins a fantasy story."
 TEST_REPLY_TOKENS = 24  # enough for a few words of real text, short enough to answer fast

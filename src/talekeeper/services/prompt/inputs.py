@@ -14,7 +14,7 @@ Invariants:
   chat template and the provider add around our text.
 - ``cache``: where the previous prompt put things, and the cards its Story Cards
   section held, come from the newest reply's placement record
-  (``services.placement_record``), never from its Insights snapshot (a display
+  (``services.prompt.placement``), never from its Insights snapshot (a display
   format): a reply without one leaves nothing known, and everything is placed anew.
 """
 
@@ -27,17 +27,23 @@ from talekeeper.core.errors import ConfigurationError
 from talekeeper.core.lineage import Lineage
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.providers.base import CompletionRequest, Message
-from talekeeper.services import placement_record
-from talekeeper.services.cards import (
+from talekeeper.services.cards.rules import (
     CARD_SCAN_ACTIONS,
     FiredCard,
     cards_section,
     held_cards,
     turn_cards,
 )
-from talekeeper.services.context import (
+from talekeeper.services.common.rendering import NARRATION, is_player, render
+from talekeeper.services.endpoints.models import ContextLayout, ModelSet
+from talekeeper.services.library import store as library
+from talekeeper.services.library.search import SLOT_OVERHEAD, KnowledgeResult
+from talekeeper.services.library.store import PASSAGE_TOKENS
+from talekeeper.services.memory.base import Retrieval
+from talekeeper.services.memory.scene import Scene, query_texts, scene_for
+from talekeeper.services.prompt import placement as placement_record
+from talekeeper.services.prompt.context import (
     BuiltContext,
-    ContextLayout,
     HistoryEntry,
     Placement,
     Section,
@@ -45,15 +51,8 @@ from talekeeper.services.context import (
     build_context,
     render_fixed,
 )
-from talekeeper.services.library import store as library
-from talekeeper.services.library.search import SLOT_OVERHEAD, KnowledgeResult
-from talekeeper.services.library.store import PASSAGE_TOKENS
-from talekeeper.services.memory.base import Retrieval
-from talekeeper.services.memory.scene import Scene, query_texts, scene_for
-from talekeeper.services.models import ModelSet
-from talekeeper.services.placement_record import Carried
-from talekeeper.services.rendering import NARRATION, is_player, render
-from talekeeper.services.tree import Story
+from talekeeper.services.prompt.placement import Carried
+from talekeeper.services.story.tree import Story
 from talekeeper.storage.models import Action, Adventure
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import ActionText
@@ -101,7 +100,7 @@ def fills(budget: int, slots: int) -> bool:
 # at most PASSAGE_TOKENS, plus the line naming its source and place.
 KNOWLEDGE_SLOT_TOKENS = PASSAGE_TOKENS + SLOT_OVERHEAD
 COMPLETION_STOP = ("\n>",)  # in completion mode the model must not write the player's next move
-DEFAULT_INSTRUCTIONS = (Path(__file__).parent / "prompts" / "narrator_default.txt").read_text(
+DEFAULT_INSTRUCTIONS = (Path(__file__).parent / "texts" / "narrator_default.txt").read_text(
     encoding="utf-8"
 )
 
@@ -382,7 +381,7 @@ def previous_placement(
 ) -> Carried | None:
     """What the newest reply on this path left for the next turn (for a retry: the reply
     being retried, whose prompt was the last one sent for this place in the story): where
-    its prompt put things and which cards it held (``services.placement_record``)."""
+    its prompt put things and which cards it held (``services.prompt.placement``)."""
     reply_id = retry_of.id if retry_of else None
     if reply_id is None:
         reply_id = next((r.id for r, _ in reversed(rows) if r.type == NARRATION), None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from talekeeper.services.rendering import NARRATION, render
+from talekeeper.services.common.rendering import NARRATION, render
 from talekeeper.storage.models import Action, Branch
 from talekeeper.storage.vocabulary import ActionState
 

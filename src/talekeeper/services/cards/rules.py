@@ -33,8 +33,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import limits
-from talekeeper.services.card_match import (
+from talekeeper.services.cards.match import (
+    CARD_TYPES,
     CardKeys,
     CardMatcher,
     SecondaryRule,
@@ -42,7 +42,7 @@ from talekeeper.services.card_match import (
     keyword_in,
     matcher_for,
 )
-from talekeeper.services.scenarios import CARD_TYPES
+from talekeeper.services.common import limits
 from talekeeper.storage.models import StoryCard
 from talekeeper.storage.repositories.story import StoryRepository
 

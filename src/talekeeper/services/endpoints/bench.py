@@ -16,7 +16,7 @@ from statistics import median
 
 from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.providers.embedded_models import llama_build
-from talekeeper.services.models import ModelSet
+from talekeeper.services.endpoints.models import ModelSet
 
 PROMPT_WORDS = 300  # a prompt long enough that its processing dominates one-token replies
 GEN_TOKENS = 64

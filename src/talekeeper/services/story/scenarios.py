@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import TypedDict
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services.card_match import SecondaryRule
+from talekeeper.services.cards.match import CARD_TYPES, SecondaryRule
 
-SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
-CARD_TYPES = ("character", "location", "item", "faction", "lore", "other")
+SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 TEXT_FIELDS = ("id", "title", "genre", "description", "opening")
 OPTIONAL_TEXT = ("ai_instructions", "plot_essentials", "authors_note")
 

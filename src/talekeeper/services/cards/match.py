@@ -47,6 +47,8 @@ _SPACELESS_LETTERS = (
     "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff"
     "\uff66-\uff9f\U00020000-\U0003134f"
 )
+
+CARD_TYPES = ("character", "location", "item", "faction", "lore", "other")  # what a card may be
 SPACELESS = re.compile(f"[{_SPACELESS_LETTERS}]")
 _SPACELESS_RUN = re.compile(f"[{_SPACELESS_LETTERS}]+")
 # Under IGNORECASE, ``re`` treats I, i, İ and ı as one letter, but ``casefold`` keeps ı and

@@ -9,9 +9,17 @@ chooses the providers; services only ever see this set.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
-from talekeeper.services.ai_calls import LoggedModel
-from talekeeper.services.context import ContextLayout
+from talekeeper.services.endpoints.ai_calls import LoggedModel
+
+
+class ContextLayout(StrEnum):
+    """Where the sections go: ``cache`` changes the prompt at its end, ``classic`` keeps
+    every fixed section above the history."""
+
+    CACHE = "cache"
+    CLASSIC = "classic"
 
 
 @dataclass(frozen=True)

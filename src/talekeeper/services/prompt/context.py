@@ -47,10 +47,10 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Literal
 
 from talekeeper.core.tokens import TokenCounter
+from talekeeper.services.endpoints.models import ContextLayout
 
 AUTHORS_NOTE_DEPTH = 3  # actions before the end: close enough to steer, not the last word
 SEPARATOR = "\n\n"
@@ -102,20 +102,12 @@ TITLES = {
 _SENTENCE_END = re.compile(r"(?<=[.!?…\"”'])\s+")
 
 
-class ContextLayout(StrEnum):
-    """Where the sections go: ``cache`` changes the prompt at its end, ``classic`` keeps
-    every fixed section above the history."""
-
-    CACHE = "cache"
-    CLASSIC = "classic"
-
-
 @dataclass(frozen=True)
 class Placement:
     """Where a ``cache`` prompt put what may change between turns, by depth on the story
     path: the history's first action, and, per floating section, the depth of the action
     it went before (one past the history's end: before the player's action) with a digest
-    of its text. The next turn keeps what it can of it (``services.placement_record``
+    of its text. The next turn keeps what it can of it (``services.prompt.placement``
     keeps it for that turn; Insights shows it)."""
 
     history_start: int | None = None

@@ -11,7 +11,7 @@
 3. ``generate``: the reply streams from the narrator with **no transaction
    open**.
 4. ``finish``: the reply, its Insights snapshot, where its prompt put things for
-   the next turn (``services.placement_record``, the ``cache`` layout) and the
+   the next turn (``services.prompt.placement``, the ``cache`` layout) and the
    memory use counts are written, and background work is scheduled, in one short
    transaction that waits longer than a request would for a busy database
    (``SAVE_ATTEMPTS``): a finished reply is worth the wait. It checks that the
@@ -48,16 +48,18 @@ from talekeeper.core.errors import (
     ProviderError,
     TalekeeperError,
 )
-from talekeeper.services import insights, limits, placement_record
-from talekeeper.services.context_inputs import ContextInputs, gather
+from talekeeper.services.common import limits
+from talekeeper.services.common.rendering import NARRATION, TURN_TYPES
+from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.library.indexer import catch_up
 from talekeeper.services.library.search import KnowledgeResult, KnowledgeSearch
 from talekeeper.services.memory.base import MemoryService, Retrieval, RetrievalQuery
-from talekeeper.services.models import ModelSet
-from talekeeper.services.prefix import PrefixUse, PromptPrefixes
-from talekeeper.services.rendering import NARRATION, TURN_TYPES
-from talekeeper.services.story_view import ActionView
-from talekeeper.services.tree import Story
+from talekeeper.services.prompt import insights
+from talekeeper.services.prompt import placement as placement_record
+from talekeeper.services.prompt.inputs import ContextInputs, gather
+from talekeeper.services.prompt.prefix import PrefixUse, PromptPrefixes
+from talekeeper.services.story.tree import Story
+from talekeeper.services.story.view import ActionView
 from talekeeper.storage.db import LOCK_ATTEMPTS, read_scope, session_scope
 from talekeeper.storage.models import InsightSnapshot
 

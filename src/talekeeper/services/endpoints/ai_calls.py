@@ -9,7 +9,7 @@ describes.
 
 Every call but narration is also told to ``on_call`` as it starts (the model's
 ``cache_key`` and the user): the server's prompt cache now holds that call's
-prompt, which ``services.prefix`` must know so that a turn's prompt is never
+prompt, which ``services.prompt.prefix`` must know so that a turn's prompt is never
 measured against another user's. A turn's narration tells it itself, with the
 prompt's tokens.
 

@@ -35,8 +35,8 @@ from talekeeper.services.library.search import (
 )
 
 if TYPE_CHECKING:
-    from talekeeper.services.cards import FiredCard
-    from talekeeper.services.context import ContextReport
+    from talekeeper.services.cards.rules import FiredCard
+    from talekeeper.services.prompt.context import ContextReport
 
 INSIGHTS_VERSION = 1  # 1: the first to say so; before it, the same fields without a version
 
@@ -262,7 +262,7 @@ class TokensPart(Part):
     prompt: int = 0
     reply: int | None = None
     # What the model had to evaluate after the prefix it kept from the previous prompt
-    # (``services.prefix``): the wait before the first word.
+    # (``services.prompt.prefix``): the wait before the first word.
     prompt_evaluated: int | None = None
     prompt_cached: int | None = None
     prompt_evaluated_by: str | None = None

@@ -19,7 +19,7 @@ Invariants:
 - An adventure from a file takes the draft's title, AI Instructions, Plot Essentials,
   Author's Note and cards, and its opening, or the alternate greeting the player chose
   (``greeting``: 1 is the first alternate). A file holding lore only is refused here.
-- Every limit of a hand-made adventure or card holds (``services.adventures``): a
+- Every limit of a hand-made adventure or card holds (``services.story.adventures``): a
   value past one is a 4xx naming it, never a cut.
 """
 
@@ -32,8 +32,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services import adventures, limits
-from talekeeper.services.cards import CardView
+from talekeeper.services.cards.rules import CardView
+from talekeeper.services.common import limits
 from talekeeper.services.lore import (
     CardDraft,
     LoreImport,
@@ -45,7 +45,8 @@ from talekeeper.services.lore import (
     read_scenario,
 )
 from talekeeper.services.memory.base import MemoryService
-from talekeeper.services.tree import Story
+from talekeeper.services.story import adventures
+from talekeeper.services.story.tree import Story
 from talekeeper.storage.models import Adventure
 
 
