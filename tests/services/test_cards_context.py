@@ -15,7 +15,9 @@ from talekeeper.core.errors import InvalidInput
 from talekeeper.services.cards.rules import SecondaryRule, turn_cards
 from talekeeper.services.memory.base import NullMemory, Retrieval
 from talekeeper.services.prompt import insights
-from talekeeper.services.prompt.inputs import ContextInputs, gather
+from talekeeper.services.prompt.build import build
+from talekeeper.services.prompt.built import BuiltContext
+from talekeeper.services.prompt.inputs import gather
 from talekeeper.services.story import adventures
 from talekeeper.services.story.scenarios import parse_scenario
 from talekeeper.services.story.tree import Story
@@ -78,20 +80,19 @@ def _context(sessions: sessionmaker[Session], cards: list[dict[str, Any]], token
         story = _story(session, cards)
         chosen = models("chat", tokens)
         inputs = gather(story, chosen)
-        inputs.build(Retrieval(used=[], considered=0))
-        return inputs, insights.snapshot(inputs, Retrieval(), {}, chosen, None)
+        built = build(inputs, Retrieval(used=[], considered=0))
+        return inputs, built, insights.snapshot(inputs, built, Retrieval(), {}, chosen, None)
 
 
-def _section(inputs: ContextInputs, name: str) -> Any:
-    assert inputs.built is not None
-    return next(s for s in inputs.built.report.sections if s.name == name)
+def _section(built: BuiltContext, name: str) -> Any:
+    return next(s for s in built.report.sections if s.name == name)
 
 
 def test_always_on_cards_lead_the_section_and_insights_says_so(
     sessions: sessionmaker[Session],
 ) -> None:
-    inputs, snapshot = _context(sessions, CARDS, 4096)
-    section = _section(inputs, "story_cards")
+    inputs, built, snapshot = _context(sessions, CARDS, 4096)
+    section = _section(built, "story_cards")
     assert section.text.splitlines() == [
         "[World]",
         "Tower (location): The old lighthouse.",  # always on: nobody says "tower"
@@ -121,8 +122,8 @@ def test_a_tight_budget_cuts_the_fired_cards_before_the_always_on_ones(
         {"name": "Harbour", "type": "location", "keywords": ["harbour"], "entry": long_entry},
         {"name": "Rules", "type": "other", "entry": "Nobody swims at night.", "always_on": True},
     ]
-    inputs, snapshot = _context(sessions, cards, 1024)
-    section = _section(inputs, "story_cards")
+    _inputs, built, snapshot = _context(sessions, cards, 1024)
+    section = _section(built, "story_cards")
     assert section.cut
     lines = section.text.splitlines()
     assert lines[:2] == ["[World]", "Rules (other): Nobody swims at night."]

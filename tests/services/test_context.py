@@ -5,13 +5,9 @@ from __future__ import annotations
 import pytest
 
 from talekeeper.core.tokens import CharCounter
-from talekeeper.services.prompt.context import (
-    SEPARATOR,
-    HistoryEntry,
-    Section,
-    build_context,
-    cut_to_sentences,
-)
+from talekeeper.services.prompt.context import HistoryEntry, Section, build_context
+from talekeeper.services.prompt.history import cut_to_sentences
+from talekeeper.services.prompt.sections import SEPARATOR
 
 pytestmark = pytest.mark.no_database
 

@@ -17,17 +17,15 @@ from talekeeper.core.tokens import CharCounter
 from talekeeper.services.endpoints.models import ContextLayout
 from talekeeper.services.prompt import placement as placement_record
 from talekeeper.services.prompt.context import (
-    CHUNK_FRACTION,
-    FLOATING_ORDER,
-    HEAD_SECTIONS,
-    MAX_FLOAT_ACTIONS,
-    SEPARATOR,
     BuiltContext,
     HistoryEntry,
     Placement,
     Section,
     build_context,
 )
+from talekeeper.services.prompt.floating import FLOATING_ORDER, HEAD_SECTIONS, MAX_FLOAT_ACTIONS
+from talekeeper.services.prompt.history import CHUNK_FRACTION
+from talekeeper.services.prompt.sections import SEPARATOR
 from talekeeper.storage.models import ContextPlacement
 
 pytestmark = pytest.mark.no_database

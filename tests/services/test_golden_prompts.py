@@ -18,6 +18,7 @@ from tests.kit.model_set import models
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.services.endpoints.models import ContextLayout
 from talekeeper.services.memory.base import NullMemory, Retrieval, UsedMemory
+from talekeeper.services.prompt.build import build, request
 from talekeeper.services.prompt.inputs import gather
 from talekeeper.services.story import adventures
 from talekeeper.services.story.scenarios import load_scenarios
@@ -74,12 +75,12 @@ def render_story(
         story = Story.load(session, story.adventure.id, uid, NullMemory())
         chosen = models(mode, context_tokens, layout)
         inputs = gather(story, chosen)
-        built = inputs.build(Retrieval(used=[MEMORY, GUESS], considered=12))
-        request = inputs.request(chosen)
+        built = build(inputs, Retrieval(used=[MEMORY, GUESS], considered=12))
+        sent = request(built, chosen)
     if mode == "chat":
-        rendered = json.dumps([m.__dict__ for m in request.messages], indent=1, ensure_ascii=False)
+        rendered = json.dumps([m.__dict__ for m in sent.messages], indent=1, ensure_ascii=False)
     else:
-        rendered = request.prompt
+        rendered = sent.prompt
     return rendered + "\n", built.report.used, inputs.budget
 
 

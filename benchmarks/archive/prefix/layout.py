@@ -37,7 +37,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from talekeeper.services.prompt.context import AUTHORS_NOTE_DEPTH, FIXED_ORDER, SEPARATOR, render_note
+from talekeeper.services.prompt.sections import (
+    AUTHORS_NOTE_DEPTH,
+    FIXED_ORDER,
+    SEPARATOR,
+    render_note,
+)
 
 HISTORY = "history"
 NOTE = "authors_note"

@@ -1,7 +1,10 @@
-"""Gathering a turn's context: what is read from the story, and the request built from it.
+"""Gathering a turn's context: what is read from the story for the prompt.
 
 Invariants:
 
+- What ``gather`` reads is frozen (``ContextInputs``): nothing assigns to it afterwards.
+  The build (``services.prompt.build``) makes a ``BuiltContext`` of it; which cards the
+  Story Cards section holds then is read from the two (``ContextInputs.section_cards``).
 - Only the newest part of the path is read: pages of ``HISTORY_PAGE`` actions,
   newest first, until their tokens exceed the whole budget, so the builder
   always has at least as much history as fits and the cost does not grow with
@@ -20,13 +23,12 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from talekeeper.core.errors import ConfigurationError
 from talekeeper.core.lineage import Lineage
 from talekeeper.core.tokens import TokenCounter
-from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.services.cards.rules import (
     CARD_SCAN_ACTIONS,
     FiredCard,
@@ -37,21 +39,14 @@ from talekeeper.services.cards.rules import (
 from talekeeper.services.common.rendering import NARRATION, is_player, render
 from talekeeper.services.endpoints.models import ContextLayout, ModelSet
 from talekeeper.services.library import store as library
-from talekeeper.services.library.search import SLOT_OVERHEAD, KnowledgeResult
+from talekeeper.services.library.search import SLOT_OVERHEAD
 from talekeeper.services.library.store import PASSAGE_TOKENS
-from talekeeper.services.memory.base import Retrieval
 from talekeeper.services.memory.scene import Scene, query_texts, scene_for
 from talekeeper.services.prompt import placement as placement_record
-from talekeeper.services.prompt.context import (
-    BuiltContext,
-    HistoryEntry,
-    Placement,
-    Section,
-    SectionReport,
-    build_context,
-    render_fixed,
-)
+from talekeeper.services.prompt.built import BuiltContext
+from talekeeper.services.prompt.floating import Placement
 from talekeeper.services.prompt.placement import Carried
+from talekeeper.services.prompt.sections import HistoryEntry, Section
 from talekeeper.services.story.tree import Story
 from talekeeper.storage.models import Action, Adventure
 from talekeeper.storage.repositories.memory import MemoryRepository
@@ -99,158 +94,68 @@ def fills(budget: int, slots: int) -> bool:
 # The Knowledge section's budget, per passage asked for (``knowledge_top_k``): a passage is
 # at most PASSAGE_TOKENS, plus the line naming its source and place.
 KNOWLEDGE_SLOT_TOKENS = PASSAGE_TOKENS + SLOT_OVERHEAD
-COMPLETION_STOP = ("\n>",)  # in completion mode the model must not write the player's next move
 DEFAULT_INSTRUCTIONS = (Path(__file__).parent / "texts" / "narrator_default.txt").read_text(
     encoding="utf-8"
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class ContextInputs:
+    """What ``gather`` read for a turn; the build makes a context of it and leaves it as
+    it was (``services.prompt.build``)."""
+
     adventure_id: int
     branch_id: int
     lineage: Lineage
     base_head_id: int | None  # the head when planned: the reply lands right after it
     retry_of: int | None  # the narration a retry replaces with a new take
-    fixed: list[Section]
-    history: list[HistoryEntry]
+    fixed: tuple[Section, ...]
+    history: tuple[HistoryEntry, ...]
     authors_note: str
     player_action: str
     query_input: str
     query_context: str
     bank: bool  # the adventure's Memory Bank toggle
     scene: Scene
-    fired: list[FiredCard]  # by their keywords (the scene's cards)
-    cards: list[FiredCard]  # the Story Cards section's: the always-on ones first
+    fired: tuple[FiredCard, ...]  # by their keywords (the scene's cards)
+    cards: tuple[FiredCard, ...]  # the Story Cards section's: the always-on ones first
     budget: int
     counter: TokenCounter
     mode: str
     top_k: int
     reserved: int
     more_history: bool  # older actions exist that were not even read
-    knowledge_sources: list[int] = field(default_factory=list)  # the attached sources
+    knowledge_sources: tuple[int, ...] = ()  # the attached sources
     knowledge_top_k: int = 0
     # ``cache``: the Story Cards section's cards (``cards`` holds them, then the newly fired
     # ones), and the section's cards when the whole history is evaluated again anyway.
-    cards_held: list[int] = field(default_factory=list)
-    cards_rebuilt: list[FiredCard] = field(default_factory=list)
+    cards_held: tuple[int, ...] = ()
+    cards_rebuilt: tuple[FiredCard, ...] = ()
     layout: ContextLayout = ContextLayout.CLASSIC
     previous: Placement | None = None  # where the previous prompt on this path put things
-    built: BuiltContext | None = field(default=None)
 
-    def build(self, retrieval: Retrieval, knowledge: KnowledgeResult | None = None) -> BuiltContext:
-        slots = max(self.top_k, len(retrieval.used))
-        budget = memory_budget(self.budget, slots)
-        retrieval.fit_evidence(self.counter, budget, fill=fills(budget, slots))
-        variants = retrieval.section_variants()
-        memories = Section(
-            "memories", retrieval.section_text(), _memory_reason(retrieval), tuple(variants)
-        )
-        fixed = [*self.fixed, memories]
-        passages: list[str] = []
-        if knowledge is not None:
-            knowledge.fit(self.counter, KNOWLEDGE_SLOT_TOKENS * max(knowledge.top_k, 1))
-            passages = knowledge.section_variants()
-            fixed.append(
-                Section("knowledge", knowledge.section_text(), knowledge.reason(), tuple(passages))
-            )
-        self.built = build_context(
-            fixed,
-            self.history,
-            self.authors_note,
-            self.player_action,
-            budget=self.budget,
-            counter=self.counter,
-            entry_overhead=CHAT_MESSAGE_OVERHEAD if self.mode == "chat" else 0,
-            layout=self.layout,
-            previous=self.previous,
-            rebuilt=self._rebuilt_cards(),
-        )
-        if self.built.report.rebuilt:
-            self.cards = list(self.cards_rebuilt)
-            self.cards_held = [f.card.id for f in self.cards]
-        _note_dropped_evidence(retrieval, self.built, variants)
-        if knowledge is not None:
-            _note_dropped_passages(knowledge, self.built, passages)
-        return self.built
+    def section_cards(self, built: BuiltContext) -> tuple[FiredCard, ...]:
+        """The cards of the Story Cards sections ``built`` holds: as they fire now when its
+        build brought the section up to date (``ContextReport.rebuilt``), else ``cards``."""
+        return self.cards_rebuilt if built.report.rebuilt else self.cards
 
-    def _rebuilt_cards(self) -> list[Section] | None:
-        """``cache``: the Story Cards as they fire now, for a turn whose whole history is
-        evaluated again anyway (until then the section keeps the cards it held)."""
-        if self.layout is not ContextLayout.CACHE:
-            return None
-        text, reason = cards_section(self.cards_rebuilt)
-        return [Section("story_cards", text, reason), Section("story_cards_new", "")]
-
-    def request(self, models: ModelSet) -> CompletionRequest:
-        assert self.built is not None, "build() first"
-        common = {
-            "model": models.narrator.model,
-            "max_tokens": models.reply_tokens,
-            "temperature": models.temperature,
-            "top_p": models.top_p,
-        }
-        if models.mode == "completion":
-            return CompletionRequest(
-                mode="completion",
-                prompt=self.built.prompt() + "\n\n",
-                stop=COMPLETION_STOP,
-                narration=True,
-                **common,  # type: ignore[arg-type]
-            )
-        messages = tuple(Message(m["role"], m["content"]) for m in self.built.messages())  # type: ignore[arg-type]
-        return CompletionRequest(mode="chat", messages=messages, narration=True, **common)  # type: ignore[arg-type]
-
-
-def _note_dropped_evidence(retrieval: Retrieval, built: BuiltContext, variants: list[str]) -> None:
-    """When the whole context overflowed and the Memories fell back to a shorter form, the
-    passages left out are no longer marked as in the context (Insights tells the truth)."""
-    section = next((s for s in built.report.sections if s.name == "memories"), None)
-    if section is None or not section.cut:
-        return
-    carried = len(variants)
-    for kept, text in zip(range(carried - 1, -1, -1), variants, strict=True):
-        if section.text == render_fixed(Section("memories", text)):
-            retrieval.keep_evidence(kept)
-            return
-    retrieval.keep_evidence(0)  # cut mid-text: no passage is whole
-
-
-def _note_dropped_passages(
-    knowledge: KnowledgeResult, built: BuiltContext, variants: list[str]
-) -> None:
-    """When the context overflowed and the Knowledge section was cut, only the passages
-    still whole in it are marked as in the context."""
-    section: SectionReport | None = next(
-        (s for s in built.report.sections if s.name == "knowledge"), None
-    )
-    if section is None:
-        knowledge.keep(0)
-        return
-    if not section.cut:
-        return
-    for kept, text in zip(range(len(variants), 0, -1), variants, strict=True):
-        if section.text == render_fixed(Section("knowledge", text)):
-            knowledge.keep(kept)
-            return
-    knowledge.keep(0)  # cut mid-text: no passage is whole
-
-
-def _memory_reason(retrieval: Retrieval) -> str:
-    if not retrieval.used:
-        return retrieval.note or f"no memory retrieved ({retrieval.considered} considered)"
-    return f"{len(retrieval.used)} of {retrieval.considered} memories considered"
+    def cards_held_in(self, built: BuiltContext) -> tuple[int, ...]:
+        """The ids of the cards the Story Cards section of ``built`` holds (not the newly
+        fired ones of ``cache``'s section of their own): what the next turn keeps."""
+        if built.report.rebuilt:
+            return tuple(f.card.id for f in self.cards_rebuilt)
+        return self.cards_held
 
 
 def fixed_sections(
     adventure: Adventure, cards: list[FiredCard], summary: str, new: list[FiredCard] | None = None
-) -> list[Section]:
+) -> tuple[Section, ...]:
     """``new``: the ``cache`` layout's newly fired cards, in a section of their own."""
     persona = persona_line(adventure)
     essentials = "\n".join(p for p in (adventure.plot_essentials.strip(), persona) if p)
     instructions = adventure.ai_instructions.strip()
     cards_text, cards_reason = cards_section(cards)
-    return [
+    return (
         Section(
             "ai_instructions",
             instructions or DEFAULT_INSTRUCTIONS.strip(),
@@ -260,7 +165,7 @@ def fixed_sections(
         Section("story_summary", summary, "the Story Summary in force on this path"),
         Section("story_cards", cards_text, cards_reason),
         Section("story_cards_new", *cards_section(new or [])),
-    ]
+    )
 
 
 def persona_line(adventure: Adventure) -> str:
@@ -304,6 +209,44 @@ def read_history(
     return rows[::-1], True
 
 
+@dataclass(frozen=True)
+class _Path:
+    """The newest part of the path as a turn reads it."""
+
+    rows: list[tuple[ActionText, str]]  # the history (oldest first) with its rendering
+    more: bool  # older actions exist that were not read
+    head_id: int | None  # the head the reply lands after
+    player_text: str  # the player's action of this turn, as typed ("" for a continue)
+    rendered_action: str  # and as the prompt shows it
+
+    @property
+    def newest_narration(self) -> str:
+        return next((r.text for r, _ in reversed(self.rows) if r.type == NARRATION), "")
+
+    @property
+    def recent_text(self) -> str:
+        """The text that fires the cards: the scene's last actions and the player's."""
+        recent = [rendered for _, rendered in self.rows[-(CARD_SCAN_ACTIONS - 1) :]]
+        return "\n".join([*recent, self.rendered_action])
+
+
+def _read_path(
+    story: Story,
+    retry_of: Action | None,
+    hypothetical: tuple[str, str] | None,
+    budget: int,
+    counter: TokenCounter,
+) -> _Path:
+    rows, more = read_history(story, retry_of.depth if retry_of else None, budget, counter)
+    head_id = retry_of.id if retry_of else (rows[-1][0].id if rows else None)
+    player_type, player_text = hypothetical or ("", "")
+    if hypothetical is None and rows and is_player(rows[-1][0].type):
+        player = rows.pop()[0]
+        player_type, player_text = player.type, player.text
+    rendered_action = render(player_type, player_text) if player_type else ""
+    return _Path(rows, more, head_id, player_text, rendered_action)
+
+
 def gather(
     story: Story,
     models: ModelSet,
@@ -313,22 +256,14 @@ def gather(
 ) -> ContextInputs:
     budget, reserved = budget_for(models)
     counter = models.narrator.provider.token_counter(models.narrator.model)
-    rows, more = read_history(story, retry_of.depth if retry_of else None, budget, counter)
-    head_id = retry_of.id if retry_of else (rows[-1][0].id if rows else None)
-    player_type, player_text = hypothetical or ("", "")
-    if hypothetical is None and rows and is_player(rows[-1][0].type):
-        player = rows.pop()[0]
-        player_type, player_text = player.type, player.text
-    rendered_action = render(player_type, player_text) if player_type else ""
-    newest_narration = next((r.text for r, _ in reversed(rows) if r.type == NARRATION), "")
-    recent = [rendered for _, rendered in rows[-(CARD_SCAN_ACTIONS - 1) :]]
-    recent_text = "\n".join([*recent, rendered_action])
-    cards = turn_cards(story.session, story.adventure.id, recent_text, player_text)
+    path = _read_path(story, retry_of, hypothetical, budget, counter)
+    cards = turn_cards(story.session, story.adventure.id, path.recent_text, path.player_text)
     cache = models.context_layout is ContextLayout.CACHE  # only it keeps things in place
-    previous = previous_placement(story, rows, retry_of) if cache else None
+    previous = previous_placement(story, path.rows, retry_of) if cache else None
     held, new = _held(story, cards.section, previous)
-    scene = scene_for(story.adventure, cards.fired, recent_text)
-    query_input, query_context = query_texts(player_text, scene, newest_narration, counter)
+    scene = scene_for(story.adventure, cards.fired, path.recent_text)
+    narration = path.newest_narration
+    query_input, query_context = query_texts(path.player_text, scene, narration, counter)
     lineage = story.lineage()
     summary = MemoryRepository(story.session).summary_in_force(story.adventure.id, lineage)
     knowledge_sources = library.attached_ids(story.session, story.adventure.id)
@@ -336,30 +271,30 @@ def gather(
         adventure_id=story.adventure.id,
         branch_id=story.branch.id,
         lineage=lineage,
-        base_head_id=head_id,
+        base_head_id=path.head_id,
         retry_of=retry_of.id if retry_of else None,
         fixed=fixed_sections(story.adventure, held, summary.text if summary else "", new),
-        history=[
+        history=tuple(
             HistoryEntry(r.id, "narrator" if r.type == NARRATION else "player", rendered, r.depth)
-            for r, rendered in rows
-        ],
+            for r, rendered in path.rows
+        ),
         authors_note=story.adventure.authors_note,
-        player_action=rendered_action,
+        player_action=path.rendered_action,
         query_input=query_input,
         query_context=query_context,
         bank=story.adventure.memory_bank,
         scene=scene,
-        fired=cards.fired,
-        cards=held + new,
-        cards_rebuilt=cards.section,
-        cards_held=[f.card.id for f in held],
+        fired=tuple(cards.fired),
+        cards=(*held, *new),
+        cards_rebuilt=tuple(cards.section),
+        cards_held=tuple(f.card.id for f in held),
         budget=budget,
         counter=counter,
         mode=models.mode,
         top_k=models.memory_top_k,
         reserved=reserved,
-        more_history=more,
-        knowledge_sources=knowledge_sources,
+        more_history=path.more,
+        knowledge_sources=tuple(knowledge_sources),
         knowledge_top_k=models.knowledge_top_k,
         layout=models.context_layout,
         previous=previous.placement if previous else None,

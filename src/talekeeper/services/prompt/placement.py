@@ -1,5 +1,5 @@
 """What a reply's prompt leaves for the next turn: where the ``cache`` layout put what may
-change between turns (``services.prompt.context.Placement``) and which cards the Story Cards
+change between turns (``services.prompt.floating.Placement``) and which cards the Story Cards
 section held. One record per reply (``storage.models.ContextPlacement``), written in the
 reply's transaction; the next turn on the path, or a retry of that reply, reads it to keep
 what it can in place.
@@ -24,7 +24,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from talekeeper.services.prompt.context import Placement
+from talekeeper.services.prompt.floating import Placement
 from talekeeper.storage.models import ContextPlacement
 
 PLACEMENT_VERSION = 1  # 1: ``floating`` {name: [depth, digest]}, ``cards_held`` [card id]

@@ -56,6 +56,8 @@ from talekeeper.services.library.search import KnowledgeResult, KnowledgeSearch
 from talekeeper.services.memory.base import MemoryService, Retrieval, RetrievalQuery
 from talekeeper.services.prompt import insights
 from talekeeper.services.prompt import placement as placement_record
+from talekeeper.services.prompt.build import build, request
+from talekeeper.services.prompt.built import BuiltContext
 from talekeeper.services.prompt.inputs import ContextInputs, gather
 from talekeeper.services.prompt.prefix import PrefixUse, PromptPrefixes
 from talekeeper.services.story.tree import Story
@@ -99,6 +101,7 @@ class TurnEvent:
 @dataclass
 class Plan:
     inputs: ContextInputs
+    built: BuiltContext  # the context built from ``inputs``: the request and Insights read it
     retrieval: Retrieval
     timings: dict[str, float]
     knowledge: KnowledgeResult = field(default_factory=KnowledgeResult)
@@ -182,7 +185,7 @@ class TurnRunner:
         started = time.perf_counter()
         knowledge = await self.knowledge.search(
             pending.user_id,
-            inputs.knowledge_sources,
+            list(inputs.knowledge_sources),
             inputs.query_input,
             inputs.query_context,
             inputs.knowledge_top_k,
@@ -191,9 +194,9 @@ class TurnRunner:
         )
         timings["knowledge_ms"] = _ms(started)
         started = time.perf_counter()
-        inputs.build(retrieval, knowledge)  # counts come from the counter's cache: cheap
+        built = build(inputs, retrieval, knowledge)  # counts come from the counter's cache
         timings["build_ms"] = _ms(started)
-        return Plan(inputs, retrieval, timings, knowledge)
+        return Plan(inputs, built, retrieval, timings, knowledge)
 
     def _gather(
         self,
@@ -227,15 +230,15 @@ class TurnRunner:
         written = ""  # the complete reply, once generation finished
         try:
             plan = await self.plan(pending, models)
-            request = plan.inputs.request(models)
+            sending = request(plan.built, models)
             sent = self.prefixes.sent(
-                _model_key(models), request, plan.inputs.counter, owner=pending.user_id
+                _model_key(models), sending, plan.inputs.counter, owner=pending.user_id
             )
             plan.prefix = sent.use
             started = time.perf_counter()
             done = None
             async for chunk in models.narrator.stream(
-                request, kind="narration", adventure_id=pending.adventure_id
+                sending, kind="narration", adventure_id=pending.adventure_id
             ):
                 if chunk.text:
                     if not parts:
@@ -293,14 +296,20 @@ class TurnRunner:
                 )
                 takes = 1
             snapshot = insights.snapshot(
-                inputs, plan.retrieval, plan.timings, models, done, plan.knowledge, plan.prefix
+                inputs,
+                plan.built,
+                plan.retrieval,
+                plan.timings,
+                models,
+                done,
+                plan.knowledge,
+                plan.prefix,
             )
             session.add(InsightSnapshot(action_id=row.id, data=insights.dumps(snapshot)))
-            placement = inputs.built.report.placement if inputs.built else None
+            placement = plan.built.report.placement
             if placement is not None:  # ``cache``: where the next turn keeps things
-                story.repo.add_placement(
-                    placement_record.record(row.id, placement, inputs.cards_held)
-                )
+                held = inputs.cards_held_in(plan.built)
+                story.repo.add_placement(placement_record.record(row.id, placement, held))
             self.memory.record_use(session, plan.retrieval, row.id)
             catch_up(session, plan.knowledge.failed_source_ids)  # a failed source retries now
             self.memory.schedule(session, pending.adventure_id, pending.user_id)
@@ -318,12 +327,12 @@ class TurnRunner:
         clean = _player_text(type_, text, required=False)
         hypothetical = (type_, clean) if clean else None
         plan = await self.plan(Pending(adventure_id, user_id), models, hypothetical=hypothetical)
-        request = plan.inputs.request(models)
         prefix = self.prefixes.measure(
-            _model_key(models), request, plan.inputs.counter, owner=user_id
+            _model_key(models), request(plan.built, models), plan.inputs.counter, owner=user_id
         )
         return insights.snapshot(
             plan.inputs,
+            plan.built,
             plan.retrieval,
             plan.timings,
             models,

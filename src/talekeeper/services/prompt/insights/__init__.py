@@ -9,10 +9,11 @@ keyword), a fired one names its keyword, where it appeared and, when the card ha
 secondary keywords, its rule and those that held (``CardPart``). The
 ``knowledge`` section carries the library passages that went in (``passages``: source,
 place, scores); ``knowledge`` at the top level adds the sources searched, the query, the
-weights and the runners-up (``services.library.search``). ``tokens.prompt_evaluated`` is what
-the narrator had to evaluate of the prompt after the prefix its cache kept from the previous
-prompt (``prompt_cached``; ``services.prompt.prefix``), ``timings.first_token_ms`` the wait before
-the first word. ``layout`` names the context layout in use and, for ``cache``, where the
+weights and the runners-up (``services.library.search``, its scoring in
+``services.library.ranking``). ``tokens.prompt_evaluated`` is what the narrator had to
+evaluate of the prompt after the prefix its cache kept from the previous prompt
+(``prompt_cached``; ``services.prompt.prefix``), ``timings.first_token_ms`` the wait
+before the first word. ``layout`` names the context layout in use and, for ``cache``, where the
 floating sections went (``floating``: the depth of the action each went before, how many
 actions before the end that is, and its text's digest), the history's first depth and the
 cards the Story Cards section held. It is shown, never read back by a turn: the next turn
@@ -38,13 +39,8 @@ from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.endpoints.models import ContextLayout, ModelSet
 from talekeeper.services.library.search import KnowledgeResult
 from talekeeper.services.memory.base import Retrieval
-from talekeeper.services.prompt.context import (
-    AUTHORS_NOTE_DEPTH,
-    FIXED_ORDER,
-    FLOATING_ORDER,
-    TITLES,
-    ContextReport,
-)
+from talekeeper.services.prompt.built import BuiltContext, ContextReport
+from talekeeper.services.prompt.floating import FLOATING_ORDER
 from talekeeper.services.prompt.inputs import ContextInputs
 from talekeeper.services.prompt.insights.stored import (
     INSIGHTS_VERSION,
@@ -61,6 +57,7 @@ from talekeeper.services.prompt.insights.stored import (
     TokensPart,
 )
 from talekeeper.services.prompt.prefix import PrefixUse
+from talekeeper.services.prompt.sections import AUTHORS_NOTE_DEPTH, FIXED_ORDER, TITLES
 from talekeeper.services.story.tree import Story
 
 __all__ = [
@@ -105,6 +102,7 @@ EMPTY_REASONS = {
 
 def snapshot(
     inputs: ContextInputs,
+    built: BuiltContext,
     retrieval: Retrieval,
     timings: dict[str, float],
     models: ModelSet,
@@ -114,14 +112,14 @@ def snapshot(
     *,
     dry_run: bool = False,
 ) -> Snapshot:
-    assert inputs.built is not None
-    report = inputs.built.report
+    """The snapshot of a reply (or a dry run's) whose prompt was ``built`` from ``inputs``."""
+    report = built.report
     return Snapshot(
         version=INSIGHTS_VERSION,
         sections=_sections(report, knowledge),
         memories=MemoriesPart.model_validate(retrieval),
         knowledge=KnowledgePart.of(knowledge or KnowledgeResult(note="no library attached")),
-        cards=[CardPart.of(f) for f in inputs.cards],
+        cards=[CardPart.of(f) for f in inputs.section_cards(built)],
         history=HistoryPart(
             kept=len(report.history_kept),
             dropped=len(report.history_dropped),
@@ -147,7 +145,7 @@ def snapshot(
             prompt_cached=prefix.cached if prefix else None,
             prompt_evaluated_by=prefix.by.value if prefix else None,
         ),
-        layout=LayoutPart.of(report, inputs.cards_held),
+        layout=LayoutPart.of(report, inputs.cards_held_in(built)),
         repairs=[
             RepairPart(kind=kind, meaning=EDIT_MEANINGS[Edit(kind)])
             for kind in (done.repairs if done else ())

@@ -20,23 +20,24 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from talekeeper.services.library.search import (
+from talekeeper.services.library.ranking import (
     CONTEXT_WEIGHT,
     INPUT_WEIGHT,
     LEXICAL_WEIGHT,
     MIN_SCORE,
     RELATIVE_FLOOR,
     SEMANTIC_WEIGHT,
-    KnowledgeResult,
 )
+from talekeeper.services.library.search import KnowledgeResult
 
 if TYPE_CHECKING:
     from talekeeper.services.cards.rules import FiredCard
-    from talekeeper.services.prompt.context import ContextReport
+    from talekeeper.services.prompt.built import ContextReport
 
 INSIGHTS_VERSION = 1  # 1: the first to say so; before it, the same fields without a version
 
@@ -284,7 +285,7 @@ class LayoutPart(Part):
     cards_held: list[int] | None = None  # the Story Cards section's (not the new ones)
 
     @classmethod
-    def of(cls, report: ContextReport, cards_held: list[int]) -> LayoutPart:
+    def of(cls, report: ContextReport, cards_held: Sequence[int]) -> LayoutPart:
         placement = report.placement
         if placement is None:
             return cls(name=report.layout.value)

@@ -1,0 +1,147 @@
+"""A turn's prompt: its inputs, the memories retrieved and the library's passages built into
+a context (``build``), and the request that context makes (``request``).
+
+Invariants:
+
+- The build reads its inputs and leaves them as they were; the ``BuiltContext`` it makes
+  is frozen, and the request and the Insights snapshot are both read from it.
+- The Memories section gets ``memory_budget`` for the memories retrieved (or asked for,
+  whichever is more), the Knowledge section ``KNOWLEDGE_SLOT_TOKENS`` per passage asked
+  for (both in ``inputs``); each offers shorter forms of itself, without some of its
+  passages, for a context that overflows.
+- What the retrieval and the knowledge mark as in the context is what went in: when the
+  context overflowed and the Memories or the Knowledge fell back to a shorter form or
+  were cut, only the passages still whole in the prompt stay marked (Insights tells the
+  truth).
+- ``cache``: the Story Cards section keeps the cards it held until the whole history is
+  evaluated again anyway; then it holds the cards as they fire now.
+- Chat mode sends the built messages; completion mode the built prompt, then a blank
+  line, and stops before the model writes the player's next move (``COMPLETION_STOP``).
+"""
+
+from __future__ import annotations
+
+from talekeeper.providers.base import CompletionRequest, Message
+from talekeeper.services.cards.rules import cards_section
+from talekeeper.services.endpoints.models import ContextLayout, ModelSet
+from talekeeper.services.library.search import KnowledgeResult
+from talekeeper.services.memory.base import Retrieval
+from talekeeper.services.prompt.built import BuiltContext, SectionReport
+from talekeeper.services.prompt.context import build_context
+from talekeeper.services.prompt.inputs import (
+    CHAT_MESSAGE_OVERHEAD,
+    KNOWLEDGE_SLOT_TOKENS,
+    ContextInputs,
+    fills,
+    memory_budget,
+)
+from talekeeper.services.prompt.sections import Section, render_fixed
+
+COMPLETION_STOP = ("\n>",)  # in completion mode the model must not write the player's next move
+
+
+def build(
+    inputs: ContextInputs, retrieval: Retrieval, knowledge: KnowledgeResult | None = None
+) -> BuiltContext:
+    """The turn's context from what was gathered, the retrieval and the knowledge (fitted
+    to their sections' budgets here, and marked with what went in)."""
+    slots = max(inputs.top_k, len(retrieval.used))
+    budget = memory_budget(inputs.budget, slots)
+    retrieval.fit_evidence(inputs.counter, budget, fill=fills(budget, slots))
+    variants = retrieval.section_variants()
+    memories = Section(
+        "memories", retrieval.section_text(), _memory_reason(retrieval), tuple(variants)
+    )
+    fixed = [*inputs.fixed, memories]
+    passages: list[str] = []
+    if knowledge is not None:
+        knowledge.fit(inputs.counter, KNOWLEDGE_SLOT_TOKENS * max(knowledge.top_k, 1))
+        passages = knowledge.section_variants()
+        fixed.append(
+            Section("knowledge", knowledge.section_text(), knowledge.reason(), tuple(passages))
+        )
+    built = build_context(
+        fixed,
+        inputs.history,
+        inputs.authors_note,
+        inputs.player_action,
+        budget=inputs.budget,
+        counter=inputs.counter,
+        entry_overhead=CHAT_MESSAGE_OVERHEAD if inputs.mode == "chat" else 0,
+        layout=inputs.layout,
+        previous=inputs.previous,
+        rebuilt=_rebuilt_cards(inputs),
+    )
+    _note_dropped_evidence(retrieval, built, variants)
+    if knowledge is not None:
+        _note_dropped_passages(knowledge, built, passages)
+    return built
+
+
+def _rebuilt_cards(inputs: ContextInputs) -> list[Section] | None:
+    """``cache``: the Story Cards as they fire now, for a turn whose whole history is
+    evaluated again anyway (until then the section keeps the cards it held)."""
+    if inputs.layout is not ContextLayout.CACHE:
+        return None
+    text, reason = cards_section(list(inputs.cards_rebuilt))
+    return [Section("story_cards", text, reason), Section("story_cards_new", "")]
+
+
+def request(built: BuiltContext, models: ModelSet) -> CompletionRequest:
+    """What the narrator is sent for ``built``, in the models' mode."""
+    common = {
+        "model": models.narrator.model,
+        "max_tokens": models.reply_tokens,
+        "temperature": models.temperature,
+        "top_p": models.top_p,
+    }
+    if models.mode == "completion":
+        return CompletionRequest(
+            mode="completion",
+            prompt=built.prompt() + "\n\n",
+            stop=COMPLETION_STOP,
+            narration=True,
+            **common,  # type: ignore[arg-type]
+        )
+    messages = tuple(Message(m["role"], m["content"]) for m in built.messages())  # type: ignore[arg-type]
+    return CompletionRequest(mode="chat", messages=messages, narration=True, **common)  # type: ignore[arg-type]
+
+
+def _note_dropped_evidence(retrieval: Retrieval, built: BuiltContext, variants: list[str]) -> None:
+    """When the whole context overflowed and the Memories fell back to a shorter form, the
+    passages left out are no longer marked as in the context (Insights tells the truth)."""
+    section = next((s for s in built.report.sections if s.name == "memories"), None)
+    if section is None or not section.cut:
+        return
+    carried = len(variants)
+    for kept, text in zip(range(carried - 1, -1, -1), variants, strict=True):
+        if section.text == render_fixed(Section("memories", text)):
+            retrieval.keep_evidence(kept)
+            return
+    retrieval.keep_evidence(0)  # cut mid-text: no passage is whole
+
+
+def _note_dropped_passages(
+    knowledge: KnowledgeResult, built: BuiltContext, variants: list[str]
+) -> None:
+    """When the context overflowed and the Knowledge section was cut, only the passages
+    still whole in it are marked as in the context."""
+    section: SectionReport | None = next(
+        (s for s in built.report.sections if s.name == "knowledge"), None
+    )
+    if section is None:
+        knowledge.keep(0)
+        return
+    if not section.cut:
+        return
+    for kept, text in zip(range(len(variants), 0, -1), variants, strict=True):
+        if section.text == render_fixed(Section("knowledge", text)):
+            knowledge.keep(kept)
+            return
+    knowledge.keep(0)  # cut mid-text: no passage is whole
+
+
+def _memory_reason(retrieval: Retrieval) -> str:
+    if not retrieval.used:
+        return retrieval.note or f"no memory retrieved ({retrieval.considered} considered)"
+    return f"{len(retrieval.used)} of {retrieval.considered} memories considered"
