@@ -89,7 +89,10 @@ def _variant(keyword: str, how: int) -> str:
 @st.composite
 def scenes(draw: st.DrawFn) -> tuple[list[CardView], str, str]:
     lists = draw(cards_strategy)
-    cards = [CardView(i + 1, f"Card {i}", "other", tuple(kws), "") for i, kws in enumerate(lists)]
+    cards = [
+        CardView(id=i + 1, name=f"Card {i}", type="other", keywords=tuple(kws), entry="")
+        for i, kws in enumerate(lists)
+    ]
     known = [k for kws in lists for k in kws] or ["x"]
     piece = st.one_of(
         st.text(LETTERS + SPACE + MARKS, max_size=4),
@@ -101,7 +104,7 @@ def scenes(draw: st.DrawFn) -> tuple[list[CardView], str, str]:
 
 
 def _scene(keywords: tuple[str, ...], story: str) -> tuple[list[CardView], str, str]:
-    return [CardView(1, "Card", "other", keywords, "")], story, ""
+    return [CardView(id=1, name="Card", type="other", keywords=keywords, entry="")], story, ""
 
 
 @settings(max_examples=600, deadline=None)
@@ -144,13 +147,15 @@ def test_the_fold_agrees_with_re_on_every_letter_of_unicode() -> None:
 
 
 def test_the_documented_cases_fire_through_the_matcher() -> None:
-    mara = CardView(1, "Mara", "character", ("mara",), "")
+    mara = CardView(id=1, name="Mara", type="character", keywords=("mara",), entry="")
     fired = fired_cards([mara], "MARA waves from mara's boat.", "")
     assert [(f.keyword, f.where) for f in fired] == [("mara", "story")]
     assert fired_cards([mara], "The Marathon begins; Samara waits.", "") == []
     # Within a place, the card's first keyword in its own order reports, not the first in
     # the text; the input wins over the story even for a later keyword.
-    two = CardView(2, "Port", "location", ("saltmouth", "port", "harbour"), "")
+    two = CardView(
+        id=2, name="Port", type="location", keywords=("saltmouth", "port", "harbour"), entry=""
+    )
     fired = fired_cards([two], "the port, then Saltmouth", "row to the HARBOUR")
     assert [(f.keyword, f.where) for f in fired] == [("harbour", "input")]
     fired = fired_cards([two], "the port, then Saltmouth", "")
@@ -164,11 +169,13 @@ def test_two_thousand_cards_of_thirty_keywords_match_in_milliseconds() -> None:
     on a busy machine."""
     cards = [
         CardView(
-            i + 1,
-            f"Card {i}",
-            "character",
-            tuple(f"name{i}x{k}" if k % 2 else f"the keeper{i} of lamp{k}" for k in range(30)),
-            "",
+            id=i + 1,
+            name=f"Card {i}",
+            type="character",
+            keywords=tuple(
+                f"name{i}x{k}" if k % 2 else f"the keeper{i} of lamp{k}" for k in range(30)
+            ),
+            entry="",
         )
         for i in range(2_000)
     ]

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from talekeeper.core.errors import InvalidInput
+from talekeeper.services.cards.model import Card
 from talekeeper.services.cards.rules import (
     CardView,
     SecondaryRule,
     cards_section,
     clean_card,
+    clean_card_changes,
     fired_cards,
     keyword_in,
     matches_search,
@@ -17,9 +19,19 @@ from talekeeper.services.cards.rules import (
 
 pytestmark = pytest.mark.no_database
 
-MARA = CardView(1, "Mara", "character", ("mara", "the smuggler"), "A smuggler with a limp.")
-KEY = CardView(2, "Brass Key", "item", ("brass key",), "Opens the lamp room.")
-PORT = CardView(3, "Saltmouth", "location", ("saltmouth", "port"), "A harbour town.")
+MARA = CardView(
+    id=1,
+    name="Mara",
+    type="character",
+    keywords=("mara", "the smuggler"),
+    entry="A smuggler with a limp.",
+)
+KEY = CardView(
+    id=2, name="Brass Key", type="item", keywords=("brass key",), entry="Opens the lamp room."
+)
+PORT = CardView(
+    id=3, name="Saltmouth", type="location", keywords=("saltmouth", "port"), entry="A harbour town."
+)
 
 
 @pytest.mark.parametrize(
@@ -60,16 +72,7 @@ def test_nothing_fires_on_unrelated_text() -> None:
 
 def test_card_validation_states_what_to_fix() -> None:
     card = clean_card({"name": " Mara ", "type": "Character", "keywords": ["mara", "MARA", " x "]})
-    assert card == {
-        "name": "Mara",
-        "type": "character",
-        "keywords": ["mara", "x"],
-        "secondary_keywords": [],
-        "entry": "",
-        "notes": "",
-        "always_on": False,
-        "secondary_rule": SecondaryRule.ANY,
-    }
+    assert card == Card(name="Mara", type="character", keywords=("mara", "x"), entry="")
     with pytest.raises(InvalidInput, match="'type' must be one of character, location"):
         clean_card({"name": "A", "type": "spell"})
     with pytest.raises(InvalidInput, match="'name' must not be empty"):
@@ -80,7 +83,7 @@ def test_card_validation_states_what_to_fix() -> None:
         clean_card({"name": "A", "keywords": [f"k{i}" for i in range(31)]})
     with pytest.raises(InvalidInput, match="the limit is 8,000"):
         clean_card({"name": "A", "entry": "x" * 8001})
-    assert clean_card({"notes": "n"}, partial=True) == {"notes": "n"}
+    assert clean_card_changes({"notes": "n"}) == {"notes": "n"}
 
 
 def test_search_looks_at_name_keywords_entry_and_notes() -> None:
@@ -97,12 +100,10 @@ def test_the_card_rules_are_validated_like_keywords_and_state_what_to_fix() -> N
             "secondary_rule": " ALL ",
         }
     )
-    assert card["always_on"] is True
-    assert card["secondary_keywords"] == ["night", "rain"]  # trimmed, no empties, de-duplicated
-    assert card["secondary_rule"] is SecondaryRule.ALL
-    assert clean_card({"secondary_rule": "none"}, partial=True) == {
-        "secondary_rule": SecondaryRule.NONE
-    }
+    assert card.always_on is True
+    assert card.secondary_keywords == ("night", "rain")  # trimmed, no empties, de-duplicated
+    assert card.secondary_rule is SecondaryRule.ALL
+    assert clean_card_changes({"secondary_rule": "none"}) == {"secondary_rule": SecondaryRule.NONE}
     with pytest.raises(InvalidInput, match="'always_on' must be true or false; got 'yes'"):
         clean_card({"name": "A", "always_on": "yes"})
     with pytest.raises(InvalidInput, match="'secondary_keywords' must be a list of text"):
@@ -118,5 +119,12 @@ def test_the_card_rules_are_validated_like_keywords_and_state_what_to_fix() -> N
 
 
 def test_search_looks_at_secondary_keywords_too() -> None:
-    storm = CardView(4, "Storm", "lore", ("storm",), "", secondary_keywords=("lighthouse",))
+    storm = CardView(
+        id=4,
+        name="Storm",
+        type="lore",
+        keywords=("storm",),
+        entry="",
+        secondary_keywords=("lighthouse",),
+    )
     assert matches_search(storm, "LIGHTHOUSE") and not matches_search(storm, "harbour")

@@ -40,11 +40,11 @@ def card(
     name: str = "",
 ) -> CardView:
     return CardView(
-        id_,
-        name or f"Card {id_}",
-        "other",
-        keywords,
-        f"Entry {id_}.",
+        id=id_,
+        name=name or f"Card {id_}",
+        type="other",
+        keywords=keywords,
+        entry=f"Entry {id_}.",
         always_on=always_on,
         secondary_keywords=secondary,
         secondary_rule=rule,

@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import MISSING, fields
 from pathlib import Path
 
 import pytest
 
 from talekeeper.core.errors import InvalidInput
+from talekeeper.services.cards.match import SecondaryRule
+from talekeeper.services.cards.model import Card, card_json
 from talekeeper.services.story.scenarios import load_scenarios, parse_scenario
 
 pytestmark = pytest.mark.no_database
@@ -83,3 +86,22 @@ def test_clients_are_shown_the_cards_an_adventure_starts_with() -> None:
     detail = scenario.detail()
     assert detail.story_cards == scenario.cards_for_creation()  # the cast's Oren included
     assert scenario.summary().cards == len(detail.story_cards) == 3
+
+
+def test_a_scenario_card_holds_every_field_of_a_card() -> None:
+    """A scenario file's card is read by ``Card``'s field names: each one set away from its
+    default comes back as written (a field added to ``Card`` and not read here fails)."""
+    full = Card(
+        name="Storm Lore",
+        type="lore",
+        keywords=("storm", "gale"),
+        entry="Storms come from the west.",
+        notes="Kept for the finale.",
+        always_on=True,
+        secondary_keywords=("sea", "night"),
+        secondary_rule=SecondaryRule.NONE,
+    )
+    for field in fields(Card):
+        assert field.default is MISSING or getattr(full, field.name) != field.default, field.name
+    scenario = parse_scenario(MINIMAL | {"story_cards": [card_json(full)]}, "x.json")
+    assert scenario.story_cards == (full,)

@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from talekeeper.services.cards.model import CARD_FIELDS
+from talekeeper.web.routes.adventures import CardIn
+from talekeeper.web.schemas.adventures import CardFields, CardOut
 from talekeeper_testkit.double import ModelDouble
 
 RULES = {"always_on": False, "secondary_keywords": [], "secondary_rule": "any"}
@@ -169,3 +172,12 @@ def test_a_scenario_card_may_carry_the_rules(client: TestClient) -> None:
     assert all({k: c[k] for k in RULES} == RULES for c in scenario["story_cards"])
     fields = ["name", "type", "keywords", "entry", "notes", *RULES]
     assert all(list(c) == fields for c in scenario["story_cards"])  # a card without its id
+
+
+def test_the_card_models_declare_the_card_s_fields() -> None:
+    """The answer lists ``Card``'s fields in its order (the JSON's key order); the body takes
+    each of them: a field added to ``Card`` and not to these fails here."""
+    assert list(CardFields.model_fields) == list(CARD_FIELDS)
+    assert list(CardOut.model_fields) == [*CARD_FIELDS, "id"]
+    assert sorted(CardIn.model_fields) == sorted(CARD_FIELDS)
+    assert all(not field.is_required() for field in CardIn.model_fields.values())

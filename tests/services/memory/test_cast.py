@@ -23,7 +23,14 @@ NOBODY = Persona("", "", "")
 
 
 def card(id_: int, name: str, type_: str, *keywords: str, entry: str = "") -> CardView:
-    return CardView(id_, name, type_, keywords, entry or f"About {name}.", notes="SECRET NOTE")
+    return CardView(
+        id=id_,
+        name=name,
+        type=type_,
+        keywords=keywords,
+        entry=entry or f"About {name}.",
+        notes="SECRET NOTE",
+    )
 
 
 MAREN = card(1, "Old Maren", "character", "maren", "old maren")

@@ -21,6 +21,9 @@ Invariants:
   (card id, keywords, secondary keywords, rule) and cached by exactly that. A turn
   costs the words of its text plus the keywords that could fire, not the number of
   cards; only the cards that fire, and the always-on ones, are read whole.
+- A card is stored as ``clean_card`` makes it, whoever wrote it (a client, a scenario,
+  another tool's file); a change (``clean_card_changes``) touches only the fields given,
+  named as ``Card`` names them.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -42,6 +44,7 @@ from talekeeper.services.cards.match import (
     keyword_in,
     matcher_for,
 )
+from talekeeper.services.cards.model import CARD_FIELDS, LISTS, Card, card_json
 from talekeeper.services.common import limits
 from talekeeper.storage.models import StoryCard
 from talekeeper.storage.repositories.story import StoryRepository
@@ -56,6 +59,7 @@ __all__ = [
     "card_columns",
     "cards_section",
     "clean_card",
+    "clean_card_changes",
     "fired_cards",
     "fired_in",
     "in_section",
@@ -65,53 +69,30 @@ __all__ = [
 ]
 
 CARD_SCAN_ACTIONS = 6  # recent actions whose text can fire a card: the current scene, not the past
-LISTS = ("keywords", "secondary_keywords")  # the card fields a row holds as JSON lists
 
 
-@dataclass(frozen=True)
-class CardView:
+@dataclass(frozen=True, kw_only=True)
+class CardView(Card):
+    """A stored card: a ``Card`` and its row's id."""
+
     id: int
-    name: str
-    type: str
-    keywords: tuple[str, ...]
-    entry: str
-    notes: str = ""
-    always_on: bool = False
-    secondary_keywords: tuple[str, ...] = ()
-    secondary_rule: SecondaryRule = SecondaryRule.ANY
 
     @classmethod
     def of(cls, row: StoryCard) -> CardView:
         return cls(
-            row.id,
-            row.name,
-            row.type,
-            tuple(json.loads(row.keywords)),
-            row.entry,
-            row.notes,
-            bool(row.always_on),
-            tuple(json.loads(row.secondary_keywords or "[]")),
-            SecondaryRule(row.secondary_rule or SecondaryRule.ANY),
+            id=row.id,
+            name=row.name,
+            type=row.type,
+            keywords=tuple(json.loads(row.keywords)),
+            entry=row.entry,
+            notes=row.notes,
+            always_on=bool(row.always_on),
+            secondary_keywords=tuple(json.loads(row.secondary_keywords or "[]")),
+            secondary_rule=SecondaryRule(row.secondary_rule or SecondaryRule.ANY),
         )
 
     def keys(self) -> CardKeys:
         return CardKeys(self.id, self.keywords, self.secondary_keywords, self.secondary_rule)
-
-    def public(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "type": self.type,
-            "keywords": list(self.keywords),
-            "entry": self.entry,
-            "notes": self.notes,
-            "always_on": self.always_on,
-            "secondary_keywords": list(self.secondary_keywords),
-            "secondary_rule": self.secondary_rule.value,
-        }
-
-    def line(self) -> str:
-        return f"{self.name} ({self.type}): {self.entry}"
 
 
 @dataclass(frozen=True)
@@ -238,37 +219,50 @@ def cards_section(cards: list[FiredCard]) -> tuple[str, str]:
     return text, reason
 
 
-def clean_card(data: Mapping[str, object], *, partial: bool = False) -> dict[str, Any]:
-    """Validated card fields from a client; with ``partial`` only the fields given."""
-    out: dict[str, Any] = {}
-    if not partial or "name" in data:
-        out["name"] = limits.text_field(
-            data.get("name", ""), "name", limits.CARD_NAME_MAX, required=True
+def clean_card(data: Mapping[str, object] | Card) -> Card:
+    """A client's card, validated: text stripped, the type in lower case, keywords without
+    repeats, every limit held (a value past one is refused, naming it). A field not given
+    takes its default; only the name must be given. A ``Card`` made elsewhere (a scenario,
+    another tool's file) is checked the same way before it is stored."""
+    given = card_json(data) if isinstance(data, Card) else data
+    return Card(
+        name=limits.text_field(given.get("name", ""), "name", limits.CARD_NAME_MAX, required=True),
+        type=_type(given.get("type", "other")),
+        keywords=_keywords(given.get("keywords", []), "keywords"),
+        secondary_keywords=_keywords(given.get("secondary_keywords", []), "secondary_keywords"),
+        entry=limits.text_field(given.get("entry", ""), "entry", limits.CARD_ENTRY_MAX),
+        notes=limits.text_field(given.get("notes", ""), "notes", limits.CARD_NOTES_MAX),
+        always_on=_flag(given.get("always_on", False)),
+        secondary_rule=_rule(given.get("secondary_rule", SecondaryRule.ANY)),
+    )
+
+
+UNCHANGED_NAME = "-"  # stands in for a name a change does not give; never kept
+
+
+def clean_card_changes(data: Mapping[str, object]) -> dict[str, object]:
+    """The fields a client changes (a PATCH): only those given, by ``Card``'s names,
+    each validated as ``clean_card`` validates it."""
+    card = clean_card({"name": UNCHANGED_NAME, **data})
+    return {key: getattr(card, key) for key in CARD_FIELDS if key in data}
+
+
+def _type(value: object) -> str:
+    kind = limits.text_field(value, "type", 40).lower()
+    if kind not in CARD_TYPES:
+        raise InvalidInput(
+            f"'type' must be one of {', '.join(CARD_TYPES)}; got {limits.quoted(kind)}."
         )
-    if not partial or "type" in data:
-        kind = limits.text_field(data.get("type", "other"), "type", 40).lower()
-        if kind not in CARD_TYPES:
-            raise InvalidInput(
-                f"'type' must be one of {', '.join(CARD_TYPES)}; got {limits.quoted(kind)}."
-            )
-        out["type"] = kind
-    for key in LISTS:
-        if not partial or key in data:
-            out[key] = _keywords(data.get(key, []), key)
-    for key, limit in (("entry", limits.CARD_ENTRY_MAX), ("notes", limits.CARD_NOTES_MAX)):
-        if not partial or key in data:
-            out[key] = limits.text_field(data.get(key, ""), key, limit)
-    if not partial or "always_on" in data:
-        value = data.get("always_on", False)
-        if not isinstance(value, bool):
-            raise InvalidInput(f"'always_on' must be true or false; got {limits.quoted(value)}.")
-        out["always_on"] = value
-    if not partial or "secondary_rule" in data:
-        out["secondary_rule"] = _rule(data.get("secondary_rule", SecondaryRule.ANY))
-    return out
+    return kind
 
 
-def _rule(value: Any) -> SecondaryRule:
+def _flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInput(f"'always_on' must be true or false; got {limits.quoted(value)}.")
+    return value
+
+
+def _rule(value: object) -> SecondaryRule:
     rules = ", ".join(rule.value for rule in SecondaryRule)
     if isinstance(value, str):
         try:
@@ -278,7 +272,7 @@ def _rule(value: Any) -> SecondaryRule:
     raise InvalidInput(f"'secondary_rule' must be one of {rules}; got {limits.quoted(value)}.")
 
 
-def _keywords(value: Any, key: str = "keywords") -> list[str]:
+def _keywords(value: object, key: str) -> tuple[str, ...]:
     what = "secondary keywords" if key == "secondary_keywords" else "keywords"
     if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
         raise InvalidInput(f'\'{key}\' must be a list of text, e.g. ["mara", "the smuggler"].')
@@ -294,17 +288,23 @@ def _keywords(value: Any, key: str = "keywords") -> list[str]:
                 )
             seen.add(word.casefold())
             cleaned.append(word)
-    return cleaned
+    return tuple(cleaned)
 
 
-def card_columns(fields: dict[str, Any]) -> dict[str, Any]:
-    """``clean_card``'s fields as a ``StoryCard`` row holds them (lists as JSON text)."""
-    out = dict(fields)
-    for key in LISTS:
-        if key in out:
-            out[key] = json.dumps(out[key])
-    if "secondary_rule" in out:
-        out["secondary_rule"] = SecondaryRule(out["secondary_rule"]).value
+def card_columns(card: Card | Mapping[str, object]) -> dict[str, object]:
+    """A card, or some of its fields by ``Card``'s names (``clean_card_changes``), as a
+    ``StoryCard`` row holds them: keyword lists as JSON text, the rule as its value."""
+    given = card_json(card) if isinstance(card, Card) else card
+    out: dict[str, object] = {}
+    for key in CARD_FIELDS:
+        if key not in given:
+            continue
+        value = given[key]
+        if key in LISTS:
+            value = json.dumps(value)  # a tuple is written as the list it holds
+        elif key == "secondary_rule":
+            value = SecondaryRule(str(value)).value
+        out[key] = value
     return out
 
 

@@ -46,7 +46,8 @@ class ExportFormat(StrEnum):
 
 
 class CardLike(Protocol):
-    """What an export needs of a card: a stored story card or a ``CardDraft``."""
+    """What an export needs of a card: ``Card``'s fields, read from a ``Card`` (a stored one,
+    a draft) or any object that has them."""
 
     @property
     def name(self) -> str: ...

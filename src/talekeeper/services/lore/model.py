@@ -2,7 +2,8 @@
 
 Invariants:
 
-- A ``CardDraft`` already holds to a story card's limits: a name of at most
+- A ``CardDraft`` is a ``Card`` (its fields, in its order, then the draft's own) that
+  already holds to a story card's limits: a name of at most
   ``limits.CARD_NAME_MAX`` characters, at most ``limits.CARD_KEYWORDS_MAX``
   keywords (primary and secondary each) of at most ``limits.CARD_KEYWORD_MAX``
   characters, de-duplicated ignoring case, an entry of at most
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypedDict
 
-from talekeeper.services.cards.rules import SecondaryRule
+from talekeeper.services.cards.model import Card, CardJsonValue, card_json
 
 
 class LoreFormat(StrEnum):
@@ -88,25 +89,10 @@ class ReportJson(TypedDict):
     items: list[ReportItemJson]
 
 
-class CardDraftJson(TypedDict):
-    name: str
-    type: str
-    keywords: list[str]
-    entry: str
-    notes: str
-    always_on: bool
-    secondary_keywords: list[str]
-    secondary_rule: str
-    disabled: bool
-    order: int
-    instruction_like: bool
-    source: str
-
-
 class LoreImportJson(TypedDict):
     format: str
     report: ReportJson
-    cards: list[CardDraftJson]
+    cards: list[dict[str, CardJsonValue]]  # ``card_json`` of each draft
 
 
 class ScenarioDraftJson(TypedDict):
@@ -119,7 +105,7 @@ class ScenarioDraftJson(TypedDict):
     ai_instructions: str
     plot_essentials: str
     authors_note: str
-    cards: list[CardDraftJson]
+    cards: list[dict[str, CardJsonValue]]  # ``card_json`` of each draft
 
 
 class ReportLevel(StrEnum):
@@ -167,38 +153,15 @@ class Report:
 
 
 @dataclass(frozen=True)
-class CardDraft:
-    """A story card as it would be made. ``order`` is its place (1, 2, ...) in the
-    creation order; ``source`` the JSON path of the entry it came from."""
+class CardDraft(Card):
+    """A story card as it would be made: a ``Card`` and where it came from. ``order`` is
+    its place (1, 2, ...) in the creation order; ``source`` the JSON path of the entry it
+    came from."""
 
-    name: str
-    type: str
-    keywords: tuple[str, ...]
-    entry: str
-    notes: str = ""
-    always_on: bool = False
-    secondary_keywords: tuple[str, ...] = ()
-    secondary_rule: SecondaryRule = SecondaryRule.ANY
     disabled: bool = False
     order: int = 0
     instruction_like: bool = False  # an always-on entry that reads as an instruction
     source: str = ""
-
-    def to_json(self) -> CardDraftJson:
-        return {
-            "name": self.name,
-            "type": self.type,
-            "keywords": list(self.keywords),
-            "entry": self.entry,
-            "notes": self.notes,
-            "always_on": self.always_on,
-            "secondary_keywords": list(self.secondary_keywords),
-            "secondary_rule": str(self.secondary_rule),
-            "disabled": self.disabled,
-            "order": self.order,
-            "instruction_like": self.instruction_like,
-            "source": self.source,
-        }
 
 
 @dataclass(frozen=True)
@@ -213,7 +176,7 @@ class LoreImport:
         return {
             "format": str(self.format),
             "report": self.report.to_json(len(self.cards)),
-            "cards": [card.to_json() for card in self.cards],
+            "cards": [card_json(card) for card in self.cards],
         }
 
 
@@ -244,5 +207,5 @@ class ScenarioDraft:
             "ai_instructions": self.ai_instructions,
             "plot_essentials": self.plot_essentials,
             "authors_note": self.authors_note,
-            "cards": [card.to_json() for card in self.cards],
+            "cards": [card_json(card) for card in self.cards],
         }

@@ -24,7 +24,14 @@ from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.lineage import lineage_of
-from talekeeper.services.cards.rules import CardView, card_columns, clean_card, matches_search
+from talekeeper.services.cards.model import Card
+from talekeeper.services.cards.rules import (
+    CardView,
+    card_columns,
+    clean_card,
+    clean_card_changes,
+    matches_search,
+)
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.memory import summary as story_summary
@@ -170,7 +177,7 @@ def create(
 ) -> Story:
     fields: dict[str, str | bool] = {"title": "", **dict.fromkeys(COMPONENTS, "")}
     opening = ""
-    cards: list[dict[str, object]] = []
+    cards: list[Card] = []
     if scenario is not None:
         fields.update(
             title=scenario.title,
@@ -182,19 +189,7 @@ def create(
             persona_description=scenario.persona.get("description", ""),
         )
         opening = scenario.opening
-        cards = [
-            {
-                "name": c.name,
-                "type": c.type,
-                "keywords": list(c.keywords),
-                "entry": c.entry,
-                "notes": c.notes,
-                "always_on": c.always_on,
-                "secondary_keywords": list(c.secondary_keywords),
-                "secondary_rule": c.secondary_rule,
-            }
-            for c in scenario.cards_for_creation()
-        ]
+        cards = scenario.cards_for_creation()
     fields.update(clean_fields(data))
     if "opening" in data:
         opening = limits.text_field(data["opening"], "opening", limits.NARRATION_MAX)
@@ -277,11 +272,12 @@ def add_card(session: Session, adventure: Adventure, data: Mapping[str, object])
 
 
 def add_cards(
-    session: Session, adventure: Adventure, cards: Sequence[Mapping[str, object]]
+    session: Session, adventure: Adventure, cards: Sequence[Mapping[str, object] | Card]
 ) -> list[CardView]:
-    """Add ``cards`` in order: all of them, or (past the card limit, or one refused) none,
-    with one count of the adventure's cards however many are added."""
-    fields = [clean_card(data) for data in cards]
+    """Add ``cards`` in order, each as ``clean_card`` makes it (a client's fields, or a
+    ``Card`` from a scenario or a file): all of them, or (past the card limit, or one
+    refused) none, with one count of the adventure's cards however many are added."""
+    fields = [clean_card(card) for card in cards]
     repo = StoryRepository(session)
     count = repo.count_cards(adventure.id)
     if count + len(fields) > limits.MAX_CARDS:
@@ -316,7 +312,7 @@ def card_row(session: Session, card_id: int, user_id: int) -> StoryCard:
 
 
 def update_card(session: Session, row: StoryCard, data: Mapping[str, object]) -> CardView:
-    for key, value in card_columns(clean_card(data, partial=True)).items():
+    for key, value in card_columns(clean_card_changes(data)).items():
         setattr(row, key, value)
     session.flush()
     return CardView.of(row)

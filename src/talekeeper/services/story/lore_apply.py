@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -117,20 +116,6 @@ def read_scenario_file(
     )
 
 
-def card_fields(card: CardDraft) -> dict[str, Any]:
-    """A draft as the fields ``adventures.add_card`` takes."""
-    return {
-        "name": card.name,
-        "type": card.type,
-        "keywords": list(card.keywords),
-        "entry": card.entry,
-        "notes": card.notes,
-        "always_on": card.always_on,
-        "secondary_keywords": list(card.secondary_keywords),
-        "secondary_rule": str(card.secondary_rule),
-    }
-
-
 def with_instructions(current: str, moved: Sequence[str]) -> str:
     """``current`` AI Instructions with ``moved`` appended, a paragraph each."""
     text = "\n\n".join(part for part in (current.strip(), *moved) if part)
@@ -151,7 +136,7 @@ def add_lore(
     if instructions:
         current = adventure.ai_instructions or ""
         adventure.ai_instructions = with_instructions(current, instructions)
-    made = adventures.add_cards(session, adventure, [card_fields(c) for c in found.cards])
+    made = adventures.add_cards(session, adventure, found.cards)
     session.flush()
     return made
 
@@ -178,7 +163,7 @@ def adventure_from_file(
 ) -> Story:
     """Start an adventure from a read file (``read_scenario_file``; see the invariants)."""
     opening = opening_of(draft, greeting)
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         "title": draft.title,
         "ai_instructions": draft.ai_instructions,
         "plot_essentials": draft.plot_essentials,
@@ -187,6 +172,6 @@ def adventure_from_file(
     if opening:
         fields["opening"] = opening
     story = adventures.create(session, user_id, fields, memory)
-    adventures.add_cards(session, story.adventure, [card_fields(c) for c in draft.cards])
+    adventures.add_cards(session, story.adventure, draft.cards)
     session.flush()
     return story

@@ -8,9 +8,10 @@ Invariants:
   scenario's own cards, de-duplicated by name (case-insensitive): a cast
   member whose name already has a card adds nothing, so the scenario author's
   card wins.
-- A card may say ``always_on`` (true or false), ``secondary_keywords`` (a list of
-  text) and ``secondary_rule`` (any, all or none); without them it is not always
-  on and fires on its keywords alone.
+- A card is read into a ``Card``, each field under the name ``Card`` gives it. It may
+  say ``always_on`` (true or false), ``secondary_keywords`` (a list of text) and
+  ``secondary_rule`` (any, all or none); without them it is not always on and fires on
+  its keywords alone.
 - What clients are shown of a scenario (``summary``, ``detail``) counts and lists the
   cards an adventure made from it starts with: its own cards and then its cast.
 """
@@ -20,26 +21,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.cards.match import CARD_TYPES, SecondaryRule
+from talekeeper.services.cards.model import Card
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 TEXT_FIELDS = ("id", "title", "genre", "description", "opening")
 OPTIONAL_TEXT = ("ai_instructions", "plot_essentials", "authors_note")
-
-
-@dataclass(frozen=True)
-class CardSpec:
-    name: str
-    type: str
-    keywords: tuple[str, ...]
-    entry: str
-    notes: str = ""
-    always_on: bool = False
-    secondary_keywords: tuple[str, ...] = ()
-    secondary_rule: SecondaryRule = SecondaryRule.ANY
 
 
 @dataclass(frozen=True)
@@ -53,8 +42,8 @@ class Scenario:
     plot_essentials: str = ""
     authors_note: str = ""
     persona: dict[str, str] = field(default_factory=dict)
-    story_cards: tuple[CardSpec, ...] = ()
-    cast: tuple[CardSpec, ...] = ()
+    story_cards: tuple[Card, ...] = ()
+    cast: tuple[Card, ...] = ()
 
     def summary(self) -> ScenarioSummary:
         return ScenarioSummary(
@@ -80,7 +69,7 @@ class Scenario:
             story_cards=self.cards_for_creation(),
         )
 
-    def cards_for_creation(self) -> list[CardSpec]:
+    def cards_for_creation(self) -> list[Card]:
         """The scenario's cards, then its cast as character cards not already named."""
         cards = list(self.story_cards)
         names = {c.name.casefold() for c in cards}
@@ -116,13 +105,7 @@ class ScenarioDetail:
     plot_essentials: str
     authors_note: str
     persona: dict[str, str]
-    story_cards: list[CardSpec]
-
-
-class _Rules(TypedDict):
-    always_on: bool
-    secondary_keywords: tuple[str, ...]
-    secondary_rule: SecondaryRule
+    story_cards: list[Card]
 
 
 def _text(data: dict[str, object], key: str, where: str, *, required: bool) -> str:
@@ -132,48 +115,47 @@ def _text(data: dict[str, object], key: str, where: str, *, required: bool) -> s
     return value.strip()
 
 
-def _card(data: object, where: str, *, cast: bool) -> CardSpec:
+def _card(data: object, where: str, *, cast: bool) -> Card:
+    """A scenario file's card: its fields as ``Card`` names them (a cast member's type is
+    always character)."""
     if not isinstance(data, dict):
         raise InvalidInput(f"{where}: each card must be an object.")
     kind = "character" if cast else _text(data, "type", where, required=True)
     if kind not in CARD_TYPES:
         raise InvalidInput(f"{where}: type {kind!r} is not one of {', '.join(CARD_TYPES)}.")
-    keywords = data.get("keywords")
-    if (
-        not isinstance(keywords, list)
-        or not keywords
-        or not all(isinstance(k, str) and k.strip() for k in keywords)
-    ):
+    keywords = _words(data, "keywords", where)
+    if not keywords:
         raise InvalidInput(f"{where}: 'keywords' must be a non-empty list of text.")
-    return CardSpec(
-        name=_text(data, "name", where, required=True),
-        type=kind,
-        keywords=tuple(k.strip() for k in keywords),
-        entry=_text(data, "entry", where, required=True),
-        notes=_text(data, "notes", where, required=False),
-        **_rules(data, where),
-    )
-
-
-def _rules(data: dict[str, object], where: str) -> _Rules:
-    """A card's optional ``always_on``, ``secondary_keywords`` and ``secondary_rule``."""
+    name = _text(data, "name", where, required=True)
+    entry = _text(data, "entry", where, required=True)
+    notes = _text(data, "notes", where, required=False)
     always_on = data.get("always_on", False)
     if not isinstance(always_on, bool):
         raise InvalidInput(f"{where}: 'always_on' must be true or false.")
-    secondary = data.get("secondary_keywords", [])
-    if not isinstance(secondary, list) or not all(
-        isinstance(k, str) and k.strip() for k in secondary
-    ):
-        raise InvalidInput(f"{where}: 'secondary_keywords' must be a list of text.")
+    secondary = _words(data, "secondary_keywords", where)
     rule = data.get("secondary_rule", SecondaryRule.ANY)
     if not isinstance(rule, str) or rule not in tuple(SecondaryRule):
         rules = ", ".join(r.value for r in SecondaryRule)
         raise InvalidInput(f"{where}: 'secondary_rule' must be one of {rules}.")
-    return {
-        "always_on": always_on,
-        "secondary_keywords": tuple(k.strip() for k in secondary),
-        "secondary_rule": SecondaryRule(rule),
-    }
+    return Card(
+        name=name,
+        type=kind,
+        keywords=keywords,
+        entry=entry,
+        notes=notes,
+        always_on=always_on,
+        secondary_keywords=secondary,
+        secondary_rule=SecondaryRule(rule),
+    )
+
+
+def _words(data: dict[str, object], key: str, where: str) -> tuple[str, ...]:
+    """A list of text, each item stripped; a missing list is empty."""
+    words = data.get(key, [])
+    if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
+        what = "a non-empty list" if key == "keywords" else "a list"
+        raise InvalidInput(f"{where}: '{key}' must be {what} of text.")
+    return tuple(w.strip() for w in words)
 
 
 def parse_scenario(data: object, where: str) -> Scenario:

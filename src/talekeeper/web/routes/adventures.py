@@ -53,6 +53,9 @@ class AdventureIn(Strict):
 
 
 class CardIn(Strict):
+    """A story card's fields as a client sends them: ``Card``'s, each optional (a change
+    gives only the fields it changes; a new card takes the defaults)."""
+
     name: str | None = None
     type: str | None = None
     keywords: list[str] | None = None

@@ -15,7 +15,8 @@ from talekeeper.web.schemas.story import StateOut
 
 
 class CardFields(Out):
-    """What a story card holds, as the API answers it (see ``CardOut``, ``lore.LoreCard``)."""
+    """What a story card holds, as the API answers it: ``Card``'s fields, in its order
+    (``CardOut`` adds the stored card's id, ``lore.LoreCard`` a draft's provenance)."""
 
     name: str
     type: str
