@@ -32,14 +32,14 @@ from benchmarks.library.book import Book, Fact, generate, questions
 from sqlalchemy import select, text, update
 
 from talekeeper.core.tokens import BpeCounter
-from talekeeper.services.library import search, store
+from talekeeper.services.library import ranking, store
 from talekeeper.services.library.search import KnowledgeSearch
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import LibraryPassage, LibrarySource
 from talekeeper.storage.vocabulary import SourceState
 
 Weights = tuple[float, float]  # (semantic, lexical)
-IN_USE: Weights = (search.SEMANTIC_WEIGHT, search.LEXICAL_WEIGHT)
+IN_USE: Weights = (ranking.SEMANTIC_WEIGHT, ranking.LEXICAL_WEIGHT)
 SEMANTIC_ONLY: Weights = (1.0, 0.0)
 LEXICAL_ONLY: Weights = (0.0, 1.0)
 SIGNALS: tuple[Weights, ...] = (IN_USE, LEXICAL_ONLY, SEMANTIC_ONLY)  # hybrid, then each alone
@@ -53,12 +53,12 @@ def weights_name(w: Weights) -> str:
 @contextmanager
 def weighted(w: Weights) -> Iterator[None]:
     """The product's search with its semantic and lexical weights set to ``w`` meanwhile."""
-    saved = search.SEMANTIC_WEIGHT, search.LEXICAL_WEIGHT
-    search.SEMANTIC_WEIGHT, search.LEXICAL_WEIGHT = w
+    saved = ranking.SEMANTIC_WEIGHT, ranking.LEXICAL_WEIGHT
+    ranking.SEMANTIC_WEIGHT, ranking.LEXICAL_WEIGHT = w
     try:
         yield
     finally:
-        search.SEMANTIC_WEIGHT, search.LEXICAL_WEIGHT = saved
+        ranking.SEMANTIC_WEIGHT, ranking.LEXICAL_WEIGHT = saved
 
 
 async def stop_indexer(p: Player) -> None:

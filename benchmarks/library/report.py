@@ -31,7 +31,7 @@ from benchmarks.library.measure import (
     weights_name,
 )
 
-from talekeeper.services.library.search import MIN_SCORE
+from talekeeper.services.library.ranking import MIN_SCORE
 
 LABELS: dict[Weights, str] = {
     IN_USE: "**hybrid** (the product)",

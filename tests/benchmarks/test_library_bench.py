@@ -23,7 +23,7 @@ from benchmarks.library.measure import (
 )
 from benchmarks.library.report import floored_score, markdown, percentile, rank_of, recall_at, score
 
-from talekeeper.services.library import search
+from talekeeper.services.library import ranking
 from talekeeper.services.memory.terms import terms
 from talekeeper_testkit.double import ModelDouble
 
@@ -112,13 +112,13 @@ def test_a_method_told_the_answer_scores_one_and_one_returning_nothing_zero() ->
 
 
 def test_weights_are_set_for_the_call_and_put_back() -> None:
-    before = (search.SEMANTIC_WEIGHT, search.LEXICAL_WEIGHT)
+    before = (ranking.SEMANTIC_WEIGHT, ranking.LEXICAL_WEIGHT)
     with weighted(LEXICAL_ONLY):
-        assert (search.SEMANTIC_WEIGHT, search.LEXICAL_WEIGHT) == LEXICAL_ONLY
-    assert before == (search.SEMANTIC_WEIGHT, search.LEXICAL_WEIGHT)
+        assert (ranking.SEMANTIC_WEIGHT, ranking.LEXICAL_WEIGHT) == LEXICAL_ONLY
+    assert before == (ranking.SEMANTIC_WEIGHT, ranking.LEXICAL_WEIGHT)
     with pytest.raises(RuntimeError), weighted((0.3, 0.7)):
         raise RuntimeError
-    assert before == (search.SEMANTIC_WEIGHT, search.LEXICAL_WEIGHT)
+    assert before == (ranking.SEMANTIC_WEIGHT, ranking.LEXICAL_WEIGHT)
 
 
 # -- a quick run ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 The index holds each passage's ``terms`` (``services.memory.terms``: lowercase words,
 stop words removed, plurals folded), so it agrees with the memories on what a word is; a
-query asks it one term at a time, and the scoring is ours (``services.library.search``),
+query asks it one term at a time, and the scoring is ours (``services.library.ranking``),
 identical on both databases. The index only answers "which passages hold this term".
 
 - SQLite: an FTS5 table ``library_fts`` (rowid = the passage's id, ``source_id``

@@ -21,16 +21,15 @@ from tests.kit.library_runtime import EMBED, Env, build_env, sections
 
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.services.library import store
-from talekeeper.services.library.search import (
+from talekeeper.services.library.ranking import (
     CONTEXT_WEIGHT,
     INPUT_WEIGHT,
     LEXICAL_WEIGHT,
     MIN_SCORE,
     RUNNERS_UP,
     SEMANTIC_WEIGHT,
-    KnowledgeResult,
-    KnowledgeSearch,
 )
+from talekeeper.services.library.search import KnowledgeResult, KnowledgeSearch
 from talekeeper.services.prompt.inputs import KNOWLEDGE_SLOT_TOKENS
 from talekeeper.storage.db import session_scope
 from talekeeper_testkit.double import ModelDouble, embed_text
@@ -184,7 +183,7 @@ def test_passages_without_a_vector_are_ranked_by_words(env: Env) -> None:
     assert by_source[ready].semantic_score is not None
     assert by_source[waiting].semantic_score is None and by_source[waiting].lexical_score == 1.0
     assert found.note.startswith("1 source(s) not fully indexed yet")
-    assert [s["state"] for s in found.sources] == ["ready", "indexing"]
+    assert [s.state for s in found.sources] == ["ready", "indexing"]
 
 
 def test_a_query_that_cannot_be_embedded_is_ranked_by_words(env: Env) -> None:

@@ -5,73 +5,42 @@ Invariants:
 - The query is the turn's two-part query (the player's input and the scene context, as
   for the memories), or the words typed in the Library's search box. Its lexical terms
   are ``services.memory.terms`` of the input (of the context when there is no input), the
-  same terms the full-text index holds.
-- Every passage of the searched sources is considered. Its lexical score is the share of
-  the query terms' weight it holds, a term weighing ``log(1 + (N - df + 0.5) / (df + 0.5))``
-  over the N passages considered (BM25's idf): the rarer the heavier, and never zero, so a
-  term that every passage holds still counts (a one-passage source is found by its words;
-  the memories' ``log((N + 1) / (df + 1))`` would weigh its every term 0); its semantic
-  score is the cosine with the weighted query vector (``INPUT_WEIGHT`` /
-  ``CONTEXT_WEIGHT``), for passages that have a vector of the current embedding model,
-  else none. The final score is
-  ``SEMANTIC_WEIGHT * max(semantic, 0) + LEXICAL_WEIGHT * lexical``; the best ``top_k``
-  whose final score reaches ``MIN_SCORE`` and ``RELATIVE_FLOOR`` of the best one's are
-  chosen (the search box: the best ``top_k`` with any score above 0). The next
-  ``RUNNERS_UP`` are kept for Insights ("what was considered").
-- The scoring is computed here in NumPy, identically on SQLite and PostgreSQL: the
+  same terms the full-text index holds; its vector embeds the input and the context.
+- Every passage of the searched sources is considered, and scored and chosen by
+  ``services.library.ranking`` (the weights, the floors and the runners-up are there). The
   database only says which passages hold each term (``storage.fulltext``, through
-  ``storage.repositories.library``).
+  ``storage.repositories.library``) and holds the vectors, read through the shared
+  ``services.library.vectors.VectorCache``.
 - Passages still without a vector (a source being indexed, or failed) are ranked by
   words; an embedding failure of the query never fails the turn (ranked by words, the
   note says so). Nothing is written here.
-- Vectors are read once per source and kept (``VectorCache``) until the source's
-  ``revision`` or model changes, or the id names another source (SQLite gives a new row
-  the id of the last one deleted: the source's ``created_at`` tells them apart).
+- A passage deleted between its ranking and the reading of its text (its source removed
+  meanwhile) is left out. ``KnowledgeResult.sources`` are the sources searched, as
+  Insights shows them (``SourceBrief``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.errors import TalekeeperError
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services.endpoints.models import ModelSet
+from talekeeper.services.library.ranking import RUNNERS_UP, Ranked, choose, query_vector, rank
+from talekeeper.services.library.vectors import FloatArray, VectorCache, Vectors
 from talekeeper.services.memory.terms import terms
 from talekeeper.storage.db import read_scope
 from talekeeper.storage.models import LibraryPassage, LibrarySource
 from talekeeper.storage.repositories.library import LibraryRepository
 from talekeeper.storage.vocabulary import SourceState
 
-INPUT_WEIGHT = 0.7  # the player's words say what they ask about
-CONTEXT_WEIGHT = 0.3  # the scene resolves "there" and "it"
-SEMANTIC_WEIGHT = 0.6
-LEXICAL_WEIGHT = 0.4
-# Below this a passage is noise, not knowledge: better nothing than filler. Set on the library
-# benchmark's tune seed (docs/benchmarks.md, "Knowledge library"): at 0.2 almost no question
-# about a place the book never names came back empty; at 0.25, 40% of them on held-out seeds,
-# for one point of recall@3.
-MIN_SCORE = 0.25
-# A passage under this share of the best one's score rides on the query's loose words (a
-# middling cosine, no shared term) while a real answer was found: left out as well.
-RELATIVE_FLOOR = 0.5
-RUNNERS_UP = 3
 SLOT_OVERHEAD = 40  # tokens of a passage's heading line in the Knowledge section
-CACHED_SOURCES = 64
-
-FloatArray = npt.NDArray[np.float32]
-IdArray = npt.NDArray[np.int64]
 
 
 @dataclass
@@ -93,23 +62,46 @@ class Hit:
     in_context: bool = False
 
 
+@dataclass(frozen=True)
+class SourceBrief:
+    """A searched source as Insights shows it (``KnowledgePart.sources``)."""
+
+    id: int
+    title: str
+    state: SourceState
+    passage_count: int
+    embedded: int
+    error: str | None
+
+    @classmethod
+    def of(cls, row: LibrarySource) -> SourceBrief:
+        return cls(
+            id=row.id,
+            title=row.title,
+            state=SourceState(row.state),
+            passage_count=row.passage_count,
+            embedded=row.embedded,
+            error=row.error,
+        )
+
+
 @dataclass
 class KnowledgeResult:
     used: list[Hit] = field(default_factory=list)
     runners_up: list[Hit] = field(default_factory=list)
     considered: int = 0
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[SourceBrief] = field(default_factory=list)
     query: dict[str, Any] = field(default_factory=dict)
     note: str = ""
     top_k: int = 0
 
     @property
     def source_ids(self) -> list[int]:
-        return [int(s["id"]) for s in self.sources]
+        return [int(s.id) for s in self.sources]
 
     @property
     def failed_source_ids(self) -> list[int]:
-        return [int(s["id"]) for s in self.sources if s["state"] == SourceState.FAILED]
+        return [int(s.id) for s in self.sources if s.state == SourceState.FAILED]
 
     def fit(self, counter: TokenCounter, budget: int) -> None:
         """Mark the chosen passages that go into the Knowledge section, in rank order,
@@ -157,66 +149,10 @@ def location(heading_path: list[str], page: int | None) -> str:
 
 
 @dataclass
-class _Vectors:
-    model: str
-    revision: int
-    ids: IdArray
-    matrix: FloatArray  # unit rows
-    born: datetime | None = None
-
-
-class VectorCache:
-    """Each source's passage vectors of one model, as one unit-row matrix (thread-safe)."""
-
-    def __init__(self, capacity: int = CACHED_SOURCES) -> None:
-        self.capacity = capacity
-        self._entries: OrderedDict[int, _Vectors] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(
-        self,
-        session: Session,
-        source_id: int,
-        model: str,
-        revision: int,
-        born: datetime | None = None,
-    ) -> _Vectors:
-        """``born``: the source's ``created_at``, which tells a source from an earlier one
-        that had its id."""
-        with self._lock:
-            entry = self._entries.get(source_id)
-            if entry is not None and (entry.model, entry.revision, entry.born) == (
-                model,
-                revision,
-                born,
-            ):
-                self._entries.move_to_end(source_id)
-                return entry
-        rows = LibraryRepository(session).vectors(source_id, model)
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        widths = {len(r[1]) for r in rows if r[1] is not None}
-        if len(widths) != 1:
-            matrix = np.zeros((0, 0), dtype=np.float32)
-            ids = ids[:0]
-        else:
-            matrix = np.frombuffer(b"".join(bytes(r[1] or b"") for r in rows), dtype=np.float32)
-            matrix = matrix.reshape(len(rows), -1).copy()
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            matrix /= np.where(norms == 0, 1, norms).astype(np.float32)
-        entry = _Vectors(model, revision, ids, matrix, born)
-        with self._lock:
-            self._entries[source_id] = entry
-            self._entries.move_to_end(source_id)
-            while len(self._entries) > self.capacity:
-                self._entries.popitem(last=False)
-        return entry
-
-
-@dataclass
 class _Read:
     sources: list[LibrarySource]
     postings: list[list[int]]
-    vectors: list[_Vectors]
+    vectors: list[Vectors]
 
 
 class KnowledgeSearch:
@@ -254,7 +190,7 @@ class KnowledgeSearch:
             result.note = "no library attached"
             return result
         read = await asyncio.to_thread(self._read, user_id, source_ids, query_terms, model)
-        result.sources = [_source_brief(s) for s in read.sources]
+        result.sources = [SourceBrief.of(s) for s in read.sources]
         if not read.sources:
             empty = "the library is empty"
             result.note = "no library attached" if source_ids is not None else empty
@@ -263,39 +199,15 @@ class KnowledgeSearch:
         if top_k <= 0:
             result.note = "the knowledge top-K setting is 0"
             return result
-        query_vector, note = None, ""
+        query, note = None, ""
         if model is not None and any(v.ids.size for v in read.vectors) and models.embedding:
-            query_vector, note = await _query_vector(models, input_text, context_text, adventure_id)
-        ranked = _rank(read, query_terms, query_vector, result.considered, top_k + RUNNERS_UP)
+            query, note = await _query_vector(models, input_text, context_text, adventure_id)
+        keep = top_k + RUNNERS_UP
+        ranked = rank(query_terms, read.postings, read.vectors, query, result.considered, keep)
         result.query["term_weights"] = ranked.term_weights
-        best = float(ranked.final[ranked.order[0]]) if ranked.order else 0.0
-        least = max(MIN_SCORE, RELATIVE_FLOOR * best) if floor else 0.0
-        chosen = [i for i in ranked.order if ranked.final[i] > 0 and ranked.final[i] >= least]
-        chosen = chosen[:top_k]
-        taken = set(chosen)
-        rest = list(itertools.islice((i for i in ranked.order if i not in taken), RUNNERS_UP))
-        details = await asyncio.to_thread(
-            self._details, [int(ranked.ids[i]) for i in [*chosen, *rest]]
-        )
-        titles = {s.id: s.title for s in read.sources}
-        # A passage deleted since it was ranked (its source removed meanwhile) is left out.
-        result.used = [
-            _hit(ranked, i, details, titles) for i in chosen if _known(ranked, i, details)
-        ]
-        result.runners_up = [
-            _hit(ranked, i, details, titles) for i in rest if _known(ranked, i, details)
-        ]
-        waiting = [s for s in read.sources if s.state != SourceState.READY]
-        if not note and waiting and model is not None:
-            note = (
-                f"{len(waiting)} source(s) not fully indexed yet: their passages without a "
-                "vector were ranked by words"
-            )
-        if not note and model is None:
-            note = "no embedding model: ranked by words only"
-        if not result.used and not note:
-            note = "no library passage scored high enough"
-        result.note = note
+        chosen, rest = choose(ranked, top_k, floor)
+        result.used, result.runners_up = await self._hits(ranked, chosen, rest, read.sources)
+        result.note = _note(note, read.sources, model, result.used)
         return result
 
     def _read(
@@ -316,6 +228,19 @@ class KnowledgeSearch:
             for s in sources:
                 session.expunge(s)
         return _Read(sources, postings, vectors)
+
+    async def _hits(
+        self, ranked: Ranked, chosen: list[int], rest: list[int], sources: list[LibrarySource]
+    ) -> tuple[list[Hit], list[Hit]]:
+        """The chosen rows and the runners-up as passages, with their text and place."""
+        details = await asyncio.to_thread(
+            self._details, [int(ranked.ids[i]) for i in [*chosen, *rest]]
+        )
+        titles = {s.id: s.title for s in sources}
+        # A passage deleted since it was ranked (its source removed meanwhile) is left out.
+        used = [_hit(ranked, i, details, titles) for i in chosen if _known(ranked, i, details)]
+        runners_up = [_hit(ranked, i, details, titles) for i in rest if _known(ranked, i, details)]
+        return used, runners_up
 
     def _details(self, ids: list[int]) -> dict[int, LibraryPassage]:
         if not ids:
@@ -338,115 +263,30 @@ async def _query_vector(
         result = await models.embedding.embed(texts, adventure_id=adventure_id)
     except TalekeeperError as exc:
         return None, f"the query could not be embedded ({exc.message}); ranked by words only"
-    vectors = [np.asarray(v, dtype=np.float32) for v in result.vectors]
-    units = [v / n for v in vectors if (n := float(np.linalg.norm(v))) > 0]
-    if not units:
-        return None, ""
-    if len(units) == 2 and input_text.strip() and context_text.strip():
-        query = INPUT_WEIGHT * units[0] + CONTEXT_WEIGHT * units[1]
-    else:
-        query = units[0]
-    norm = float(np.linalg.norm(query))
-    return (query / norm).astype(np.float32) if norm else None, ""
+    return query_vector(result.vectors, input_text, context_text), ""
 
 
-@dataclass
-class _Ranked:
-    ids: IdArray
-    semantic: npt.NDArray[np.float64]  # nan: no vector
-    lexical: npt.NDArray[np.float64]
-    final: npt.NDArray[np.float64]
-    order: list[int]  # the best rows, best first: as many as can be chosen or runners-up
-    term_weights: dict[str, float]
-
-    def semantic_rank(self, row: int) -> int | None:
-        return _place(self.ids, self.semantic, row)
-
-    def lexical_rank(self, row: int) -> int | None:
-        return _place(self.ids, np.where(self.lexical > 0, self.lexical, np.nan), row)
-
-
-def _rank(
-    read: _Read, query_terms: list[str], query: FloatArray | None, n: int, keep: int
-) -> _Ranked:
-    """The scores of every passage considered, and the ``keep`` best rows in order."""
-    weights = {t: _idf(n, len(p)) for t, p in zip(query_terms, read.postings, strict=True)}
-    total = sum(weights.values())
-    lex_ids = np.zeros(0, dtype=np.int64)
-    lex_scores = np.zeros(0, dtype=np.float64)
-    postings = [np.asarray(p, dtype=np.int64) for p in read.postings]
-    if postings and total > 0:
-        all_ids = np.concatenate(postings)
-        all_w = np.concatenate(
-            [np.full(p.size, weights[t]) for t, p in zip(query_terms, postings, strict=True)]
+def _note(note: str, sources: list[LibrarySource], model: str | None, used: list[Hit]) -> str:
+    """What the result's note says: the query's embedding failure (``note``), else why
+    passages were ranked by words, else that none scored high enough (when none did)."""
+    waiting = [s for s in sources if s.state != SourceState.READY]
+    if not note and waiting and model is not None:
+        note = (
+            f"{len(waiting)} source(s) not fully indexed yet: their passages without a "
+            "vector were ranked by words"
         )
-        if all_ids.size:
-            lex_ids, inverse = np.unique(all_ids, return_inverse=True)
-            lex_scores = np.minimum(np.bincount(inverse, weights=all_w) / total, 1.0)
-    sem_ids = np.zeros(0, dtype=np.int64)
-    sem_scores = np.zeros(0, dtype=np.float64)
-    usable = [v for v in read.vectors if v.ids.size and query is not None]
-    usable = [v for v in usable if v.matrix.shape[1] == query.shape[0]]  # type: ignore[union-attr]
-    if usable and query is not None:
-        sem_ids = np.concatenate([v.ids for v in usable])
-        sem_scores = np.concatenate([(v.matrix @ query).astype(np.float64) for v in usable])
-    ids = np.union1d(lex_ids, sem_ids)
-    lexical = np.zeros(ids.size, dtype=np.float64)
-    semantic = np.full(ids.size, np.nan, dtype=np.float64)
-    if lex_ids.size:
-        lexical[np.searchsorted(ids, lex_ids)] = lex_scores
-    if sem_ids.size:
-        semantic[np.searchsorted(ids, sem_ids)] = sem_scores
-    final = SEMANTIC_WEIGHT * np.maximum(np.nan_to_num(semantic, nan=0.0), 0.0)
-    final += LEXICAL_WEIGHT * lexical
-    return _Ranked(
-        ids=ids,
-        semantic=semantic,
-        lexical=lexical,
-        final=final,
-        order=_best(ids, final, keep),
-        term_weights={t: round(w, 4) for t, w in weights.items()},
-    )
+    if not note and model is None:
+        note = "no embedding model: ranked by words only"
+    if not used and not note:
+        note = "no library passage scored high enough"
+    return note
 
 
-def _best(ids: IdArray, final: npt.NDArray[np.float64], keep: int) -> list[int]:
-    """The ``keep`` best rows, best first; equal scores go to the earlier passage (reading
-    order is the stable tiebreak). Only the rows that can make the cut are sorted: every
-    row scoring at least the ``keep``-th best score, ties at that score included."""
-    if keep <= 0 or final.size == 0:
-        return []
-    if final.size > keep:
-        threshold = np.partition(final, final.size - keep)[final.size - keep]
-        rows = np.flatnonzero(final >= threshold)
-    else:
-        rows = np.arange(final.size)
-    order = rows[np.lexsort((ids[rows], -final[rows]))]
-    return [int(r) for r in order[:keep]]
-
-
-def _idf(n: int, df: int) -> float:
-    """A term's weight over ``n`` passages, ``df`` of which hold it: never zero."""
-    return math.log(1 + (n - df + 0.5) / (df + 0.5))
-
-
-def _place(ids: IdArray, scores: npt.NDArray[np.float64], row: int) -> int | None:
-    """The 1-based rank of ``row`` among the rows with a score (nan: unranked), best first,
-    ties to the earlier passage; None when ``row`` has no score."""
-    score = scores[row]
-    if np.isnan(score):
-        return None
-    ahead = np.count_nonzero(scores > score)  # nan compares false: unranked rows never count
-    tied = np.count_nonzero((scores == score) & (ids < ids[row]))
-    return int(ahead + tied) + 1
-
-
-def _known(ranked: _Ranked, i: int, details: dict[int, LibraryPassage]) -> bool:
+def _known(ranked: Ranked, i: int, details: dict[int, LibraryPassage]) -> bool:
     return int(ranked.ids[i]) in details
 
 
-def _hit(
-    ranked: _Ranked, i: int, details: dict[int, LibraryPassage], titles: dict[int, str]
-) -> Hit:
+def _hit(ranked: Ranked, i: int, details: dict[int, LibraryPassage], titles: dict[int, str]) -> Hit:
     pid = int(ranked.ids[i])
     row = details[pid]
     heading = [str(h) for h in json.loads(row.heading_path or "[]")]
@@ -467,14 +307,3 @@ def _hit(
         semantic_rank=ranked.semantic_rank(i),
         lexical_rank=ranked.lexical_rank(i),
     )
-
-
-def _source_brief(row: LibrarySource) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "title": row.title,
-        "state": SourceState(row.state).value,
-        "passage_count": row.passage_count,
-        "embedded": row.embedded,
-        "error": row.error,
-    }
