@@ -1,17 +1,22 @@
 """Migration 0013 on a database that already holds replies with Insights: each snapshot that
 recorded a ``cache`` placement gives its reply a placement record, read as the turn read it
 from the snapshot; one that does not parse, or has no such layout, gives none; the snapshots
-stay as they were, and the downgrade drops only the new table."""
+stay as they were, and the downgrade drops only the new table. An import reads the
+snapshots of its file the same way (``services.exchange.placements``, which repeats the
+migration's reading, since a migration imports no application code)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
+from types import ModuleType
 
 from alembic import command
 from sqlalchemy import inspect, text
 from tests.conftest import database_url
 
+from talekeeper.services.exchange.placements import read_layout
 from talekeeper.services.prompt import placement as placement_record
 from talekeeper.services.prompt.context import Placement
 from talekeeper.storage import migrate
@@ -119,3 +124,32 @@ def test_0013_takes_each_cache_placement_from_its_snapshot_and_no_other(tmp_path
         count = connection.execute(text("SELECT count(*) FROM insights")).scalar()
         assert count == len(snapshots)
     engine.dispose()
+
+
+def _migration_0013() -> ModuleType:
+    path = Path(migrate.__file__).parent / "migrations" / "versions" / "0013_context_placements.py"
+    spec = importlib.util.spec_from_file_location("migration_0013", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_import_reads_a_snapshot_as_0013_read_it() -> None:
+    """The same row from every snapshot the migration was written for (the import's file
+    holds objects only), the held cards before an import translates them."""
+    parse = _migration_0013().placement
+    odd_top = {"layout": FULL["layout"] | {"top_digest": "f" * 65, "cards_held": [1, "2", True]}}
+    objects = [json.loads(s) for s in NONE_GIVEN[:4]] + [FULL, OLDER, odd_top]
+    for snapshot in objects:
+        expected = parse(7, json.dumps(snapshot))
+        found = read_layout(snapshot)
+        if found is None:
+            assert expected is None, snapshot
+            continue
+        placement, held = found
+        record = placement_record.record(7, placement, held or [])
+        if held is None:
+            record.cards_held = None
+        columns = ("action_id", "version", "history_start", "top_digest", "floating", "cards_held")
+        assert {c: getattr(record, c) for c in columns} == expected, snapshot

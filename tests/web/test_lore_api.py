@@ -5,6 +5,7 @@ export that reads back as the same cards, and what a hostile or broken file gets
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -12,8 +13,11 @@ from tests.kit.lore import adventure, cards_of, import_lore
 from tests.kit.web import OCTETS
 from tests.services.lore.builders import fixture, png, text_chunk
 
+from talekeeper.services.cards import model
 from talekeeper.services.common import limits
+from talekeeper.services.lore import CardDraft
 from talekeeper.services.lore.fields import MAX_FILE_BYTES
+from talekeeper.web.routes.lore import LoreCard
 
 CARD_FIELDS = (
     "name",
@@ -231,3 +235,11 @@ def test_an_import_past_the_card_limit_adds_none_of_its_cards(client: TestClient
     assert answer.status_code == 409, answer.text
     assert f"{limits.MAX_CARDS:,}" in answer.json()["error"]["message"]
     assert [c["name"] for c in cards_of(client, aid)] == ["Mine"]  # nothing half imported
+
+
+def test_a_preview_card_shows_a_draft_s_fields_but_its_order() -> None:
+    """``LoreCard``: a draft's fields (its place is the list's order), and the id once made."""
+    draft = [f.name for f in fields(CardDraft) if f.name != "order"]
+    card = list(model.CARD_FIELDS)
+    assert list(LoreCard.model_fields) == [*card, "id", *draft[len(card) :]]
+    assert list(LoreCard.model_fields) == PREVIEW_CARD_KEYS

@@ -15,7 +15,7 @@ Invariants:
   (``plan``): a bad file is refused with the JSON path of the first problem and
   nothing is kept. Then it is written in one short transaction of bulk inserts
   (``store``), so the write lock is held for the inserts alone, never for the
-  checks, the JSON or a memory's terms.
+  checks, the snapshots' JSON or a memory's terms.
 - An import holds no more than one adventure may: its lists within
   ``limits.MAX_BRANCHES``, ``MAX_ACTIONS``, ``MAX_CARDS`` and ``MAX_MEMORIES``
   (checked on the file's counts before any entry is read) and at most
@@ -24,6 +24,11 @@ Invariants:
   is linear in the file, and none recurses into a client's value.
 - Insights snapshots are copied verbatim: they record what the model was shown
   when the reply was generated, ids included.
+- What a reply leaves for the next turn (its placement record, ``services.prompt.
+  placement``) is not in the file: an import reads it from the reply's snapshot, as
+  migration 0013 read the snapshots already stored, with the held cards translated to the
+  new adventure's (``placements``). So the first ``cache`` turn after an import keeps in
+  place what the next turn of the exported adventure would have.
 - Memory vectors are not exported: they belong to one embedding model, and the
   bank re-embeds imported memories over the following runs. Their terms are
   recomputed from their text; revisions start again at 1, and the adventure's revision

@@ -25,6 +25,7 @@ from pydantic import (
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.cards.match import CARD_TYPES
+from talekeeper.services.cards.model import card_json
 from talekeeper.services.cards.rules import SecondaryRule, clean_card
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import ACTION_TYPES
@@ -216,7 +217,7 @@ class CardEntry(Entry):
         if not importing(info) or not isinstance(data, dict):
             return data
         try:
-            return data | clean_card(data)
+            return data | card_json(clean_card(data))
         except InvalidInput as exc:
             raise refusal(ENTRY, exc.message) from None
 

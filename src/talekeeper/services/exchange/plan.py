@@ -33,6 +33,7 @@ from talekeeper.services.exchange.fileformat import (
     SourceRef,
     SummaryEntry,
 )
+from talekeeper.services.exchange.placements import PlannedPlacement, card_keys, planned
 from talekeeper.services.exchange.reader import NOT_VALID, read
 from talekeeper.services.memory.bank import terms_of
 from talekeeper.storage.vocabulary import ActionState, SummaryTrigger
@@ -60,6 +61,8 @@ class ImportPlan:
     updated_at: datetime
     sections: dict[str, list[Planned]]  # in the order they are written
     knowledge: list[SourceRef] = field(default_factory=list)  # matched as it is written
+    # What the replies leave for the next turn, from their snapshots (``placements``).
+    placements: list[PlannedPlacement] = field(default_factory=list)
 
 
 class Keyed(Protocol):
@@ -82,7 +85,7 @@ def plan_import(data: object, user_id: int) -> ImportPlan:
     sections = {
         "branches": _branches(file.branches, action_keys),
         "actions": _actions(file.actions, branch_keys),
-        "cards": [_card(card) for card in file.cards],
+        "cards": [_card(key, card) for key, card in enumerate(file.cards, 1)],
         "insights": _insights(file.insights, action_keys),
         "memories": _memories(memories, branch_keys, action_keys),
         "summaries": _summaries(versions, branch_keys, action_keys),
@@ -92,7 +95,8 @@ def plan_import(data: object, user_id: int) -> ImportPlan:
         sections["summaries"].append(_legacy_version(min(branch_keys), legacy, meta.updated_at))
     knowledge = list(file.knowledge) if isinstance(file, AdventureFileV3) else []
     adventure = _adventure(meta, user_id) | {"memory_revision": len(memories)}  # they take 1..n
-    return ImportPlan(user_id, adventure, current, meta.updated_at, sections, knowledge)
+    carried = planned(file.insights, card_keys(file.cards))
+    return ImportPlan(user_id, adventure, current, meta.updated_at, sections, knowledge, carried)
 
 
 def keys_of(entries: Sequence[Keyed], section: str) -> set[int]:
@@ -209,12 +213,12 @@ def _actions(actions: Sequence[ActionEntry], branch_keys: set[int]) -> list[Plan
     return rows
 
 
-def _card(card: CardEntry) -> Planned:
-    # the file's fields as the card routes store them; a file without the rules: the defaults
+def _card(key: int, card: CardEntry) -> Planned:
+    """A card, keyed by its place in the file (``card_keys``): the file's fields
+    as the card routes store them; a file without the rules: the defaults."""
     fields = card.model_dump(exclude={"created_at", "updated_at"})
-    return Planned(
-        card_columns(fields) | {"created_at": card.created_at, "updated_at": card.updated_at}
-    )
+    times = {"created_at": card.created_at, "updated_at": card.updated_at}
+    return Planned(card_columns(fields) | times, key=key)
 
 
 def _insights(snaps: Sequence[InsightEntry], action_keys: set[int]) -> list[Planned]:

@@ -1,14 +1,16 @@
 """The write of an import: a checked plan, inserted in one short transaction.
 
 Each table is one bulk insert, in the order of its references (adventure, branches,
-actions, cards, snapshots, memories and their uses, summary versions); on PostgreSQL a
-batch of thousands of rows goes in a few statements (one holds at most 32,700 values). The ids the
-database gives are read back in the order of the rows sent: with ``RETURNING`` where the
-database returns a batch's ids in order (PostgreSQL), else (SQLite) by the rule that a new
-row takes the largest id plus one, under the write lock this transaction holds.
-References between rows of one table (a branch's parent, a summary version's base) are
-set by one bulk update once the table is written. Nothing here checks the file: ``plan``
-did, before the first write.
+actions, cards, snapshots, memories, summary versions, the replies' placement records,
+the memories' uses); on PostgreSQL a batch of thousands of rows goes in a few statements
+(one holds at most 32,700 values). The ids the database gives are read back in the order
+of the rows sent: with ``RETURNING`` where the database returns a batch's ids in order
+(PostgreSQL), else (SQLite) by the rule that a new row takes the largest id plus one,
+under the write lock this transaction holds. References between rows of one table (a
+branch's parent, a summary version's base) are set by one bulk update once the table is
+written. Nothing here checks the file: ``plan`` did, before the first write, and built
+every value but those that name new rows, such as a placement record's held cards (a
+short list of the cards' new ids).
 
 The file's library references are matched last, in the same transaction, against the
 importing user's own sources: first by file name and size, then (for the rest) by title,
@@ -18,6 +20,7 @@ is handed back to be reported; it never fails the import.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,11 +28,13 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from talekeeper.services.exchange.fileformat import SourceRef
+from talekeeper.services.exchange.placements import PlannedPlacement
 from talekeeper.services.exchange.plan import ImportPlan, Planned, Ref
 from talekeeper.storage.models import (
     Action,
     Base,
     Branch,
+    ContextPlacement,
     InsightSnapshot,
     Memory,
     StoryCard,
@@ -46,7 +51,7 @@ TABLES: dict[str, type[Base]] = {  # in the order they are written
     "memories": Memory,
     "summaries": SummaryVersion,
 }
-KEYED = ("branches", "actions", "memories", "summaries")  # rows that others name by key
+KEYED = ("branches", "actions", "cards", "memories", "summaries")  # rows others name by key
 
 Ids = dict[str, dict[int, int]]  # per section: file key -> database id
 
@@ -65,6 +70,8 @@ def write(session: Session, plan: ImportPlan) -> Written:
     ids: Ids = {}
     for section in TABLES:
         ids[section] = _insert(repo, section, plan.sections[section], adventure_id, ids)
+    records = [_placement(row, ids) for row in plan.placements]
+    repo.insert_rows(ContextPlacement, records, adventure_id=adventure_id)
     for section in ("branches", "summaries"):
         _link(repo, section, plan.sections[section], ids)
     repo.insert_memory_uses(
@@ -132,6 +139,16 @@ def _insert(
         return {}
     new = repo.insert_returning_ids(TABLES[section], values, adventure_id=adventure_id)
     return {row.key: row_id for row, row_id in zip(rows, new, strict=True)}
+
+
+def _placement(row: PlannedPlacement, ids: Ids) -> dict[str, object]:
+    """A reply's placement record, with its reply's and held cards' new ids (the cards in
+    ``placement.record``'s form: a compact JSON list)."""
+    cards = None
+    if row.cards is not None:
+        held = [ids["cards"][key] for key in row.cards]
+        cards = json.dumps(held, separators=(",", ":"))
+    return row.values | {"action_id": ids["actions"][row.action], "cards_held": cards}
 
 
 def _link(repo: ExchangeRepository, section: str, rows: list[Planned], ids: Ids) -> None:

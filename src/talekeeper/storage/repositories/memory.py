@@ -224,6 +224,22 @@ class MemoryRepository:
             raise NotFound(f"Adventure {adventure_id} does not exist (it was deleted).")
         return range(int(top) - n + 1, int(top) + 1)
 
+    def clear_vectors(self, memory_ids: Sequence[int]) -> None:
+        """Forget these memories' vectors (the loaded rows are refreshed to match)."""
+        self.session.execute(
+            update(Memory)
+            .where(Memory.id.in_(memory_ids))
+            .values(vector=None, vector_model=None)
+            .execution_options(synchronize_session="fetch")
+        )
+
+    def set_revisions(self, revisions: dict[int, int]) -> None:
+        """Give each memory (by id) its revision, in one bulk update by key (loaded rows are
+        left as they were read: the caller expires them)."""
+        self.session.execute(
+            update(Memory), [{"id": i, "revision": r} for i, r in revisions.items()]
+        )
+
     def bank_state(self, adventure_id: int) -> tuple[int, int]:
         """(highest revision, number of rows) of an adventure's memories: one index read."""
         query = select(func.max(Memory.revision), func.count()).where(

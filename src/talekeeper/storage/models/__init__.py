@@ -1,0 +1,61 @@
+"""SQLAlchemy 2 models: the schema, kept portable between SQLite and PostgreSQL. One module
+per aggregate (``accounts``, ``story``, ``replies``, ``memory``, ``jobs``, ``library``,
+``ai_calls``), on the base and column types of ``base``; this package re-exports every
+model, so ``from talekeeper.storage.models import X`` names any of them.
+
+Invariants:
+
+- Importing this package registers every table on ``Base.metadata``: what the migrations'
+  environment compares against and what a test database is created from.
+- The models and the Alembic migrations describe the same schema (a test runs
+  autogenerate against a migrated database and expects no difference).
+- Every timestamp is stored as UTC and read back timezone-aware (``UtcDateTime``); row ids,
+  and every column that holds one, are 64-bit on SQLite and PostgreSQL alike (``ID``).
+"""
+
+from __future__ import annotations
+
+from talekeeper.storage.models.accounts import (
+    LOCAL_USER,
+    ApiToken,
+    AuthSession,
+    SignInCount,
+    User,
+    UserSetting,
+)
+from talekeeper.storage.models.ai_calls import AiCall
+from talekeeper.storage.models.base import ID, NAMING, Base, UtcDateTime
+from talekeeper.storage.models.jobs import DerivedJob, DerivedState
+from talekeeper.storage.models.library import AdventureKnowledge, LibraryPassage, LibrarySource
+from talekeeper.storage.models.memory import Memory, MemoryKey, MemoryUse, SummaryVersion
+from talekeeper.storage.models.replies import ContextPlacement, InsightSnapshot
+from talekeeper.storage.models.story import Action, Adventure, Branch, StoryCard
+
+__all__ = [
+    "ID",
+    "LOCAL_USER",
+    "NAMING",
+    "Action",
+    "Adventure",
+    "AdventureKnowledge",
+    "AiCall",
+    "ApiToken",
+    "AuthSession",
+    "Base",
+    "Branch",
+    "ContextPlacement",
+    "DerivedJob",
+    "DerivedState",
+    "InsightSnapshot",
+    "LibraryPassage",
+    "LibrarySource",
+    "Memory",
+    "MemoryKey",
+    "MemoryUse",
+    "SignInCount",
+    "StoryCard",
+    "SummaryVersion",
+    "User",
+    "UserSetting",
+    "UtcDateTime",
+]
