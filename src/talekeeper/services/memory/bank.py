@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import flag_modified
 
@@ -172,17 +171,10 @@ def clear_other_models(
     if owners:
         keys.clear_vectors(owners)
     if stale:
-        session.execute(
-            update(Memory)
-            .where(Memory.id.in_([m.id for m in stale]))
-            .values(vector=None, vector_model=None)
-            .execution_options(synchronize_session="fetch")
-        )
+        repo.clear_vectors([m.id for m in stale])
     # Each changed memory its own revision (no two memories of an adventure share one).
-    revisions = repo.next_revisions(adventure_id, len(changed))
-    session.execute(
-        update(Memory),
-        [{"id": i, "revision": r} for i, r in zip(changed, revisions, strict=True)],
+    repo.set_revisions(
+        dict(zip(changed, repo.next_revisions(adventure_id, len(changed)), strict=True))
     )
     for memory in stale:  # a bulk update by key leaves loaded rows as they were read
         session.expire(memory, ["revision"])

@@ -63,11 +63,11 @@ from procrastinate.exceptions import AlreadyEnqueued, ConnectorException, Unique
 from procrastinate.jobs import Job, Status
 from procrastinate.manager import QUEUEING_LOCK_CONSTRAINT, JobManager
 from procrastinate.worker import Worker as ProcrastinateWorker
-from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.services.memory.port import Run
 from talekeeper.storage.db import busy, read_scope
+from talekeeper.storage.repositories.queue import QueueRepository
 
 log = logging.getLogger(__name__)
 
@@ -87,19 +87,6 @@ PRUNE_CRON = "17 * * * *"
 KEEP_FAILED_HOURS = 7 * 24
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 STOP_REPEAT_SECONDS = 0.2
-
-_WAITING_OR_RUNNING = text(
-    "SELECT EXISTS (SELECT 1 FROM procrastinate_jobs "
-    "WHERE queue_name = :queue AND status IN ('todo', 'doing'))"
-)
-_PENDING = text(
-    "SELECT EXISTS (SELECT 1 FROM procrastinate_jobs "
-    "WHERE lock = :lock AND status IN ('todo', 'doing'))"
-)
-# The waiting job, held until the caller's transaction ends (see the module's invariants).
-_HOLD_WAITING = text(
-    "SELECT id FROM procrastinate_jobs WHERE queueing_lock = :lock AND status = 'todo' FOR UPDATE"
-)
 
 
 def lock_of(adventure_id: int) -> str:
@@ -164,7 +151,7 @@ class QueuedWork:
                 return
             except AlreadyEnqueued:
                 pass  # rolled back to the savepoint; the caller's transaction is intact
-            if session.execute(_HOLD_WAITING, {"lock": lock}).first() is not None:
+            if QueueRepository(session).hold_waiting(lock):
                 return
         raise busy()  # a worker took the waiting job at each attempt: the caller retries
 
@@ -172,7 +159,7 @@ class QueuedWork:
         """Nothing to do: the caller's commit sent the NOTIFY that wakes the workers."""
 
     def pending(self, session: Session, adventure_id: int) -> bool:
-        return bool(session.scalar(_PENDING, {"lock": lock_of(adventure_id)}))
+        return QueueRepository(session).pending(lock_of(adventure_id))
 
     # -- running workers --------------------------------------------------------------
 
@@ -360,4 +347,4 @@ class QueuedWork:
 
     def _waiting_or_running(self) -> bool:
         with read_scope(self.sessions) as session:
-            return bool(session.scalar(_WAITING_OR_RUNNING, {"queue": QUEUE}))
+            return QueueRepository(session).waiting_or_running(QUEUE)

@@ -21,7 +21,7 @@ from talekeeper.services.story.tree import Story
 from talekeeper.web.deps import DB, RowId, runtime, user_id
 from talekeeper.web.errors import NOT_JSON
 from talekeeper.web.schemas.adventures import AdventureOut
-from talekeeper.web.schemas.exchange import ImportedOut
+from talekeeper.web.schemas.exchange import ImportedOut, SourceRefOut
 
 router = APIRouter(tags=["adventures"])
 
@@ -41,16 +41,17 @@ def import_adventure(
     session: Session = DB,
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
-) -> dict[str, object]:
+) -> ImportedOut:
     if isinstance(body, bytes):  # FastAPI hands over raw bytes when the Content-Type is not JSON
         raise InvalidInput(NOT_JSON)
     imported = exchange.import_with_report(session, uid, body, rt.memory)
     story = Story.load(session, imported.adventure.id, uid, rt.memory)
     # The adventure as its own route answers it, beside what of the file's library
     # references was attached and what this user's library lacks.
-    view = AdventureOut.model_validate(adventures.adventure_view(story)).model_dump(mode="json")
-    return view | {
-        "attached_sources": imported.attached,
-        "unmatched_sources": imported.unmatched,
-        "warnings": imported.warnings,
-    }
+    adventure = AdventureOut.model_validate(adventures.adventure_view(story))
+    return ImportedOut(
+        **dict(adventure),
+        attached_sources=imported.attached,
+        unmatched_sources=[SourceRefOut.model_validate(ref) for ref in imported.unmatched],
+        warnings=imported.warnings,
+    )

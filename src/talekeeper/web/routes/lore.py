@@ -30,7 +30,7 @@ import re
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
@@ -109,8 +109,8 @@ class LoreCard(CardFields):
 
     @classmethod
     def of(cls, draft: CardDraft, made: CardView | None = None) -> LoreCard:
-        fields = {k: v for k, v in draft.to_json().items() if k in cls.model_fields}
-        return cls.model_validate({**fields, "id": made.id if made is not None else None})
+        card = cls.model_validate(draft)  # by attribute: the draft has no id
+        return card if made is None else card.model_copy(update={"id": made.id})
 
 
 class LoreImportOut(BaseModel):
@@ -132,14 +132,20 @@ class ScenarioPreview(BaseModel):
     report: ReportOut
 
 
-class FromFileOut(BaseModel):
-    """The adventure as ``POST /api/adventures`` answers it, plus the file's report."""
+class FromFileHead(BaseModel):
+    """The keys an adventure made from a file begins with: its id and title, then the
+    file's format and the report of reading it."""
 
-    model_config = ConfigDict(extra="allow")
     id: int
     title: str
     format: LoreFormat
     report: ReportOut
+
+
+# AdventureOut first among the bases: pydantic orders fields from the last base to the
+# first, so the head's keys come first and the answer keeps the order it has always had.
+class FromFileOut(AdventureOut, FromFileHead):
+    """The adventure as ``POST /api/adventures`` answers it, plus the file's report."""
 
 
 def read_options(
@@ -211,8 +217,8 @@ def adventure_from_file(
     with session_scope(rt.sessions) as session:
         story = lore_apply.adventure_from_file(session, uid, rt.memory, draft, greeting)
         view = adventures.adventure_view(Story.load(session, story.adventure.id, uid, rt.memory))
-    shown = AdventureOut.model_validate(view).model_dump(mode="json")
-    return FromFileOut(**shown, format=draft.format, report=report)
+    shown = AdventureOut.model_validate(view)
+    return FromFileOut(**dict(shown), format=draft.format, report=report)
 
 
 @router.get(

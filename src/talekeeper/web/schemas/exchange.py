@@ -4,8 +4,7 @@ itself, whose model is the format's own: ``services.exchange.ExportedFile``.)"""
 
 from __future__ import annotations
 
-from pydantic import ConfigDict
-
+from talekeeper.web.schemas.adventures import AdventureOut
 from talekeeper.web.schemas.common import Out
 
 
@@ -19,13 +18,20 @@ class SourceRefOut(Out):
     passage_count: int
 
 
-class ImportedOut(Out):
-    """The new adventure as ``GET /api/adventures/{id}`` shows it, plus what of the file's
-    library references was attached and what the importing user's library lacks."""
+class ImportedHead(Out):
+    """The keys an import's answer begins with: the adventure's id and title, then what of
+    the file's library references was attached and what the importing user's library
+    lacks."""
 
-    model_config = ConfigDict(extra="allow")  # the adventure's own fields, as its view has them
     id: int
     title: str
     attached_sources: list[int]
     unmatched_sources: list[SourceRefOut]
     warnings: list[str]
+
+
+# AdventureOut first among the bases: pydantic orders fields from the last base to the
+# first, so the head's keys come first and the answer keeps the order it has always had.
+class ImportedOut(AdventureOut, ImportedHead):
+    """The new adventure as ``GET /api/adventures/{id}`` shows it, plus what of the file's
+    library references was attached and what the importing user's library lacks."""
