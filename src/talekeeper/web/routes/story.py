@@ -35,12 +35,12 @@ from talekeeper.core.errors import NotFound
 from talekeeper.services.common.limits import MAX_ID
 from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.prompt import insights
+from talekeeper.services.prompt.insights import Snapshot
 from talekeeper.services.story.tree import Story, action_adventure
 from talekeeper.services.story.turns import Pending
 from talekeeper.services.story.view import ActionView, StoryPage, TreeView
 from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 from talekeeper.web.errors import answer
-from talekeeper.web.schemas.insights import InsightsOut
 from talekeeper.web.schemas.story import (
     ActionOut,
     BranchRef,
@@ -154,9 +154,11 @@ async def retry(
     return await _respond(request, rt, pending, models)
 
 
+# Insights answer the stored document itself: ``Snapshot`` is a versioned format, declared
+# once, and the API shows it as it was stored (an older snapshot's keys included).
 @router.post(
     "/api/adventures/{adventure_id}/insights/dry-run",
-    response_model=InsightsOut,
+    response_model=Snapshot,
     response_model_exclude_unset=True,  # a key that does not apply stays absent
 )
 async def dry_run(
@@ -164,18 +166,18 @@ async def dry_run(
     body: TurnIn = Body(TurnIn(type="continue")),
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
-) -> InsightsOut:
+) -> Snapshot:
     models = await _models(rt, uid)
-    return InsightsOut.of(await rt.turns.dry_run(adventure_id, uid, models, body.type, body.text))
+    return await rt.turns.dry_run(adventure_id, uid, models, body.type, body.text)
 
 
 @router.get(
     "/api/actions/{action_id}/insights",
-    response_model=InsightsOut,
+    response_model=Snapshot,
     response_model_exclude_unset=True,  # a snapshot is answered with the keys it was stored with
 )
-def read_insights(action_id: RowId, story: Story = Depends(action_story)) -> InsightsOut:
-    return InsightsOut.of(insights.of_action(story, action_id))
+def read_insights(action_id: RowId, story: Story = Depends(action_story)) -> Snapshot:
+    return insights.of_action(story, action_id)
 
 
 # -- the story --------------------------------------------------------------------------
