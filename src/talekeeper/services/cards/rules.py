@@ -4,7 +4,7 @@ Invariants:
 
 - A card fires when one of its keywords appears in the recent story or in the
   player's input and its secondary keywords, if any, satisfy its ``SecondaryRule``
-  (``card_match``: ``keyword_in`` is the one definition of "appears", whole words
+  (``cards.match``: ``keyword_in`` is the one definition of "appears", whole words
   for most scripts, substrings for those written without spaces; everything else
   here only decides which keywords are worth asking it about).
 - Each fired card records the keyword that fired it and where (the player's
