@@ -51,6 +51,7 @@ from talekeeper.web.schemas.story import (
     StoryPageOut,
     TakesOut,
     TreeOut,
+    TurnOut,
     UndoneOut,
     event_json,
 )
@@ -61,6 +62,12 @@ router = APIRouter(tags=["story"])
 T = TypeVar("T", bound=StateOut)
 
 MAX_PAGE = 500  # actions per page of the story
+# With ``Accept: text/event-stream`` a turn answers as events (the module's docstring).
+STREAM = {
+    "type": "string",
+    "description": "server-sent events: action (the saved action), chunk ({text})..., "
+    "then reply (as the JSON answer) or error",
+}
 
 
 class TurnIn(Strict):
@@ -127,7 +134,12 @@ def action_story(
         raise missing from None
 
 
-@router.post("/api/adventures/{adventure_id}/actions")
+@router.post(
+    "/api/adventures/{adventure_id}/actions",
+    response_model=TurnOut,
+    response_model_exclude_unset=True,  # an action's takes, an Insights key that does not apply
+    responses={200: {"content": {"text/event-stream": {"schema": STREAM}}}},
+)
 async def take_turn(
     adventure_id: RowId,
     request: Request,
@@ -142,7 +154,12 @@ async def take_turn(
     return await _respond(request, rt, pending, models)
 
 
-@router.post("/api/adventures/{adventure_id}/retry")
+@router.post(
+    "/api/adventures/{adventure_id}/retry",
+    response_model=TurnOut,
+    response_model_exclude_unset=True,  # an action's takes, an Insights key that does not apply
+    responses={200: {"content": {"text/event-stream": {"schema": STREAM}}}},
+)
 async def retry(
     adventure_id: RowId,
     request: Request,

@@ -9,8 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
 
 class Out(BaseModel):
-    """A response model: read from a service's dataclass by attribute; given a dict (only
-    in tests and old paths), a key it does not declare is refused."""
+    """A response model: read from a service's dataclass by attribute; given a dict (a
+    route that adds to a service's result, or the turn's event data), a key it does not
+    declare is refused."""
 
     model_config = ConfigDict(from_attributes=True, extra="forbid")
 

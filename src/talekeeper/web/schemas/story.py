@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from talekeeper.services.common.vocabulary import ActionState
+from talekeeper.services.prompt.insights import Snapshot
 from talekeeper.services.story.view import ActionView
 from talekeeper.web.schemas.common import Out, Timestamp, sometimes
 
@@ -90,6 +91,15 @@ class TreeOut(Out):
     current_branch_id: int
     lineage: list[LineageStepOut]
     branches: list[BranchOut]
+
+
+class TurnOut(Out):
+    """A turn answered as JSON: the player's saved action (null for a continue or a retry),
+    the reply, and the reply's Insights as stored (only the keys that apply)."""
+
+    action: ActionOut | None
+    reply: ActionOut
+    insights: Snapshot
 
 
 def event_json(data: Mapping[str, object]) -> dict[str, object]:
