@@ -40,12 +40,12 @@ from sqlalchemy.orm import Session
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.lineage import on_lineage
 from talekeeper.services.common import limits
-from talekeeper.services.common.rendering import render
 from talekeeper.services.memory.bank import new_memory, set_pinned, set_status, set_text
 from talekeeper.services.memory.base import MemoryService
 from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.source import source_rows
 from talekeeper.services.story.tree import Story
+from talekeeper.services.story.view import ActionText
 from talekeeper.storage.models import Adventure, Memory
 from talekeeper.storage.repositories.memory import LISTED, MemoryRepository, PathRow
 from talekeeper.storage.repositories.memory_keys import KeyRepository
@@ -132,18 +132,6 @@ class MemoryView:
 
 
 @dataclass(frozen=True)
-class SourceAction:
-    """One action of a memory's source block, as the story shows it."""
-
-    id: int
-    type: str
-    text: str
-    rendered: str
-    depth: int
-    branch_id: int
-
-
-@dataclass(frozen=True)
 class EvidencePassage:
     """A passage of the source block the memory is also retrieved by."""
 
@@ -161,7 +149,7 @@ class MemorySource:
 
     memory: MemoryView
     branch_id: int  # the branch the source is read along
-    actions: tuple[SourceAction, ...]
+    actions: tuple[ActionText, ...]
     note: str | None
     evidence: tuple[EvidencePassage, ...]  # in story order
     evidence_state: EvidenceState
@@ -263,7 +251,7 @@ def source_view(session: Session, memory: Memory, *, embeds: bool = True) -> Mem
     """The actions a memory was written from, read along the branch it was written on, and
     its evidence (``embeds``: whether the player's settings name an embedding model, without
     which the bank reads no passages)."""
-    actions: tuple[SourceAction, ...] = ()
+    actions: tuple[ActionText, ...] = ()
     if memory.source_start is None:
         note: str | None = NO_SOURCE
     else:
@@ -328,16 +316,9 @@ def uses_view(story: Story, memory: Memory) -> MemoryUses:
     return MemoryUses(memory_id=memory.id, use_count=memory.use_count, uses=uses)
 
 
-def _source_action(row: PathRow) -> SourceAction:
+def _source_action(row: PathRow) -> ActionText:
     """An action as the story shows it, from the fields a path row has."""
-    return SourceAction(
-        id=row.id,
-        type=row.type,
-        text=row.text,
-        rendered=render(row.type, row.text),
-        depth=row.depth,
-        branch_id=row.branch_id,
-    )
+    return ActionText.of_text(row.id, row.type, row.text, row.depth, row.branch_id)
 
 
 # -- changing -----------------------------------------------------------------------------

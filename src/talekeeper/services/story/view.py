@@ -16,9 +16,9 @@ from talekeeper.storage.vocabulary import ActionState
 
 
 @dataclass(frozen=True)
-class ActionView:
-    """One action. ``takes`` (how many takes its slot has) is known only for the head, and
-    ``has_insights`` only on a page of the story; each is None elsewhere."""
+class ActionText:
+    """An action as the story shows it: where it is, what it says and how it reads (a
+    memory's source block lists its actions so)."""
 
     id: int
     type: str
@@ -26,6 +26,17 @@ class ActionView:
     rendered: str
     depth: int
     branch_id: int
+
+    @classmethod
+    def of_text(cls, id: int, type: str, text: str, depth: int, branch_id: int) -> ActionText:
+        return cls(id, type, text, render(type, text), depth, branch_id)
+
+
+@dataclass(frozen=True)
+class ActionView(ActionText):
+    """One action. ``takes`` (how many takes its slot has) is known only for the head, and
+    ``has_insights`` only on a page of the story; each is None elsewhere."""
+
     take: int
     state: ActionState
     created_at: datetime

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from talekeeper.services.memory.manage import EvidenceState
 from talekeeper.web.schemas.common import Out, Timestamp, sometimes
+from talekeeper.web.schemas.story import ActionTextOut
 
 
 class MemoryOut(Out):
@@ -42,17 +43,6 @@ class ListedMemoryOut(MemoryOut):
     on_path: bool | None = sometimes()
 
 
-class SourceActionOut(Out):
-    """One action of a memory's source block, as the story shows it."""
-
-    id: int
-    type: str
-    text: str
-    rendered: str
-    depth: int
-    branch_id: int
-
-
 class EvidencePassageOut(Out):
     """A passage of the source block the memory is also retrieved by."""
 
@@ -65,7 +55,7 @@ class EvidencePassageOut(Out):
 class MemorySourceOut(Out):
     memory: MemoryOut
     branch_id: int  # the branch the source is read along
-    actions: list[SourceActionOut]
+    actions: list[ActionTextOut]
     note: str | None = sometimes()  # only with no actions: why
     evidence: list[EvidencePassageOut]  # in story order
     evidence_state: EvidenceState

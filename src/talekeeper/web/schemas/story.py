@@ -15,13 +15,18 @@ from talekeeper.services.story.view import ActionView
 from talekeeper.web.schemas.common import Out, Timestamp, sometimes
 
 
-class ActionOut(Out):
+class ActionTextOut(Out):
+    """An action as the story shows it (``ActionText``)."""
+
     id: int
     type: str
     text: str
     rendered: str
     depth: int
     branch_id: int
+
+
+class ActionOut(ActionTextOut):
     take: int
     state: ActionState
     created_at: Timestamp
