@@ -33,6 +33,7 @@ from sqlalchemy import select, text, update
 
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.services.library import ranking, store
+from talekeeper.services.library.indexer import Outcome
 from talekeeper.services.library.search import KnowledgeSearch
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import LibraryPassage, LibrarySource
@@ -61,12 +62,6 @@ def weighted(w: Weights) -> Iterator[None]:
         ranking.SEMANTIC_WEIGHT, ranking.LEXICAL_WEIGHT = saved
 
 
-async def stop_indexer(p: Player) -> None:
-    """The background loop stops; the benchmark calls its ``step`` itself."""
-    assert p.rt.indexer is not None
-    await p.rt.indexer.stop()
-
-
 def embedding_model(p: Player) -> str:
     assert p.models.embedding is not None, "the benchmark needs an embedder"
     return p.models.embedding.model
@@ -83,7 +78,7 @@ class Imported:
     tokens: int
     prepare_s: float  # read and split (``store.prepare``)
     store_s: float  # written in one unit (``store.store``)
-    index_s: float  # every vector made (``LibraryIndexer.step``)
+    index_s: float  # every vector made (``LibraryIndexer.step`` after step)
     batches: int
 
 
@@ -103,8 +98,11 @@ async def import_book(p: Player, book: Book) -> Imported:
     source_id, prepared, prepare_s, store_s = _store_book(p, book)
     assert p.rt.indexer is not None
     began, batches = time.perf_counter(), 0
-    while await p.rt.indexer.step():
-        batches += 1
+    while True:  # the source's run, a batch at a time, here (its run was never asked for)
+        outcome = await p.rt.indexer.step(source_id)
+        batches += outcome in (Outcome.EMBEDDED, Outcome.DONE)
+        if outcome is not Outcome.EMBEDDED:
+            break
     index_s = time.perf_counter() - began
     with read_scope(p.rt.sessions) as session:
         row = session.get(LibrarySource, source_id)

@@ -108,7 +108,6 @@ async def collect(
     book = generate(BOOK_SEED, sizes.book_bytes)
     with ModelDouble() as double:
         async with player(embedder, double) as p:
-            await measure.stop_indexer(p)
             with part(parts, "import"):
                 imported = await measure.import_book(p, book)
             run = Run(
@@ -126,7 +125,6 @@ async def collect(
             with part(parts, "recall"):
                 run.recall = await recall(p, sizes, seeds)
         async with player(embedder, double) as p:  # a fresh database for the latency
-            await measure.stop_indexer(p)
             with part(parts, "latency"):
                 await latency(p, sizes, run)
     clock.stop()

@@ -26,14 +26,14 @@ from benchmarks.scaleout.deploy import Account
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from talekeeper.services.background.queue import QueuedWork
 from talekeeper.services.memory.passes.blocks import due_blocks
-from talekeeper.services.memory.queue import QueuedWork
 from talekeeper.services.memory.source import path_of
 from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
 from talekeeper.storage.dialect import JobQueue, job_queue
 from talekeeper.storage.models import Action, Adventure, AiCall, Memory
 from talekeeper.storage.postgresql import conninfo
-from talekeeper.storage.repositories.jobs import JobRepository
+from talekeeper.storage.repositories.jobs import JobRepository, Subject
 from talekeeper.storage.repositories.memory import MemoryRepository
 
 WRITING = ("memory", "summary")  # background calls of one run come one after another
@@ -85,14 +85,14 @@ def request_runs(database_url: str, players: list[Account]) -> None:
             request = QueuedWork(sessions, _never, conninfo=conninfo(engine.url)).request
         for player in players:
             with session_scope(sessions) as session:
-                request(session, player.adventure)
+                request(session, Subject.adventure(player.adventure))
 
 
-def _outbox(session: Session, adventure_id: int) -> None:
-    JobRepository(session).request_work(adventure_id)
+def _outbox(session: Session, subject: Subject, after: timedelta | None = None) -> None:
+    JobRepository(session).request_work(subject)
 
 
-async def _never(adventure_id: int) -> None:
+async def _never(subject: Subject) -> None:
     raise AssertionError("this process only defers")
 
 

@@ -27,6 +27,7 @@ Invariants:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections.abc import Callable
@@ -42,6 +43,9 @@ from talekeeper.core.errors import NotFound
 from talekeeper.providers.base import Provider
 from talekeeper.providers.embedded import DEFAULT_N_CTX, EmbeddedProvider
 from talekeeper.providers.openai_compat import OpenAICompatProvider, shared_client
+from talekeeper.services.background.port import BackgroundWork, RunOf, WorkKind, dispatch
+from talekeeper.services.background.queue import QueuedWork
+from talekeeper.services.background.worker import Worker
 from talekeeper.services.common.limits import quoted
 from talekeeper.services.endpoints.ai_calls import CallRecord, LoggedModel
 from talekeeper.services.endpoints.models import ModelSet
@@ -50,11 +54,8 @@ from talekeeper.services.library.search import KnowledgeSearch
 from talekeeper.services.memory.base import MemoryService, NullMemory
 from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.passes.runner import Runner
-from talekeeper.services.memory.port import BackgroundWork
-from talekeeper.services.memory.queue import QueuedWork
 from talekeeper.services.memory.service import MemorySystem
 from talekeeper.services.memory.snapshot import Snapshots
-from talekeeper.services.memory.worker import Worker
 from talekeeper.services.prompt.prefix import Belief, PromptPrefixes
 from talekeeper.services.story.scenarios import Scenario, load_scenarios
 from talekeeper.services.story.turns import TurnRunner
@@ -92,26 +93,41 @@ def snapshot_folder(settings: Settings, engine: Engine) -> Path:
     return Path(settings.data_dir) / "banks" / digest
 
 
-def memory_system(
+@dataclass(frozen=True)
+class Background:
+    """The background work of one process: the port's adapter, and the two services whose
+    runs it dispatches (the memory system's passes, the library indexer's vectors)."""
+
+    work: BackgroundWork
+    memory: MemorySystem
+    indexer: LibraryIndexer
+
+
+def background_work(
     engine: Engine,
     sessions: sessionmaker[Session],
     models_for_user: Callable[[int], ModelSet],
     snapshots: Path | None = None,
-) -> MemorySystem:
-    """The memory system and the adapter of its ``BackgroundWork`` port, by the database's
-    queue: the ``derived_jobs`` outbox and this process's worker, or procrastinate's queue
-    shared by every process; either runs the passes' runner. ``snapshots``: the folder of
-    the bank snapshots (none: every cold bank is built from the database)."""
+) -> Background:
+    """The adapter of the ``BackgroundWork`` port, by the database's queue (the
+    ``background_jobs`` outbox and this process's worker, or procrastinate's queue shared
+    by every process), running each subject's run: an adventure's goes to the memory
+    passes' runner, a library source's to the indexer. ``snapshots``: the folder of the
+    bank snapshots (none: every cold bank is built from the database)."""
     # One per process: retrieval and the passes see the same bank.
     cache = BankCache(snapshots=Snapshots(snapshots) if snapshots is not None else None)
     runner = Runner(sessions, models_for_user, cache)
-    background: BackgroundWork
+    runs: dict[WorkKind, RunOf] = {WorkKind.ADVENTURE: runner.run}
+    run = dispatch(runs)
+    work: BackgroundWork
     match job_queue(engine):
         case JobQueue.OUTBOX:
-            background = Worker(sessions, runner.run)
+            work = Worker(sessions, run)
         case JobQueue.SHARED:
-            background = QueuedWork(sessions, runner.run, conninfo=conninfo(engine.url))
-    return MemorySystem(sessions, cache, background)
+            work = QueuedWork(sessions, run, conninfo=conninfo(engine.url))
+    indexer = LibraryIndexer(sessions, models_for_user, work)
+    runs[WorkKind.LIBRARY_SOURCE] = indexer.run
+    return Background(work, MemorySystem(sessions, cache, work), indexer)
 
 
 def prefix_belief(settings: Settings, engine: Engine) -> Belief:
@@ -159,25 +175,26 @@ class Runtime:
             scenarios=load_scenarios(),
             prefixes=PromptPrefixes(belief=prefix_belief(settings, engine)),
         )
-        runtime.memory = memory_system(
+        background = background_work(
             engine,
             runtime.sessions,
             runtime.models_for_user,
             snapshots=snapshot_folder(settings, engine),
         )
+        runtime.memory = background.memory
+        runtime.indexer = background.indexer
         runtime.knowledge = KnowledgeSearch(sessions)
-        runtime.indexer = LibraryIndexer(runtime.sessions, runtime.models_for_user)
         return runtime
 
     async def start(self, *, queue_worker: bool = True) -> None:
-        """Start background work on the running event loop: the memory worker, and where the
-        database's queue is shared, a worker of that queue only with ``queue_worker``. The
-        library indexer runs wherever background work does: always on SQLite, on
-        PostgreSQL with ``queue_worker`` (and in ``talekeeper worker``)."""
+        """Start background work on the running event loop: the outbox's worker, or where
+        the database's queue is shared, a worker of that queue only with ``queue_worker``.
+        Wherever background work runs here, the library's sources are reconciled first
+        (``LibraryIndexer.reconcile``: every source that wants vectors asked for)."""
+        if self.indexer is not None and (queue_worker or job_queue(self.engine) is JobQueue.OUTBOX):
+            await asyncio.to_thread(self.indexer.reconcile)
         if isinstance(self.memory, MemorySystem):
             await self.memory.start(queue_worker=queue_worker)
-        if self.indexer is not None and (queue_worker or job_queue(self.engine) is JobQueue.OUTBOX):
-            await self.indexer.start()
 
     @property
     def background(self) -> BackgroundWork | None:
@@ -186,7 +203,9 @@ class Runtime:
 
     @property
     def turns(self) -> TurnRunner:
-        return TurnRunner(self.sessions, self.memory, self.knowledge, self.prefixes)
+        return TurnRunner(
+            self.sessions, self.memory, self.knowledge, self.prefixes, indexer=self.indexer
+        )
 
     def scenario(self, scenario_id: str) -> Scenario:
         found = self.scenarios.get(scenario_id)
@@ -199,8 +218,6 @@ class Runtime:
         return found
 
     async def aclose(self) -> None:
-        if self.indexer is not None:
-            await self.indexer.stop()
         if isinstance(self.memory, MemorySystem):
             await self.memory.stop()
         await self.embedded.aclose()  # drops turns still waiting for the embedded narrator
@@ -226,8 +243,13 @@ class Runtime:
         return UserRepository(session).settings(user_id)
 
     def save_overrides(self, session: Session, user_id: int, values: dict[str, Any]) -> None:
-        """Upsert each value; ``None`` removes the override."""
+        """Upsert each value; ``None`` removes the override. The library follows the
+        embedding model the saved settings give, in the same unit."""
         UserRepository(session).save_settings(user_id, values)
+        if self.indexer is not None:
+            embedding = self.models_for(self.user_settings(session, user_id), user_id).embedding
+            model = embedding.model if embedding is not None else None
+            self.indexer.models_changed(session, user_id, model)
 
     def effective(self, overrides: dict[str, Any]) -> Settings:
         """The server's settings under a user's saved overrides, without those a user may

@@ -173,7 +173,6 @@ def test_a_quick_run_of_every_part(tmp_path: Path) -> None:
 async def _search_under_each_weights() -> None:
     with ModelDouble() as double:
         async with player(EMBEDDERS["double"], double) as p:
-            await measure.stop_indexer(p)
             book = generate(11, 20_000)
             imported = await measure.import_book(p, book)
             assert p.rt.knowledge is not None

@@ -24,6 +24,7 @@ from tests.conftest import data_database
 from tests.kit.cli import Cli, Terminal, api, one_line_error
 
 from talekeeper.core.clock import utcnow
+from talekeeper.services.background.port import Subject
 from talekeeper.services.memory.authority import classify
 from talekeeper.services.memory.bank import set_pinned, set_status, set_vector
 from talekeeper.services.memory.scene import set_scene
@@ -331,7 +332,7 @@ def build_rich_adventure(cli: Cli) -> int:
         ok(client.patch(f"/api/adventures/{aid}", json={"story_summary": PLAYERS_SUMMARY}))
         client.portal.call(runtime.memory.idle)
         with session_scope(runtime.sessions) as session:
-            assert not runtime.background.pending(session, aid)  # nothing left for later
+            assert not runtime.background.pending(session, Subject.adventure(aid))  # all done
         return int(aid)
 
 

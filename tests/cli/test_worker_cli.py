@@ -25,7 +25,7 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import LOCAL, data_env, double_settings
 
-from talekeeper.services.memory import queue
+from talekeeper.services.background import queue
 from talekeeper.web.app import create_app
 from talekeeper_testkit import pg
 from talekeeper_testkit.double import Json, ModelDouble, summarize

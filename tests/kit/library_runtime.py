@@ -28,6 +28,7 @@ from talekeeper.storage import fulltext
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.models import LibraryPassage, LibrarySource
 from talekeeper.storage.repositories.users import UserRepository
+from talekeeper.storage.vocabulary import SourceState
 from talekeeper_testkit.double import ModelDouble
 
 COUNTER = BpeCounter()
@@ -66,11 +67,24 @@ class Env:
         embedding = self.models(user_id).embedding
         return embedding.model if embedding else None
 
-    def add(self, data: bytes, name: str = "notes.md", user_id: int | None = None) -> int:
+    def add(
+        self,
+        data: bytes,
+        name: str = "notes.md",
+        user_id: int | None = None,
+        *,
+        schedule: bool = False,
+    ) -> int:
+        """Store a file; with ``schedule``, its run asked for in the same unit, as the
+        upload route does (without, tests run the indexer themselves)."""
         uid = user_id or self.user_id
         prepared = store.prepare(name, data, COUNTER)
         with session_scope(self.sessions) as session:
-            return store.store(session, uid, prepared, self.model(uid)).id
+            row = store.store(session, uid, prepared, self.model(uid))
+            session.flush()
+            if schedule:
+                self.indexer.schedule(session, [row.id])
+            return row.id
 
     def row(self, source_id: int) -> LibrarySource:
         with read_scope(self.sessions) as session:
@@ -92,16 +106,30 @@ class Env:
                 session.expunge(row)
         return rows
 
-    def indexer(self, **kwargs: Any) -> LibraryIndexer:
-        return LibraryIndexer(self.sessions, self.runtime.models_for_user, **kwargs)
+    @property
+    def indexer(self) -> LibraryIndexer:
+        """The runtime's indexer, on the runtime's background work (not started: a test
+        runs the indexer's runs itself, or starts the work)."""
+        assert self.runtime.indexer is not None
+        return self.runtime.indexer
 
-    def index(self, indexer: LibraryIndexer | None = None, limit: int = 100) -> int:
-        """Steps until nothing is due; how many did work."""
-        indexer = indexer or self.indexer()
-        for done in range(limit):
-            if not self.run(indexer.step()):
-                return done
-        raise AssertionError("the indexer never ran out of work")
+    def index(self, limit: int = 20) -> int:
+        """Run every source still ``indexing`` until none is (a model change may send
+        sources back); how many runs that took."""
+        runs = 0
+        for _ in range(limit):
+            with read_scope(self.sessions) as session:
+                indexing = list(
+                    session.scalars(
+                        select(LibrarySource.id).where(LibrarySource.state == SourceState.INDEXING)
+                    )
+                )
+            if not indexing:
+                return runs
+            for source_id in indexing:
+                self.run(self.indexer.run(source_id))
+                runs += 1
+        raise AssertionError("the sources never stopped indexing")
 
     def settings(self, user_id: int | None = None, **values: Any) -> None:
         with session_scope(self.sessions) as session:

@@ -200,7 +200,7 @@ def _story_at_0003(engine: Engine) -> None:
 def test_0004_counts_each_adventures_rows_and_downgrades_without_loss(tmp_path: Path) -> None:
     engine = blank(tmp_path / "tk.db")
     _story_at_0003(engine)
-    migrate.upgrade(engine)
+    migrate.upgrade(engine, "0013")
     with engine.connect() as connection:
         assert connection.execute(text("SELECT action_rows FROM adventures")).scalar() == 3
         job = connection.execute(text("SELECT claimed_at, claimed_by FROM derived_jobs")).one()
@@ -215,6 +215,38 @@ def test_0004_counts_each_adventures_rows_and_downgrades_without_loss(tmp_path: 
         }
         assert connection.execute(text("SELECT count(*) FROM actions")).scalar() == 3
         assert connection.execute(text("SELECT count(*) FROM derived_jobs")).scalar() == 1
+
+
+def test_0014_moves_waiting_jobs_to_one_queue_of_subjects_and_back(tmp_path: Path) -> None:
+    engine = blank(tmp_path / "tk.db")
+    _story_at_0003(engine)
+    migrate.upgrade(engine, "0013")
+    with engine.begin() as connection:
+        connection.execute(text("UPDATE derived_jobs SET claimed_by = 'w1'"))
+        before = connection.execute(
+            text("SELECT adventure_id, requested_at, claimed_at FROM derived_jobs")
+        ).one()
+    migrate.upgrade(engine)
+    with engine.connect() as connection:
+        names = inspect(connection).get_table_names()
+        assert "derived_jobs" not in names
+        job = connection.execute(
+            text(
+                "SELECT kind, subject_id, requested_at, run_after, claimed_at, claimed_by "
+                "FROM background_jobs"
+            )
+        ).one()
+        assert tuple(job) == ("adventure", before[0], before[1], None, before[2], "w1")
+        columns = {c["name"] for c in inspect(connection).get_columns("library_sources")}
+        assert not {"claimed_by", "claimed_at"} & columns  # the indexer's own claims are gone
+    command.downgrade(migrate.alembic_config(engine), "0013")
+    with engine.connect() as connection:
+        again = connection.execute(
+            text("SELECT adventure_id, requested_at, claimed_at, claimed_by FROM derived_jobs")
+        ).one()
+        assert tuple(again) == (*before, "w1")
+        columns = {c["name"] for c in inspect(connection).get_columns("library_sources")}
+        assert {"claimed_by", "claimed_at"} <= columns
 
 
 def test_0006_drops_the_keys_so_they_are_read_again_with_their_names(tmp_path: Path) -> None:

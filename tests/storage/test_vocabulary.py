@@ -44,6 +44,7 @@ from talekeeper.storage.db import make_engine, make_session_factory, read_scope,
 from talekeeper.storage.models import (
     Action,
     AiCall,
+    BackgroundJob,
     Base,
     DerivedState,
     LibrarySource,
@@ -62,6 +63,7 @@ from talekeeper.storage.vocabulary import (
     PassState,
     SourceState,
     SummaryTrigger,
+    WorkKind,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,6 +79,7 @@ PINNED: dict[type[StrEnum], tuple[str, ...]] = {
     PassState: ("idle", "running", "failed"),
     SourceState: ("indexing", "ready", "failed", "words_only"),
     CallStatus: ("ok", "error", "cancelled"),
+    WorkKind: ("adventure", "library_source"),
 }
 
 # The column each enum is stored in.
@@ -89,6 +92,7 @@ COLUMNS: dict[type[StrEnum], tuple[type[Base], str]] = {
     PassState: (DerivedState, "state"),
     SourceState: (LibrarySource, "state"),
     CallStatus: (AiCall, "status"),
+    WorkKind: (BackgroundJob, "kind"),
 }
 
 VALUES = frozenset(value for values in PINNED.values() for value in values)

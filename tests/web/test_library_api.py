@@ -24,6 +24,7 @@ import pytest
 from ebooklib import epub
 from fastapi.testclient import TestClient
 from sqlalchemy import update
+from tests.background import postpone
 from tests.conftest import LOCAL, double_settings
 from tests.kit.accounts import As
 from tests.kit.library import BIBLE, listed, refused, settled, upload
@@ -31,7 +32,7 @@ from tests.kit.web import OCTETS, post_head, raw
 from tests.services.library import builders
 
 from talekeeper.core.clock import utcnow
-from talekeeper.services.library import indexer as indexing
+from talekeeper.services.background.port import Subject
 from talekeeper.services.library import store
 from talekeeper.services.library.indexer import BATCH
 from talekeeper.settings import Settings
@@ -401,20 +402,19 @@ def test_a_source_bigger_than_a_batch_is_indexed_with_progress(client: TestClien
 
 
 def push_retry(client: TestClient, source_id: int, when: datetime) -> None:
-    """As after many failures: the next retry far off."""
+    """As after many failures: the next retry far off, on the source and in the queue."""
     with session_scope(runtime_of(client).sessions) as session:
         session.execute(
             update(LibrarySource).where(LibrarySource.id == source_id).values(retry_at=when)
         )
+        postpone(session, Subject.library_source(source_id), when)
 
 
 def test_a_failed_source_is_searched_by_words_and_caught_up_after_a_turn(
-    client: TestClient, double: ModelDouble, monkeypatch: pytest.MonkeyPatch
+    client: TestClient, double: ModelDouble
 ) -> None:
-    # The indexer looks for work only once a minute: "caught up" can only come from the
-    # turn bringing the retry forward and waking it.
-    monkeypatch.setattr(indexing, "IDLE_POLL_SECONDS", 60.0)
-    runtime_of(client).indexer.poll_seconds = 60.0
+    # The retry is pushed an hour off: "caught up" can only come from the turn asking
+    # for the source's run now.
     double.fail_next("500", model=EMBED)
     sid = upload(client, BIBLE, "salt-coast.md").json()["id"]
     failed = settled(client, sid)

@@ -13,7 +13,7 @@ from tests.kit.memory import idle, memories
 
 from talekeeper.services.memory.excerpt import MARKER
 from talekeeper.storage.db import session_scope
-from talekeeper.storage.models import DerivedJob
+from talekeeper.storage.models import BackgroundJob
 from talekeeper.web.app import create_app
 from talekeeper_testkit.double import ModelDouble, summarize
 
@@ -146,7 +146,7 @@ def test_work_left_by_a_killed_process_is_picked_up_on_start(
         for i in range(7):
             client.post(f"/api/adventures/{adventure}/actions", json={"type": "do", "text": f"{i}"})
         with session_scope(runtime.sessions) as session:
-            job = session.get(DerivedJob, adventure)
+            job = session.get(BackgroundJob, ("adventure", adventure))
             assert job is not None
             from talekeeper.core.clock import utcnow
 

@@ -401,11 +401,8 @@ async def _attach_bible(rt: Runtime, uid: int, adventure_id: int, seed: int) -> 
         adventure = session.get(Adventure, adventure_id)
         assert adventure is not None
         store.set_attached(session, adventure, [source.id])
-    indexer = rt.indexer
-    assert indexer is not None
-    await indexer.stop()  # the harness steps it itself
-    while await indexer.step():
-        pass
+    assert rt.indexer is not None
+    await rt.indexer.run(source.id)  # here, before the first turn (never asked for)
 
 
 @asynccontextmanager

@@ -8,11 +8,12 @@ Invariants:
   ``CAPS.file_bytes`` is refused before it is read whole), states, search and scores.
 - A file is read and split with no transaction open, then stored in one write unit: a
   refused file leaves nothing behind.
-- ``--wait`` runs the library indexer in this process, a batch at a time, until the source
-  is ready or failed. It takes its share through the indexer's claims, so a ``serve`` or
-  ``worker`` running meanwhile never embeds a batch twice. Without ``--wait`` the vectors
-  are made by the next ``serve`` or ``play`` (SQLite) or by ``worker`` (PostgreSQL); the
-  source is searched by words meanwhile.
+- A stored or reindexed source's run is asked for in the unit that stores it
+  (``LibraryIndexer.schedule``). ``--wait`` then runs the background work in this process
+  until the source is ready or failed; it takes its share through the queue's claims, so
+  a ``serve`` or ``worker`` running meanwhile never runs the source twice at once.
+  Without ``--wait`` the vectors are made by ``serve`` or ``play`` (SQLite) or by
+  ``worker`` (PostgreSQL); the source is searched by words meanwhile.
 - ``attach`` and ``detach`` change one attachment and keep the adventure's others.
 - A refusal (a file that cannot be read, an unknown id, another user's source or
   adventure, a cap) is one line on standard error with exit status 1, and nothing is
@@ -56,7 +57,7 @@ QUERY_MAX = 2000
 SHOWN_CHARS = 480  # of a hit's passage: enough to judge it, short enough to scan ten
 WIDTH = 88
 TITLE_WIDTH = 40  # of a title in the list's table
-WAIT_POLL = 1.0  # seconds between looks while another process works on the source
+WAIT_POLL = 0.1  # seconds between looks at the source's progress
 VECTORS_LATER = (
     "Its vectors are made in the background by 'talekeeper serve' (on PostgreSQL by "
     "'talekeeper worker') or while 'talekeeper play' runs; it is searched by words "
@@ -146,6 +147,8 @@ def _command(command: Command) -> Command:
             # indexer's warning of a failure is said by the command itself.
             logging.getLogger("httpx").setLevel(logging.WARNING)
             logging.getLogger("talekeeper.services.library.indexer").setLevel(logging.ERROR)
+            # --wait runs a worker of PostgreSQL's queue here: its comings and goings too.
+            logging.getLogger("procrastinate").setLevel(logging.WARNING)
         return command(settings, args)
 
     return run
@@ -246,14 +249,11 @@ def _view(rt: Any, uid: int, source_id: int) -> dict[str, Any]:
 
 
 async def _wait(rt: Any, uid: int, source_id: int) -> int:
-    """Index until the source is ready (0) or failed (1), the progress on standard error."""
-    from talekeeper.services.library.indexer import LibraryIndexer
-
-    indexer = rt.indexer or LibraryIndexer(rt.sessions, rt.models_for_user)
+    """Run the background work here until the source is ready (0) or failed (1), the
+    progress on standard error."""
+    await rt.start()  # this process's worker takes its share of the queue, ours among it
     shown = -1
     while True:
-        # Whatever source is due gets the batch, ours among them (oldest-touched first).
-        worked = await indexer.step()
         view = await asyncio.to_thread(_view, rt, uid, source_id)
         state = SourceState(view["state"])
         if state != SourceState.WORDS_ONLY and view["embedded"] != shown:
@@ -274,8 +274,7 @@ async def _wait(rt: Any, uid: int, source_id: int) -> int:
         if state in (SourceState.READY, SourceState.WORDS_ONLY):
             print(source_line(view))
             return 0
-        if not worked:  # another process holds it, or its retry is not due yet
-            await asyncio.sleep(WAIT_POLL)
+        await asyncio.sleep(WAIT_POLL)
 
 
 def _after_write(view: dict[str, Any]) -> None:
@@ -303,6 +302,7 @@ def run_add(settings: Any, args: argparse.Namespace) -> int:
             row = store.store(session, uid, prepared, model)
             session.flush()
             source_id = row.id
+            rt.indexer.schedule(session, [source_id])  # with the source, or not at all
         if args.wait:
             return await _wait(rt, uid, source_id)
         _after_write(_view(rt, uid, source_id))
@@ -320,6 +320,7 @@ def run_reindex(settings: Any, args: argparse.Namespace) -> int:
         model = await asyncio.to_thread(_embedding_model, rt, uid)
         with session_scope(rt.sessions) as session:
             store.reindex(session, uid, args.source, model)
+            rt.indexer.schedule(session, [args.source])
         if args.wait:
             return await _wait(rt, uid, args.source)
         _after_write(_view(rt, uid, args.source))

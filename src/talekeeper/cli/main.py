@@ -278,7 +278,7 @@ def _positive(what: str, kind: Callable[[str], float]) -> Callable[[str], float]
 
 
 def _worker_parser(sub: Any) -> None:
-    # The defaults are the job queue's (services.memory.queue), filled in by the command:
+    # The defaults are the job queue's (services.background.queue), filled in by the command:
     # importing it here would cost every command its start-up time.
     worker = sub.add_parser("worker", help=COMMANDS["worker"])
     worker.add_argument(

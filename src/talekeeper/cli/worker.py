@@ -1,5 +1,5 @@
-"""``talekeeper worker``: the background passes of a PostgreSQL database, in a process of
-their own.
+"""``talekeeper worker``: the background work of a PostgreSQL database (adventures' memory
+passes, library sources' vectors), in a process of their own.
 
 Invariants:
 
@@ -7,12 +7,14 @@ Invariants:
   with exit status 2, before anything is opened: the in-process worker of ``talekeeper
   serve`` (or ``play``) already runs those passes.
 - It builds the runtime as every command does (the migrations run, so the queue's schema
-  is there), then runs a worker of the job queue (``services.memory.queue``) until
+  is there) and asks for the runs of library sources still wanting vectors
+  (``LibraryIndexer.reconcile``), then runs a worker of the job queue
+  (``services.background.queue``) until
   SIGTERM or SIGINT: running passes get the grace period to finish, then are handed back
   and run again by another worker. A second signal ends the process at once; its
   running jobs are then run again once the others see it silent (``--stalled-after``).
 - Any number of workers, on any number of machines, may run against one database; one
-  adventure's passes never run in two places at once.
+  adventure's passes, or one source's vectors, never run in two places at once.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _work(settings: Settings, args: argparse.Namespace) -> None:
     from talekeeper.bootstrap import Runtime
-    from talekeeper.services.memory import queue
+    from talekeeper.services.background import queue
 
     concurrency = args.concurrency or queue.CONCURRENCY
     stalled_after = args.stalled_after or queue.STALLED_AFTER
@@ -53,14 +55,15 @@ async def _work(settings: Settings, args: argparse.Namespace) -> None:
         background = runtime.background
         assert isinstance(background, queue.QueuedWork)  # the database's queue is shared
         print(
-            f"Talekeeper {__version__} worker: running up to {concurrency} adventures' "
-            f"background passes at once (a worker silent for {stalled_after:g} s is taken for "
+            f"Talekeeper {__version__} worker: running up to {concurrency} background runs at "
+            f"once (adventures' memory passes, library sources' vectors; a worker silent for "
+            f"{stalled_after:g} s is taken for "
             f"dead; on SIGTERM or Ctrl-C, {grace:g} s to finish). Stop it with Ctrl-C.",
             file=sys.stderr,
             flush=True,
         )
         if runtime.indexer is not None:
-            await runtime.indexer.start()  # the library's vectors are made here too
+            await asyncio.to_thread(runtime.indexer.reconcile)  # sources still wanting vectors
         await background.work(
             concurrency=concurrency, stalled_after=stalled_after, grace=grace, signals=True
         )

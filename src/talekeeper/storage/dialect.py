@@ -43,8 +43,9 @@ class Backend(StrEnum):
 class JobQueue(StrEnum):
     """Where background work waits, and which processes run it."""
 
-    # A ``derived_jobs`` row per adventure, run by the in-process worker of the process
-    # that serves (or plays): a database file on one machine.
+    # A ``background_jobs`` row per subject (an adventure, a library source), run by the
+    # in-process worker of the process that serves (or plays): a database file on one
+    # machine.
     OUTBOX = "outbox"
     # Procrastinate's tables on the server, run by any number of worker processes.
     SHARED = "shared"

@@ -80,12 +80,19 @@ class PassState(StrEnum):
     FAILED = "failed"  # the last run failed (``last_error`` says why); the next retries
 
 
+class WorkKind(StrEnum):
+    """What a background job works on (``background_jobs.kind``; the queue's lock prefix)."""
+
+    ADVENTURE = "adventure"  # the memory passes of one adventure
+    LIBRARY_SOURCE = "library_source"  # the vectors of one knowledge library source
+
+
 class SourceState(StrEnum):
     """Where a knowledge library source's vectors stand."""
 
     INDEXING = "indexing"  # passages without a vector of ``vector_model`` remain
     READY = "ready"
-    FAILED = "failed"  # the last batch failed (``error``); retried from ``retry_at``
+    FAILED = "failed"  # the last batch failed (``error``); retried at ``retry_at``
     WORDS_ONLY = "words_only"  # no embedding model: searched by words
 
 

@@ -17,6 +17,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import database_url
 
 from talekeeper.core.errors import ConfigurationError
+from talekeeper.services.background.port import Run, Subject
+from talekeeper.services.background.queue import QueuedWork, lock_of
+from talekeeper.services.background.worker import Worker
 from talekeeper.services.memory.base import NullMemory
-from talekeeper.services.memory.port import Run
-from talekeeper.services.memory.queue import QueuedWork, lock_of
-from talekeeper.services.memory.worker import Worker
 from talekeeper.services.story import adventures
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope
@@ -50,7 +51,7 @@ class Database:
     sessions: sessionmaker[Session]
 
     def queue(self, run: Run | None = None) -> QueuedWork:
-        async def nothing(_adventure_id: int) -> None:
+        async def nothing(_subject: Subject) -> None:
             return None
 
         return QueuedWork(self.sessions, run or nothing, conninfo=conninfo(self.engine.url))
@@ -66,7 +67,7 @@ class Database:
     def request(self, queue: QueuedWork, adventure_id: int) -> None:
         """A committed turn's request."""
         with session_scope(self.sessions) as session:
-            queue.request(session, adventure_id)
+            queue.request(session, Subject.adventure(adventure_id))
 
     def jobs(self) -> list[tuple[Any, ...]]:
         with pg.connect(self.url, autocommit=True) as connection:
@@ -116,24 +117,26 @@ def other(db: Database) -> Iterator[OtherWorker]:
 def test_a_rolled_back_turn_leaves_no_job_and_a_committed_one_exactly_one(db: Database) -> None:
     queue, aid = db.queue(), db.adventure()
     with pytest.raises(RuntimeError), session_scope(db.sessions) as session:
-        queue.request(session, aid)
-        assert queue.pending(session, aid)  # its own transaction sees it
+        queue.request(session, Subject.adventure(aid))
+        assert queue.pending(session, Subject.adventure(aid))  # its own transaction sees it
         raise RuntimeError("the turn failed after asking for its work")
     assert db.jobs() == []
     with session_scope(db.sessions) as session:
-        assert not queue.pending(session, aid)
+        assert not queue.pending(session, Subject.adventure(aid))
     db.request(queue, aid)
-    lock = lock_of(aid)
+    lock = lock_of(Subject.adventure(aid))
     assert db.jobs() == [("todo", lock, lock, {"adventure_id": aid})]
     with session_scope(db.sessions) as session:
-        assert queue.pending(session, aid)
+        assert queue.pending(session, Subject.adventure(aid))
 
 
 def test_requests_before_a_run_leave_one_job_and_the_transaction_goes_on(db: Database) -> None:
     queue, aid = db.queue(), db.adventure()
     with session_scope(db.sessions) as session:
-        queue.request(session, aid)
-        queue.request(session, aid)  # the queueing lock: rolled back to its savepoint
+        queue.request(session, Subject.adventure(aid))
+        queue.request(
+            session, Subject.adventure(aid)
+        )  # the queueing lock: rolled back to its savepoint
         adventure = session.get(Adventure, aid)
         assert adventure is not None
         adventure.title = "Written after"  # the turn's transaction is still usable
@@ -152,7 +155,7 @@ def test_a_waiting_job_counted_on_is_not_run_before_the_request_commits(
     queue, aid = db.queue(), db.adventure()
     db.request(queue, aid)
     with session_scope(db.sessions) as session:
-        queue.request(session, aid)
+        queue.request(session, Subject.adventure(aid))
         assert other.fetch() is None  # held by the open turn
     assert other.fetch() is not None  # committed: the job, now with the turn's work to do
 
@@ -188,7 +191,7 @@ def test_a_run_that_raised_is_retried_after_a_pause(db: Database) -> None:
     aid = db.adventure()
     calls: list[float] = []
 
-    async def run(adventure_id: int) -> None:
+    async def run(subject: Subject) -> None:
         calls.append(time.monotonic())
         if len(calls) == 1:
             raise RuntimeError("the database went away for a moment")
@@ -211,8 +214,8 @@ def test_a_retry_gives_way_to_the_job_waiting_after_it(db: Database) -> None:
     running = asyncio.Event()
     fail = asyncio.Event()
 
-    async def run(adventure_id: int) -> None:
-        calls.append(adventure_id)
+    async def run(subject: Subject) -> None:
+        calls.append(subject.id)
         if len(calls) == 1:
             running.set()
             await fail.wait()
@@ -254,7 +257,7 @@ def test_the_queue_schema_migration_goes_down_and_up(db: Database) -> None:
 
 
 def test_the_in_process_worker_refuses_postgresql(db: Database) -> None:
-    async def run(_adventure_id: int) -> None:
+    async def run(_subject: Subject) -> None:
         return None
 
     with pytest.raises(ConfigurationError, match="talekeeper worker"):
@@ -265,11 +268,41 @@ def test_jobs_are_in_the_database_not_in_the_outbox(db: Database) -> None:
     queue, aid = db.queue(), db.adventure()
     db.request(queue, aid)
     with session_scope(db.sessions) as session:
-        assert session.scalar(text("SELECT count(*) FROM derived_jobs")) == 0
+        assert session.scalar(text("SELECT count(*) FROM background_jobs")) == 0
     with pytest.raises(psycopg.errors.UniqueViolation), pg.connect(db.url) as connection:
-        lock = lock_of(aid)
+        lock = lock_of(Subject.adventure(aid))
         connection.execute(  # the queueing lock is the database's, whoever defers
             "INSERT INTO procrastinate_jobs (queue_name, task_name, lock, queueing_lock, args) "
             "VALUES ('passes', 'talekeeper.passes', %s, %s, '{}')",
             (lock, lock),
         )
+
+
+def test_a_library_source_is_a_job_of_its_own_task_and_lock(
+    db: Database, other: OtherWorker
+) -> None:
+    queue, aid = db.queue(), db.adventure()
+    source = Subject.library_source(aid)  # the same id as the adventure: another subject
+    with session_scope(db.sessions) as session:
+        queue.request(session, Subject.adventure(aid))
+        queue.request(session, source)
+    assert [(lock, args) for _, lock, _, args in db.jobs()] == [
+        (f"adventure:{aid}", {"adventure_id": aid}),
+        (f"library_source:{aid}", {"source_id": aid}),
+    ]
+    assert other.fetch() is not None and other.fetch() is not None  # side by side
+
+
+def test_a_run_asked_for_later_waits_and_a_plain_request_brings_it_forward(
+    db: Database, other: OtherWorker
+) -> None:
+    queue, source = db.queue(), Subject.library_source(5)
+    with session_scope(db.sessions) as session:
+        queue.request(session, source, timedelta(hours=1))  # a failed batch's backoff
+    assert other.fetch() is None  # not before its time
+    asyncio.run(queue.idle(timeout=2))  # nor is it work to wait for yet
+    with session_scope(db.sessions) as session:
+        assert queue.pending(session, source)  # but the player sees it is coming
+        queue.request(session, source)  # a turn used the source, or the player asked
+    assert len(db.jobs()) == 1  # the same job, now due
+    assert other.fetch() is not None

@@ -60,6 +60,7 @@ from tests.conftest import make_settings
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import Conflict
 from talekeeper.core.lineage import lineage_of, on_lineage
+from talekeeper.services.background.port import Subject
 from talekeeper.services.common.rendering import NARRATION, is_player, render
 from talekeeper.services.memory import extractive, manage
 from talekeeper.services.memory.base import MatchedKey, RetrievalQuery
@@ -458,7 +459,9 @@ class MemoryMachine(RuleBasedStateMachine):
     def background(self) -> None:
         """The worker picks up a job an edit or a delete scheduled."""
         with session_scope(self.env.runtime.sessions) as session:
-            pending = self.env.system.background.pending(session, self.adventure_id)
+            pending = self.env.system.background.pending(
+                session, Subject.adventure(self.adventure_id)
+            )
         if pending:
             self.settle(new_head=False)
 

@@ -350,8 +350,8 @@ PURE = {"writer", "eviction", "extractive", "evidence", "terms", "authority", "e
 PURE |= {"cast", "prompts", "ranking", "keyset", "int8", "postings"}
 PURE |= {"arrays", "scoring", "keyscores", "fusion", "selection", "prose"}
 REQUEST = {"base", "service", "retrieval", "changes", "manage", "bank", "scene", "summary"}
-REQUEST |= {"source", "port", "snapshot", "cache"}
-BACKGROUND = {"worker", "queue", "passes"}
+REQUEST |= {"source", "snapshot", "cache"}
+BACKGROUND = {"passes"}  # the port and its adapters are services.background
 NO_IO = ("sqlalchemy", "talekeeper.storage.db", "talekeeper.storage.repositories")
 
 

@@ -25,12 +25,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import database_url
 
 from talekeeper.core.clock import utcnow
+from talekeeper.services.background.worker import Worker
 from talekeeper.services.memory.base import NullMemory
-from talekeeper.services.memory.worker import Worker
 from talekeeper.services.story import adventures
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope
-from talekeeper.storage.models import DerivedJob
+from talekeeper.storage.models import BackgroundJob
+from talekeeper.storage.repositories.jobs import JobRepository, Subject
 from talekeeper.storage.repositories.users import UserRepository
 
 pytestmark = pytest.mark.sqlite_only("the outbox and its in-process worker are SQLite's")
@@ -41,11 +42,11 @@ STALE = timedelta(seconds=1.0)
 CHILD = """
 import asyncio, sys
 from datetime import timedelta
-from talekeeper.services.memory.worker import Worker
+from talekeeper.services.background.worker import Worker
 from talekeeper.storage.db import make_engine, make_session_factory
 
 async def main():
-    async def run(adventure_id):
+    async def run(subject):
         print("running", flush=True)
         await asyncio.sleep(3600)
     sessions = make_session_factory(make_engine(sys.argv[1]))
@@ -71,24 +72,28 @@ def job_for_new_adventure(sessions: sessionmaker[Session], **claim: object) -> i
         uid = UserRepository(session).local_user().id
         story = adventures.create(session, uid, {"title": "T", "opening": "Once."}, NullMemory())
         adventure_id = story.adventure.id
-        session.add(DerivedJob(adventure_id=adventure_id, requested_at=utcnow(), **claim))
+        session.add(
+            BackgroundJob(kind="adventure", subject_id=adventure_id, requested_at=utcnow(), **claim)
+        )
     return adventure_id
 
 
-def job(sessions: sessionmaker[Session], adventure_id: int) -> DerivedJob | None:
+def job(sessions: sessionmaker[Session], adventure_id: int) -> BackgroundJob | None:
     with session_scope(sessions) as session:
-        return session.get(DerivedJob, adventure_id)
+        return session.get(BackgroundJob, ("adventure", adventure_id))
 
 
 class Runs:
-    """A worker's ``run``: records each call and blocks until released."""
+    """A worker's ``run``: records each call's subject id and blocks until released."""
 
     def __init__(self) -> None:
         self.calls: list[int] = []
+        self.subjects: list[Subject] = []
         self.release = asyncio.Event()
 
-    async def __call__(self, adventure_id: int) -> None:
-        self.calls.append(adventure_id)
+    async def __call__(self, subject: Subject) -> None:
+        self.calls.append(subject.id)
+        self.subjects.append(subject)
         await self.release.wait()
 
 
@@ -201,3 +206,97 @@ def test_a_stopped_worker_hands_its_claims_back_for_the_next_start(
         await second.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_run_asked_for_later_waits_for_its_time_and_a_plain_request_brings_it_forward(
+    database: tuple[str, sessionmaker[Session]],
+) -> None:
+    _, sessions = database
+    source = Subject.library_source(41)  # any subject: the worker knows no kinds
+
+    async def scenario() -> None:
+        runs = Runs()
+        runs.release.set()
+        outbox = worker(sessions, runs)
+        await outbox.start()
+        with session_scope(sessions) as session:
+            outbox.request(session, source, timedelta(hours=1))
+        await asyncio.sleep(5 * BEAT)  # several polls
+        assert runs.subjects == []  # not before its time
+        await outbox.idle(timeout=2)  # a run asked for later is no work to wait for yet
+        with session_scope(sessions) as session:
+            outbox.request(session, source, timedelta(minutes=5))  # a sooner later
+            assert job_of(session, source).run_after is not None
+            outbox.request(session, source)  # now wins over any backoff
+        await until(lambda: runs.subjects == [source], timeout=2)
+        await outbox.idle(timeout=2)
+        with session_scope(sessions) as session:
+            assert JobRepository(session).job(source) is None
+        await outbox.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_retry_asked_for_during_its_run_is_not_run_at_once(
+    database: tuple[str, sessionmaker[Session]],
+) -> None:
+    """A run that failed asks for its own retry after a backoff: the job stays, not due,
+    instead of running again in a loop."""
+    _, sessions = database
+    source = Subject.library_source(7)
+
+    async def scenario() -> None:
+        calls: list[Subject] = []
+
+        async def failing(subject: Subject) -> None:
+            calls.append(subject)
+            with session_scope(sessions) as session:
+                outbox.request(session, subject, timedelta(seconds=30))
+
+        outbox = Worker(sessions, failing, heartbeat=BEAT, stale=STALE, poll=BEAT)
+        await outbox.start()
+        with session_scope(sessions) as session:
+            outbox.request(session, source)
+        await until(lambda: calls == [source], timeout=2)
+        await asyncio.sleep(5 * BEAT)
+        assert calls == [source]
+        with session_scope(sessions) as session:
+            waiting = job_of(session, source)
+            assert waiting.claimed_by is None and waiting.run_after is not None
+            assert waiting.run_after > utcnow() + timedelta(seconds=25)
+        await outbox.stop()
+
+    asyncio.run(scenario())
+
+
+def test_runs_of_different_subjects_go_on_side_by_side_and_each_alone(
+    database: tuple[str, sessionmaker[Session]],
+) -> None:
+    _, sessions = database
+    subjects = [Subject.adventure(3), Subject.library_source(3), Subject.library_source(4)]
+
+    async def scenario() -> None:
+        runs = Runs()  # blocks every run until released
+        outbox = worker(sessions, runs)
+        await outbox.start()
+        with session_scope(sessions) as session:
+            for subject in subjects:
+                outbox.request(session, subject)
+        await until(lambda: sorted(runs.subjects) == sorted(subjects), timeout=2)
+        with session_scope(sessions) as session:
+            outbox.request(session, subjects[1])  # asked again while its run goes on
+        await asyncio.sleep(5 * BEAT)
+        assert len(runs.subjects) == 3  # not a second run of it at once
+        runs.release.set()
+        await until(lambda: len(runs.subjects) == 4, timeout=2)
+        assert runs.subjects[-1] == subjects[1]  # the request made during the run
+        await outbox.idle(timeout=2)
+        await outbox.stop()
+
+    asyncio.run(scenario())
+
+
+def job_of(session: Session, subject: Subject) -> BackgroundJob:
+    found = JobRepository(session).job(subject)
+    assert found is not None
+    return found

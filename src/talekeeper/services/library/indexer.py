@@ -1,48 +1,50 @@
 """The library indexer: makes the vectors of library passages in the background, in batches,
-with progress, on SQLite and PostgreSQL alike.
+with progress, on SQLite and PostgreSQL alike, through the background work's port.
 
 Invariants:
 
-- Work is found in the database, never only in memory: a source is due when its state is
-  ``indexing``, or ``failed`` with ``retry_at`` passed. So an upload, a restart, a crash
-  or another process's upload all end in the same place: the next step finds the source.
-- A step claims one due source (a conditional UPDATE: unclaimed, or claimed longer ago
-  than ``STALE`` by a process that died), embeds the next ``BATCH`` passages that lack a
-  vector of the source's ``vector_model``, writes them and the progress (``embedded``,
-  ``revision``), and releases the claim: one batch at a time, oldest-touched source
-  first, so several sources progress side by side and any number of processes (``serve``
-  on SQLite, ``worker`` on PostgreSQL) share the work without doing a batch twice.
+- Its work is asked for through the same port as the memory passes
+  (``services.background.port``), with the source as the subject, in the transaction
+  that makes the work: an upload, a reindex, a changed embedding model, a turn or a
+  player that retries a failed source (``schedule``, ``catch_up``, ``models_changed``). So
+  the request exists exactly when that commit does, and the port's adapter claims, runs,
+  recovers from a dead process and wakes workers in other processes as it does for every
+  subject: at most one run of a source at a time, anywhere.
+- A run (``run``) embeds the source's passages that lack a vector of its ``vector_model``,
+  ``BATCH`` at a time in reading order, and writes each batch with the progress
+  (``embedded``, ``revision``): a source bigger than a batch shows its progress as it
+  goes, and the port runs several sources side by side.
 - The model call happens with no transaction open. Vectors are written only if the
-  source still wants that model (a reindex or a model change meanwhile wins).
-- An embedding failure is recorded on the source (``failed``, ``error``, ``failures``)
-  and retried from ``retry_at`` with a backoff from ``RETRY_FIRST`` to ``RETRY_MAX``;
-  a turn that uses a failed source brings its retry forward (``catch_up``) and, once that
-  is committed, wakes the indexers of its process (an idle one may otherwise sleep
-  ``IDLE_POLL_SECONDS``; one in another process finds it at its next poll), so a fixed
-  endpoint is caught up right after the next turn. The indexer never stops on a failure.
-- Every ``SYNC_SECONDS`` each owner's embedding model is compared with their sources'
-  (``store.sync_model``): a changed model re-embeds them, none makes them words-only.
+  source still wants that model (a reindex or a model change meanwhile wins); a source
+  deleted meanwhile ends the run quietly.
+- An embedding failure is recorded on the source (``failed``, ``error``, ``failures``,
+  ``retry_at``) and, in the same unit, its next run is asked for after a backoff from
+  ``RETRY_FIRST`` to ``RETRY_MAX``; a turn or a player that uses the failed source asks
+  for it at once (``catch_up``), so a fixed endpoint is caught up right after the next
+  turn. A run never raises for a failure of the model.
+- The owner's embedding model is compared with their sources' whenever it may have
+  changed: a run that finds them differ, a settings change (``models_changed``), and every
+  start of the background work (``reconcile``), which also asks again for the runs of
+  every source still wanting vectors (a request lost to an older version, or a backoff
+  that outlived its process). A changed model re-embeds them; none makes them words-only.
 - Nothing here depends on an adventure or on whether its Memory Bank is on.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import secrets
-import time
-import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from enum import Enum, auto
 
 import numpy as np
-from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import TalekeeperError
+from talekeeper.services.background.port import BackgroundWork, Subject
 from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.library import store
 from talekeeper.storage.db import read_scope, session_scope
@@ -53,48 +55,31 @@ from talekeeper.storage.vocabulary import SourceState
 log = logging.getLogger(__name__)
 
 BATCH = 32  # passages per embedding call: one call of a few hundred ms on the CPU
-POLL_SECONDS = 2.0  # how soon work another process wrote (or a lost wake-up) is found
-IDLE_POLL_SECONDS = 15.0  # the poll slows down to this while nothing is due (a kick wakes it)
-SYNC_SECONDS = 30.0  # how often each owner's embedding model is compared with their sources'
-STALE = timedelta(seconds=120)  # a claim this old was left by a process that died
 RETRY_FIRST = 5.0  # seconds before the first retry of a failed batch; doubled each time
 RETRY_MAX = 600.0
 ERROR_MAX = 2000
+WANTS_VECTORS = (SourceState.INDEXING, SourceState.FAILED)
 
 
 def retry_delay(failures: int) -> float:
     return float(min(RETRY_FIRST * 2.0 ** max(failures - 1, 0), RETRY_MAX))
 
 
+class Outcome(Enum):
+    """What one batch of a run came to (never stored)."""
+
+    EMBEDDED = auto()  # a batch written; more passages may want vectors
+    DONE = auto()  # nothing left: the source is ready
+    FAILED = auto()  # the model failed: recorded, retried after the backoff
+    RESYNCED = auto()  # the owner's model changed: the sources start again
+    NOTHING = auto()  # the source is gone, or wants no vectors
+
+
 @dataclass(frozen=True)
-class Claim:
+class Target:
     source_id: int
     user_id: int
     model: str
-
-
-# The indexers running in this process, woken when a turn brings a retry forward.
-_RUNNING: weakref.WeakSet[LibraryIndexer] = weakref.WeakSet()
-
-
-def catch_up(session: Session, source_ids: list[int]) -> None:
-    """Failed sources among ``source_ids`` are retried at once (a turn used them): due now,
-    and this process's indexers are woken when the caller's unit commits."""
-    if not source_ids:
-        return
-    IndexingRepository(session).retry_failed(source_ids, utcnow())
-    if not event.contains(session, "after_commit", _wake_running):
-        event.listen(session, "after_commit", _wake_running)
-
-
-def _wake_running(session: Session) -> None:
-    # SQLAlchemy emits after_commit for a savepoint's release too (the memory queue
-    # defers its job in one on PostgreSQL): only the unit's own commit makes the retry
-    # visible, and a wake before it would be spent on a step that cannot see it.
-    if session.in_nested_transaction():
-        return
-    for indexer in list(_RUNNING):
-        indexer.kick_threadsafe()
 
 
 class LibraryIndexer:
@@ -102,188 +87,163 @@ class LibraryIndexer:
         self,
         sessions: sessionmaker[Session],
         models_for_user: Callable[[int], ModelSet],
+        background: BackgroundWork,
         *,
         batch: int = BATCH,
-        poll_seconds: float = POLL_SECONDS,
     ) -> None:
         self.sessions = sessions
         self.models_for_user = models_for_user
-        self.batch = batch
-        self.poll_seconds = poll_seconds
-        self.owner = secrets.token_hex(8)
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._synced_at = -SYNC_SECONDS
+        self.background = background
+        self.batch_size = batch
 
-    # -- lifecycle -----------------------------------------------------------------------
+    # -- asking for work, in the caller's unit ------------------------------------------
 
-    async def start(self) -> None:
-        if self._task is None:
-            self._loop = asyncio.get_running_loop()
-            self._task = asyncio.create_task(self._run(), name="library-indexer")
-            _RUNNING.add(self)
+    def schedule(self, session: Session, source_ids: Iterable[int]) -> None:
+        """Ask for a run of each source now, in the caller's transaction."""
+        for source_id in source_ids:
+            self.background.request(session, Subject.library_source(source_id))
 
-    async def stop(self) -> None:
-        _RUNNING.discard(self)
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        with contextlib.suppress(Exception):
-            await asyncio.to_thread(self._release_mine)
+    def catch_up(self, session: Session, source_ids: Iterable[int]) -> list[int]:
+        """Failed sources among ``source_ids`` are retried now (a turn used them, or the
+        player asked); returns them. Others are left as they are."""
+        failed = IndexingRepository(session).retry_failed(list(source_ids), utcnow())
+        self.schedule(session, failed)
+        return failed
 
-    def kick(self) -> None:
-        self._wake.set()
+    def models_changed(self, session: Session, user_id: int, model: str | None) -> None:
+        """The owner's embedding model is now ``model`` (none: no embeddings), in the
+        caller's unit: sources of another model start again (none: words only), and every
+        source of theirs that wants vectors is asked for."""
+        store.sync_model(session, user_id, model)
+        session.flush()
+        wanting = IndexingRepository(session).wanting(user_id)
+        self.schedule(session, [w.id for w in wanting if w.retry_at is None])
 
-    def kick_threadsafe(self) -> None:
-        """``kick`` from any thread (a turn's unit commits in a worker thread)."""
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(self._wake.set)
-
-    async def _run(self) -> None:
-        wait = self.poll_seconds
-        while True:
-            # Cleared before the step, not after: a kick that lands while a step runs (too
-            # early for it to see the work) leaves the flag set, so the wait below ends at
-            # once and another step looks again. Cleared after, it would be lost.
-            self._wake.clear()
-            try:
-                worked = await self.step()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 -- a database fault: log, wait, go on
-                log.exception("the library indexer's step failed; trying again shortly")
-                worked = False
-            if worked:
-                wait = self.poll_seconds
-                await asyncio.sleep(0)
-                continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
-            # Idle: poll less and less often (a kick, an upload here, wakes it at once).
-            wait = self.poll_seconds if self._wake.is_set() else min(wait * 2, IDLE_POLL_SECONDS)
-
-    # -- one step ------------------------------------------------------------------------
-
-    async def step(self) -> bool:
-        """One batch of one due source; False when nothing was due."""
-        if time.monotonic() - self._synced_at >= SYNC_SECONDS:
-            await asyncio.to_thread(self.sync_models)
-        claim = await asyncio.to_thread(self._claim)
-        if claim is None:
-            return False
-        try:
-            batch = await asyncio.to_thread(self._next_batch, claim)
-            if not batch:
-                await asyncio.to_thread(self._finish, claim)
-                return True
-            try:
-                models = await asyncio.to_thread(self.models_for_user, claim.user_id)
-                if models.embedding is None or models.embedding.model != claim.model:
-                    self._synced_at = -SYNC_SECONDS  # the model changed: sync, then go on
-                    return True
-                result = await models.embedding.embed([text for _, text in batch])
-                vectors = [np.asarray(v, dtype=np.float32) for v in result.vectors]
-                if len(vectors) != len(batch):
-                    raise TalekeeperError(
-                        f"The embedding model returned {len(vectors)} vectors for "
-                        f"{len(batch)} passages."
-                    )
-            except TalekeeperError as exc:
-                await asyncio.to_thread(self._failed, claim, exc.message)
-                return True
-            await asyncio.to_thread(self._write, claim, batch, vectors)
-            return True
-        finally:
-            await asyncio.to_thread(self._release, claim)
-
-    def sync_models(self) -> None:
-        """Compared in a read unit; a write unit (the write lock) only for an owner with a
-        source to change: this runs every ``SYNC_SECONDS`` and usually changes nothing."""
-        self._synced_at = time.monotonic()
+    def reconcile(self) -> None:
+        """At the start of background work: every owner's model compared with their
+        sources', and every source that wants vectors asked for (a failed one at its retry
+        time). Compared in a read unit; a write unit only for an owner whose sources
+        change, then one for the requests."""
         with read_scope(self.sessions) as session:
             rows = IndexingRepository(session).source_models()
-        by_user: dict[int, list[tuple[str | None, str]]] = {}
+        seen: dict[int, list[tuple[str | None, str]]] = {}
         for user_id, vector_model, state in rows:
-            by_user.setdefault(user_id, []).append((vector_model, state))
-        for user_id, seen in by_user.items():
+            seen.setdefault(user_id, []).append((vector_model, state))
+        for user_id, sources in seen.items():
             try:
                 models = self.models_for_user(user_id)
             except TalekeeperError:
                 continue
             model = models.embedding.model if models.embedding else None
-            if any(store.out_of_sync(v, s, model) for v, s in seen):
+            if any(store.out_of_sync(v, s, model) for v, s in sources):
                 with session_scope(self.sessions) as session:
                     store.sync_model(session, user_id, model)
-
-    def _claim(self) -> Claim | None:
         now = utcnow()
-        stale_before = now - STALE
-        # Looked for in a read unit: a poll that finds nothing never takes the write lock.
-        with read_scope(self.sessions) as session:
-            candidates = IndexingRepository(session).due(now, stale_before, limit=4)
-        if not candidates:
-            return None
         with session_scope(self.sessions) as session:
-            work = IndexingRepository(session)
-            for source_id, user_id, model in candidates:
-                # Another process may have taken it since it was read: the claim decides.
-                if work.claim(source_id, self.owner, now, stale_before):
-                    return Claim(source_id, user_id, model)
-        return None
+            for source_id, retry_at in IndexingRepository(session).wanting():
+                later = retry_at - now if retry_at is not None and retry_at > now else None
+                self.background.request(session, Subject.library_source(source_id), later)
 
-    def _next_batch(self, claim: Claim) -> list[PassageText]:
+    # -- the run ------------------------------------------------------------------------
+
+    async def run(self, source_id: int) -> None:
+        """The source's run: batch after batch until none is left or one fails."""
+        while await self.step(source_id) is Outcome.EMBEDDED:
+            await asyncio.sleep(0)  # the other runs of this loop go on between batches
+
+    async def step(self, source_id: int) -> Outcome:
+        """One batch of the source's missing vectors."""
+        target = await asyncio.to_thread(self._target, source_id)
+        if target is None:
+            return Outcome.NOTHING
+        batch = await asyncio.to_thread(self._next_batch, target)
+        if not batch:
+            return await asyncio.to_thread(self._finish, target)
+        try:
+            models = await asyncio.to_thread(self.models_for_user, target.user_id)
+            if models.embedding is None or models.embedding.model != target.model:
+                await asyncio.to_thread(self._resync, target.user_id)
+                return Outcome.RESYNCED
+            result = await models.embedding.embed([text for _, text in batch])
+            vectors = [np.asarray(v, dtype=np.float32) for v in result.vectors]
+            if len(vectors) != len(batch):
+                raise TalekeeperError(
+                    f"The embedding model returned {len(vectors)} vectors for "
+                    f"{len(batch)} passages."
+                )
+        except TalekeeperError as exc:
+            return await asyncio.to_thread(self._failed, target, exc.message)
+        return await asyncio.to_thread(self._write, target, batch, vectors)
+
+    def _target(self, source_id: int) -> Target | None:
         with read_scope(self.sessions) as session:
-            return IndexingRepository(session).next_batch(claim.source_id, claim.model, self.batch)
+            row = IndexingRepository(session).get(source_id)
+            if row is None or row.vector_model is None or row.state not in WANTS_VECTORS:
+                return None
+            return Target(row.id, row.user_id, row.vector_model)
 
-    def _wanted(self, session: Session, claim: Claim) -> LibrarySource | None:
-        row = IndexingRepository(session).get(claim.source_id)
-        if row is None or row.vector_model != claim.model or row.claimed_by != self.owner:
+    def _next_batch(self, target: Target) -> list[PassageText]:
+        with read_scope(self.sessions) as session:
+            repository = IndexingRepository(session)
+            return repository.next_batch(target.source_id, target.model, self.batch_size)
+
+    def _wanted(self, session: Session, target: Target) -> LibrarySource | None:
+        """The source, if it still wants vectors of the target's model."""
+        row = IndexingRepository(session).get(target.source_id)
+        if row is None or row.vector_model != target.model or row.state not in WANTS_VECTORS:
             return None
         return row
 
-    def _write(self, claim: Claim, batch: list[PassageText], vectors: list[np.ndarray]) -> None:
+    def _write(
+        self, target: Target, batch: list[PassageText], vectors: list[np.ndarray]
+    ) -> Outcome:
         with session_scope(self.sessions) as session:
-            row = self._wanted(session, claim)
+            row = self._wanted(session, target)
             if row is None:
-                return
+                return Outcome.NOTHING
             IndexingRepository(session).write_vectors(
-                claim.model,
+                target.model,
                 [(pid, v.tobytes()) for (pid, _), v in zip(batch, vectors, strict=True)],
             )
-            self._progress(session, row, claim.model)
+            return self._progress(session, row, target.model)
 
-    def _progress(self, session: Session, row: LibrarySource, model: str) -> None:
+    def _progress(self, session: Session, row: LibrarySource, model: str) -> Outcome:
         row.embedded = IndexingRepository(session).embedded(row.id, model)
         row.revision += 1
         row.error, row.failures, row.retry_at = None, 0, None
-        row.state = SourceState.READY if row.embedded >= row.passage_count else SourceState.INDEXING
+        if row.embedded >= row.passage_count:
+            row.state = SourceState.READY
+            return Outcome.DONE
+        row.state = SourceState.INDEXING
+        return Outcome.EMBEDDED
 
-    def _finish(self, claim: Claim) -> None:
+    def _finish(self, target: Target) -> Outcome:
         with session_scope(self.sessions) as session:
-            row = self._wanted(session, claim)
-            if row is not None:
-                self._progress(session, row, claim.model)
-
-    def _failed(self, claim: Claim, message: str) -> None:
-        with session_scope(self.sessions) as session:
-            row = self._wanted(session, claim)
+            row = self._wanted(session, target)
             if row is None:
-                return
+                return Outcome.NOTHING
+            self._progress(session, row, target.model)
+            return Outcome.DONE
+
+    def _resync(self, user_id: int) -> None:
+        try:
+            models = self.models_for_user(user_id)
+        except TalekeeperError:
+            return  # settings that name no usable model: the next request tries again
+        model = models.embedding.model if models.embedding else None
+        with session_scope(self.sessions) as session:
+            self.models_changed(session, user_id, model)
+
+    def _failed(self, target: Target, message: str) -> Outcome:
+        with session_scope(self.sessions) as session:
+            row = self._wanted(session, target)
+            if row is None:
+                return Outcome.NOTHING
             row.failures += 1
             row.state = SourceState.FAILED
             row.error = message[:ERROR_MAX]
-            row.retry_at = utcnow() + timedelta(seconds=retry_delay(row.failures))
-        log.warning("library source %s: embedding failed: %s", claim.source_id, message)
-
-    def _release(self, claim: Claim) -> None:
-        with session_scope(self.sessions) as session:
-            IndexingRepository(session).release(claim.source_id, self.owner)
-
-    def _release_mine(self) -> None:
-        with session_scope(self.sessions) as session:
-            IndexingRepository(session).release_all(self.owner)
+            delay = timedelta(seconds=retry_delay(row.failures))
+            row.retry_at = utcnow() + delay
+            self.background.request(session, Subject.library_source(row.id), delay)
+        log.warning("library source %s: embedding failed: %s", target.source_id, message)
+        return Outcome.FAILED

@@ -12,8 +12,8 @@ Three floors; a floor imports only from the floors below it.
    embedding of the query): ``base`` (the engine's seam and its types), ``service``
    (``MemorySystem``, behind that seam), ``retrieval``, ``changes``, ``manage``,
    ``bank``, ``cache``, ``scene``, ``summary`` (the player's side of the Story Summary),
-   ``source`` (reading the story a memory comes from, for both floors), and ``port``
-   (``BackgroundWork``: how work is asked for, whoever runs it).
-3. Background passes: ``passes`` (each pass through one seam, one runner for a run)
-   and ``worker``, the adapter of ``port`` that runs them out of the turn.
+   and ``source`` (reading the story a memory comes from, for both floors). Work is
+   asked for through ``services.background.port``, whoever runs it.
+3. Background passes: ``passes`` (each pass through one seam, one runner for a run),
+   run out of the turn by an adapter of that port.
 """

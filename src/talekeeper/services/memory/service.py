@@ -4,7 +4,7 @@ Invariants:
 
 - ``retrieve`` writes nothing; ``record_use`` and ``schedule`` run inside the
   turn's one write transaction; ``story_changed`` inside the change's. Work is
-  asked for through the ``BackgroundWork`` port (``port``) in that same
+  asked for through the ``BackgroundWork`` port (``services.background.port``) in that same
   transaction, and the process that runs it is woken only after the commit, so
   it never races the transaction that created its job.
 - What a run does (one run per adventure at a time: memory, summary, embedding,
@@ -24,11 +24,11 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
+from talekeeper.services.background.port import BackgroundWork, Subject
 from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.memory import changes, retrieval
 from talekeeper.services.memory.base import Retrieval, RetrievalQuery, StoryChange
 from talekeeper.services.memory.cache import BankCache
-from talekeeper.services.memory.port import BackgroundWork
 from talekeeper.storage.repositories.jobs import JobRepository
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.vocabulary import PassState
@@ -65,14 +65,14 @@ class MemorySystem:
         MemoryRepository(session).record_use(ids, reply_id, utcnow())
 
     def schedule(self, session: Session, adventure_id: int, user_id: int) -> None:
-        self.background.request(session, adventure_id)
+        self.background.request(session, Subject.adventure(adventure_id))
 
     def story_changed(self, session: Session, change: StoryChange) -> None:
         if changes.apply(session, change, self.cache):
-            self.background.request(session, change.adventure_id)
+            self.background.request(session, Subject.adventure(change.adventure_id))
 
     def kick(self, adventure_id: int) -> None:
-        self.background.kick(adventure_id)
+        self.background.kick(Subject.adventure(adventure_id))
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -96,7 +96,9 @@ def derived_view(
     """Per kind: state, last success, last failure and its error; and whether work waits
     (never, with no background work at all)."""
     states = JobRepository(session).states(adventure_id)
-    pending = background is not None and background.pending(session, adventure_id)
+    pending = background is not None and background.pending(
+        session, Subject.adventure(adventure_id)
+    )
     out: dict[str, Any] = {"adventure_id": adventure_id, "pending": pending}
     for kind in KINDS:
         row = states.get(kind)

@@ -51,7 +51,7 @@ from talekeeper.core.errors import (
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import NARRATION, TURN_TYPES
 from talekeeper.services.endpoints.models import ModelSet
-from talekeeper.services.library.indexer import catch_up
+from talekeeper.services.library.indexer import LibraryIndexer
 from talekeeper.services.library.search import KnowledgeResult, KnowledgeSearch
 from talekeeper.services.memory.base import MemoryService, Retrieval, RetrievalQuery
 from talekeeper.services.prompt import insights
@@ -119,11 +119,13 @@ class TurnRunner:
         memory: MemoryService,
         knowledge: KnowledgeSearch | None = None,
         prefixes: PromptPrefixes | None = None,
+        indexer: LibraryIndexer | None = None,
     ) -> None:
         self.sessions = sessions
         self.memory = memory
         self.knowledge = knowledge or KnowledgeSearch(sessions)
         self.prefixes = prefixes or PromptPrefixes()
+        self.indexer = indexer  # none: no background work to ask for a failed source's retry
 
     # -- 1. the player's action ------------------------------------------------------------
 
@@ -311,7 +313,8 @@ class TurnRunner:
                 held = inputs.cards_held_in(plan.built)
                 story.repo.add_placement(placement_record.record(row.id, placement, held))
             self.memory.record_use(session, plan.retrieval, row.id)
-            catch_up(session, plan.knowledge.failed_source_ids)  # a failed source retries now
+            if self.indexer is not None:  # a failed source the turn used is retried now
+                self.indexer.catch_up(session, plan.knowledge.failed_source_ids)
             self.memory.schedule(session, pending.adventure_id, pending.user_id)
             reply = ActionView.of(row, takes=takes)
         self.memory.kick(pending.adventure_id)

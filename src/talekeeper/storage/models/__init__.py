@@ -25,13 +25,14 @@ from talekeeper.storage.models.accounts import (
 )
 from talekeeper.storage.models.ai_calls import AiCall
 from talekeeper.storage.models.base import ID, NAMING, Base, UtcDateTime
-from talekeeper.storage.models.jobs import DerivedJob, DerivedState
+from talekeeper.storage.models.jobs import BackgroundJob, DerivedState
 from talekeeper.storage.models.library import AdventureKnowledge, LibraryPassage, LibrarySource
 from talekeeper.storage.models.memory import Memory, MemoryKey, MemoryUse, SummaryVersion
 from talekeeper.storage.models.replies import ContextPlacement, InsightSnapshot
 from talekeeper.storage.models.story import Action, Adventure, Branch, StoryCard
 
 __all__ = [
+    "BackgroundJob",
     "ID",
     "LOCAL_USER",
     "NAMING",
@@ -44,7 +45,6 @@ __all__ = [
     "Base",
     "Branch",
     "ContextPlacement",
-    "DerivedJob",
     "DerivedState",
     "InsightSnapshot",
     "LibraryPassage",

@@ -1,10 +1,13 @@
-"""Background work on an adventure: the request waiting for a worker, and the outcome of
-each pass's last run.
+"""Background work: the requests waiting for a worker (``BackgroundJob``), and the outcome
+of each memory pass's last run (``DerivedState``).
 
 Invariants:
 
-- At most one request per adventure (the adventure is its key), and one outcome per
-  (adventure, pass).
+- At most one request per subject (``kind`` and ``subject_id`` are its key: an adventure's
+  memory passes, a library source's vectors), and one outcome per (adventure, pass).
+- A job names its subject by id without a foreign key: a job whose subject was deleted
+  meanwhile runs, finds nothing and ends (the runs say so), so deleting a story or a source
+  never waits on the queue.
 """
 
 from __future__ import annotations
@@ -19,21 +22,24 @@ from talekeeper.storage.models.base import ID, Base, UtcDateTime
 from talekeeper.storage.vocabulary import PassState
 
 
-class DerivedJob(Base):
-    """Background work waiting for an adventure, written in the transaction that causes it.
+class BackgroundJob(Base):
+    """Background work waiting for its subject, written in the transaction that causes it
+    (the outbox of a SQLite database: ``services.background.worker``).
 
-    One row per adventure: a worker claims it (``claimed_by``, its own token, and
-    ``claimed_at``), refreshes ``claimed_at`` while its run goes on, runs every pass, and
-    deletes it unless a newer request arrived meanwhile. A claim nobody refreshed for
-    ``STALE`` (its process died) is claimed again (see ``services.memory.worker``).
+    One row per subject (``kind``, a ``vocabulary.WorkKind``: ``adventure`` or
+    ``library_source``; and ``subject_id``): a worker
+    claims it (``claimed_by``, its own token, and ``claimed_at``), refreshes ``claimed_at``
+    while its run goes on, and deletes it after the run unless a newer request arrived
+    meanwhile. ``run_after``: not before then (a retry's backoff); none, at once. A claim
+    nobody refreshed for ``STALE`` (its process died) is claimed again.
     """
 
-    __tablename__ = "derived_jobs"
+    __tablename__ = "background_jobs"
 
-    adventure_id: Mapped[int] = mapped_column(
-        ID, ForeignKey("adventures.id", ondelete="CASCADE"), primary_key=True
-    )
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    subject_id: Mapped[int] = mapped_column(ID, primary_key=True)
     requested_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    run_after: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     claimed_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
 

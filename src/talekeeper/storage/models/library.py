@@ -26,10 +26,9 @@ class LibrarySource(Base):
 
     ``state`` is a ``vocabulary.SourceState``: ``indexing`` (passages without a
     vector of ``vector_model`` remain), ``ready``, ``failed`` (``error`` says why;
-    retried from ``retry_at``), ``words_only`` (no embedding model: searched by words).
+    retried at ``retry_at``), ``words_only`` (no embedding model: searched by words).
     ``embedded`` counts the passages that have a vector of ``vector_model`` (the progress);
     ``revision`` grows with every write of vectors, so a cache of them knows it is stale.
-    ``claimed_by``/``claimed_at``: the indexer working on it (see ``services.library.indexer``).
     """
 
     __tablename__ = "library_sources"
@@ -50,8 +49,6 @@ class LibrarySource(Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     failures: Mapped[int] = mapped_column(Integer, default=0)  # in a row
     retry_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-    claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    claimed_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.storage import fulltext
@@ -71,10 +71,9 @@ class SourceModel(NamedTuple):
     state: str
 
 
-class DueSource(NamedTuple):
+class WantingSource(NamedTuple):
     id: int
-    user_id: int
-    vector_model: str
+    retry_at: datetime | None  # a failed source's next try
 
 
 class LibraryRepository:
@@ -224,13 +223,8 @@ class LibraryRepository:
         self.session.flush()
 
 
-def _free(stale_before: datetime) -> Any:
-    """Sources no live indexer holds: unclaimed, or claimed before ``stale_before``."""
-    return or_(LibrarySource.claimed_by.is_(None), LibrarySource.claimed_at < stale_before)
-
-
 class IndexingRepository:
-    """The library indexer's work: due sources, claims, batches of passages, vectors."""
+    """The library indexer's work: sources that want vectors, batches of passages, vectors."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -245,58 +239,38 @@ class IndexingRepository:
         ).all()
         return [SourceModel(int(u), v, s) for u, v, s in rows]
 
-    def retry_failed(self, source_ids: Collection[int], at: datetime) -> None:
-        """Failed sources among ``source_ids`` are due again from ``at`` (others untouched)."""
-        self.session.execute(
-            update(LibrarySource)
-            .where(LibrarySource.id.in_(source_ids), LibrarySource.state == SourceState.FAILED)
-            .values(retry_at=at)
-            .execution_options(synchronize_session=False)
+    def retry_failed(self, source_ids: Collection[int], at: datetime) -> list[int]:
+        """Failed sources among ``source_ids`` are retried from ``at`` (others untouched);
+        returns their ids."""
+        failed = list(
+            self.session.scalars(
+                select(LibrarySource.id).where(
+                    LibrarySource.id.in_(source_ids), LibrarySource.state == SourceState.FAILED
+                )
+            )
         )
+        if failed:
+            self.session.execute(
+                update(LibrarySource)
+                .where(LibrarySource.id.in_(failed))
+                .values(retry_at=at)
+                .execution_options(synchronize_session=False)
+            )
+        return [int(i) for i in failed]
 
-    def due(self, now: datetime, stale_before: datetime, limit: int) -> list[DueSource]:
-        """Unclaimed (or stale) sources that want vectors: indexing, or failed with their
-        retry passed; least recently touched first. Candidates only: ``claim`` decides."""
-        due = or_(
-            LibrarySource.state == SourceState.INDEXING,
-            and_(LibrarySource.state == SourceState.FAILED, LibrarySource.retry_at <= now),
+    def wanting(self, user_id: int | None = None) -> list[WantingSource]:
+        """The sources (of ``user_id``, or everyone's) that want vectors: indexing, or failed
+        and waiting for their retry (``retry_at``)."""
+        query = select(LibrarySource.id, LibrarySource.retry_at).where(
+            or_(
+                LibrarySource.state == SourceState.INDEXING,
+                LibrarySource.state == SourceState.FAILED,
+            ),
+            LibrarySource.vector_model.is_not(None),
         )
-        rows = self.session.execute(
-            select(LibrarySource.id, LibrarySource.user_id, LibrarySource.vector_model)
-            .where(due, _free(stale_before), LibrarySource.vector_model.is_not(None))
-            .order_by(LibrarySource.updated_at, LibrarySource.id)
-            .limit(limit)
-        ).all()
-        return [DueSource(int(i), int(u), str(m)) for i, u, m in rows]
-
-    def claim(self, source_id: int, owner: str, now: datetime, stale_before: datetime) -> bool:
-        """Claim a source for ``owner`` if nobody live holds it: one conditional UPDATE, so
-        exactly one of several racing indexers gets True."""
-        taken = self.session.execute(
-            update(LibrarySource)
-            .where(LibrarySource.id == source_id, _free(stale_before))
-            .values(claimed_by=owner, claimed_at=now)
-            .execution_options(synchronize_session=False)
-        )
-        return bool(taken.rowcount == 1)  # type: ignore[attr-defined]
-
-    def release(self, source_id: int, owner: str) -> None:
-        """Release ``owner``'s claim on a source (one taken over meanwhile stays)."""
-        self.session.execute(
-            update(LibrarySource)
-            .where(LibrarySource.id == source_id, LibrarySource.claimed_by == owner)
-            .values(claimed_by=None, claimed_at=None)
-            .execution_options(synchronize_session=False)
-        )
-
-    def release_all(self, owner: str) -> None:
-        """Release every claim ``owner`` holds."""
-        self.session.execute(
-            update(LibrarySource)
-            .where(LibrarySource.claimed_by == owner)
-            .values(claimed_by=None, claimed_at=None)
-            .execution_options(synchronize_session=False)
-        )
+        if user_id is not None:
+            query = query.where(LibrarySource.user_id == user_id)
+        return [WantingSource(int(i), at) for i, at in self.session.execute(query).all()]
 
     def next_batch(self, source_id: int, model: str, limit: int) -> list[PassageText]:
         """The first ``limit`` passages, in reading order, without a vector of ``model``."""

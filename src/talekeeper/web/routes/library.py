@@ -35,7 +35,6 @@ from talekeeper.bootstrap import Runtime
 from talekeeper.services.common.units import read_scope, session_scope
 from talekeeper.services.common.vocabulary import SourceState
 from talekeeper.services.library import parsing, store
-from talekeeper.services.library.indexer import catch_up
 from talekeeper.services.library.search import Hit
 from talekeeper.services.story.tree import load_adventure
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
@@ -120,12 +119,11 @@ async def upload(
         with session_scope(rt.sessions) as session:
             row = store.store(session, uid, prepared, model)
             session.flush()
+            if rt.indexer is not None:  # its vectors, asked for with the source itself
+                rt.indexer.schedule(session, [row.id])
             return SourceOut(**store.source_view(row, 0))
 
-    out = await asyncio.to_thread(write)
-    if rt.indexer is not None:
-        rt.indexer.kick()
-    return out
+    return await asyncio.to_thread(write)
 
 
 @dataclass(frozen=True)
@@ -152,10 +150,16 @@ def _room(rt: Runtime, uid: int) -> None:
 
 
 @router.post("/api/library/{source_id}/retry", response_model=SourceOut)
-def retry(source_id: RowId, session: Session = DB, uid: int = Depends(user_id)) -> SourceOut:
+def retry(
+    source_id: RowId,
+    session: Session = DB,
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> SourceOut:
     """A failed source is tried again now, from where it stopped (reindex starts over)."""
     row = store.source(session, uid, source_id)  # another user's is a 404
-    catch_up(session, [row.id])  # as a turn that used it: due now, the indexer woken
+    if rt.indexer is not None:  # as a turn that used it: its run asked for now
+        rt.indexer.catch_up(session, [row.id])
     session.refresh(row)
     return _views(session, [row])[0]
 
@@ -205,12 +209,11 @@ async def reindex(
         with session_scope(rt.sessions) as session:
             row = store.reindex(session, uid, source_id, model)
             session.flush()
+            if rt.indexer is not None:
+                rt.indexer.schedule(session, [row.id])
             return _views(session, [row])[0]
 
-    out = await asyncio.to_thread(write)
-    if rt.indexer is not None:
-        rt.indexer.kick()
-    return out
+    return await asyncio.to_thread(write)
 
 
 @router.get("/api/adventures/{adventure_id}/knowledge", response_model=KnowledgeOut)

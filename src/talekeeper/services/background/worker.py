@@ -1,6 +1,6 @@
-"""The in-process background worker: one run per adventure at a time, never in a turn.
+"""The in-process background worker: one run per subject at a time, never in a turn.
 
-The adapter of ``port.BackgroundWork`` over the ``derived_jobs`` table (an
+The adapter of ``port.BackgroundWork`` over the ``background_jobs`` table (an
 outbox written in the caller's transaction) and this process's event loop, for a
 database whose queue is an outbox (``storage.dialect.job_queue``: a SQLite file).
 
@@ -8,20 +8,22 @@ Invariants:
 
 - It is never built on a database whose queue is shared (PostgreSQL): there any
   number of processes on any number of machines share the database, and the
-  procrastinate queue (``queue.QueuedWork``) runs the passes. ``Worker`` refuses
+  procrastinate queue (``queue.QueuedWork``) runs the work. ``Worker`` refuses
   such a database with a ``ConfigurationError``.
 
-- Work exists as a ``derived_jobs`` row written in the transaction of the turn
-  (or change) that caused it (``request``), so it exists exactly when that commit
-  happened; the worker wakes itself after that commit.
+- Work exists as a ``background_jobs`` row written in the transaction of the turn
+  (or change, or upload) that caused it (``request``), so it exists exactly when that
+  commit happened; the worker wakes itself after that commit. A job asked for later
+  (``after``: a retry's backoff) is left alone until then, and found by the poll.
 - Claims belong to a worker: each ``Worker`` has its own token (``owner``), and a
   run claims the row for it (``claimed_by``, ``claimed_at``) in one conditional
-  UPDATE, runs every pass, then deletes the row, unless a newer request arrived
+  UPDATE, runs the subject's run, then deletes the row, unless a newer request arrived
   during the run, in which case it runs again. While a run goes on its claim is
   refreshed every ``HEARTBEAT_SECONDS``, so a claim refreshed within ``STALE`` is
   live and no other worker (another process on the same database: ``talekeeper
   serve`` and ``talekeeper play``) takes or releases it. At most one run per
-  adventure at a time in this process (one task per adventure).
+  subject at a time in this process (one task per subject); runs of different subjects
+  go on side by side.
 - A claim nobody refreshed for ``STALE`` was left by a process that died (a
   kill -9): any worker claims it again, at start or at its next poll, so the
   work is recovered within about ``STALE`` plus ``POLL_SECONDS``. A claim with no
@@ -38,7 +40,6 @@ import contextlib
 import logging
 import os
 import secrets
-from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from sqlalchemy import event
@@ -46,6 +47,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import ConfigurationError
+from talekeeper.services.background.port import Run, Subject
 from talekeeper.storage.db import read_scope, session_scope
 from talekeeper.storage.dialect import JobQueue, job_queue
 from talekeeper.storage.repositories.jobs import JobRepository
@@ -61,7 +63,7 @@ class Worker:
     def __init__(
         self,
         sessions: sessionmaker[Session],
-        run: Callable[[int], Awaitable[None]],
+        run: Run,
         *,
         heartbeat: float = HEARTBEAT_SECONDS,
         stale: timedelta = STALE,
@@ -74,7 +76,7 @@ class Worker:
             raise ConfigurationError(
                 "The in-process background worker runs on a SQLite database only: a "
                 "PostgreSQL database is shared by several processes, and its background "
-                "passes run in 'talekeeper worker' processes."
+                "work runs in 'talekeeper worker' processes."
             )
         self.sessions = sessions
         self.run = run
@@ -83,7 +85,7 @@ class Worker:
         self.poll = poll
         self.owner = f"{os.getpid()}-{secrets.token_hex(8)}"  # this worker's claims
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.tasks: dict[int, asyncio.Task[None]] = {}
+        self.tasks: dict[Subject, asyncio.Task[None]] = {}
         self._chores: list[asyncio.Task[None]] = []
 
     async def start(self, *, queue_worker: bool = True, release_claims: bool = True) -> None:
@@ -92,8 +94,8 @@ class Worker:
         self.loop = asyncio.get_running_loop()
         if release_claims:
             await asyncio.to_thread(self._release_stale)
-        for adventure_id in await asyncio.to_thread(self._waiting):
-            self._spawn(adventure_id)
+        for subject in await asyncio.to_thread(self._waiting):
+            self._spawn(subject)
         self._chores = [self.loop.create_task(self._poll()), self.loop.create_task(self._beat())]
 
     async def stop(self) -> None:
@@ -116,20 +118,23 @@ class Worker:
         self.tasks.clear()
         self.loop = None
 
-    def request(self, session: Session, adventure_id: int) -> None:
-        """Ask for a run in the caller's transaction; the worker wakes once it commits."""
-        JobRepository(session).request_work(adventure_id)
+    def request(self, session: Session, subject: Subject, after: timedelta | None = None) -> None:
+        """Ask for a run in the caller's transaction; the worker wakes once it commits (a
+        run asked for later is found by the poll when its time comes)."""
+        JobRepository(session).request_work(subject, None if after is None else utcnow() + after)
+        if after is not None:
+            return
 
         def wake(_: Session) -> None:
-            self.kick(adventure_id)
+            self.kick(subject)
 
         event.listen(session, "after_commit", wake, once=True)
 
-    def pending(self, session: Session, adventure_id: int) -> bool:
-        return JobRepository(session).job(adventure_id) is not None
+    def pending(self, session: Session, subject: Subject) -> bool:
+        return JobRepository(session).job(subject) is not None
 
-    def kick(self, adventure_id: int) -> None:
-        """Wake the worker for an adventure; safe from any thread, a no-op when stopped."""
+    def kick(self, subject: Subject) -> None:
+        """Wake the worker for a subject; safe from any thread, a no-op when stopped."""
         loop = self.loop
         if loop is None or loop.is_closed():
             return
@@ -138,9 +143,9 @@ class Worker:
         except RuntimeError:
             running = None
         if running is loop:
-            self._spawn(adventure_id)
+            self._spawn(subject)
         else:
-            loop.call_soon_threadsafe(self._spawn, adventure_id)
+            loop.call_soon_threadsafe(self._spawn, subject)
 
     async def idle(self, timeout: float = 60.0) -> None:
         """Wait until no run is going and no job waits (tests and the terminal use it)."""
@@ -152,8 +157,8 @@ class Worker:
             waiting = await asyncio.to_thread(self._waiting)
             if not waiting and not any(not t.done() for t in self.tasks.values()):
                 return
-            for adventure_id in waiting:
-                self._spawn(adventure_id)
+            for subject in waiting:
+                self._spawn(subject)
             if self._now() > deadline:
                 raise TimeoutError("background work did not finish in time")
             await asyncio.sleep(0.05)
@@ -161,23 +166,23 @@ class Worker:
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
 
-    def _spawn(self, adventure_id: int) -> None:
-        task = self.tasks.get(adventure_id)
+    def _spawn(self, subject: Subject) -> None:
+        task = self.tasks.get(subject)
         if task is not None and not task.done():
             return  # the running task sees the newer request when it finishes
         assert self.loop is not None
-        self.tasks[adventure_id] = self.loop.create_task(self._drain(adventure_id))
+        self.tasks[subject] = self.loop.create_task(self._drain(subject))
 
-    async def _drain(self, adventure_id: int) -> None:
+    async def _drain(self, subject: Subject) -> None:
         while True:
-            requested = await asyncio.to_thread(self._claim, adventure_id)
+            requested = await asyncio.to_thread(self._claim, subject)
             if requested is None:
                 return
             try:
-                await self.run(adventure_id)
+                await self.run(subject)
             except Exception:  # the worker loop is a process boundary: log, keep serving
-                log.exception("background run for adventure %s failed", adventure_id)
-            more = await asyncio.to_thread(self._finish, adventure_id, requested)
+                log.exception("background run for %s failed", subject.key)
+            more = await asyncio.to_thread(self._finish, subject, requested)
             if not more:
                 return
 
@@ -189,14 +194,14 @@ class Worker:
             except Exception:  # a locked or vanished database must not end the poller
                 log.exception("polling for background work failed")
                 continue
-            for adventure_id in waiting:
-                self._spawn(adventure_id)
+            for subject in waiting:
+                self._spawn(subject)
 
     async def _beat(self) -> None:
         """Keep this worker's running claims live (see ``STALE``)."""
         while True:
             await asyncio.sleep(self.heartbeat)
-            running = [a for a, task in self.tasks.items() if not task.done()]
+            running = [s for s, task in self.tasks.items() if not task.done()]
             if not running:
                 continue
             try:
@@ -216,22 +221,22 @@ class Worker:
         with session_scope(self.sessions) as session:
             JobRepository(session).release_claims(owner=self.owner)
 
-    def _refresh(self, adventure_ids: list[int]) -> None:
+    def _refresh(self, subjects: list[Subject]) -> None:
         with session_scope(self.sessions) as session:
-            JobRepository(session).refresh_claims(self.owner, adventure_ids)
+            JobRepository(session).refresh_claims(self.owner, subjects)
 
     def _cutoff(self) -> datetime:
         return utcnow() - self.stale
 
-    def _waiting(self) -> list[int]:
-        """Jobs nobody is running: unclaimed, or claimed by an owner that went silent."""
+    def _waiting(self) -> list[Subject]:
+        """Due jobs nobody is running: unclaimed, or claimed by an owner that went silent."""
         with read_scope(self.sessions) as session:
             return JobRepository(session).waiting_jobs(self._cutoff())
 
-    def _claim(self, adventure_id: int) -> datetime | None:
+    def _claim(self, subject: Subject) -> datetime | None:
         with session_scope(self.sessions) as session:
-            return JobRepository(session).claim_job(adventure_id, self.owner, self._cutoff())
+            return JobRepository(session).claim_job(subject, self.owner, self._cutoff())
 
-    def _finish(self, adventure_id: int, requested: datetime) -> bool:
+    def _finish(self, subject: Subject, requested: datetime) -> bool:
         with session_scope(self.sessions) as session:
-            return JobRepository(session).finish_job(adventure_id, requested, self.owner)
+            return JobRepository(session).finish_job(subject, requested, self.owner)

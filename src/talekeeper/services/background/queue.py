@@ -7,8 +7,10 @@ workers run it (``talekeeper worker``, or ``start(queue_worker=True)`` in this p
 
 Invariants:
 
-- A request is one procrastinate job (task ``TASK`` on queue ``QUEUE``, arguments
-  ``{"adventure_id": id}``) inserted on the caller's own connection, inside its
+- A request is one procrastinate job (on queue ``QUEUE``: task ``TASK`` with arguments
+  ``{"adventure_id": id}`` for an adventure's passes, ``INDEX_TASK`` with
+  ``{"source_id": id}`` for a library source's vectors) inserted on the caller's own
+  connection, inside its
   transaction, in a savepoint: it exists exactly when that transaction commits, so a
   rolled-back turn leaves no job; the commit sends the NOTIFY that wakes the workers
   (``kick`` has nothing to do). Deferring goes through procrastinate's own job manager
@@ -16,22 +18,24 @@ Invariants:
   (``_deferrer``: no pool, no connection of its own), rather than through SQL of ours: the
   job's columns, its encoding and the SQL function that inserts it stay procrastinate's,
   and a queueing-lock conflict comes back as its ``AlreadyEnqueued``.
-- ``lock`` = ``queueing_lock`` = ``lock_of(id)``: at most one run of an adventure goes on
-  at a time across every worker (a job whose lock is held is not fetched), and at most
-  one waits. A request that finds one waiting is success: its savepoint is rolled back,
-  the caller's transaction goes on, and the waiting job's row is locked (``FOR UPDATE``)
-  until the caller commits or rolls back. Workers fetch with ``SKIP LOCKED``, so that job
-  cannot start before the work it now stands for is committed and visible: nothing
-  requested is lost, and requests made before a run starts collapse into it.
-- A run is the runner's ``run``; passes record their own failures, so it raises only on
-  a fault of the database or the process. Then the job is retried with exponential
-  backoff (``RETRY``), and after its last attempt it stays as failed (the next request
-  makes a new job) for ``KEEP_FAILED_HOURS``. Succeeded jobs are deleted.
+- ``lock`` = ``queueing_lock`` = ``lock_of(subject)``: at most one run of a subject goes
+  on at a time across every worker (a job whose lock is held is not fetched), and at
+  most one waits. A request with ``after`` defers its job to that time
+  (``scheduled_at``); one without makes a waiting job due at once. A request that finds
+  one waiting is success: its savepoint is rolled back, the caller's transaction goes
+  on, and the waiting job's row is locked (``FOR UPDATE``) until the caller commits or
+  rolls back. Workers fetch with ``SKIP LOCKED``, so that job cannot start before the
+  work it now stands for is committed and visible: nothing requested is lost, and
+  requests made before a run starts collapse into it.
+- A run is the subject's run (``port.dispatch``); runs record their own failures, so it
+  raises only on a fault of the database or the process. Then the job is retried with
+  exponential backoff (``RETRY``), and after its last attempt it stays as failed (the
+  next request makes a new job) for ``KEEP_FAILED_HOURS``. Succeeded jobs are deleted.
 - A job left running by a worker that died (SIGKILL, a lost machine) runs again: every
   worker sends a heartbeat every ``stalled_after / 3`` seconds, and every worker puts
   back, as often, the jobs of workers silent for ``stalled_after`` (``_put_back``). The
   pass seam's re-check makes a run done twice write nothing twice.
-- Putting a job back (after an error or a stall) while another job of its adventure
+- Putting a job back (after an error or a stall) while another job of its subject
   waits would break procrastinate's unique queueing lock; the job is then deleted
   instead (``_Covered``): the waiting job does the same whole run.
 - A lock that is freed sends no NOTIFY, so workers also poll every ``POLL_SECONDS``.
@@ -56,6 +60,7 @@ import contextlib
 import logging
 import os
 import signal
+from datetime import timedelta
 from typing import Any
 
 from procrastinate import App, PsycopgConnector, RetryStrategy, SyncPsycopgConnector
@@ -65,16 +70,23 @@ from procrastinate.manager import QUEUEING_LOCK_CONSTRAINT, JobManager
 from procrastinate.worker import Worker as ProcrastinateWorker
 from sqlalchemy.orm import Session, sessionmaker
 
-from talekeeper.services.memory.port import Run
+from talekeeper.core.clock import utcnow
+from talekeeper.services.background.port import Run, Subject, WorkKind
 from talekeeper.storage.db import busy, read_scope
 from talekeeper.storage.repositories.queue import QueueRepository
 
 log = logging.getLogger(__name__)
 
-TASK = "talekeeper.passes"  # the job of every run: all the passes of one adventure
+TASK = "talekeeper.passes"  # an adventure's run: all its memory passes
+INDEX_TASK = "talekeeper.index"  # a library source's run: its missing vectors
 QUEUE = "passes"
+# Each kind's task, and the name its subject's id goes by among the task's arguments.
+TASKS = {
+    WorkKind.ADVENTURE: (TASK, "adventure_id"),
+    WorkKind.LIBRARY_SOURCE: (INDEX_TASK, "source_id"),
+}
 POLL_SECONDS = 0.5  # a freed lock sends no NOTIFY: the next run of an adventure waits this long
-CONCURRENCY = 4  # jobs one worker runs at once (one per adventure, by the lock)
+CONCURRENCY = 4  # jobs one worker runs at once (one per subject, by the lock)
 STALLED_AFTER = 30.0  # seconds without a heartbeat after which a worker's jobs run elsewhere
 GRACE_SECONDS = 20.0  # how long a stopping `talekeeper worker` lets its running jobs finish
 RESTART_SECONDS = 5.0  # how soon a worker that stopped on an error starts again
@@ -89,14 +101,14 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 STOP_REPEAT_SECONDS = 0.2
 
 
-def lock_of(adventure_id: int) -> str:
-    """The lock and queueing lock of an adventure's jobs."""
-    return f"adventure:{adventure_id}"
+def lock_of(subject: Subject) -> str:
+    """The lock and queueing lock of a subject's jobs (``adventure:12``, as ever)."""
+    return subject.key
 
 
 class _Covered(JobManager):
     """Procrastinate's job manager, except that a job put back while another job of its
-    adventure waits is deleted: the waiting one does the same run (see the invariants)."""
+    subject waits is deleted: the waiting one does the same run (see the invariants)."""
 
     async def retry_job_by_id_async(
         self,
@@ -133,9 +145,10 @@ class QueuedWork:
 
     # -- the request side -------------------------------------------------------------
 
-    def request(self, session: Session, adventure_id: int) -> None:
+    def request(self, session: Session, subject: Subject, after: timedelta | None = None) -> None:
         """Defer a run in the caller's transaction (see the module's invariants)."""
-        lock = lock_of(adventure_id)
+        lock = lock_of(subject)
+        task, argument = TASKS[subject.kind]
         for _ in range(DEFER_ATTEMPTS):
             try:
                 with session.begin_nested():
@@ -144,22 +157,23 @@ class QueuedWork:
                         queue=QUEUE,
                         lock=lock,
                         queueing_lock=lock,
-                        task_name=TASK,
-                        task_kwargs={"adventure_id": adventure_id},
+                        task_name=task,
+                        task_kwargs={argument: subject.id},
+                        scheduled_at=None if after is None else utcnow() + after,
                     )
                     self._deferrer.defer_job(job, connection=connection)
                 return
             except AlreadyEnqueued:
                 pass  # rolled back to the savepoint; the caller's transaction is intact
-            if QueueRepository(session).hold_waiting(lock):
+            if QueueRepository(session).hold_waiting(lock, now=after is None):
                 return
         raise busy()  # a worker took the waiting job at each attempt: the caller retries
 
-    def kick(self, adventure_id: int) -> None:
+    def kick(self, subject: Subject) -> None:
         """Nothing to do: the caller's commit sent the NOTIFY that wakes the workers."""
 
-    def pending(self, session: Session, adventure_id: int) -> bool:
-        return QueueRepository(session).pending(lock_of(adventure_id))
+    def pending(self, session: Session, subject: Subject) -> bool:
+        return QueueRepository(session).pending(lock_of(subject))
 
     # -- running workers --------------------------------------------------------------
 
@@ -304,7 +318,8 @@ class QueuedWork:
         # A periodic task is deferred at its own ticks only, never late on a worker's start.
         app = App(connector=connector, periodic_defaults={"max_delay": 1.0})
         app.job_manager = _Covered(connector)
-        app.task(name=TASK, queue=QUEUE, retry=RETRY)(self._job)
+        app.task(name=TASK, queue=QUEUE, retry=RETRY)(self._passes)
+        app.task(name=INDEX_TASK, queue=QUEUE, retry=RETRY)(self._index)
 
         async def prune(timestamp: int) -> None:
             await app.job_manager.delete_old_jobs(
@@ -320,8 +335,11 @@ class QueuedWork:
         app.periodic(cron=PRUNE_CRON, periodic_id="prune")(pruning)
         return app
 
-    async def _job(self, adventure_id: int) -> None:
-        await self.run(adventure_id)
+    async def _passes(self, adventure_id: int) -> None:
+        await self.run(Subject.adventure(adventure_id))
+
+    async def _index(self, source_id: int) -> None:
+        await self.run(Subject.library_source(source_id))
 
     async def _put_back(self, app: App, every: float, stalled_after: float) -> None:
         """Queue again the jobs of workers that stopped sending heartbeats (killed)."""
