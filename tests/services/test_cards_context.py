@@ -80,7 +80,7 @@ def _context(sessions: sessionmaker[Session], cards: list[dict[str, Any]], token
         story = _story(session, cards)
         chosen = models("chat", tokens)
         inputs = gather(story, chosen)
-        built = build(inputs, Retrieval(used=[], considered=0))
+        built = build(inputs, Retrieval(used=[], considered=0)).context
         return inputs, built, insights.snapshot(inputs, built, Retrieval(), {}, chosen, None)
 
 

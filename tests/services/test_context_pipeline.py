@@ -1,5 +1,6 @@
 """A turn's prompt as a pipeline of values: ``gather`` reads frozen inputs, ``build`` makes a
-frozen context of them and leaves them as they were, and the request and the Insights
+frozen context of them and fits copies of the retrieval and the knowledge, leaving all it
+was given as it was, and the request and the Insights
 snapshot are both read from the two; the Story Cards section's cards follow the build (as
 they fire now once the section was brought up to date, else as it held them)."""
 
@@ -12,7 +13,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.kit.model_set import models
 
 from talekeeper.services.endpoints.models import ContextLayout, ModelSet
-from talekeeper.services.memory.base import NullMemory, Retrieval, UsedMemory
+from talekeeper.services.library.search import Hit, KnowledgeResult
+from talekeeper.services.memory.base import (
+    CarriedPassage,
+    MatchedKey,
+    NullMemory,
+    Retrieval,
+    UsedMemory,
+)
 from talekeeper.services.prompt import insights
 from talekeeper.services.prompt.build import build, request
 from talekeeper.services.prompt.inputs import ContextInputs, gather
@@ -41,6 +49,23 @@ MEMORY = UsedMemory(
     pinned=False,
     authority="accepted_story",
 )
+PASSAGE = CarriedPassage(key=1, text="The sea took Tam in the spring storm.", depth=0, score=0.6)
+HIT = Hit(
+    passage_id=1,
+    source_id=1,
+    source_title="Harbour lore",
+    position=0,
+    heading_path=[],
+    page=None,
+    location="",
+    text="The harbour wall was built by the first net-menders.",
+    tokens=12,
+    semantic_score=0.5,
+    lexical_score=0.4,
+    final_score=0.5,
+    semantic_rank=1,
+    lexical_rank=1,
+)
 
 
 def _inputs(sessions: sessionmaker[Session], chosen: ModelSet) -> ContextInputs:
@@ -63,19 +88,29 @@ def test_the_build_leaves_its_inputs_as_they_were_and_makes_the_same_context_eac
     before = repr(inputs)
     with pytest.raises(FrozenInstanceError):
         inputs.cards_held = ()  # type: ignore[misc]
-    built = build(inputs, Retrieval(used=[MEMORY], considered=4))
+    won = replace(MEMORY, passages=[replace(PASSAGE)], matched=MatchedKey.SOURCE, evidence_key=1)
+    given = Retrieval(used=[won], considered=4)
+    knowledge = KnowledgeResult(used=[replace(HIT)], considered=1, top_k=1)
+    given_before, knowledge_before = repr(given), repr(knowledge)
+    turn = build(inputs, given, knowledge)
+    assert (repr(given), repr(knowledge)) == (given_before, knowledge_before)  # untouched
+    assert turn.retrieval.budget is not None and given.budget is None  # a fitted copy
+    assert turn.retrieval.used[0].passages[0].order == 0  # its passage went in ...
+    assert given.used[0].passages[0].order is None  # ... in the copy only
+    assert turn.knowledge is not None and turn.knowledge.used[0].in_context
+    assert not knowledge.used[0].in_context
+    built = turn.context
     with pytest.raises(FrozenInstanceError):
         built.report = built.report  # type: ignore[misc]
     with pytest.raises(FrozenInstanceError):
         built.report.used = 0  # type: ignore[misc]
     sent = request(built, chosen)
-    shown = insights.snapshot(
-        inputs, built, Retrieval(used=[MEMORY], considered=4), {}, chosen, None
-    )
+    shown = insights.snapshot(inputs, built, turn.retrieval, {}, chosen, None, turn.knowledge)
     assert repr(inputs) == before
-    again = build(inputs, Retrieval(used=[MEMORY], considered=4))
-    assert again == built
-    assert request(again, chosen) == sent
+    again = build(inputs, given, knowledge)
+    assert again == turn  # the same context and the same fitted copies, from the same values
+    assert again.retrieval is not turn.retrieval
+    assert request(again.context, chosen) == sent
     assert shown.budget.used == built.report.used <= inputs.budget
     assert [c.name for c in shown.cards] == [f.card.name for f in inputs.section_cards(built)]
 
@@ -92,7 +127,7 @@ def test_the_story_cards_follow_the_build_that_brought_them_up_to_date(
     held = replace(gathered, cards=(rules,), cards_held=(rules.card.id,))
     # Nothing placed before: the whole history is evaluated anyway, so the section holds
     # the cards as they fire now.
-    built = build(held, Retrieval())
+    built = build(held, Retrieval()).context
     assert built.report.rebuilt
     assert held.section_cards(built) == now
     assert held.cards_held_in(built) == tuple(f.card.id for f in now)
@@ -101,7 +136,7 @@ def test_the_story_cards_follow_the_build_that_brought_them_up_to_date(
     # The same place again: the history's head stayed, so the section is not brought up to
     # date and keeps what it held.
     again = replace(held, previous=built.report.placement)
-    built = build(again, Retrieval())
+    built = build(again, Retrieval()).context
     assert not built.report.rebuilt
     assert again.section_cards(built) == (rules,)
     assert again.cards_held_in(built) == (rules.card.id,)

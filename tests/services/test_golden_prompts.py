@@ -75,7 +75,7 @@ def render_story(
         story = Story.load(session, story.adventure.id, uid, NullMemory())
         chosen = models(mode, context_tokens, layout)
         inputs = gather(story, chosen)
-        built = build(inputs, Retrieval(used=[MEMORY, GUESS], considered=12))
+        built = build(inputs, Retrieval(used=[MEMORY, GUESS], considered=12)).context
         sent = request(built, chosen)
     if mode == "chat":
         rendered = json.dumps([m.__dict__ for m in sent.messages], indent=1, ensure_ascii=False)

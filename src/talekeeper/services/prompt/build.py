@@ -3,13 +3,14 @@ a context (``build``), and the request that context makes (``request``).
 
 Invariants:
 
-- The build reads its inputs and leaves them as they were; the ``BuiltContext`` it makes
-  is frozen, and the request and the Insights snapshot are both read from it.
+- The build reads its inputs, the retrieval and the knowledge and leaves them as they
+  were: it fits copies of the last two (``BuiltTurn``). The ``BuiltContext`` it makes is
+  frozen, and the request and the Insights snapshot are both read from what it made.
 - The Memories section gets ``memory_budget`` for the memories retrieved (or asked for,
   whichever is more), the Knowledge section ``KNOWLEDGE_SLOT_TOKENS`` per passage asked
   for (both in ``inputs``); each offers shorter forms of itself, without some of its
   passages, for a context that overflows.
-- What the retrieval and the knowledge mark as in the context is what went in: when the
+- What the fitted retrieval and knowledge mark as in the context is what went in: when the
   context overflowed and the Memories or the Knowledge fell back to a shorter form or
   were cut, only the passages still whole in the prompt stay marked (Insights tells the
   truth).
@@ -20,6 +21,9 @@ Invariants:
 """
 
 from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
 
 from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.services.cards.rules import cards_section
@@ -40,11 +44,23 @@ from talekeeper.services.prompt.sections import Section, render_fixed
 COMPLETION_STOP = ("\n>",)  # in completion mode the model must not write the player's next move
 
 
+@dataclass(frozen=True)
+class BuiltTurn:
+    """What ``build`` makes: the context, and the retrieval and the knowledge as they went
+    into it (copies fitted to their sections' budgets, marked with what went in)."""
+
+    context: BuiltContext
+    retrieval: Retrieval
+    knowledge: KnowledgeResult | None
+
+
 def build(
     inputs: ContextInputs, retrieval: Retrieval, knowledge: KnowledgeResult | None = None
-) -> BuiltContext:
-    """The turn's context from what was gathered, the retrieval and the knowledge (fitted
-    to their sections' budgets here, and marked with what went in)."""
+) -> BuiltTurn:
+    """The turn's context from what was gathered, the retrieval and the knowledge, none of
+    which it changes."""
+    retrieval = copy.deepcopy(retrieval)
+    knowledge = copy.deepcopy(knowledge)
     slots = max(inputs.top_k, len(retrieval.used))
     budget = memory_budget(inputs.budget, slots)
     retrieval.fit_evidence(inputs.counter, budget, fill=fills(budget, slots))
@@ -75,7 +91,7 @@ def build(
     _note_dropped_evidence(retrieval, built, variants)
     if knowledge is not None:
         _note_dropped_passages(knowledge, built, passages)
-    return built
+    return BuiltTurn(built, retrieval, knowledge)
 
 
 def _rebuilt_cards(inputs: ContextInputs) -> list[Section] | None:

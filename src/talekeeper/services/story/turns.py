@@ -102,9 +102,9 @@ class TurnEvent:
 class Plan:
     inputs: ContextInputs
     built: BuiltContext  # the context built from ``inputs``: the request and Insights read it
-    retrieval: Retrieval
+    retrieval: Retrieval  # as it went into the context (``build``'s fitted copy)
     timings: dict[str, float]
-    knowledge: KnowledgeResult = field(default_factory=KnowledgeResult)
+    knowledge: KnowledgeResult = field(default_factory=KnowledgeResult)  # the same
     prefix: PrefixUse | None = None  # what the narrator had to evaluate of the prompt
 
 
@@ -198,7 +198,8 @@ class TurnRunner:
         started = time.perf_counter()
         built = build(inputs, retrieval, knowledge)  # counts come from the counter's cache
         timings["build_ms"] = _ms(started)
-        return Plan(inputs, built, retrieval, timings, knowledge)
+        assert built.knowledge is not None  # fitted from the one given
+        return Plan(inputs, built.context, built.retrieval, timings, built.knowledge)
 
     def _gather(
         self,
