@@ -106,7 +106,10 @@ class LibraryIndexer:
     def catch_up(self, session: Session, source_ids: Iterable[int]) -> list[int]:
         """Failed sources among ``source_ids`` are retried now (a turn used them, or the
         player asked); returns them. Others are left as they are."""
-        failed = IndexingRepository(session).retry_failed(list(source_ids), utcnow())
+        asked = list(source_ids)
+        if not asked:  # nearly every turn: no statement at all
+            return []
+        failed = IndexingRepository(session).retry_failed(asked, utcnow())
         self.schedule(session, failed)
         return failed
 

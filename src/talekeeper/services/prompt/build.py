@@ -22,8 +22,7 @@ Invariants:
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.services.cards.rules import cards_section
@@ -59,8 +58,8 @@ def build(
 ) -> BuiltTurn:
     """The turn's context from what was gathered, the retrieval and the knowledge, none of
     which it changes."""
-    retrieval = copy.deepcopy(retrieval)
-    knowledge = copy.deepcopy(knowledge)
+    retrieval = _own_retrieval(retrieval)
+    knowledge = _own_knowledge(knowledge)
     slots = max(inputs.top_k, len(retrieval.used))
     budget = memory_budget(inputs.budget, slots)
     retrieval.fit_evidence(inputs.counter, budget, fill=fills(budget, slots))
@@ -92,6 +91,20 @@ def build(
     if knowledge is not None:
         _note_dropped_passages(knowledge, built, passages)
     return BuiltTurn(built, retrieval, knowledge)
+
+
+def _own_retrieval(retrieval: Retrieval) -> Retrieval:
+    """A copy whose fitting leaves ``retrieval`` as it was: fitting marks the passages
+    (``order``) and the section's budget, so those are the parts copied."""
+    used = [replace(m, passages=[replace(p) for p in m.passages]) for m in retrieval.used]
+    return replace(retrieval, used=used)
+
+
+def _own_knowledge(knowledge: KnowledgeResult | None) -> KnowledgeResult | None:
+    """A copy whose fitting (``in_context`` on each hit) leaves ``knowledge`` as it was."""
+    if knowledge is None:
+        return None
+    return replace(knowledge, used=[replace(hit) for hit in knowledge.used])
 
 
 def _rebuilt_cards(inputs: ContextInputs) -> list[Section] | None:
