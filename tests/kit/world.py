@@ -1,7 +1,7 @@
-"""A world of real rows in the app (an adventure with a reply, a card, a memory and a library
-source, its background work done) and the valid value of every route's inputs that refers
-to it: what a sweep of requests over every route starts from (``test_bad_input``,
-``test_isolation``), so that only what a test makes wrong is wrong."""
+"""A world of real rows in the app (an adventure with a reply, a card, a memory, a library
+source and a world event, its background work done) and the valid value of every route's
+inputs that refers to it: what a sweep of requests over every route starts from
+(``test_bad_input``, ``test_isolation``), so that only what a test makes wrong is wrong."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ class World:
     export: dict[str, Any]
     memory: int  # a memory the player wrote
     source: int  # a knowledge library source
+    event: int  # a world event the player added
 
 
 PATH_VALUES: dict[str, Callable[[World], str]] = {
@@ -35,6 +36,7 @@ PATH_VALUES: dict[str, Callable[[World], str]] = {
     "card_id": lambda w: str(w.card),
     "memory_id": lambda w: str(w.memory),
     "source_id": lambda w: str(w.source),
+    "event_id": lambda w: str(w.event),
     "scenario_id": lambda w: "lantern-coast",
     "token_id": lambda w: "1",
     "secret": lambda w: "x" * 43,  # local mode has no tokens: a valid id that is not found
@@ -66,6 +68,10 @@ VALID_BODIES: dict[Key, Callable[[World], Any]] = {
     ("POST", "/api/adventures/{adventure_id}/memories"): lambda w: {"text": "Maren lost an eye."},
     ("PATCH", "/api/memories/{memory_id}"): lambda w: {"text": "Maren lost her left eye."},
     ("PUT", "/api/adventures/{adventure_id}/summary"): lambda w: {"text": "Tamsin came home."},
+    ("POST", "/api/adventures/{adventure_id}/world/events"): lambda w: {
+        "kind": "took",
+        "object": "a lantern",
+    },
     ("POST", "/api/auth/login"): lambda w: {"username": "mara", "password": "x" * 12},
     ("POST", "/api/auth/setup"): lambda w: {
         "secret": "x" * 43,
@@ -95,6 +101,7 @@ def state(client: TestClient, world: World) -> dict[str, Any]:
         "memories": client.get(f"/api/adventures/{world.adventure}/memories?include=all").json(),
         "summary": client.get(f"/api/adventures/{world.adventure}/summary").json(),
         "scene": client.get(f"/api/adventures/{world.adventure}/scene").json(),
+        "world": client.get(f"/api/adventures/{world.adventure}/world/events").json(),
     }
 
 
@@ -112,6 +119,10 @@ def make_world(client: TestClient, double: ModelDouble) -> World:
     assert memory.status_code == 201, memory.text
     settled(client, aid)  # the memory is embedded in the background: let that land first
     source = library_source(client)
+    took = client.post(
+        f"/api/adventures/{aid}/world/events", json={"kind": "took", "object": "a rope"}
+    )
+    assert took.status_code == 201, took.text
     return World(
         adventure=aid,
         branch=adventure.json()["current_branch_id"],
@@ -120,4 +131,5 @@ def make_world(client: TestClient, double: ModelDouble) -> World:
         export=client.get(f"/api/adventures/{aid}/export").json(),
         memory=memory.json()["id"],
         source=source,
+        event=took.json()["id"],
     )

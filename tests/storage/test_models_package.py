@@ -32,6 +32,7 @@ def test_each_model_lives_in_its_aggregates_module_on_the_one_base() -> None:
         "memory",
         "replies",
         "story",
+        "world",
     }
     for mapper in models.Base.registry.mappers:
         home = mapper.class_.__module__.rsplit(".", 1)[-1]

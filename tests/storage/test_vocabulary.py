@@ -50,6 +50,8 @@ from talekeeper.storage.models import (
     LibrarySource,
     Memory,
     SummaryVersion,
+    WorldEntity,
+    WorldEvent,
 )
 from talekeeper.storage.repositories.jobs import JobRepository
 from talekeeper.storage.repositories.memory import COVERING, LISTED
@@ -58,9 +60,13 @@ from talekeeper.storage.vocabulary import (
     ActionState,
     Authority,
     CallStatus,
+    EntityKind,
+    EventKind,
+    EventOrigin,
     MemoryOrigin,
     MemoryStatus,
     PassState,
+    QuestState,
     SourceState,
     SummaryTrigger,
     WorkKind,
@@ -80,6 +86,24 @@ PINNED: dict[type[StrEnum], tuple[str, ...]] = {
     SourceState: ("indexing", "ready", "failed", "words_only"),
     CallStatus: ("ok", "error", "cancelled"),
     WorkKind: ("adventure", "library_source"),
+    EntityKind: ("person", "place", "item", "faction", "quest"),
+    EventKind: (
+        "moved",
+        "arrived",
+        "left",
+        "took",
+        "dropped",
+        "gave",
+        "equipped",
+        "used_up",
+        "status",
+        "relation",
+        "time",
+        "quest",
+        "learned",
+    ),
+    EventOrigin: ("rules", "model", "player"),
+    QuestState: ("opened", "advanced", "done", "failed"),
 }
 
 # The column each enum is stored in.
@@ -93,6 +117,10 @@ COLUMNS: dict[type[StrEnum], tuple[type[Base], str]] = {
     SourceState: (LibrarySource, "state"),
     CallStatus: (AiCall, "status"),
     WorkKind: (BackgroundJob, "kind"),
+    EntityKind: (WorldEntity, "kind"),
+    EventKind: (WorldEvent, "kind"),
+    EventOrigin: (WorldEvent, "origin"),
+    QuestState: (WorldEvent, "value"),
 }
 
 VALUES = frozenset(value for values in PINNED.values() for value in values)
@@ -105,6 +133,13 @@ ALLOWED = {
     ("web/routes/health.py", "HealthState.OK"): "the health check's answer",
     # A turn's event ("error"): the name of a server-sent event, never stored.
     ("services/story/turns.py", "TurnEventKind.ERROR"): "a turn's failure event",
+    # A story card's types (``story_cards.type``), two of which the world's entity kinds
+    # share as words: a card of type "item" is not a world entity.
+    ("services/cards/match.py", "CARD_TYPES"): "a story card's types",
+    # Who wrote a memory, and who set the Scene, as the API shows it ("player"): never
+    # stored as a world event's origin.
+    ("services/memory/manage.py", "PLAYER"): "a memory's writer as shown",
+    ("services/memory/scene.py", "PLAYER"): "the Scene's source as shown",
 }
 
 

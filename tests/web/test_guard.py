@@ -48,6 +48,7 @@ class Story:
     card: int
     memory: int
     source: int  # a knowledge library source
+    event: int  # a world event the player added
 
     def path_values(self) -> dict[str, str]:
         return {
@@ -56,6 +57,7 @@ class Story:
             "card_id": str(self.card),
             "memory_id": str(self.memory),
             "source_id": str(self.source),
+            "event_id": str(self.event),
             "scenario_id": "lantern-coast",
             "token_id": "1",
             "user_id": "1",
@@ -76,7 +78,9 @@ def story(client: TestClient, double: ModelDouble) -> Story:
     memory = client.post(f"/api/adventures/{aid}/memories", json={"text": "Maren is wary."})
     settled(client, aid)
     source = library_source(client)
-    ids = (first.json()["reply"]["id"], card["id"], memory.json()["id"], source)
+    took = client.post(f"/api/adventures/{aid}/world/events", json={"kind": "took", "object": "x"})
+    assert took.status_code == 201, took.text
+    ids = (first.json()["reply"]["id"], card["id"], memory.json()["id"], source, took.json()["id"])
     return Story(aid, *ids)
 
 
@@ -94,6 +98,7 @@ def snapshot(client: TestClient, story: Story) -> dict[str, Any]:
             for s in client.get("/api/library").json()["sources"]
         ],
         "knowledge": client.get(f"/api/adventures/{aid}/knowledge").json(),
+        "world": client.get(f"/api/adventures/{aid}/world/events").json(),
     }
 
 

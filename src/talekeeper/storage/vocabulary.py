@@ -26,6 +26,10 @@ The enums and where each is stored:
   pass kind).
 - ``SourceState``: ``library_sources.state`` (``models.LibrarySource``).
 - ``CallStatus``: ``ai_calls.status`` (``models.AiCall``: the AI call log).
+- ``WorkKind``: ``background_jobs.kind`` (``models.BackgroundJob``).
+- ``EntityKind``: ``world_entities.kind`` (``models.WorldEntity``).
+- ``EventKind``, ``EventOrigin``: ``world_events.kind`` and ``.origin``
+  (``models.WorldEvent``: docs/world.md); ``QuestState``: a quest event's ``value``.
 """
 
 from __future__ import annotations
@@ -102,3 +106,48 @@ class CallStatus(StrEnum):
     OK = "ok"
     ERROR = "error"
     CANCELLED = "cancelled"  # the consumer stopped reading (the client went away)
+
+
+class EntityKind(StrEnum):
+    """What a named thing of the world is (docs/world.md)."""
+
+    PERSON = "person"
+    PLACE = "place"
+    ITEM = "item"
+    FACTION = "faction"
+    QUEST = "quest"  # a quest's name: listed among the quests, not the entities
+
+
+class EventKind(StrEnum):
+    """One change to the world, said by one action (docs/world.md lists each one's roles)."""
+
+    MOVED = "moved"
+    ARRIVED = "arrived"
+    LEFT = "left"
+    TOOK = "took"
+    DROPPED = "dropped"
+    GAVE = "gave"
+    EQUIPPED = "equipped"
+    USED_UP = "used_up"
+    STATUS = "status"
+    RELATION = "relation"
+    TIME = "time"
+    QUEST = "quest"
+    LEARNED = "learned"
+
+
+class EventOrigin(StrEnum):
+    """Who said an event: patterns in the text, a model, or the player (the last word)."""
+
+    RULES = "rules"
+    MODEL = "model"
+    PLAYER = "player"
+
+
+class QuestState(StrEnum):
+    """Where a quest stands: the ``value`` of a ``quest`` event."""
+
+    OPENED = "opened"
+    ADVANCED = "advanced"
+    DONE = "done"
+    FAILED = "failed"

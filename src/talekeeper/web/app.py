@@ -49,6 +49,7 @@ from talekeeper.web.routes import (
     setup,
     story,
     user_settings,
+    world,
 )
 from talekeeper.web.streaming import TurnStreams
 
@@ -76,6 +77,7 @@ def _routes() -> tuple[Any, ...]:
         library,
         story,
         memory,
+        world,
         pages,
     ):
         every.include_router(module.router)

@@ -1,13 +1,26 @@
 """The stored vocabularies that the entry points name (an action's state, a source's state,
-a call's status, a memory's status and authority), re-exported so that the entry points never
-import storage. The definitions stay in storage: they are the schema's values."""
+a call's status, a memory's status and authority, the world's kinds and origins),
+re-exported so that the entry points never import storage. The definitions stay in
+storage: they are the schema's values."""
 
 from talekeeper.storage.vocabulary import (
     ActionState,
     Authority,
     CallStatus,
+    EntityKind,
+    EventKind,
+    EventOrigin,
     MemoryStatus,
     SourceState,
 )
 
-__all__ = ["ActionState", "Authority", "CallStatus", "MemoryStatus", "SourceState"]
+__all__ = [
+    "ActionState",
+    "Authority",
+    "CallStatus",
+    "EntityKind",
+    "EventKind",
+    "EventOrigin",
+    "MemoryStatus",
+    "SourceState",
+]

@@ -1,5 +1,5 @@
 """SQLAlchemy 2 models: the schema, kept portable between SQLite and PostgreSQL. One module
-per aggregate (``accounts``, ``story``, ``replies``, ``memory``, ``jobs``, ``library``,
+per aggregate (``accounts``, ``story``, ``replies``, ``memory``, ``jobs``, ``library``, ``world``,
 ``ai_calls``), on the base and column types of ``base``; this package re-exports every
 model, so ``from talekeeper.storage.models import X`` names any of them.
 
@@ -30,6 +30,7 @@ from talekeeper.storage.models.library import AdventureKnowledge, LibraryPassage
 from talekeeper.storage.models.memory import Memory, MemoryKey, MemoryUse, SummaryVersion
 from talekeeper.storage.models.replies import ContextPlacement, InsightSnapshot
 from talekeeper.storage.models.story import Action, Adventure, Branch, StoryCard
+from talekeeper.storage.models.world import WorldEntity, WorldEvent
 
 __all__ = [
     "BackgroundJob",
@@ -58,4 +59,6 @@ __all__ = [
     "User",
     "UserSetting",
     "UtcDateTime",
+    "WorldEntity",
+    "WorldEvent",
 ]

@@ -1,0 +1,327 @@
+"""The world's events in the caller's unit of work: the state at an action of the current
+path, the path's events, and the player's own events (docs/world.md).
+
+Invariants:
+
+- Nothing here commits; every read is of the current path (``story.lineage()``), so a
+  take, an undone action or another branch's action never counts.
+- A player's event is written on the head action with origin ``player``, at the current
+  branch's node of that depth: it is part of the story from there on, on this branch
+  (and the branches forked from it later), and an undo of that action takes it away.
+- Each kind names its roles (``ROLES``): which of subject, object and value it needs and
+  what kind of thing each names. A name is matched to the adventure's entity of that
+  kind with the same key (``names.key_of``), or makes one, linked to the story card of
+  that name when there is one. No subject: the player's own character.
+- Removing a player's event deletes it; removing a derived one dismisses it (kept as
+  evidence, never counted again). Another user's event is not found.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from talekeeper.core.errors import Conflict, InvalidInput, NotFound
+from talekeeper.core.lineage import on_lineage
+from talekeeper.services.story.tree import Story, load_adventure
+from talekeeper.services.world.names import clean_name, key_of
+from talekeeper.services.world.projection import Fact, Quest, Ref, project
+from talekeeper.storage.models import WorldEntity, WorldEvent
+from talekeeper.storage.models.world import VALUE_MAX
+from talekeeper.storage.repositories.story import StoryRepository
+from talekeeper.storage.repositories.world import PathEvent, WorldRepository
+from talekeeper.storage.vocabulary import (
+    ActionState,
+    EntityKind,
+    EventKind,
+    EventOrigin,
+    QuestState,
+)
+
+PERSON, PLACE, ITEM, QUEST = EntityKind.PERSON, EntityKind.PLACE, EntityKind.ITEM, EntityKind.QUEST
+
+
+@dataclass(frozen=True)
+class Roles:
+    """What an event of one kind names: the kind of its subject and object (None: it has
+    none), whether each is required, and whether it needs a value."""
+
+    subject: EntityKind | None
+    object: EntityKind | None
+    needs_subject: bool = False
+    needs_object: bool = False
+    needs_value: bool = False
+
+
+ROLES: dict[EventKind, Roles] = {
+    EventKind.MOVED: Roles(PERSON, PLACE, needs_object=True),
+    EventKind.ARRIVED: Roles(PERSON, PLACE, needs_subject=True),
+    EventKind.LEFT: Roles(PERSON, PLACE, needs_subject=True),
+    EventKind.TOOK: Roles(PERSON, ITEM, needs_object=True),
+    EventKind.DROPPED: Roles(PERSON, ITEM, needs_object=True),
+    EventKind.GAVE: Roles(PERSON, ITEM, needs_object=True),  # value: the recipient
+    EventKind.EQUIPPED: Roles(PERSON, ITEM, needs_object=True),
+    EventKind.USED_UP: Roles(PERSON, ITEM, needs_object=True),
+    EventKind.STATUS: Roles(PERSON, None, needs_value=True),
+    EventKind.RELATION: Roles(PERSON, PERSON, True, True, True),
+    EventKind.TIME: Roles(None, None, needs_value=True),
+    EventKind.QUEST: Roles(None, QUEST, needs_object=True, needs_value=True),
+    EventKind.LEARNED: Roles(PERSON, None, needs_subject=True, needs_value=True),
+}
+
+
+@dataclass(frozen=True)
+class GivenEvent:
+    """A player's event as sent: names and a value, not yet matched."""
+
+    kind: EventKind
+    subject: str | None = None
+    object: str | None = None
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class NamedRef:
+    name: str
+    entity_id: int
+
+
+@dataclass(frozen=True)
+class TimeView:
+    text: str
+
+
+@dataclass(frozen=True)
+class EntityView:
+    id: int
+    name: str
+    kind: EntityKind
+    aliases: list[str]
+    card_id: int | None
+    status: str | None
+
+
+@dataclass(frozen=True)
+class WorldView:
+    at_action: int | None
+    location: NamedRef | None
+    present: list[NamedRef]
+    inventory: list[NamedRef]
+    time: TimeView | None
+    quests: list[Quest]
+    entities: list[EntityView]
+
+
+@dataclass(frozen=True)
+class EventView:
+    id: int
+    action_id: int
+    kind: EventKind
+    subject: str | None
+    object: str | None
+    value: str | None
+    origin: EventOrigin
+    evidence: str
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def _ref(row: WorldEntity | None) -> Ref | None:
+    return None if row is None else Ref(row.id, row.name, EntityKind(row.kind))
+
+
+def _fact(row: PathEvent) -> Fact:
+    event = row.event
+    return Fact(
+        event.id,
+        event.action_id,
+        EventKind(event.kind),
+        _ref(row.subject),
+        _ref(row.object),
+        _ref(row.target),
+        event.value,
+    )
+
+
+def _at_depth(story: Story, at: int | None) -> tuple[int | None, int | None]:
+    """The action asked about and its depth; the head when none is asked."""
+    if at is None:
+        head = story.head()
+        return (head.id, head.depth) if head is not None else (None, None)
+    row = story.action(at)
+    if row.state != ActionState.ACTIVE or not on_lineage(story.lineage(), row.branch_id, row.depth):
+        raise InvalidInput(
+            f"Action {at} is not on the current path; the world is shown at an action of it."
+        )
+    return row.id, row.depth
+
+
+def world_at(story: Story, at: int | None = None) -> WorldView:
+    """The projection at action ``at`` of the current path (the head when None)."""
+    action_id, depth = _at_depth(story, at)
+    rows = (
+        [] if depth is None else WorldRepository(story.session).path_events(story.lineage(), depth)
+    )
+    state = project((_fact(r) for r in rows), action_id)
+    entities = {e.id: e for r in rows for e in (r.subject, r.object, r.target) if e is not None}
+
+    def named(ref: Ref) -> NamedRef:
+        return NamedRef(ref.name, ref.id)
+
+    return WorldView(
+        at_action=action_id,
+        location=named(state.location) if state.location else None,
+        present=[named(r) for r in state.present],
+        inventory=[named(r) for r in state.inventory],
+        time=TimeView(state.time) if state.time else None,
+        quests=list(state.quests),
+        entities=[
+            EntityView(
+                id=ref.id,
+                name=ref.name,
+                kind=ref.kind,
+                aliases=list(json.loads(entities[ref.id].aliases or "[]")),
+                card_id=entities[ref.id].card_id,
+                status=state.statuses.get(ref.id),
+            )
+            for ref in state.entities
+        ],
+    )
+
+
+def _event_view(row: WorldEvent, names: dict[str, WorldEntity | None]) -> EventView:
+    def name(role: str) -> str | None:
+        entity = names.get(role)
+        return entity.name if entity is not None else None
+
+    value = name("target") if row.kind == EventKind.GAVE else row.value
+    return EventView(
+        id=row.id,
+        action_id=row.action_id,
+        kind=EventKind(row.kind),
+        subject=name("subject"),
+        object=name("object"),
+        value=value,
+        origin=EventOrigin(row.origin),
+        evidence=row.evidence,
+    )
+
+
+def path_events(story: Story) -> list[EventView]:
+    """The events of the current path, oldest first."""
+    rows = WorldRepository(story.session).path_events(story.lineage())
+    return [
+        _event_view(r.event, {"subject": r.subject, "object": r.object, "target": r.target})
+        for r in rows
+    ]
+
+
+# -- the player's events -------------------------------------------------------------------
+
+
+def _entity(story: Story, kind: EntityKind, name: str, role: str) -> WorldEntity:
+    """The adventure's entity of ``kind`` named ``name``, made when there is none."""
+    clean = clean_name(name, role)
+    key = key_of(clean)
+    world = WorldRepository(story.session)
+    found = world.entity(story.adventure.id, kind, key)
+    if found is not None:
+        return found
+    cards = StoryRepository(story.session).cards(story.adventure.id)
+    card = next((c.id for c in cards if key_of(c.name) == key), None)
+    return world.add_entity(
+        WorldEntity(
+            adventure_id=story.adventure.id,
+            kind=kind,
+            name=clean,
+            key=key,
+            aliases="[]",
+            card_id=card,
+        )
+    )
+
+
+def _value(given: GivenEvent) -> str | None:
+    if given.value is None:
+        return None
+    value = " ".join(given.value.split())
+    if len(value) > VALUE_MAX:
+        raise InvalidInput(f"The value is {len(value):,} characters long; at most {VALUE_MAX} fit.")
+    if given.kind == EventKind.QUEST and value not in set(QuestState):
+        raise InvalidInput(
+            f"A quest's value is its state: one of {', '.join(QuestState)}; got {value!r}."
+        )
+    return value or None
+
+
+def _check_roles(given: GivenEvent, roles: Roles, value: str | None) -> None:
+    kind = given.kind.value
+    for role, kind_of, needed, sent in (
+        ("subject", roles.subject, roles.needs_subject, given.subject),
+        ("object", roles.object, roles.needs_object, given.object),
+    ):
+        if sent is not None and kind_of is None:
+            raise InvalidInput(f"A {kind} event has no {role}; leave it out.")
+        if needed and sent is None:
+            raise InvalidInput(f"A {kind} event needs its {role} (a {kind_of} name).")
+    if roles.needs_value and value is None:
+        raise InvalidInput(f"A {kind} event needs a value.")
+    if given.kind == EventKind.GAVE and value is None:
+        raise InvalidInput("A gave event needs its value: the name of who receives the item.")
+
+
+def add_player_event(story: Story, given: GivenEvent) -> EventView:
+    """The player's event, on the head action."""
+    head = story.head()
+    if head is None:
+        raise Conflict("The story has no action yet for the event to belong to.")
+    roles = ROLES[given.kind]
+    value = _value(given)
+    _check_roles(given, roles, value)
+    names: dict[str, WorldEntity | None] = {"subject": None, "object": None, "target": None}
+    if given.subject is not None and roles.subject is not None:
+        names["subject"] = _entity(story, roles.subject, given.subject, "subject")
+    if given.object is not None and roles.object is not None:
+        names["object"] = _entity(story, roles.object, given.object, "object")
+    if given.kind == EventKind.GAVE and value is not None:
+        names["target"] = _entity(story, PERSON, value, "recipient")
+        value = None
+    row = WorldRepository(story.session).add_event(
+        WorldEvent(
+            adventure_id=story.adventure.id,
+            action_id=head.id,
+            branch_id=story.branch.id,
+            depth=head.depth,
+            kind=given.kind,
+            subject_id=_id(names["subject"]),
+            object_id=_id(names["object"]),
+            target_id=_id(names["target"]),
+            value=value,
+            origin=EventOrigin.PLAYER,
+            evidence="",
+        )
+    )
+    return _event_view(row, names)
+
+
+def _id(entity: WorldEntity | None) -> int | None:
+    return None if entity is None else entity.id
+
+
+def remove_event(session: Session, user_id: int, event_id: int) -> None:
+    """Delete a player's event; dismiss a derived one."""
+    world = WorldRepository(session)
+    row = world.event(event_id)
+    if row is None:
+        raise NotFound(f"There is no world event {event_id}.")
+    try:
+        load_adventure(session, row.adventure_id, user_id)
+    except NotFound:
+        raise NotFound(f"There is no world event {event_id}.") from None
+    if row.origin == EventOrigin.PLAYER:
+        world.delete_event(row)
+    else:
+        row.dismissed = True

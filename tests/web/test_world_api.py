@@ -1,0 +1,231 @@
+"""The world's JSON API (docs/world.md): the player's events, the state they project at the
+head and at an earlier action, and why that state stays true through undo, retry, fork
+and switching branches; every refusal is a 4xx that says what to fix; another player's
+adventure and events are not found.
+
+Real parts: the app on a migrated database (SQLite, or PostgreSQL with
+``--db=postgresql``), turns against the loopback model double.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from tests.conftest import MODES, each_mode
+from tests.kit.accounts import As
+from tests.kit.memory import refused
+
+from talekeeper_testkit.double import ModelDouble
+
+WORLD_KEYS = ["at_action", "location", "present", "inventory", "time", "quests", "entities"]
+EVENT_KEYS = ["id", "action_id", "kind", "subject", "object", "value", "origin", "evidence"]
+
+
+@pytest.fixture(params=MODES)
+def client(
+    request: pytest.FixtureRequest, tmp_path: Path, double: ModelDouble
+) -> Iterator[TestClient]:
+    """Every test here runs in local mode and, signed in, in accounts mode."""
+    yield from each_mode(request.param, tmp_path, double)
+
+
+def adventure(client: TestClient) -> int:
+    response = client.post("/api/adventures", json={"scenario": "lantern-coast"})
+    assert response.status_code == 201, response.text
+    return int(response.json()["id"])
+
+
+def turn(client: TestClient, aid: int, text: str) -> dict[str, Any]:
+    response = client.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": text})
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def event(client: TestClient, aid: int, **body: Any) -> dict[str, Any]:
+    response = client.post(f"/api/adventures/{aid}/world/events", json=body)
+    assert response.status_code == 201, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def world(client: TestClient, aid: int, at: int | None = None) -> dict[str, Any]:
+    suffix = f"?at={at}" if at is not None else ""
+    response = client.get(f"/api/adventures/{aid}/world{suffix}")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def names(refs: list[dict[str, Any]]) -> list[str]:
+    return [r["name"] for r in refs]
+
+
+def test_player_events_make_the_state_and_list_as_the_paths_events(client: TestClient) -> None:
+    aid = adventure(client)
+    empty = world(client, aid)
+    assert list(empty) == WORLD_KEYS
+    assert (empty["location"], empty["present"], empty["inventory"], empty["time"]) == (
+        None,
+        [],
+        [],
+        None,
+    )
+    moved = event(client, aid, kind="moved", object="gullreach")
+    assert list(moved) == EVENT_KEYS
+    assert (moved["kind"], moved["subject"], moved["object"], moved["origin"]) == (
+        "moved",
+        None,  # the player's own character
+        "gullreach",
+        "player",
+    )
+    event(client, aid, kind="arrived", subject="Maren")
+    event(client, aid, kind="took", object="The Brass Key")
+    event(client, aid, kind="took", object="a lantern")
+    gave = event(client, aid, kind="gave", object="A Lantern", value="Maren")
+    assert (gave["object"], gave["value"]) == ("a lantern", "Maren")  # one item, one name
+    event(client, aid, kind="time", value="dusk")
+    event(client, aid, kind="quest", object="The Drowned Bell", value="opened")
+    state = world(client, aid)
+    assert state["location"]["name"] == "gullreach" and state["location"]["entity_id"]
+    assert names(state["present"]) == ["Maren"]
+    assert names(state["inventory"]) == ["The Brass Key"]
+    assert state["time"] == {"text": "dusk"}
+    assert state["quests"] == [{"name": "The Drowned Bell", "state": "opened"}]
+    kinds = {e["name"]: e["kind"] for e in state["entities"]}
+    assert kinds == {
+        "gullreach": "place",
+        "Maren": "person",
+        "The Brass Key": "item",
+        "a lantern": "item",
+    }
+    place = next(e for e in state["entities"] if e["name"] == "gullreach")
+    assert place["card_id"] is not None  # the scenario's card "Gullreach"
+    maren = next(e for e in state["entities"] if e["name"] == "Maren")
+    assert maren["card_id"] is None  # the card is "Old Maren": another name
+    assert maren["status"] is None and maren["aliases"] == []
+    listed = client.get(f"/api/adventures/{aid}/world/events").json()
+    assert [e["kind"] for e in listed] == [
+        "moved",
+        "arrived",
+        "took",
+        "took",
+        "gave",
+        "time",
+        "quest",
+    ]
+    dead = event(client, aid, kind="status", subject="maren", value="dead")
+    assert dead["subject"] == "Maren"
+    gone = world(client, aid)
+    assert gone["present"] == []
+    assert next(e for e in gone["entities"] if e["name"] == "Maren")["status"] == "dead"
+
+
+def test_undo_takes_an_actions_events_with_it_and_a_fork_keeps_its_own(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    first = turn(client, aid, "walk to the harbour")["reply"]["id"]
+    event(client, aid, kind="took", object="the brass key")  # on the first reply
+    turn(client, aid, "walk on")
+    event(client, aid, kind="took", object="a rope")  # on the second reply
+    assert names(world(client, aid)["inventory"]) == ["the brass key", "a rope"]
+    assert names(world(client, aid, at=first)["inventory"]) == ["the brass key"]
+
+    assert client.post(f"/api/adventures/{aid}/undo").status_code == 200
+    assert names(world(client, aid)["inventory"]) == ["the brass key"]  # the rope's reply went
+    assert client.post(f"/api/adventures/{aid}/redo").status_code == 200
+    assert names(world(client, aid)["inventory"]) == ["the brass key", "a rope"]
+
+    fork = client.post(f"/api/actions/{first}/fork", json={"name": "Other"})
+    assert fork.status_code == 201, fork.text
+    assert names(world(client, aid)["inventory"]) == ["the brass key"]
+    event(client, aid, kind="dropped", object="The Brass Key")
+    assert world(client, aid)["inventory"] == []
+    main = next(b["id"] for b in client.get(f"/api/adventures/{aid}/tree").json()["branches"])
+    client.post(f"/api/adventures/{aid}/switch-branch", json={"branch_id": main})
+    assert names(world(client, aid)["inventory"]) == ["the brass key", "a rope"]
+
+
+def test_a_retry_makes_a_new_take_without_the_old_takes_events(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    turn(client, aid, "search the wreck")
+    event(client, aid, kind="took", object="a silver coin")
+    retried = client.post(f"/api/adventures/{aid}/retry")
+    assert retried.status_code == 200, retried.text
+    assert world(client, aid)["inventory"] == []
+    assert client.get(f"/api/adventures/{aid}/world/events").json() == []
+
+
+def test_removing_a_player_event_takes_it_out(client: TestClient) -> None:
+    aid = adventure(client)
+    kept = event(client, aid, kind="took", object="a map")
+    dropped = event(client, aid, kind="took", object="a knife")
+    assert client.delete(f"/api/world/events/{dropped['id']}").status_code == 204
+    assert names(world(client, aid)["inventory"]) == ["a map"]
+    assert [e["id"] for e in client.get(f"/api/adventures/{aid}/world/events").json()] == [
+        kept["id"]
+    ]
+    refused(client.delete(f"/api/world/events/{dropped['id']}"), 404, "no world event")
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        ({"kind": "flew"}, 400, ("kind", "moved", "learned")),
+        ({"kind": "moved"}, 400, ("needs its object",)),
+        ({"kind": "arrived", "object": "the Harbour"}, 400, ("needs its subject",)),
+        ({"kind": "time"}, 400, ("needs a value",)),
+        ({"kind": "time", "subject": "Maren", "value": "dusk"}, 400, ("no subject",)),
+        ({"kind": "gave", "object": "a lamp"}, 400, ("who receives",)),
+        ({"kind": "quest", "object": "Bell", "value": "won"}, 400, ("opened", "won")),
+        ({"kind": "took", "object": "\x00\x1b "}, 400, ("letter or digit",)),
+        ({"kind": "took", "object": "k" * 121}, 400, ("at most 120",)),
+        ({"kind": "status", "subject": "Maren", "value": "v" * 301}, 400, ("at most 300",)),
+        ({"kind": "took", "object": "a map", "extra": 1}, 400, ("extra",)),
+    ],
+)
+def test_a_bad_event_is_refused_and_writes_nothing(
+    client: TestClient, body: dict[str, Any], status: int, words: tuple[str, ...]
+) -> None:
+    aid = adventure(client)
+    response = client.post(f"/api/adventures/{aid}/world/events", json=body)
+    assert response.status_code == status, response.text
+    refused(response, status, *words)
+    assert client.get(f"/api/adventures/{aid}/world/events").json() == []
+
+
+def test_the_state_is_asked_for_at_an_action_of_the_current_path_only(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    first = turn(client, aid, "go left")["reply"]["id"]
+    turn(client, aid, "keep going")
+    other = turn(client, aid, "and on")["reply"]["id"]
+    client.post(f"/api/actions/{first}/fork", json={"name": "Right"})
+    refused(client.get(f"/api/adventures/{aid}/world?at={other}"), 400, "not on the current path")
+    refused(client.get(f"/api/adventures/{aid}/world?at=999999"), 404)
+    refused(client.get(f"/api/adventures/{aid}/world?at=0"), 400, "at")
+    assert world(client, aid, at=first)["at_action"] == first
+
+
+def test_another_players_world_is_not_found(accounts: TestClient) -> None:
+    mara, tal = As(accounts, "mara"), As(accounts, "tal")
+    made = mara.post("/api/adventures", json={"scenario": "lantern-coast"})
+    aid = made.json()["id"]
+    taken = mara.post(
+        f"/api/adventures/{aid}/world/events", json={"kind": "took", "object": "a map"}
+    )
+    assert taken.status_code == 201, taken.text
+    assert tal.get(f"/api/adventures/{aid}/world").status_code == 404
+    assert tal.get(f"/api/adventures/{aid}/world/events").status_code == 404
+    answer = tal.post(f"/api/adventures/{aid}/world/events", json={"kind": "took", "object": "x"})
+    assert answer.status_code == 404
+    assert tal.request("DELETE", f"/api/world/events/{taken.json()['id']}").status_code == 404
+    assert len(mara.get(f"/api/adventures/{aid}/world/events").json()) == 1
