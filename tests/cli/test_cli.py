@@ -107,6 +107,23 @@ def test_new_prints_the_id_and_play_picks_the_newest_adventure(cli: Cli) -> None
     assert cli.counts()["actions"] == 1  # the Lantern Coast's opening, nothing more
 
 
+def test_an_edit_in_the_terminal_reads_the_world_again(cli: Cli) -> None:
+    """The terminal's /edit goes through the same re-reading of the world as the API's."""
+    aid = cli.new("lantern-coast")
+    cli.double.script("The wind howls.")
+    played = cli.run("play", str(aid), stdin="pick up the brass key\n/quit\n")
+    assert played.returncode == 0, played.stderr
+    (action,) = cli.query("SELECT id FROM actions WHERE type = 'do' AND adventure_id = :a", a=aid)
+    edited = cli.run("play", str(aid), stdin=f"/edit {action[0]} pick up the iron key\n/quit\n")
+    assert edited.returncode == 0, edited.stderr
+    items = cli.query(
+        "SELECT e.name FROM world_events v JOIN world_entities e ON e.id = v.object_id "
+        "WHERE v.action_id = :a AND v.kind = 'took'",
+        a=action[0],
+    )
+    assert items == [("the iron key",)]
+
+
 # -- a whole session in the terminal ---------------------------------------------------------
 
 

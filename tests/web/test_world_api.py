@@ -67,20 +67,22 @@ def names(refs: list[dict[str, Any]]) -> list[str]:
 
 def test_player_events_make_the_state_and_list_as_the_paths_events(client: TestClient) -> None:
     aid = adventure(client)
-    empty = world(client, aid)
-    assert list(empty) == WORLD_KEYS
-    assert (empty["location"], empty["present"], empty["inventory"], empty["time"]) == (
-        None,
+    opening = world(client, aid)  # "You reach Gullreach at dusk ...": the rules read it
+    assert list(opening) == WORLD_KEYS
+    assert (opening["location"]["name"], opening["time"], opening["inventory"]) == (
+        "Gullreach",
+        {"text": "at dusk"},
         [],
-        [],
-        None,
     )
+    derived = client.get(f"/api/adventures/{aid}/world/events").json()
+    assert [(e["kind"], e["origin"]) for e in derived] == [("moved", "rules"), ("time", "rules")]
+    assert derived[0]["evidence"].startswith("You reach Gullreach at dusk")
     moved = event(client, aid, kind="moved", object="gullreach")
     assert list(moved) == EVENT_KEYS
     assert (moved["kind"], moved["subject"], moved["object"], moved["origin"]) == (
         "moved",
         None,  # the player's own character
-        "gullreach",
+        "Gullreach",  # the place the opening named, matched by its key
         "player",
     )
     event(client, aid, kind="arrived", subject="Maren")
@@ -91,25 +93,27 @@ def test_player_events_make_the_state_and_list_as_the_paths_events(client: TestC
     event(client, aid, kind="time", value="dusk")
     event(client, aid, kind="quest", object="The Drowned Bell", value="opened")
     state = world(client, aid)
-    assert state["location"]["name"] == "gullreach" and state["location"]["entity_id"]
+    assert state["location"] == opening["location"]  # "gullreach" is the same place
     assert names(state["present"]) == ["Maren"]
     assert names(state["inventory"]) == ["The Brass Key"]
     assert state["time"] == {"text": "dusk"}
     assert state["quests"] == [{"name": "The Drowned Bell", "state": "opened"}]
     kinds = {e["name"]: e["kind"] for e in state["entities"]}
     assert kinds == {
-        "gullreach": "place",
+        "Gullreach": "place",
         "Maren": "person",
         "The Brass Key": "item",
         "a lantern": "item",
     }
-    place = next(e for e in state["entities"] if e["name"] == "gullreach")
+    place = next(e for e in state["entities"] if e["name"] == "Gullreach")
     assert place["card_id"] is not None  # the scenario's card "Gullreach"
     maren = next(e for e in state["entities"] if e["name"] == "Maren")
     assert maren["card_id"] is None  # the card is "Old Maren": another name
     assert maren["status"] is None and maren["aliases"] == []
     listed = client.get(f"/api/adventures/{aid}/world/events").json()
     assert [e["kind"] for e in listed] == [
+        "moved",
+        "time",
         "moved",
         "arrived",
         "took",
@@ -160,7 +164,8 @@ def test_a_retry_makes_a_new_take_without_the_old_takes_events(
     retried = client.post(f"/api/adventures/{aid}/retry")
     assert retried.status_code == 200, retried.text
     assert world(client, aid)["inventory"] == []
-    assert client.get(f"/api/adventures/{aid}/world/events").json() == []
+    kinds = [e["kind"] for e in client.get(f"/api/adventures/{aid}/world/events").json()]
+    assert kinds == ["moved", "time"]  # the opening's alone
 
 
 def test_removing_a_player_event_takes_it_out(client: TestClient) -> None:
@@ -169,9 +174,8 @@ def test_removing_a_player_event_takes_it_out(client: TestClient) -> None:
     dropped = event(client, aid, kind="took", object="a knife")
     assert client.delete(f"/api/world/events/{dropped['id']}").status_code == 204
     assert names(world(client, aid)["inventory"]) == ["a map"]
-    assert [e["id"] for e in client.get(f"/api/adventures/{aid}/world/events").json()] == [
-        kept["id"]
-    ]
+    listed = client.get(f"/api/adventures/{aid}/world/events").json()
+    assert [e["id"] for e in listed if e["origin"] == "player"] == [kept["id"]]
     refused(client.delete(f"/api/world/events/{dropped['id']}"), 404, "no world event")
 
 
@@ -198,7 +202,8 @@ def test_a_bad_event_is_refused_and_writes_nothing(
     response = client.post(f"/api/adventures/{aid}/world/events", json=body)
     assert response.status_code == status, response.text
     refused(response, status, *words)
-    assert client.get(f"/api/adventures/{aid}/world/events").json() == []
+    listed = client.get(f"/api/adventures/{aid}/world/events").json()
+    assert [e for e in listed if e["origin"] == "player"] == []
 
 
 def test_the_state_is_asked_for_at_an_action_of_the_current_path_only(
@@ -228,4 +233,49 @@ def test_another_players_world_is_not_found(accounts: TestClient) -> None:
     answer = tal.post(f"/api/adventures/{aid}/world/events", json={"kind": "took", "object": "x"})
     assert answer.status_code == 404
     assert tal.request("DELETE", f"/api/world/events/{taken.json()['id']}").status_code == 404
-    assert len(mara.get(f"/api/adventures/{aid}/world/events").json()) == 1
+    listed = mara.get(f"/api/adventures/{aid}/world/events").json()
+    assert [e["origin"] for e in listed] == ["rules", "rules", "player"]
+
+
+def test_a_turn_states_the_world_and_undo_or_an_edit_takes_it_back(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    double.script("You slip the key into your coat. Captain Rhys arrives, dripping.")
+    picked = turn(client, aid, "pick up the brass key")
+    state = world(client, aid)
+    assert names(state["inventory"]) == ["the brass key"]
+    assert names(state["present"]) == ["Captain Rhys"]
+    by_action = {
+        e["kind"]: e["action_id"]
+        for e in client.get(f"/api/adventures/{aid}/world/events").json()
+        if e["origin"] == "rules"
+    }
+    assert by_action["took"] == picked["action"]["id"]  # on the action that says it
+    assert by_action["arrived"] == picked["reply"]["id"]
+
+    edited = client.patch(
+        f"/api/actions/{picked['action']['id']}", json={"text": "pick up the iron key"}
+    )
+    assert edited.status_code == 200, edited.text
+    assert names(world(client, aid)["inventory"]) == ["the iron key"]
+
+    assert client.post(f"/api/adventures/{aid}/undo").status_code == 200  # the reply
+    assert names(world(client, aid)["present"]) == []
+    assert client.post(f"/api/adventures/{aid}/undo").status_code == 200  # the action
+    assert world(client, aid)["inventory"] == []
+
+
+def test_a_players_correction_survives_later_turns_that_do_not_contradict_it(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    turn(client, aid, "pick up the brass key")
+    event(client, aid, kind="dropped", object="the brass key")  # "I never took it"
+    for n in range(50):
+        double.script(f"The tide turns for the {n + 1}th time. Gulls cry over the harbour.")
+        turn(client, aid, f"watch the sea ({n + 1})")
+    assert world(client, aid)["inventory"] == []
+    double.script("You pick up the brass key again.")
+    turn(client, aid, "look down")
+    assert names(world(client, aid)["inventory"]) == ["the brass key"]  # said outright

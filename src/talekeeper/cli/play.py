@@ -33,6 +33,7 @@ from talekeeper.services.story import adventures
 from talekeeper.services.story.tree import Story
 from talekeeper.services.story.turns import Pending
 from talekeeper.services.story.view import ActionView
+from talekeeper.services.world import derive as world
 
 PLACEHOLDER = (
     "   (the built-in narrator is a tiny placeholder model: `talekeeper detect` finds the "
@@ -184,7 +185,9 @@ class Terminal:
 
         def run(story: Story) -> Any:
             target = action_id if action_id > 0 else _head_id(story)
-            return story.edit(target, text)
+            row = story.edit(target, text)
+            world.rederive(story, row)  # what the new text states of the world
+            return row
 
         await self.change(run, "edited")
 

@@ -40,6 +40,7 @@ from talekeeper.services.memory.scene import Scene, current_scene
 from talekeeper.services.story.scenarios import Scenario
 from talekeeper.services.story.tree import Story, load_adventure
 from talekeeper.services.story.view import StoryState
+from talekeeper.services.world import derive as world
 from talekeeper.storage.models import Adventure, Branch, StoryCard
 from talekeeper.storage.repositories.story import StoryRepository
 
@@ -207,7 +208,7 @@ def create(
     if isinstance(summary, str) and summary:  # text, as ``clean_fields`` made sure
         story_summary.edit_summary(session, adventure, summary)
     if opening:
-        story.append(NARRATION, opening)
+        world.record(story, story.append(NARRATION, opening))
     return story
 
 

@@ -62,6 +62,7 @@ from talekeeper.services.prompt.inputs import ContextInputs, gather
 from talekeeper.services.prompt.prefix import PrefixUse, PromptPrefixes
 from talekeeper.services.story.tree import Story
 from talekeeper.services.story.view import ActionView
+from talekeeper.services.world import derive as world
 from talekeeper.storage.db import LOCK_ATTEMPTS, read_scope, session_scope
 from talekeeper.storage.models import InsightSnapshot
 
@@ -140,7 +141,9 @@ class TurnRunner:
             return self._read_ahead(pending, models)
         with session_scope(self.sessions) as session:
             story = Story.load(session, adventure_id, user_id, self.memory)
-            pending.action = ActionView.of(story.append(type_, clean))
+            row = story.append(type_, clean)
+            world.record(story, row)  # what it states of the world, with it
+            pending.action = ActionView.of(row)
         return pending
 
     def begin_retry(self, adventure_id: int, user_id: int, models: ModelSet) -> Pending:
@@ -298,6 +301,7 @@ class TurnRunner:
                     touch=pending.action is None,  # a saved action touched it moments ago
                 )
                 takes = 1
+            world.record(story, row)
             snapshot = insights.snapshot(
                 inputs,
                 plan.built,

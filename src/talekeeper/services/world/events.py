@@ -222,7 +222,7 @@ def path_events(story: Story) -> list[EventView]:
 # -- the player's events -------------------------------------------------------------------
 
 
-def _entity(story: Story, kind: EntityKind, name: str, role: str) -> WorldEntity:
+def entity_for(story: Story, kind: EntityKind, name: str, role: str) -> WorldEntity:
     """The adventure's entity of ``kind`` named ``name``, made when there is none."""
     clean = clean_name(name, role)
     key = key_of(clean)
@@ -283,11 +283,11 @@ def add_player_event(story: Story, given: GivenEvent) -> EventView:
     _check_roles(given, roles, value)
     names: dict[str, WorldEntity | None] = {"subject": None, "object": None, "target": None}
     if given.subject is not None and roles.subject is not None:
-        names["subject"] = _entity(story, roles.subject, given.subject, "subject")
+        names["subject"] = entity_for(story, roles.subject, given.subject, "subject")
     if given.object is not None and roles.object is not None:
-        names["object"] = _entity(story, roles.object, given.object, "object")
+        names["object"] = entity_for(story, roles.object, given.object, "object")
     if given.kind == EventKind.GAVE and value is not None:
-        names["target"] = _entity(story, PERSON, value, "recipient")
+        names["target"] = entity_for(story, PERSON, value, "recipient")
         value = None
     row = WorldRepository(story.session).add_event(
         WorldEvent(

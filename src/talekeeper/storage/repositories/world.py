@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, aliased
 
 from talekeeper.core.lineage import Lineage
 from talekeeper.storage.models import Action, WorldEntity, WorldEvent
 from talekeeper.storage.repositories.story import on_path
-from talekeeper.storage.vocabulary import ActionState
+from talekeeper.storage.vocabulary import ActionState, EventOrigin
 
 
 class PathEvent(NamedTuple):
@@ -73,6 +73,14 @@ class WorldRepository:
 
     def event(self, event_id: int) -> WorldEvent | None:
         return self.session.get(WorldEvent, event_id)
+
+    def delete_derived(self, action_id: int) -> None:
+        """Every event of the action that the player did not write."""
+        self.session.execute(
+            delete(WorldEvent).where(
+                WorldEvent.action_id == action_id, WorldEvent.origin != EventOrigin.PLAYER
+            )
+        )
 
     def delete_event(self, event: WorldEvent) -> None:
         self.session.delete(event)

@@ -39,6 +39,7 @@ from talekeeper.services.prompt.insights import Snapshot
 from talekeeper.services.story.tree import Story, action_adventure
 from talekeeper.services.story.turns import Pending
 from talekeeper.services.story.view import ActionView, StoryPage, TreeView
+from talekeeper.services.world import derive as world
 from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 from talekeeper.web.errors import answer
 from talekeeper.web.schemas.story import (
@@ -244,7 +245,9 @@ def switch_take(body: TakeIn, story: Story = Depends(adventure_story)) -> StateO
 
 @router.patch("/api/actions/{action_id}", response_model=ActionOut)
 def edit_action(action_id: RowId, body: TextIn, story: Story = Depends(action_story)) -> ActionView:
-    return ActionView.of(story.edit(action_id, body.text))
+    row = story.edit(action_id, body.text)
+    world.rederive(story, row)  # what the new text states of the world
+    return ActionView.of(row)
 
 
 @router.delete("/api/actions/{action_id}", response_model=DeletedOut)
