@@ -100,7 +100,8 @@ def common_prefix(a: str, b: str) -> int:
 
 
 def test_the_stable_sections_open_the_prompt_and_the_floating_ones_go_before_the_action() -> None:
-    built = Game().turn(fixed(knowledge="The Vell lighthouse is older than the city."))
+    state = Section("current_state", "Location: the Vell docks")
+    built = Game().turn([*fixed(knowledge="The Vell lighthouse is older than the city."), state])
     assert built.system == (
         "Narrate in second person.\n\n[Plot Essentials]\nA port city.\n\n"
         "[Story Summary]\nYou came to Vell to pay a debt."
@@ -109,7 +110,7 @@ def test_the_stable_sections_open_the_prompt_and_the_floating_ones_go_before_the
     # The Story Cards head the history; the other floating sections follow it, in
     # FLOATING_ORDER, then the action.
     assert prompt.index("[World]") < prompt.index("Something happens at step 0.")
-    marks = ["[Author's Note:", "[Memories]", "[Knowledge]", "> You act (9)."]
+    marks = ["[Author's Note:", "[Current state]", "[Memories]", "[Knowledge]", "> You act (9)."]
     places = [prompt.index(mark) for mark in marks]
     assert places == sorted(places)
     assert prompt.index("Something happens at step 8.") < places[0]

@@ -328,6 +328,7 @@ def test_every_section_in_insights_says_why_it_is_there(
         "ai_instructions",
         "plot_essentials",
         "story_summary",
+        "current_state",
         "memories",
         "story_cards",
         "knowledge",

@@ -279,3 +279,59 @@ def test_a_players_correction_survives_later_turns_that_do_not_contradict_it(
     double.script("You pick up the brass key again.")
     turn(client, aid, "look down")
     assert names(world(client, aid)["inventory"]) == ["the brass key"]  # said outright
+
+
+def state_lines(prompt: str) -> list[str]:
+    """The Current state section's lines in a prompt."""
+    lines = prompt[prompt.index("[Current state]") :].splitlines()[1:]
+    keys = ("Location: ", "Present: ", "Carrying: ", "Time: ", "Open quests: ")
+    taken = []
+    for line in lines:
+        if not line.startswith(keys):
+            break
+        taken.append(line)
+    return taken
+
+
+def narrator_prompt(double: ModelDouble) -> str:
+    """The text of the last prompt the narrator was sent."""
+    body = [r for r in double.requests if r.path == "/v1/chat/completions"][-1].body
+    assert isinstance(body, dict)
+    return "\n".join(str(m["content"]) for m in body["messages"])
+
+
+def test_the_narrator_is_told_the_current_state_and_a_retry_not_its_old_takes(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    double.script("You pick up the brass key. Old Maren arrives.", "The wind drops.")
+    turn(client, aid, "search the quay")
+    turn(client, aid, "wait")
+    assert state_lines(narrator_prompt(double)) == [
+        "Location: Gullreach",
+        "Present: Old Maren",
+        "Carrying: the brass key",
+        "Time: at dusk",
+    ]
+    # Retry the first reply's slot: that take's key and Maren are not the retry's to see.
+    assert client.post(f"/api/adventures/{aid}/undo").status_code == 200
+    assert client.post(f"/api/adventures/{aid}/undo").status_code == 200
+    double.script("The quay is empty.")
+    assert client.post(f"/api/adventures/{aid}/retry").status_code == 200
+    assert state_lines(narrator_prompt(double)) == ["Location: Gullreach", "Time: at dusk"]
+    assert world(client, aid)["inventory"] == []  # the new take says nothing of a key
+
+
+def test_the_scene_follows_the_world_unless_the_player_set_it(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    double.script("You walk into the Salt Market. Captain Rhys arrives.")
+    turn(client, aid, "go on")
+    scene = client.get(f"/api/adventures/{aid}/scene").json()
+    assert (scene["location"], scene["present"]) == ("the Salt Market", ["Captain Rhys"])
+    assert client.get(f"/api/adventures/{aid}").json()["scene"]["location"] == "the Salt Market"
+    mine = client.put(f"/api/adventures/{aid}/scene", json={"location": "the lighthouse"})
+    assert mine.status_code == 200 and mine.json()["location"] == "the lighthouse"
+    cleared = client.put(f"/api/adventures/{aid}/scene", json={"clear": True}).json()
+    assert cleared["location"] == "the Salt Market"

@@ -5,7 +5,9 @@ Invariants:
 - The Scene is the player's when they set it (``scene_by_player``); otherwise
   it is derived on every turn from the story cards the newest actions mention:
   the location card mentioned last and the character cards mentioned (at most
-  ``SCENE_NAMES``). A derived scene is never stored, so it cannot go stale.
+  ``SCENE_NAMES``), and the world's state, where it knows where the player is or who
+  is present, takes their place (``services.world.scene``). A derived scene is never
+  stored, so it cannot go stale.
 - The retrieval query is two short texts (docs/memory.md §5): **input**, the
   player's own action this turn (its last ``INPUT_TOKENS``; empty on a
   continue), and **context**, the scene (summary, location, names of who is

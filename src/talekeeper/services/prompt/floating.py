@@ -3,8 +3,8 @@
 Invariants:
 
 - The stable sections (AI Instructions, Plot Essentials, Story Summary) open the
-  prompt; the floating sections (Author's Note, Story Cards, Memories, Knowledge, in
-  ``FLOATING_ORDER``) go in the history.
+  prompt; the floating sections (Story Cards, Author's Note, Current state, Memories,
+  Knowledge, in ``FLOATING_ORDER``) go in the history.
 - Given the previous prompt's ``Placement``, everything before the first point where
   the prompt changes (a floating section whose text changed or that is more than
   ``MAX_FLOAT_ACTIONS`` actions back, the history's first action, the stable
@@ -26,7 +26,14 @@ from talekeeper.services.prompt.sections import SEPARATOR, HistoryEntry, depth, 
 
 # The sections that float in the history, the least likely to change first (the Author's
 # Note is set by hand; cards follow the scene; memories and knowledge the action).
-FLOATING_ORDER = ("story_cards", "authors_note", "memories", "knowledge", "story_cards_new")
+FLOATING_ORDER = (
+    "story_cards",
+    "authors_note",
+    "current_state",
+    "memories",
+    "knowledge",
+    "story_cards_new",
+)
 # Floating sections that always head the history (the cards describe the scene's world, as
 # a lorebook's entries do at the top; they change when the scene does): placed at its first
 # action and never stale, so a turn that only appends or drops older actions leaves them as

@@ -47,7 +47,10 @@ from talekeeper.services.prompt.built import BuiltContext
 from talekeeper.services.prompt.floating import Placement
 from talekeeper.services.prompt.placement import Carried
 from talekeeper.services.prompt.sections import HistoryEntry, Section
+from talekeeper.services.prompt.state import state_section
 from talekeeper.services.story.tree import Story
+from talekeeper.services.world import events as world_events
+from talekeeper.services.world.scene import with_world
 from talekeeper.storage.models import Action, Adventure
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import ActionText
@@ -261,7 +264,8 @@ def gather(
     cache = models.context_layout is ContextLayout.CACHE  # only it keeps things in place
     previous = previous_placement(story, path.rows, retry_of) if cache else None
     held, new = _held(story, cards.section, previous)
-    scene = scene_for(story.adventure, cards.fired, path.recent_text)
+    state = world_events.state_through(story, retry_of.depth - 1 if retry_of else None)
+    scene = with_world(scene_for(story.adventure, cards.fired, path.recent_text), state)
     narration = path.newest_narration
     query_input, query_context = query_texts(path.player_text, scene, narration, counter)
     lineage = story.lineage()
@@ -273,7 +277,10 @@ def gather(
         lineage=lineage,
         base_head_id=path.head_id,
         retry_of=retry_of.id if retry_of else None,
-        fixed=fixed_sections(story.adventure, held, summary.text if summary else "", new),
+        fixed=(
+            *fixed_sections(story.adventure, held, summary.text if summary else "", new),
+            state_section(state, counter),
+        ),
         history=tuple(
             HistoryEntry(r.id, "narrator" if r.type == NARRATION else "player", rendered, r.depth)
             for r, rendered in path.rows

@@ -24,6 +24,7 @@ FIXED_ORDER = (
     "ai_instructions",
     "plot_essentials",
     "story_summary",
+    "current_state",
     "memories",
     "story_cards",
     "knowledge",
@@ -35,6 +36,7 @@ TRIM_ORDER = (
     "story_cards_new",
     "story_cards",
     "memories",
+    "current_state",
     "story_summary",
     "plot_essentials",
     "authors_note",
@@ -43,6 +45,7 @@ TRIM_ORDER = (
 TITLES = {
     "plot_essentials": "Plot Essentials",
     "story_summary": "Story Summary",
+    "current_state": "Current state",
     "memories": "Memories",
     "story_cards": "World",
     "story_cards_new": "World",

@@ -36,11 +36,12 @@ from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.memory import summary as story_summary
 from talekeeper.services.memory.base import MemoryService
-from talekeeper.services.memory.scene import Scene, current_scene
+from talekeeper.services.memory.scene import Scene
 from talekeeper.services.story.scenarios import Scenario
 from talekeeper.services.story.tree import Story, load_adventure
 from talekeeper.services.story.view import StoryState
 from talekeeper.services.world import derive as world
+from talekeeper.services.world.scene import scene_now
 from talekeeper.storage.models import Adventure, Branch, StoryCard
 from talekeeper.storage.repositories.story import StoryRepository
 
@@ -163,7 +164,7 @@ def adventure_view(story: Story) -> AdventureView:
         story_summary=story_summary.text_in_force(story.session, adventure),
         auto_summarize=adventure.auto_summarize,
         memory_bank=adventure.memory_bank,
-        scene=current_scene(story),
+        scene=scene_now(story),
         current_branch_id=adventure.current_branch_id,
         length=story.repo.path_length(story.lineage()),
     )

@@ -27,7 +27,7 @@ from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.lineage import on_lineage
 from talekeeper.services.story.tree import Story, load_adventure
 from talekeeper.services.world.names import clean_name, key_of
-from talekeeper.services.world.projection import Fact, Quest, Ref, project
+from talekeeper.services.world.projection import Fact, Quest, Ref, WorldState, project
 from talekeeper.storage.models import WorldEntity, WorldEvent
 from talekeeper.storage.models.world import VALUE_MAX
 from talekeeper.storage.repositories.story import StoryRepository
@@ -157,6 +157,13 @@ def _at_depth(story: Story, at: int | None) -> tuple[int | None, int | None]:
             f"Action {at} is not on the current path; the world is shown at an action of it."
         )
     return row.id, row.depth
+
+
+def state_through(story: Story, max_depth: int | None) -> WorldState:
+    """The projection of the current path's events down to ``max_depth`` (None: all of
+    them): what a turn's context reads."""
+    rows = WorldRepository(story.session).path_events(story.lineage(), max_depth)
+    return project((_fact(r) for r in rows), None)
 
 
 def world_at(story: Story, at: int | None = None) -> WorldView:

@@ -17,10 +17,11 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.services.memory import manage, summary
 from talekeeper.services.memory.manage import MemorySource, MemoryUses, MemoryView
-from talekeeper.services.memory.scene import Scene, current_scene, set_scene
+from talekeeper.services.memory.scene import Scene, set_scene
 from talekeeper.services.memory.service import derived_view
 from talekeeper.services.memory.summary import SummaryView
 from talekeeper.services.story.tree import Story, load_adventure
+from talekeeper.services.world.scene import scene_now
 from talekeeper.settings import NO_EMBEDDINGS
 from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 from talekeeper.web.schemas.memory import (
@@ -172,16 +173,16 @@ def read_derived(
 
 @router.get("/api/adventures/{adventure_id}/scene", response_model=SceneOut)
 def read_scene(story: Story = Depends(adventure_story)) -> Scene:
-    return current_scene(story)
+    return scene_now(story)
 
 
 @router.put("/api/adventures/{adventure_id}/scene", response_model=SceneOut)
 def put_scene(body: SceneIn, story: Story = Depends(adventure_story)) -> Scene:
     """The player's scene (fields left out are empty), or ``{"clear": true}`` to hand the
-    scene back to the story cards."""
+    scene back to the story and its cards."""
     fields = body.model_dump(exclude_none=True)
     if fields.get("clear") is False:
         del fields["clear"]  # "clear": false asks for nothing
     set_scene(story.adventure, fields)
     story.touch()
-    return current_scene(story)
+    return scene_now(story)

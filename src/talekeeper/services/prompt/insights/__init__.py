@@ -88,6 +88,8 @@ EMPTY_REASONS = {
     "ai_instructions": "no AI Instructions",
     "plot_essentials": "no Plot Essentials or persona",
     "story_summary": "no Story Summary yet",
+    "current_state": "the story has said nothing yet of where the player is, who is here, "
+    "what they carry, the time or a quest",
     "memories": "no memory retrieved",
     "story_cards": "no card is always on, and no card's keywords matched the recent story "
     "or the player's input",

@@ -1,0 +1,73 @@
+"""The Current state section (``services.prompt.state``): a line for each thing the world
+knows, nothing for an empty world, and never more than its own budget, measured with the
+real tokenizer."""
+
+from __future__ import annotations
+
+import pytest
+
+from talekeeper.core.tokens import BpeCounter
+from talekeeper.services.prompt.state import STATE_TOKENS, state_section
+from talekeeper.services.world.projection import Quest, Ref, WorldState
+from talekeeper.storage.vocabulary import EntityKind
+
+pytestmark = pytest.mark.no_database
+
+COUNTER = BpeCounter()
+
+
+def state(**given: object) -> WorldState:
+    fields: dict[str, object] = {
+        "at_action": None,
+        "location": None,
+        "present": (),
+        "inventory": (),
+        "time": None,
+        "quests": (),
+        "statuses": {},
+        "entities": (),
+    }
+    fields.update(given)
+    return WorldState(**fields)  # type: ignore[arg-type]
+
+
+def ref(n: int, name: str, kind: EntityKind = EntityKind.PERSON) -> Ref:
+    return Ref(n, name, kind)
+
+
+def test_each_thing_the_world_knows_is_a_line_and_closed_quests_are_left_out() -> None:
+    section = state_section(
+        state(
+            location=ref(1, "Gullreach", EntityKind.PLACE),
+            present=(ref(2, "Old Maren"), ref(3, "Captain Rhys")),
+            inventory=(ref(4, "the brass key", EntityKind.ITEM),),
+            time="at dusk",
+            quests=(Quest("The Drowned Bell", "opened"), Quest("The Lost Net", "done")),
+        ),
+        COUNTER,
+    )
+    assert section.name == "current_state" and section.reason
+    assert section.text.splitlines() == [
+        "Location: Gullreach",
+        "Present: Old Maren, Captain Rhys",
+        "Carrying: the brass key",
+        "Time: at dusk",
+        "Open quests: The Drowned Bell",
+    ]
+
+
+def test_an_empty_world_is_no_section() -> None:
+    assert state_section(state(), COUNTER).text == ""
+
+
+def test_a_crowded_world_keeps_within_its_budget_dropping_the_last_lines_first() -> None:
+    crowd = tuple(ref(n, f"Sailor number {n} of the long crew") for n in range(40))
+    kit = tuple(ref(100 + n, f"a coil of rope {n}", EntityKind.ITEM) for n in range(40))
+    section = state_section(
+        state(location=ref(1, "Gullreach", EntityKind.PLACE), present=crowd, inventory=kit),
+        COUNTER,
+    )
+    assert COUNTER.count(section.text) <= STATE_TOKENS
+    assert section.text.splitlines()[0] == "Location: Gullreach"
+    huge = state_section(state(location=ref(1, "Harbour " * 300, EntityKind.PLACE)), COUNTER)
+    assert 0 < COUNTER.count(huge.text) <= STATE_TOKENS
