@@ -33,6 +33,7 @@ KEYS = [
     "retry_of",
     "branch_id",
     "dry_run",
+    "state",
 ]
 SECTION_KEYS = ["name", "title", "tokens", "text", "reason", "cut"]
 CARD_KEYS = ["id", "name", "type", "keyword", "where", "always_on"]

@@ -335,3 +335,27 @@ def test_the_scene_follows_the_world_unless_the_player_set_it(
     assert mine.status_code == 200 and mine.json()["location"] == "the lighthouse"
     cleared = client.put(f"/api/adventures/{aid}/scene", json={"clear": True}).json()
     assert cleared["location"] == "the Salt Market"
+
+
+def test_insights_show_the_state_the_turn_read_and_what_changed_since_the_last_reply(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    double.script("The gulls cry.", "The wind drops.")
+    turn(client, aid, "look around")
+    event(client, aid, kind="took", object="a lantern")  # on the first reply
+    second = turn(client, aid, "pick up the brass key")
+    insights = client.get(f"/api/actions/{second['reply']['id']}/insights").json()
+    state = insights["state"]
+    assert (state["location"], state["inventory"], state["time"]) == (
+        "Gullreach",
+        ["a lantern", "the brass key"],
+        "at dusk",
+    )
+    # Since the previous reply: the player's own event on it is older; the action's is new.
+    assert [(c["kind"], c["object"], c["origin"]) for c in state["changed"]] == [
+        ("took", "the brass key", "rules")
+    ]
+    assert state["changed"][0]["action_id"] == second["action"]["id"]
+    section = next(s for s in insights["sections"] if s["name"] == "current_state")
+    assert "Carrying: a lantern, the brass key" in section["text"]

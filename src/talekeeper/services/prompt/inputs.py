@@ -50,6 +50,8 @@ from talekeeper.services.prompt.sections import HistoryEntry, Section
 from talekeeper.services.prompt.state import state_section
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import events as world_events
+from talekeeper.services.world.events import EventView
+from talekeeper.services.world.projection import WorldState
 from talekeeper.services.world.scene import with_world
 from talekeeper.storage.models import Action, Adventure
 from talekeeper.storage.repositories.memory import MemoryRepository
@@ -136,6 +138,8 @@ class ContextInputs:
     cards_rebuilt: tuple[FiredCard, ...] = ()
     layout: ContextLayout = ContextLayout.CLASSIC
     previous: Placement | None = None  # where the previous prompt on this path put things
+    world: WorldState | None = None  # the world's state the turn reads (Current state)
+    world_changes: tuple[EventView, ...] = ()  # its events since the previous reply
 
     def section_cards(self, built: BuiltContext) -> tuple[FiredCard, ...]:
         """The cards of the Story Cards sections ``built`` holds: as they fire now when its
@@ -264,7 +268,10 @@ def gather(
     cache = models.context_layout is ContextLayout.CACHE  # only it keeps things in place
     previous = previous_placement(story, path.rows, retry_of) if cache else None
     held, new = _held(story, cards.section, previous)
-    state = world_events.state_through(story, retry_of.depth - 1 if retry_of else None)
+    state_depth = retry_of.depth - 1 if retry_of else None
+    state = world_events.state_through(story, state_depth)
+    since = next((r.depth for r, _ in reversed(path.rows) if r.type == NARRATION), -1)
+    changes = world_events.changes_between(story, since, state_depth)
     scene = with_world(scene_for(story.adventure, cards.fired, path.recent_text), state)
     narration = path.newest_narration
     query_input, query_context = query_texts(path.player_text, scene, narration, counter)
@@ -305,6 +312,8 @@ def gather(
         knowledge_top_k=models.knowledge_top_k,
         layout=models.context_layout,
         previous=previous.placement if previous else None,
+        world=state,
+        world_changes=tuple(changes),
     )
 
 

@@ -166,6 +166,17 @@ def state_through(story: Story, max_depth: int | None) -> WorldState:
     return project((_fact(r) for r in rows), None)
 
 
+def changes_between(story: Story, after_depth: int, max_depth: int | None) -> list[EventView]:
+    """The current path's events deeper than ``after_depth`` (down to ``max_depth``): what
+    changed since the previous reply, for Insights."""
+    rows = WorldRepository(story.session).path_events(story.lineage(), max_depth)
+    return [
+        _event_view(r.event, {"subject": r.subject, "object": r.object, "target": r.target})
+        for r in rows
+        if r.event.depth > after_depth
+    ]
+
+
 def world_at(story: Story, at: int | None = None) -> WorldView:
     """The projection at action ``at`` of the current path (the head when None)."""
     action_id, depth = _at_depth(story, at)

@@ -54,6 +54,7 @@ from talekeeper.services.prompt.insights.stored import (
     RepairPart,
     SectionPart,
     Snapshot,
+    StatePart,
     TokensPart,
 )
 from talekeeper.services.prompt.prefix import PrefixUse
@@ -155,6 +156,7 @@ def snapshot(
         retry_of=inputs.retry_of,
         branch_id=inputs.branch_id,
         dry_run=dry_run,
+        state=StatePart.of(inputs.world, inputs.world_changes),
     )
 
 

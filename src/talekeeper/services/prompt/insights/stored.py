@@ -38,6 +38,8 @@ from talekeeper.services.library.search import KnowledgeResult
 if TYPE_CHECKING:
     from talekeeper.services.cards.rules import FiredCard
     from talekeeper.services.prompt.built import ContextReport
+    from talekeeper.services.world.events import EventView
+    from talekeeper.services.world.projection import WorldState
 
 INSIGHTS_VERSION = 1  # 1: the first to say so; before it, the same fields without a version
 
@@ -310,6 +312,49 @@ class RepairPart(Part):
     meaning: str = ""
 
 
+class ChangePart(Part):
+    """A world event since the previous reply (``services.world.events.EventView``)."""
+
+    id: int = 0
+    action_id: int = 0
+    kind: str = ""
+    subject: str | None = None
+    object: str | None = None
+    value: str | None = None
+    origin: str = ""
+    evidence: str = ""
+
+
+class QuestPart(Part):
+    name: str = ""
+    state: str = ""
+
+
+class StatePart(Part):
+    """The world's state the turn read (its Current state section), and what changed in it
+    since the previous reply."""
+
+    location: str | None = None
+    present: list[str] = Field(default_factory=list)
+    inventory: list[str] = Field(default_factory=list)
+    time: str | None = None
+    quests: list[QuestPart] = Field(default_factory=list)
+    changed: list[ChangePart] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, state: WorldState | None, changes: Sequence[EventView]) -> StatePart:
+        if state is None:
+            return cls()
+        return cls(
+            location=state.location.name if state.location is not None else None,
+            present=[r.name for r in state.present],
+            inventory=[r.name for r in state.inventory],
+            time=state.time,
+            quests=[QuestPart(name=q.name, state=q.state) for q in state.quests],
+            changed=[ChangePart.model_validate(c) for c in changes],
+        )
+
+
 class Snapshot(Part):
     version: int = 0  # INSIGHTS_VERSION; 0: written before there was one
     sections: list[SectionPart] = Field(default_factory=list)
@@ -328,6 +373,7 @@ class Snapshot(Part):
     retry_of: int | None = None
     branch_id: int = 0
     dry_run: bool = False
+    state: StatePart = Field(default_factory=StatePart)  # the world (docs/world.md)
     action_id: int | None = None  # the reply's, when read back or answered with it
 
     def for_action(self, action_id: int) -> Snapshot:
