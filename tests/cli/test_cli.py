@@ -124,6 +124,34 @@ def test_an_edit_in_the_terminal_reads_the_world_again(cli: Cli) -> None:
     assert items == [("the iron key",)]
 
 
+def test_world_in_the_terminal_shows_the_state_and_takes_the_players_word(cli: Cli) -> None:
+    aid = cli.new("lantern-coast")
+    cli.double.script("The wind howls.")
+    lines = [
+        "pick up the brass key",
+        "/world",
+        '/world set moved object="the Lighthouse"',
+        "/world set flew",
+        '/world set took object="a',
+        "/world remove 999999",
+        "/world frobnicate",
+        "/quit",
+    ]
+    played = cli.run("play", str(aid), stdin="\n".join(lines) + "\n")
+    assert played.returncode == 0, played.stderr
+    out = played.stdout
+    assert "Location: Gullreach" in out and "Carrying: the brass key" in out
+    assert "took object='the brass key' (rules, action" in out
+    assert "Location: the Lighthouse" in out  # the player's word, shown at once
+    assert "There is no event kind 'flew'; the kinds are: moved," in out
+    assert out.count("Usage: /world") == 2  # the unclosed quote and the unknown verb
+    assert "There is no world event 999999." in out
+    moved = cli.query(
+        "SELECT origin FROM world_events WHERE adventure_id = :a AND kind = 'moved'", a=aid
+    )
+    assert sorted(moved) == [("player",), ("rules",)]
+
+
 # -- a whole session in the terminal ---------------------------------------------------------
 
 

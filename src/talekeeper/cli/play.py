@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TextIO, TypeVar
 
 from talekeeper.bootstrap import Runtime
+from talekeeper.cli import world as world_commands
 from talekeeper.core.errors import InvalidInput, TalekeeperError
 from talekeeper.services.common.limits import MAX_ID
 from talekeeper.services.common.rendering import render
@@ -34,6 +35,7 @@ from talekeeper.services.story.tree import Story
 from talekeeper.services.story.turns import Pending
 from talekeeper.services.story.view import ActionView
 from talekeeper.services.world import derive as world
+from talekeeper.services.world import events
 
 PLACEHOLDER = (
     "   (the built-in narrator is a tiny placeholder model: `talekeeper detect` finds the "
@@ -55,6 +57,8 @@ HELP = """\
   /show [N]        reprint the last N actions (default 6)
   /memories        the memories of this path; /remember TEXT adds one by hand
   /summary [TEXT]  the Story Summary in force; with TEXT, replace it with yours
+  /world           where you are, who is here, what you carry; /world set KIND
+                   [subject=NAME] [object=NAME] [value=TEXT] sets it; /world remove ID
   /help  /quit"""
 
 T = TypeVar("T")
@@ -94,6 +98,7 @@ class Terminal:
             "memories": self.memories,
             "remember": self.remember,
             "summary": self.summary,
+            "world": self.world,
             "help": self.help,
             "quit": self.quit,
         }
@@ -324,6 +329,22 @@ class Terminal:
         mark = " (stale: being rewritten)" if view.stale else ""
         self.say(f"Story Summary, {len(view.versions)} versions{mark}:")
         self.say("  " + (view.text or f"(none yet: the first after {view.next_at + 1} actions)"))
+
+    async def world(self, arg: str) -> None:
+        verb, _, rest = arg.partition(" ")
+        if verb == "set":
+            given = world_commands.parse_event(rest)
+            added = await self.on_story(lambda s: events.add_player_event(s, given))
+            self.say(f"(event #{added.id}: {added.kind.value})")
+        elif verb == "remove":
+            number = _number(rest.strip(), "/world remove ID")
+            await self.on_story(lambda s: events.remove_event(s.session, self.uid, number))
+            self.say(f"(event #{number} removed)")
+        elif verb:
+            self.say(f"! {world_commands.USAGE}")
+            return
+        for line in await self.on_story(world_commands.state_lines):
+            self.say(line)
 
     async def help(self, _arg: str) -> None:
         self.say(HELP)
