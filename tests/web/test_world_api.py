@@ -359,3 +359,17 @@ def test_insights_show_the_state_the_turn_read_and_what_changed_since_the_last_r
     assert state["changed"][0]["action_id"] == second["action"]["id"]
     section = next(s for s in insights["sections"] if s["name"] == "current_state")
     assert "Carrying: a lantern, the brass key" in section["text"]
+
+
+def test_a_time_that_would_run_backward_is_kept_and_shown_but_not_applied(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    event(client, aid, kind="time", value="day 5, morning")
+    backward = event(client, aid, kind="time", value="day 2")
+    assert world(client, aid)["time"] == {"text": "day 5, morning"}
+    reply = turn(client, aid, "wait")["reply"]["id"]
+    state = client.get(f"/api/actions/{reply}/insights").json()["state"]
+    assert state["time"] == "day 5, morning" and state["ignored"] == [backward["id"]]
+    listed = client.get(f"/api/adventures/{aid}/world/events").json()
+    assert backward["id"] in [e["id"] for e in listed]  # kept as evidence

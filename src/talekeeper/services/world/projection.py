@@ -12,7 +12,9 @@ Invariants:
   the people whose last known place is the player's, who have not left and are not dead,
   in the order they came. What the player carries: the items whose last holder is the
   player, in the order they came to them; an item used up is gone.
-- Time and quests: the last value each event set (a quest by its name).
+- Time only moves forward (``clock``): a ``time`` event that would take it back is kept
+  as evidence and not applied (``ignored``), and the day moves once per action. Quests:
+  the last state each was given (by its name).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from talekeeper.services.world import clock
+from talekeeper.services.world.clock import Moment
 from talekeeper.storage.vocabulary import EntityKind, EventKind
 
 DEAD = "dead"  # a status that takes someone out of every scene
@@ -63,6 +67,7 @@ class WorldState:
     quests: tuple[Quest, ...]
     statuses: dict[int, str]  # an entity's id -> its last status ("dead", "wounded", …)
     entities: tuple[Ref, ...]  # every entity an event counted here names, first named first
+    ignored: tuple[int, ...] = ()  # events kept as evidence but not applied (time backward)
 
 
 @dataclass
@@ -73,7 +78,10 @@ class _Fold:
     refs: dict[int, Ref] = field(default_factory=dict)
     statuses: dict[int, str] = field(default_factory=dict)
     time: str | None = None
+    moment: Moment | None = None
+    moved_on: int | None = None  # the action whose events already moved the day
     quests: dict[str, Quest] = field(default_factory=dict)
+    ignored: list[int] = field(default_factory=list)
 
 
 PLAYER = 0  # the player's character as an item's holder
@@ -107,11 +115,26 @@ def _apply(fold: _Fold, fact: Fact) -> None:
         case EventKind.STATUS if fact.value:
             fold.statuses[_holder(subject)] = fact.value
         case EventKind.TIME if fact.value:
-            fold.time = fact.value
+            _tick(fold, fact, fact.value)
         case EventKind.QUEST if thing is not None and fact.value:
             fold.quests[thing.name] = Quest(thing.name, fact.value)
         case _:
             pass  # relations and what someone learned change no field of the state
+
+
+def _tick(fold: _Fold, fact: Fact, value: str) -> None:
+    reading = clock.read(value)
+    if reading is None:  # no time this can read: shown as said, the clock as it was
+        fold.time = value
+        return
+    moved = fold.moved_on == fact.action_id
+    moment = clock.advance(fold.moment, reading, moved)
+    if moment is None:
+        fold.ignored.append(fact.id)
+        return
+    if reading.days_on or (fold.moment is not None and moment.day > fold.moment.day):
+        fold.moved_on = fact.action_id
+    fold.moment, fold.time = moment, value
 
 
 def project(facts: Iterable[Fact], at_action: int | None) -> WorldState:
@@ -141,4 +164,5 @@ def project(facts: Iterable[Fact], at_action: int | None) -> WorldState:
         quests=tuple(fold.quests.values()),
         statuses={k: v for k, v in fold.statuses.items() if k != PLAYER},
         entities=tuple(r for r in fold.refs.values() if r.kind is not EntityKind.QUEST),
+        ignored=tuple(fold.ignored),
     )

@@ -340,6 +340,7 @@ class StatePart(Part):
     time: str | None = None
     quests: list[QuestPart] = Field(default_factory=list)
     changed: list[ChangePart] = Field(default_factory=list)
+    ignored: list[int] = Field(default_factory=list)  # events kept but not applied
 
     @classmethod
     def of(cls, state: WorldState | None, changes: Sequence[EventView]) -> StatePart:
@@ -352,6 +353,7 @@ class StatePart(Part):
             time=state.time,
             quests=[QuestPart(name=q.name, state=q.state) for q in state.quests],
             changed=[ChangePart.model_validate(c) for c in changes],
+            ignored=list(state.ignored),
         )
 
 
