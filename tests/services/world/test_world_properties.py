@@ -1,0 +1,170 @@
+"""Property: after every random story operation (turns whose text states changes, retries,
+take switches, undo, redo, edits, deletes, forks, branch switches, the player's own events
+and removals), the world's state at the head equals the fold of the path's events, the
+path worked out here from the tree itself rather than by the repository's query.
+
+Real parts: a migrated database (SQLite, or PostgreSQL with ``--db=postgresql``), ``Story``
+as production uses it, the rules reading each written action (``services.world.derive``).
+``WORLD_PROPERTY_EXAMPLES`` raises the number of random examples for a longer hunt (each
+is up to ``MAX_OPS`` operations).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+from tests.conftest import database_url
+
+from talekeeper.core.errors import Conflict, InvalidInput
+from talekeeper.core.lineage import on_lineage
+from talekeeper.services.memory.base import NullMemory
+from talekeeper.services.story import adventures
+from talekeeper.services.story.tree import Story
+from talekeeper.services.world import derive, events
+from talekeeper.services.world.events import GivenEvent
+from talekeeper.services.world.projection import Fact, Ref, project
+from talekeeper.storage import migrate
+from talekeeper.storage.db import make_engine, make_session_factory, session_scope
+from talekeeper.storage.models import Action, WorldEntity, WorldEvent
+from talekeeper.storage.repositories.users import UserRepository
+from talekeeper.storage.vocabulary import ActionState, EntityKind, EventKind
+
+EXAMPLES = int(os.environ.get("WORLD_PROPERTY_EXAMPLES", "25"))
+MAX_OPS = 40
+ITEMS = ("the brass key", "a lantern", "the rope", "a silver coin")
+PLACES = ("the Salt Market", "the tavern", "the Lighthouse")
+PEOPLE = ("Maren", "Captain Rhys", "Tobin")
+TEXTS = (
+    *(f"pick up {i}" for i in ITEMS),
+    *(f"You drop {i}." for i in ITEMS),
+    *(f"You walk into {p}." for p in PLACES),
+    *(f"{who} arrives." for who in PEOPLE),
+    *(f"{who} leaves." for who in PEOPLE),
+    "Tobin dies.",
+    "The next morning, the fog lifts.",
+    "You give the rope to Maren.",
+    "The gulls cry.",
+)
+OPS = ("do", "reply", "retry", "switch", "undo", "redo", "edit", "delete", "fork", "branch")
+OPS += ("player", "remove")
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sessionmaker[Session]]:
+    path: Path = tmp_path_factory.mktemp("world") / "tk.db"
+    engine = make_engine(database_url(path))
+    migrate.upgrade(engine)
+    yield make_session_factory(engine)
+    engine.dispose()
+
+
+def _ref(row: WorldEntity | None) -> Ref | None:
+    return None if row is None else Ref(row.id, row.name, EntityKind(row.kind))
+
+
+def fold_of_the_path(story: Story) -> object:
+    """The state from every event of the adventure, kept here by the tree's own rules: its
+    action active, its node on the current lineage, not dismissed."""
+    session, lineage = story.session, story.lineage()
+    rows = session.scalars(
+        select(WorldEvent).where(WorldEvent.adventure_id == story.adventure.id)
+    ).all()
+    kept = []
+    for row in rows:
+        action = session.get(Action, row.action_id)
+        assert action is not None
+        if row.dismissed or action.state != ActionState.ACTIVE:
+            continue
+        if on_lineage(lineage, row.branch_id, row.depth):
+            kept.append(row)
+    kept.sort(key=lambda r: (r.depth, r.id))
+
+    def entity(entity_id: int | None) -> Ref | None:
+        return _ref(session.get(WorldEntity, entity_id)) if entity_id is not None else None
+
+    facts = [
+        Fact(
+            r.id,
+            r.action_id,
+            EventKind(r.kind),
+            entity(r.subject_id),
+            entity(r.object_id),
+            entity(r.target_id),
+            r.value,
+        )
+        for r in kept
+    ]
+    return project(facts, None)
+
+
+def apply(story: Story, op: str, pick: int) -> None:
+    head = story.head()
+    text = TEXTS[pick % len(TEXTS)]
+    if op in ("do", "reply"):
+        derive.record(story, story.append("do" if op == "do" else "narration", text))
+    elif op == "retry" and head is not None and head.type == "narration":
+        derive.record(story, story.add_take(head, text))
+    elif op == "switch" and head is not None and head.type == "narration":
+        takes = story.repo.slot(head.branch_id, head.depth)
+        story.switch_take(takes[pick % len(takes)].take)
+    elif op == "undo":
+        story.undo()
+    elif op == "redo":
+        story.redo()
+    elif op in ("edit", "delete", "fork") and head is not None:
+        path = story.repo.path(story.lineage())
+        target = path[pick % len(path)]
+        if op == "edit":
+            derive.rederive(story, story.edit(target.id, text))
+        elif op == "delete":
+            story.delete(target.id)
+        else:
+            story.fork(target.id)
+    elif op == "branch":
+        branches = sorted(story.branches)
+        story.switch_branch(branches[pick % len(branches)])
+    elif op == "player":
+        kind = (EventKind.TOOK, EventKind.DROPPED, EventKind.MOVED, EventKind.ARRIVED)[pick % 4]
+        thing = PLACES[pick % 3] if kind is EventKind.MOVED else ITEMS[pick % 4]
+        given = GivenEvent(kind, subject=PEOPLE[pick % 3] if kind is EventKind.ARRIVED else None)
+        if kind is not EventKind.ARRIVED:
+            given = GivenEvent(kind, object=thing)
+        events.add_player_event(story, given)
+    elif op == "remove":
+        listed = events.path_events(story)
+        if listed:
+            events.remove_event(
+                story.session, story.adventure.user_id, listed[pick % len(listed)].id
+            )
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(ops=st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 60)), max_size=MAX_OPS))
+def test_the_state_is_the_fold_of_the_paths_events_after_every_operation(
+    sessions: sessionmaker[Session], ops: list[tuple[str, int]]
+) -> None:
+    with session_scope(sessions) as session:
+        uid = UserRepository(session).local_user().id
+        opening = {"title": "W", "opening": "You reach the Salt Market at dusk."}
+        story = adventures.create(session, uid, opening, NullMemory())
+        for op, pick in ops:
+            try:
+                with session.begin_nested():
+                    apply(story, op, pick)
+            except (Conflict, InvalidInput):
+                pass  # refused by the tree (another branch's past, nothing to redo): no change
+            session.expire_all()
+            story = Story.load(session, story.adventure.id, uid, NullMemory())
+            expected = fold_of_the_path(story)
+            assert events.state_through(story, None) == expected, (op, pick)
