@@ -225,8 +225,9 @@ def test_an_editor_opened_while_the_list_loads_keeps_what_is_typed(live: Live, p
 def test_the_scene_is_set_by_the_player_and_handed_back(live: Live, page: Any) -> None:
     aid = adventure(live)["id"]
     panel = open_tab(live, page, aid, "Scene")
-    expect(panel.locator(".scene-location")).to_have_text("The Great Lantern")
-    expect(panel.locator(".scene-source")).to_contain_text("from the story cards")
+    # The opening ("You reach Gullreach at dusk ...") says where the player is.
+    expect(panel.locator(".scene-location")).to_have_text("Gullreach")
+    expect(panel.locator(".scene-source")).to_contain_text("from the story")
 
     panel.get_by_role("button", name="Set the scene").click()
     form = panel.get_by_role("form", name="Set the scene")
@@ -245,10 +246,47 @@ def test_the_scene_is_set_by_the_player_and_handed_back(live: Live, page: Any) -
         "source": "player",
     }
 
-    panel.get_by_role("button", name="Hand back to the story cards").click()
-    expect(panel.locator(".scene-source")).to_contain_text("from the story cards")
-    expect(panel.locator(".scene-location")).to_have_text("The Great Lantern")
+    panel.get_by_role("button", name="Hand back to the story").click()
+    expect(panel.locator(".scene-source")).to_contain_text("from the story")
+    expect(panel.locator(".scene-location")).to_have_text("Gullreach")
     assert live.api.get(f"/api/adventures/{aid}/scene").json()["source"] == "story cards"
+
+
+# -- the World ----------------------------------------------------------------------------------
+
+
+def test_the_world_shows_the_state_its_events_and_takes_the_players_word(
+    live: Live, page: Any
+) -> None:
+    aid = adventure(live)["id"]
+    live.double.script("You pick up the brass key. Old Maren arrives.")
+    live.turn(aid, "search the quay")
+    panel = open_tab(live, page, aid, "World")
+    expect(panel.locator(".world-location")).to_have_text("Gullreach")  # from the opening
+    expect(panel.locator(".world-inventory")).to_have_text("the brass key")
+    expect(panel.locator(".world-present")).to_have_text("Old Maren")
+    expect(panel.locator(".world-time")).to_have_text("at dusk")
+    took = panel.locator(".world-event", has_text="the brass key")
+    expect(took).to_contain_text("read from the story")
+    expect(took.locator(".world-evidence")).to_have_text("You pick up the brass key.")
+
+    form = panel.get_by_role("form", name="Add to the world")
+    form.get_by_label("What changed").select_option("took")
+    form.get_by_label("What or where (object)").fill("a lantern")
+    form.get_by_role("button", name="Add event").click()
+    expect(panel.locator(".world-inventory")).to_have_text("the brass key, a lantern")
+    mine = panel.locator(".world-event[data-origin='player']")
+    expect(mine).to_contain_text("set by you")
+    shoot(page, "world")
+
+    # Dismiss what the story said of the key: it is kept, but no longer counts.
+    key_id = took.get_attribute("data-id")
+    panel.get_by_role("button", name=f"Dismiss event {key_id}").click()
+    expect(panel.locator(".world-inventory")).to_have_text("a lantern")
+    mine.get_by_role("button", name=re.compile("Remove event")).click()
+    expect(panel.locator(".world-inventory")).to_have_text("—")
+    state = live.api.get(f"/api/adventures/{aid}/world").json()
+    assert state["inventory"] == [] and state["location"]["name"] == "Gullreach"
 
 
 # -- the Memory Bank ----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // The Scene panel: where the story is, who is present, and one line of what is happening.
 // Invariants: the Scene is either the player's (set here, kept until they hand it back) or
-// derived from the story cards the newest actions mention (never stored, so it follows the
-// story); the panel says which. It is part of the memory query, so it is worth keeping true.
+// derived from the story (the world's location and who is present, else the story cards the
+// newest actions mention; never stored, so it follows the story); the panel says which. It is part of the memory query, so it is worth keeping true.
 import { h, fill, api, notify, attempt } from "./ui.js";
 import { block, refresher, splitList } from "./panel-kit.js";
 
@@ -29,16 +29,16 @@ export function scenePanel(ctx) {
         h("dt", { text: "Happening" }),
         h("dd", { class: "scene-summary", text: scene.summary || "—" })),
       h("p", { class: "small scene-source" },
-        h("span", { class: "badge", text: byPlayer ? "set by you" : "from the story cards" }),
+        h("span", { class: "badge", text: byPlayer ? "set by you" : "from the story" }),
         " ",
         byPlayer
           ? "It stays as you set it until you hand it back."
-          : "It follows the cards the newest actions mention."),
+          : "It follows where the story says you are, and the cards the newest actions mention."),
       h("div", { class: "row" },
         h("button", { type: "button", text: "Set the scene", on: { click: edit } }),
         byPlayer
           ? h("button", {
-            type: "button", class: "link", text: "Hand back to the story cards",
+            type: "button", class: "link", text: "Hand back to the story",
             on: {
               click: () => attempt(async () => {
                 await save({ clear: true });
@@ -51,7 +51,7 @@ export function scenePanel(ctx) {
 
   async function save(body) {
     scene = await api("PUT", url(), body);
-    notify(body.clear ? "The story cards set the scene again." : "Scene set.");
+    notify(body.clear ? "The story sets the scene again." : "Scene set.");
     return scene;
   }
 

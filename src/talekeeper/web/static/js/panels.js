@@ -1,4 +1,4 @@
-// The play page's side panels: Plot, Cards, Knowledge, Scene, Memory and Summary, as tabs,
+// The play page's side panels: Plot, Cards, Knowledge, Scene, World, Memory and Summary, as tabs,
 // with a line that says what the background memory work is doing. Invariants:
 // - This module owns everything inside <aside id="panels"> and nothing outside it.
 // - The adventure is read once on load and again after every "story-changed"; panels read it
@@ -11,6 +11,7 @@ import { plotPanel } from "./panel-plot.js";
 import { cardsPanel } from "./panel-cards.js";
 import { knowledgePanel } from "./panel-knowledge.js";
 import { scenePanel } from "./panel-scene.js";
+import { worldPanel } from "./panel-world.js";
 import { memoryPanel } from "./panel-memory.js";
 import { summaryPanel } from "./panel-summary.js";
 import { backgroundStatus } from "./panel-status.js";
@@ -20,6 +21,7 @@ const TABS = [
   { key: "cards", label: "Cards", make: cardsPanel },
   { key: "knowledge", label: "Knowledge", make: knowledgePanel },
   { key: "scene", label: "Scene", make: scenePanel },
+  { key: "world", label: "World", make: worldPanel },
   { key: "memory", label: "Memory", make: memoryPanel },
   { key: "summary", label: "Summary", make: summaryPanel },
 ];
@@ -134,7 +136,7 @@ async function start() {
 
   on("story-changed", async () => {
     await attempt(() => ctx.reloadAdventure());
-    await Promise.all([panels.get("scene").refresh(), refreshDerived()]);
+    await Promise.all([panels.get("scene").refresh(), panels.get("world").refresh(), refreshDerived()]);
     status.check();
   });
 }

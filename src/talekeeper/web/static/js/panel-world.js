@@ -1,0 +1,108 @@
+// The World panel: the world as the story leaves it (where you are, who is here, what you
+// carry, the time, quests), the events of this path newest first with who said each and the
+// action it belongs to, and the player's own word: add an event, remove one. Invariants:
+// - Everything shown comes from GET /api/adventures/{id}/world and …/world/events, drawn as
+//   text only (names are the story's, and the story is the player's or a model's).
+// - Removing a player's event deletes it; removing a derived one dismisses it (the API
+//   decides); either way the panel is read again, never patched by hand.
+import { h, fill, api, notify, attempt } from "./ui.js";
+import { block, refresher } from "./panel-kit.js";
+
+const KINDS = ["moved", "arrived", "left", "took", "dropped", "gave", "equipped", "used_up",
+  "status", "relation", "time", "quest", "learned"];
+const ORIGINS = { rules: "read from the story", model: "read by the model", player: "set by you" };
+const SHOWN = 30; // events listed, newest first
+
+export function worldPanel(ctx) {
+  const el = h("div", { class: "panel-body" });
+  const base = () => `/api/adventures/${ctx.id}/world`;
+
+  const refresh = refresher(el, async () => ({
+    state: await api("GET", base()),
+    events: await api("GET", `${base()}/events`),
+  }), draw);
+
+  function names(list) {
+    return list.length ? list.map((r) => r.name).join(", ") : "—";
+  }
+
+  function draw({ state, events }) {
+    const quests = state.quests.map((q) => `${q.name} (${q.state})`).join("; ");
+    fill(el,
+      block("The world now",
+        h("p", { class: "muted small", text: "What the story has said is true on this path. The narrator is told it each turn." }),
+        h("dl", { class: "scene-view world-state" },
+          h("dt", { text: "Location" }),
+          h("dd", { class: "world-location", text: state.location ? state.location.name : "—" }),
+          h("dt", { text: "Present" }), h("dd", { class: "world-present", text: names(state.present) }),
+          h("dt", { text: "Carrying" }), h("dd", { class: "world-inventory", text: names(state.inventory) }),
+          h("dt", { text: "Time" }), h("dd", { class: "world-time", text: state.time ? state.time.text : "—" }),
+          h("dt", { text: "Quests" }), h("dd", { class: "world-quests", text: quests || "—" }))),
+      addForm(),
+      block("Events on this path",
+        events.length
+          ? h("ol", { class: "world-events", attrs: { reversed: "" } },
+            ...events.slice(-SHOWN).reverse().map(eventItem))
+          : h("p", { class: "muted small", text: "Nothing yet." })));
+  }
+
+  function eventItem(event) {
+    const roles = [event.subject, event.object, event.value].filter((v) => v !== null).join(" · ");
+    return h("li", { class: "world-event", dataset: { id: String(event.id), origin: event.origin } },
+      h("span", { class: "world-kind", text: event.kind }), " ",
+      h("span", { class: "world-roles", text: roles || "(you)" }), " ",
+      h("span", { class: "badge", text: ORIGINS[event.origin] || event.origin }), " ",
+      h("button", {
+        type: "button", class: "link", text: `action #${event.action_id}`,
+        title: "Show the action this event belongs to",
+        on: { click: () => showAction(event.action_id) },
+      }), " ",
+      h("button", {
+        type: "button", class: "link", text: event.origin === "player" ? "Remove" : "Dismiss",
+        attrs: { "aria-label": `${event.origin === "player" ? "Remove" : "Dismiss"} event ${event.id}` },
+        on: { click: () => remove(event) },
+      }),
+      event.evidence ? h("div", { class: "muted small world-evidence", text: event.evidence }) : null);
+  }
+
+  function showAction(actionId) {
+    const entry = document.querySelector(`article.entry[data-id="${Number(actionId)}"]`);
+    if (entry) entry.scrollIntoView({ block: "center" });
+    else notify(`Action #${actionId} is further back in the story than the page shows.`);
+  }
+
+  async function remove(event) {
+    const done = await attempt(() => api("DELETE", `/api/world/events/${event.id}`));
+    if (done === undefined) return;
+    notify(event.origin === "player" ? "Event removed." : "Event dismissed.");
+    refresh();
+  }
+
+  function addForm() {
+    const kind = h("select", { id: "world-kind" }, ...KINDS.map((k) => h("option", { value: k, text: k })));
+    const subject = h("input", { type: "text", id: "world-subject", placeholder: "empty: you", attrs: { maxlength: 120 } });
+    const object = h("input", { type: "text", id: "world-object", placeholder: "a place, an item, a quest", attrs: { maxlength: 120 } });
+    const value = h("input", { type: "text", id: "world-value", placeholder: "a status, a time, who receives", attrs: { maxlength: 300 } });
+    const optional = (input) => (input.value.trim() ? input.value.trim() : undefined);
+    return h("form", {
+      class: "editor world-add", attrs: { "aria-label": "Add to the world" },
+      on: {
+        submit: async (event) => {
+          event.preventDefault();
+          const body = { kind: kind.value, subject: optional(subject), object: optional(object), value: optional(value) };
+          const added = await attempt(() => api("POST", `${base()}/events`, body));
+          if (added === undefined) return;
+          notify("Added: it holds from the newest action on.");
+          refresh();
+        },
+      },
+    },
+      h("label", { text: "What changed", attrs: { for: "world-kind" } }), kind,
+      h("label", { text: "Who (subject)", attrs: { for: "world-subject" } }), subject,
+      h("label", { text: "What or where (object)", attrs: { for: "world-object" } }), object,
+      h("label", { text: "Value", attrs: { for: "world-value" } }), value,
+      h("div", { class: "row" }, h("button", { type: "submit", class: "primary", text: "Add event" })));
+  }
+
+  return { el, refresh };
+}
