@@ -140,6 +140,9 @@ ALLOWED = {
     # stored as a world event's origin.
     ("services/memory/manage.py", "PLAYER"): "a memory's writer as shown",
     ("services/memory/scene.py", "PLAYER"): "the Scene's source as shown",
+    # Nouns the world's rules never take for an item or a place ("take a left", "take
+    # time"): words of the story, not stored event kinds.
+    ("services/world/rules.py", "_NOT_THINGS"): "words that are no item or place",
 }
 
 
