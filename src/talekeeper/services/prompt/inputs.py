@@ -268,10 +268,8 @@ def gather(
     cache = models.context_layout is ContextLayout.CACHE  # only it keeps things in place
     previous = previous_placement(story, path.rows, retry_of) if cache else None
     held, new = _held(story, cards.section, previous)
-    state_depth = retry_of.depth - 1 if retry_of else None
-    state = world_events.state_through(story, state_depth)
     since = next((r.depth for r, _ in reversed(path.rows) if r.type == NARRATION), -1)
-    changes = world_events.changes_between(story, since, state_depth)
+    state, changes = world_events.for_turn(story, since, retry_of.depth - 1 if retry_of else None)
     scene = with_world(scene_for(story.adventure, cards.fired, path.recent_text), state)
     narration = path.newest_narration
     query_input, query_context = query_texts(path.player_text, scene, narration, counter)

@@ -166,15 +166,19 @@ def state_through(story: Story, max_depth: int | None) -> WorldState:
     return project((_fact(r) for r in rows), None)
 
 
-def changes_between(story: Story, after_depth: int, max_depth: int | None) -> list[EventView]:
-    """The current path's events deeper than ``after_depth`` (down to ``max_depth``): what
-    changed since the previous reply, for Insights."""
+def for_turn(
+    story: Story, after_depth: int, max_depth: int | None
+) -> tuple[WorldState, list[EventView]]:
+    """What a turn reads of the world, in one query: the state down to ``max_depth`` (None:
+    the whole path), and its events deeper than ``after_depth`` (what changed since the
+    previous reply, for Insights)."""
     rows = WorldRepository(story.session).path_events(story.lineage(), max_depth)
-    return [
+    changed = [
         _event_view(r.event, {"subject": r.subject, "object": r.object, "target": r.target})
         for r in rows
         if r.event.depth > after_depth
     ]
+    return project((_fact(r) for r in rows), None), changed
 
 
 def world_at(story: Story, at: int | None = None) -> WorldView:
