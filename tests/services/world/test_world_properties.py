@@ -56,6 +56,16 @@ OPS = ("do", "reply", "retry", "switch", "undo", "redo", "edit", "delete", "fork
 OPS += ("player", "remove")
 
 
+RUN: list[int] = []  # the operations of each example run (a longer hunt reports the sum)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report() -> Iterator[None]:
+    yield
+    if "WORLD_PROPERTY_EXAMPLES" in os.environ:
+        print(f"\nworld property: {len(RUN)} examples, {sum(RUN)} operations")
+
+
 @pytest.fixture(scope="module")
 def sessions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sessionmaker[Session]]:
     path: Path = tmp_path_factory.mktemp("world") / "tk.db"
@@ -158,6 +168,7 @@ def test_the_state_is_the_fold_of_the_paths_events_after_every_operation(
         uid = UserRepository(session).local_user().id
         opening = {"title": "W", "opening": "You reach the Salt Market at dusk."}
         story = adventures.create(session, uid, opening, NullMemory())
+        RUN.append(len(ops))
         for op, pick in ops:
             try:
                 with session.begin_nested():
