@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from talekeeper.services.world.rules import derive
+from talekeeper.services.world.rules import NP_CHARS, derive
 from talekeeper.storage.vocabulary import EventKind
 
 pytestmark = pytest.mark.no_database
@@ -84,3 +84,13 @@ def test_each_event_keeps_its_own_sentence_as_evidence() -> None:
         (EventKind.STATUS, "Maren dies."),
     ]
     assert derive("do", "take the map")[0].evidence == "You take the map."
+
+
+def test_a_long_sentence_of_unfinished_gives_yields_nothing_and_reads_a_bounded_stretch() -> None:
+    """Each "you give" without its "to" reads at most ``NP_CHARS`` characters on (its noun
+    phrase is bounded), so the story's longest text is read in linear time; and no event
+    comes of it."""
+    long = " ".join(["you give a b c"] * 1400)  # 20,000 characters, one sentence
+    assert derive("narration", long) == []
+    far = "You give the " + "very " * 30 + "old lamp to Maren."  # a phrase past the bound
+    assert len(far) > NP_CHARS and derive("narration", far) == []

@@ -3,7 +3,8 @@
 
 Invariants:
 
-- Pure: text in, events out; the same text always gives the same events.
+- Pure: text in, events out; the same text always gives the same events, in time linear
+  in the text (every pattern reads a bounded stretch from where it starts).
 - Precision over recall: a sentence gives an event only when it says the change in so
   many words ("You pick up the brass key.", "You walk into the Salt Market.", "Maren
   dies.", "The next morning, ..."). A sentence that hedges or denies ("try to", "cannot",
@@ -72,8 +73,9 @@ _PRONOUNS = frozenset(
         "there",
     ]
 )
-# A noun phrase: up to the next clause boundary.
-_NP = r"(?P<{name}>(?:the |a |an |your |my |some )?[^,;:.!?\"“”()]+?)"
+# At most ``NP_CHARS`` characters: each match reads a bounded stretch of its sentence, so a
+# sentence of many "you give ..." without a "to" costs linear time, not quadratic.
+NP_CHARS = 80
 _END = (
     r"(?=\s*(?:[,;:.!?\"“”()]|$|\s(?:and|then|from|off|with|before|after|as|while|but|at|on|"
     r"in|by|for|through|toward|towards|under|over|near|behind|beside|into|onto|to|again|too|"
@@ -83,7 +85,9 @@ _YOU = r"(?:^|[\s\"“>])(?i:you|i)\s+"
 
 
 def _np(name: str) -> str:
-    return _NP.format(name=name)
+    """A noun phrase named ``name``: up to the next clause boundary (``_END``), at most
+    ``NP_CHARS`` characters."""
+    return rf"(?P<{name}>(?:the |a |an |your |my |some )?[^,;:.!?\"“”()]{{1,{NP_CHARS}}}?)"
 
 
 _PATTERNS: list[tuple[EventKind, re.Pattern[str]]] = [
