@@ -17,48 +17,22 @@ from __future__ import annotations
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import rules
-from talekeeper.services.world.events import ROLES, entity_for
-from talekeeper.storage.models import Action, WorldEntity, WorldEvent
+from talekeeper.services.world.events import Node, match_names, write_event
+from talekeeper.storage.models import Action
 from talekeeper.storage.repositories.world import WorldRepository
-from talekeeper.storage.vocabulary import EntityKind, EventKind, EventOrigin
-
-
-def _named(story: Story, kind: EntityKind | None, name: str | None) -> WorldEntity | None:
-    if kind is None or name is None:
-        return None
-    return entity_for(story, kind, name, "name")
+from talekeeper.storage.vocabulary import EventOrigin
 
 
 def record(story: Story, row: Action) -> int:
-    """Write the rules' events of ``row``; how many."""
-    world = WorldRepository(story.session)
+    """Write the rules' events of ``row``, on its own node; how many."""
+    at = Node(row.id, row.branch_id, row.depth)
     written = 0
     for found in rules.derive(row.type, row.text):
-        roles = ROLES[found.kind]
         try:
-            subject = _named(story, roles.subject, found.subject)
-            thing = _named(story, roles.object, found.object)
-            target = None
-            value = found.value
-            if found.kind is EventKind.GAVE:
-                target, value = _named(story, EntityKind.PERSON, found.value), None
+            named, value = match_names(story, found.kind, found.subject, found.object, found.value)
         except InvalidInput:
             continue
-        world.add_event(
-            WorldEvent(
-                adventure_id=row.adventure_id,
-                action_id=row.id,
-                branch_id=row.branch_id,
-                depth=row.depth,
-                kind=found.kind,
-                subject_id=subject.id if subject else None,
-                object_id=thing.id if thing else None,
-                target_id=target.id if target else None,
-                value=value,
-                origin=EventOrigin.RULES,
-                evidence=found.evidence,
-            )
-        )
+        write_event(story, at, found.kind, named, value, EventOrigin.RULES, found.evidence)
         written += 1
     return written
 

@@ -10,8 +10,9 @@ Invariants:
   (and the branches forked from it later), and an undo of that action takes it away.
 - Each kind names its roles (``ROLES``): which of subject, object and value it needs and
   what kind of thing each names. A name is matched to the adventure's entity of that
-  kind with the same key (``names.key_of``), or makes one, linked to the story card of
-  that name when there is one. No subject: the player's own character.
+  kind with the same key (``names.key_of``), or makes one. The state shows each entity
+  with the story card of the same key, as the cards are when it is read. No subject: the
+  player's own character.
 - Removing a player's event deletes it; removing a derived one dismisses it (kept as
   evidence, never counted again). Another user's event is not found.
 """
@@ -173,11 +174,7 @@ def for_turn(
     the whole path), and its events deeper than ``after_depth`` (what changed since the
     previous reply, for Insights)."""
     rows = WorldRepository(story.session).path_events(story.lineage(), max_depth)
-    changed = [
-        _event_view(r.event, {"subject": r.subject, "object": r.object, "target": r.target})
-        for r in rows
-        if r.event.depth > after_depth
-    ]
+    changed = [_event_view(r.event, r) for r in rows if r.event.depth > after_depth]
     return project((_fact(r) for r in rows), None), changed
 
 
@@ -189,6 +186,8 @@ def world_at(story: Story, at: int | None = None) -> WorldView:
     )
     state = project((_fact(r) for r in rows), action_id)
     entities = {e.id: e for r in rows for e in (r.subject, r.object, r.target) if e is not None}
+    # Each entity's card by name, as the cards are now (a link is never stored to go stale).
+    cards = {key_of(c.name): c.id for c in StoryRepository(story.session).cards(story.adventure.id)}
 
     def named(ref: Ref) -> NamedRef:
         return NamedRef(ref.name, ref.id)
@@ -206,7 +205,7 @@ def world_at(story: Story, at: int | None = None) -> WorldView:
                 name=ref.name,
                 kind=ref.kind,
                 aliases=list(json.loads(entities[ref.id].aliases or "[]")),
-                card_id=entities[ref.id].card_id,
+                card_id=cards.get(key_of(ref.name)),
                 status=state.statuses.get(ref.id),
             )
             for ref in state.entities
@@ -214,18 +213,26 @@ def world_at(story: Story, at: int | None = None) -> WorldView:
     )
 
 
-def _event_view(row: WorldEvent, names: dict[str, WorldEntity | None]) -> EventView:
-    def name(role: str) -> str | None:
-        entity = names.get(role)
+@dataclass(frozen=True)
+class Named:
+    """An event's entities, matched: who, what or where, and for ``gave`` who receives."""
+
+    subject: WorldEntity | None = None
+    object: WorldEntity | None = None
+    target: WorldEntity | None = None
+
+
+def _event_view(row: WorldEvent, named: Named | PathEvent) -> EventView:
+    def name(entity: WorldEntity | None) -> str | None:
         return entity.name if entity is not None else None
 
-    value = name("target") if row.kind == EventKind.GAVE else row.value
+    value = name(named.target) if row.kind == EventKind.GAVE else row.value
     return EventView(
         id=row.id,
         action_id=row.action_id,
         kind=EventKind(row.kind),
-        subject=name("subject"),
-        object=name("object"),
+        subject=name(named.subject),
+        object=name(named.object),
         value=value,
         origin=EventOrigin(row.origin),
         evidence=row.evidence,
@@ -235,10 +242,7 @@ def _event_view(row: WorldEvent, names: dict[str, WorldEntity | None]) -> EventV
 def path_events(story: Story) -> list[EventView]:
     """The events of the current path, oldest first."""
     rows = WorldRepository(story.session).path_events(story.lineage())
-    return [
-        _event_view(r.event, {"subject": r.subject, "object": r.object, "target": r.target})
-        for r in rows
-    ]
+    return [_event_view(r.event, r) for r in rows]
 
 
 # -- the player's events -------------------------------------------------------------------
@@ -252,8 +256,6 @@ def entity_for(story: Story, kind: EntityKind, name: str, role: str) -> WorldEnt
     found = world.entity(story.adventure.id, kind, key)
     if found is not None:
         return found
-    cards = StoryRepository(story.session).cards(story.adventure.id)
-    card = next((c.id for c in cards if key_of(c.name) == key), None)
     return world.add_entity(
         WorldEntity(
             adventure_id=story.adventure.id,
@@ -261,7 +263,6 @@ def entity_for(story: Story, kind: EntityKind, name: str, role: str) -> WorldEnt
             name=clean,
             key=key,
             aliases="[]",
-            card_id=card,
         )
     )
 
@@ -295,38 +296,74 @@ def _check_roles(given: GivenEvent, roles: Roles, value: str | None) -> None:
         raise InvalidInput("A gave event needs its value: the name of who receives the item.")
 
 
-def add_player_event(story: Story, given: GivenEvent) -> EventView:
-    """The player's event, on the head action."""
-    head = story.head()
-    if head is None:
-        raise Conflict("The story has no action yet for the event to belong to.")
-    roles = ROLES[given.kind]
-    value = _value(given)
-    _check_roles(given, roles, value)
-    names: dict[str, WorldEntity | None] = {"subject": None, "object": None, "target": None}
-    if given.subject is not None and roles.subject is not None:
-        names["subject"] = entity_for(story, roles.subject, given.subject, "subject")
-    if given.object is not None and roles.object is not None:
-        names["object"] = entity_for(story, roles.object, given.object, "object")
-    if given.kind == EventKind.GAVE and value is not None:
-        names["target"] = entity_for(story, PERSON, value, "recipient")
-        value = None
+def match_names(
+    story: Story, kind: EventKind, subject: str | None, thing: str | None, value: str | None
+) -> tuple[Named, str | None]:
+    """An event's names matched to the adventure's entities (``ROLES`` says what kind each
+    names), and the value left to store: ``gave``'s value is its recipient, an entity."""
+    roles = ROLES[kind]
+    named = Named(
+        subject=entity_for(story, roles.subject, subject, "subject")
+        if subject is not None and roles.subject is not None
+        else None,
+        object=entity_for(story, roles.object, thing, "object")
+        if thing is not None and roles.object is not None
+        else None,
+    )
+    if kind == EventKind.GAVE and value is not None:
+        return Named(
+            named.subject, named.object, entity_for(story, PERSON, value, "recipient")
+        ), None
+    return named, value
+
+
+def write_event(
+    story: Story,
+    at: Node,
+    kind: EventKind,
+    named: Named,
+    value: str | None,
+    origin: EventOrigin,
+    evidence: str,
+) -> EventView:
+    """One event on its action and node (``at``), in the caller's unit."""
     row = WorldRepository(story.session).add_event(
         WorldEvent(
             adventure_id=story.adventure.id,
-            action_id=head.id,
-            branch_id=story.branch.id,
-            depth=head.depth,
-            kind=given.kind,
-            subject_id=_id(names["subject"]),
-            object_id=_id(names["object"]),
-            target_id=_id(names["target"]),
+            action_id=at.action_id,
+            branch_id=at.branch_id,
+            depth=at.depth,
+            kind=kind,
+            subject_id=_id(named.subject),
+            object_id=_id(named.object),
+            target_id=_id(named.target),
             value=value,
-            origin=EventOrigin.PLAYER,
-            evidence="",
+            origin=origin,
+            evidence=evidence,
         )
     )
-    return _event_view(row, names)
+    return _event_view(row, named)
+
+
+@dataclass(frozen=True)
+class Node:
+    """Where an event sits: its action, and the node (branch, depth) it is read on."""
+
+    action_id: int
+    branch_id: int
+    depth: int
+
+
+def add_player_event(story: Story, given: GivenEvent) -> EventView:
+    """The player's event, on the head action, at the current branch's node of its depth."""
+    head = story.head()
+    if head is None:
+        raise Conflict("The story has no action yet for the event to belong to.")
+    value = _value(given)
+    _check_roles(given, ROLES[given.kind], value)
+    named, value = match_names(story, given.kind, given.subject, given.object, value)
+    at = Node(head.id, story.branch.id, head.depth)
+    return write_event(story, at, given.kind, named, value, EventOrigin.PLAYER, "")
 
 
 def _id(entity: WorldEntity | None) -> int | None:
