@@ -125,8 +125,8 @@ class LibraryIndexer:
     def reconcile(self) -> None:
         """At the start of background work: every owner's model compared with their
         sources', and every source that wants vectors asked for (a failed one at its retry
-        time). Compared in a read unit; a write unit only for an owner whose sources
-        change, then one for the requests."""
+        time). Compared and listed in read units; a write unit only for an owner whose
+        sources change, and one for the requests when a source wants vectors."""
         with read_scope(self.sessions) as session:
             rows = IndexingRepository(session).source_models()
         seen: dict[int, list[tuple[str | None, str]]] = {}
@@ -141,9 +141,13 @@ class LibraryIndexer:
             if any(store.out_of_sync(v, s, model) for v, s in sources):
                 with session_scope(self.sessions) as session:
                     store.sync_model(session, user_id, model)
+        with read_scope(self.sessions) as session:  # nearly every start: none, no write
+            wanting = IndexingRepository(session).wanting()
+        if not wanting:
+            return
         now = utcnow()
         with session_scope(self.sessions) as session:
-            for source_id, retry_at in IndexingRepository(session).wanting():
+            for source_id, retry_at in wanting:
                 later = retry_at - now if retry_at is not None and retry_at > now else None
                 self.background.request(session, Subject.library_source(source_id), later)
 
