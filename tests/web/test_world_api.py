@@ -110,6 +110,10 @@ def test_player_events_make_the_state_and_list_as_the_paths_events(client: TestC
     maren = next(e for e in state["entities"] if e["name"] == "Maren")
     assert maren["card_id"] is None  # the card is "Old Maren": another name
     assert maren["status"] is None and maren["aliases"] == []
+    card = client.post(f"/api/adventures/{aid}/cards", json={"name": "Maren", "type": "character"})
+    assert card.status_code == 201, card.text
+    linked = next(e for e in world(client, aid)["entities"] if e["name"] == "Maren")
+    assert linked["card_id"] == card.json()["id"]  # a card made later is found by its name
     listed = client.get(f"/api/adventures/{aid}/world/events").json()
     assert [e["kind"] for e in listed] == [
         "moved",

@@ -12,7 +12,8 @@ Invariants:
   Deleting an action or a branch deletes its events.
 - An entity is one per (adventure, kind, ``key``), ``key`` being its normalised name
   (``services.world.names``): every event naming it, on any branch, points at one row.
-  Its ``card_id`` links the story card of that name; deleting the card unlinks it.
+  The story card of the same name is found when the world is read, never stored, so a
+  card made, renamed or deleted later is followed at once.
 - ``dismissed``: the player dismissed a derived event; it stays as evidence and never
   counts.
 """
@@ -47,9 +48,6 @@ class WorldEntity(Base):
     name: Mapped[str] = mapped_column(String(NAME_MAX))
     key: Mapped[str] = mapped_column(String(NAME_MAX))
     aliases: Mapped[str] = mapped_column(Text, default="[]")
-    card_id: Mapped[int | None] = mapped_column(
-        ID, ForeignKey("story_cards.id", ondelete="SET NULL"), nullable=True
-    )
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 

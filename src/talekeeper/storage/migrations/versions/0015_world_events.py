@@ -31,19 +31,12 @@ def upgrade() -> None:
         sa.Column("name", sa.String(length=120), nullable=False),
         sa.Column("key", sa.String(length=120), nullable=False),
         sa.Column("aliases", sa.Text(), nullable=False),
-        sa.Column("card_id", ID, nullable=True),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.ForeignKeyConstraint(
             ["adventure_id"],
             ["adventures.id"],
             name=op.f("fk_world_entities_adventure_id_adventures"),
             ondelete="CASCADE",
-        ),
-        sa.ForeignKeyConstraint(
-            ["card_id"],
-            ["story_cards.id"],
-            name=op.f("fk_world_entities_card_id_story_cards"),
-            ondelete="SET NULL",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_world_entities")),
         sa.UniqueConstraint(
