@@ -95,10 +95,10 @@ def snapshot_folder(settings: Settings, engine: Engine) -> Path:
 
 @dataclass(frozen=True)
 class Background:
-    """The background work of one process: the port's adapter, and the two services whose
-    runs it dispatches (the memory system's passes, the library indexer's vectors)."""
+    """The background work of one process: the two services whose runs its port's adapter
+    dispatches (the memory system's passes, the library indexer's vectors); both hold the
+    adapter (``MemorySystem.background``, ``LibraryIndexer.background``)."""
 
-    work: BackgroundWork
     memory: MemorySystem
     indexer: LibraryIndexer
 
@@ -125,9 +125,11 @@ def background_work(
             work = Worker(sessions, run)
         case JobQueue.SHARED:
             work = QueuedWork(sessions, run, conninfo=conninfo(engine.url))
+    # The indexer asks for its runs through the adapter that runs them: it is made with the
+    # adapter, then handed the kind it runs.
     indexer = LibraryIndexer(sessions, models_for_user, work)
     runs[WorkKind.LIBRARY_SOURCE] = indexer.run
-    return Background(work, MemorySystem(sessions, cache, work), indexer)
+    return Background(MemorySystem(sessions, cache, work), indexer)
 
 
 def prefix_belief(settings: Settings, engine: Engine) -> Belief:
