@@ -247,3 +247,31 @@ def test_model_text_with_markup_is_shown_as_text(live: Live, page: Any) -> None:
     assert dialog.locator("script, img").count() == 0
     assert page.evaluate("() => window.__pwned") is None
     assert json.dumps(page.evaluate("() => typeof window.__pwned")) == '"undefined"'
+
+
+def test_the_world_part_shows_the_state_read_and_names_what_changed_the_players_word(
+    live: Live, page: Any
+) -> None:
+    adventure_id = live.adventure()["id"]
+    live.double.script("The fog lifts.", "You walk into the Salt Market.", "Gulls cry.")
+    live.turn(adventure_id, "wait")
+    mine = live.api.post(
+        f"/api/adventures/{adventure_id}/world/events",
+        json={"kind": "moved", "object": "the cellar"},
+    )
+    assert mine.status_code == 201, mine.text
+    live.turn(adventure_id, "go on")
+    reply = live.turn(adventure_id, "look")["reply"]
+    state = live.api.get(f"/api/actions/{reply['id']}/insights").json()["state"]
+    assert state["location"] == "the Salt Market"
+
+    page.goto(f"{live.url}/adventures/{adventure_id}")
+    dialog = open_insights(page, {"actionId": reply["id"]})
+    world = dialog.locator('.ins-part[data-part="state"]')
+    expect(world.locator("dd").first).to_have_text("the Salt Market")
+    moved = world.locator(".ins-world-change", has_text="the Salt Market")
+    expect(moved).to_contain_text("read from the story")
+    expect(moved.locator(".ins-world-override")).to_have_text(
+        f"Changed what you set (your event #{mine.json()['id']}): its evidence says so."
+    )
+    expect(moved.locator(".world-evidence")).to_have_text("You walk into the Salt Market.")

@@ -279,6 +279,15 @@ def test_the_world_shows_the_state_its_events_and_takes_the_players_word(
     expect(mine).to_contain_text("set by you")
     shoot(page, "world")
 
+    # The world as it stood after the opening: there, nothing was carried yet.
+    opening = panel.locator(".world-event", has_text="moved").filter(has_text="Gullreach")
+    opening.get_by_role("button", name=re.compile("The world as it stood")).click()
+    expect(panel.get_by_role("heading", name=re.compile("The world at action"))).to_be_visible()
+    expect(panel.locator(".world-inventory")).to_have_text("—")
+    expect(panel.locator(".world-location")).to_have_text("Gullreach")
+    panel.get_by_role("button", name="Back to now").click()
+    expect(panel.locator(".world-inventory")).to_have_text("the brass key, a lantern")
+
     # Dismiss what the story said of the key: it is kept, but no longer counts.
     key_id = took.get_attribute("data-id")
     panel.get_by_role("button", name=f"Dismiss event {key_id}").click()

@@ -356,11 +356,13 @@ def test_insights_show_the_state_the_turn_read_and_what_changed_since_the_last_r
         ["a lantern", "the brass key"],
         "at dusk",
     )
-    # Since the previous reply: the player's own event on it is older; the action's is new.
+    # Since the previous turn read the world: the player's event on its reply, and the
+    # action's own event.
     assert [(c["kind"], c["object"], c["origin"]) for c in state["changed"]] == [
-        ("took", "the brass key", "rules")
+        ("took", "a lantern", "player"),
+        ("took", "the brass key", "rules"),
     ]
-    assert state["changed"][0]["action_id"] == second["action"]["id"]
+    assert state["changed"][1]["action_id"] == second["action"]["id"]
     section = next(s for s in insights["sections"] if s["name"] == "current_state")
     assert "Carrying: a lantern, the brass key" in section["text"]
 
@@ -377,3 +379,41 @@ def test_a_time_that_would_run_backward_is_kept_and_shown_but_not_applied(
     assert state["time"] == "day 5, morning" and state["ignored"] == [backward["id"]]
     listed = client.get(f"/api/adventures/{aid}/world/events").json()
     assert backward["id"] in [e["id"] for e in listed]  # kept as evidence
+
+
+def test_a_derived_event_that_changes_what_the_player_set_is_named_in_insights(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    double.script("The fog lifts.", "You walk into the Salt Market.", "Gulls cry.")
+    turn(client, aid, "wait")
+    mine = event(client, aid, kind="moved", object="the cellar")  # "I am in the cellar"
+    turn(client, aid, "go on")
+    assert world(client, aid)["location"]["name"] == "the Salt Market"  # said outright
+    # The next turn's Insights: what changed since the previous reply names the event.
+    reply = turn(client, aid, "look")["reply"]["id"]
+    changed = client.get(f"/api/actions/{reply}/insights").json()["state"]["changed"]
+    moved = [c for c in changed if c["kind"] == "moved"]
+    assert [(c["object"], c["overrides"], c["kept"]) for c in moved] == [
+        ("the Salt Market", mine["id"], None)
+    ]
+
+
+def test_an_edit_never_makes_its_own_action_undo_the_players_event_on_it(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    double.script("The gulls cry.", "The wind drops.")
+    reply = turn(client, aid, "look around")["reply"]
+    event(client, aid, kind="took", object="the brass key")  # on that reply
+    edited = client.patch(
+        f"/api/actions/{reply['id']}", json={"text": "The gulls cry. You drop the brass key."}
+    )
+    assert edited.status_code == 200, edited.text
+    assert names(world(client, aid)["inventory"]) == ["the brass key"]
+    dropped = [e for e in client.get(f"/api/adventures/{aid}/world/events").json()
+               if e["kind"] == "dropped"]  # fmt: skip
+    assert [e["origin"] for e in dropped] == ["rules"]  # kept as evidence, listed
+    second = turn(client, aid, "wait")["reply"]["id"]
+    state = client.get(f"/api/actions/{second}/insights").json()["state"]
+    assert dropped[0]["id"] in state["ignored"]

@@ -14,8 +14,8 @@ import pytest
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.world.names import clean_name, key_of
-from talekeeper.services.world.projection import Fact, Quest, Ref, project
-from talekeeper.storage.vocabulary import EntityKind, EventKind
+from talekeeper.services.world.projection import Fact, Override, Quest, Ref, Why, explicit, project
+from talekeeper.storage.vocabulary import EntityKind, EventKind, EventOrigin
 
 pytestmark = pytest.mark.no_database
 
@@ -122,3 +122,68 @@ def test_a_name_is_cleaned_and_refused_when_it_names_nothing_or_is_too_long() ->
         clean_name("\x00\x1b\x07 \u200b", "subject")
     with pytest.raises(InvalidInput, match="at most 120"):
         clean_name("x" * 121)
+
+
+PLAYER, RULES, MODEL = EventOrigin.PLAYER, EventOrigin.RULES, EventOrigin.MODEL
+CELLAR = Ref(8, "the cellar", EntityKind.PLACE)
+
+
+def on(action: int, n: int, kind: EventKind, **kw: object) -> Fact:
+    """Event ``n`` on action ``action`` (several events may share one)."""
+    return Fact(n, action, kind, **kw)  # type: ignore[arg-type]
+
+
+def test_a_derived_event_of_the_players_own_action_never_undoes_the_players_event() -> None:
+    # The player says they hold the key; an edit re-derives the action's events after it.
+    mine = on(1, 1, EventKind.TOOK, object=KEY, origin=PLAYER)
+    derived = on(1, 2, EventKind.DROPPED, object=KEY, origin=RULES, evidence="You drop it.")
+    state = project([mine, derived], 1)
+    assert state.inventory == (KEY,)
+    assert state.why == {2: Why.HELD} and state.ignored == (2,)
+    assert state.overrides == ()
+
+
+def test_a_later_explicit_event_changes_the_players_fact_and_is_named() -> None:
+    mine = on(1, 1, EventKind.MOVED, object=CELLAR, origin=PLAYER)
+    said = on(2, 2, EventKind.MOVED, object=HARBOUR, evidence="You walk to the Harbour.")
+    state = project([mine, said], 2)
+    assert state.location == HARBOUR
+    assert state.overrides == (Override(event_id=2, player_event_id=1),)
+    # The hold is released: the next derived move needs no more than any other.
+    guess = on(3, 3, EventKind.MOVED, object=LIGHTHOUSE, origin=MODEL, evidence="Time passes.")
+    assert project([mine, said, guess], 3).location == LIGHTHOUSE
+
+
+def test_a_models_guess_does_not_change_what_the_player_set() -> None:
+    mine = on(1, 1, EventKind.MOVED, object=CELLAR, origin=PLAYER)
+    guess = on(2, 2, EventKind.MOVED, object=HARBOUR, origin=MODEL, evidence="You go up.")
+    stated = on(
+        3, 3, EventKind.MOVED, object=HARBOUR, origin=MODEL, evidence="You reach the harbour."
+    )
+    assert not explicit(guess) and explicit(stated)
+    held = project([mine, guess], 2)
+    assert held.location == CELLAR and held.why == {2: Why.HELD} and held.overrides == ()
+    changed = project([mine, guess, stated], 3)
+    assert changed.location == HARBOUR and changed.overrides == (Override(3, 1),)
+    # Without a player's event at that coordinate, a model's event needs no more than that.
+    assert project([guess], 2).location == HARBOUR
+
+
+def test_an_event_that_changes_nothing_the_player_set_leaves_the_hold() -> None:
+    mine = on(1, 1, EventKind.TOOK, object=KEY, origin=PLAYER)
+    theirs = on(2, 2, EventKind.DROPPED, subject=MARA, object=KEY, evidence="Mara drops it.")
+    guess = on(3, 3, EventKind.DROPPED, object=KEY, origin=MODEL, evidence="Your hands are empty.")
+    state = project([mine, theirs, guess], 3)
+    assert state.inventory == (KEY,)  # Mara never held it; the guess names no key
+    assert state.overrides == () and state.why == {3: Why.HELD}
+
+
+def test_explicit_reads_names_in_any_script_and_whole_words_only() -> None:
+    town = Ref(9, "Новгород", EntityKind.PLACE)
+    assert explicit(
+        on(1, 1, EventKind.MOVED, object=town, origin=MODEL, evidence="Вы входите в НОВГОРОД.")
+    )
+    inn = Ref(10, "the Inn", EntityKind.PLACE)
+    assert not explicit(on(1, 1, EventKind.MOVED, object=inn, origin=MODEL, evidence="Innocent."))
+    time = on(1, 1, EventKind.TIME, value="dawn", origin=MODEL, evidence="At dawn, you wake.")
+    assert explicit(time)

@@ -34,7 +34,7 @@ from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope
 from talekeeper.storage.models import Action, WorldEntity, WorldEvent
 from talekeeper.storage.repositories.users import UserRepository
-from talekeeper.storage.vocabulary import ActionState, EntityKind, EventKind
+from talekeeper.storage.vocabulary import ActionState, EntityKind, EventKind, EventOrigin
 
 EXAMPLES = int(os.environ.get("WORLD_PROPERTY_EXAMPLES", "25"))
 MAX_OPS = 40
@@ -108,6 +108,8 @@ def fold_of_the_path(story: Story) -> object:
             entity(r.object_id),
             entity(r.target_id),
             r.value,
+            EventOrigin(r.origin),
+            r.evidence,
         )
         for r in kept
     ]

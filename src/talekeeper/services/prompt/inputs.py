@@ -139,7 +139,7 @@ class ContextInputs:
     layout: ContextLayout = ContextLayout.CLASSIC
     previous: Placement | None = None  # where the previous prompt on this path put things
     world: WorldState | None = None  # the world's state the turn reads (Current state)
-    world_changes: tuple[EventView, ...] = ()  # its events since the previous reply
+    world_changes: tuple[EventView, ...] = ()  # its events since the previous turn read it
 
     def section_cards(self, built: BuiltContext) -> tuple[FiredCard, ...]:
         """The cards of the Story Cards sections ``built`` holds: as they fire now when its
@@ -268,7 +268,9 @@ def gather(
     cache = models.context_layout is ContextLayout.CACHE  # only it keeps things in place
     previous = previous_placement(story, path.rows, retry_of) if cache else None
     held, new = _held(story, cards.section, previous)
-    since = next((r.depth for r, _ in reversed(path.rows) if r.type == NARRATION), -1)
+    # What changed since the previous turn read the world: that turn read it down to the
+    # action before its reply, so the reply's own events are new to this one.
+    since = next((r.depth - 1 for r, _ in reversed(path.rows) if r.type == NARRATION), -1)
     state, changes = world_events.for_turn(story, since, retry_of.depth - 1 if retry_of else None)
     scene = with_world(scene_for(story.adventure, cards.fired, path.recent_text), state)
     narration = path.newest_narration

@@ -144,6 +144,8 @@ def _fact(row: PathEvent) -> Fact:
         _ref(row.object),
         _ref(row.target),
         event.value,
+        EventOrigin(event.origin),
+        event.evidence,
     )
 
 

@@ -15,16 +15,26 @@ Invariants:
 - Time only moves forward (``clock``): a ``time`` event that would take it back is kept
   as evidence and not applied (``ignored``), and the day moves once per action. Quests:
   the last state each was given (by its name).
+- The player has the last word. Each event sets one *coordinate* (where the player is,
+  where one person is, who holds one item, one entity's status, the time, one quest); a
+  player's event holds its coordinate. A derived event at a held coordinate is not applied
+  (``ignored``, ``HELD``) when it belongs to the same action as the player's event, or
+  when its evidence does not say so explicitly (``explicit``: a rules event always does,
+  its patterns are explicit; a model's must name everything the event names). An explicit
+  one is applied, releases the hold, and is named in ``overrides`` with the player's
+  event it changed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 
 from talekeeper.services.world import clock
 from talekeeper.services.world.clock import Moment
-from talekeeper.storage.vocabulary import EntityKind, EventKind
+from talekeeper.services.world.names import key_of
+from talekeeper.storage.vocabulary import EntityKind, EventKind, EventOrigin
 
 DEAD = "dead"  # a status that takes someone out of every scene
 
@@ -49,6 +59,23 @@ class Fact:
     object: Ref | None = None
     target: Ref | None = None
     value: str | None = None
+    origin: EventOrigin = EventOrigin.RULES
+    evidence: str = ""
+
+
+class Why(Enum):
+    """Why an event is kept as evidence but not applied."""
+
+    BACKWARD = "backward"  # a time earlier than the story's
+    HELD = "held"  # the player set that fact, and the event does not say otherwise outright
+
+
+@dataclass(frozen=True)
+class Override:
+    """A derived event that changed what a player's event had set."""
+
+    event_id: int
+    player_event_id: int
 
 
 @dataclass(frozen=True)
@@ -67,7 +94,12 @@ class WorldState:
     quests: tuple[Quest, ...]
     statuses: dict[int, str]  # an entity's id -> its last status ("dead", "wounded", …)
     entities: tuple[Ref, ...]  # every entity an event counted here names, first named first
-    ignored: tuple[int, ...] = ()  # events kept as evidence but not applied (time backward)
+    ignored: tuple[int, ...] = ()  # events kept as evidence but not applied
+    why: dict[int, Why] = field(default_factory=dict)  # each ignored event's reason
+    overrides: tuple[Override, ...] = ()  # derived events that changed a player's fact
+
+
+Coordinate = tuple[str, int | str | None]  # what one event sets: ("holder", item id), …
 
 
 @dataclass
@@ -81,10 +113,92 @@ class _Fold:
     moment: Moment | None = None
     moved_on: int | None = None  # the action whose events already moved the day
     quests: dict[str, Quest] = field(default_factory=dict)
-    ignored: list[int] = field(default_factory=list)
+    why: dict[int, Why] = field(default_factory=dict)
+    held: dict[Coordinate, Fact] = field(default_factory=dict)  # the player's, by coordinate
+    overrides: list[Override] = field(default_factory=list)
 
 
 PLAYER = 0  # the player's character as an item's holder
+
+
+def _coordinate(fact: Fact) -> Coordinate | None:
+    """The one fact of the state ``fact`` sets (None: it sets none the state shows)."""
+    subject, thing = fact.subject, fact.object
+    match fact.kind:
+        case EventKind.MOVED if subject is None:
+            return ("location", None)
+        case EventKind.MOVED | EventKind.ARRIVED | EventKind.LEFT if subject is not None:
+            return ("place", subject.id)
+        case (
+            EventKind.TOOK
+            | EventKind.EQUIPPED
+            | EventKind.DROPPED
+            | EventKind.GAVE
+            | EventKind.USED_UP
+        ) if thing is not None:
+            return ("holder", thing.id)
+        case EventKind.STATUS:
+            return ("status", _holder(subject))
+        case EventKind.TIME:
+            return ("time", None)
+        case EventKind.QUEST if thing is not None:
+            return ("quest", thing.name)
+        case _:
+            return None
+
+
+def explicit(fact: Fact) -> bool:
+    """Whether ``fact``'s evidence states it outright. The rules' patterns are explicit by
+    construction; a model's event must name, in its evidence, everything it names."""
+    if fact.origin is not EventOrigin.MODEL:
+        return True
+    said = f" {key_of(fact.evidence)} "
+    names = [r.name for r in (fact.subject, fact.object, fact.target) if r is not None]
+    if fact.kind in (EventKind.STATUS, EventKind.TIME) and fact.value:
+        names.append(fact.value)
+    return all(f" {key_of(n)} " in said for n in names if key_of(n))
+
+
+def _reading(fold: _Fold, at: Coordinate) -> object:
+    """What the state says at one coordinate now (to see whether an event changed it)."""
+    match at:
+        case ("place", int(person)):
+            return fold.places.get(person)
+        case ("holder", int(item)):
+            return fold.holders.get(item)
+        case ("status", int(entity)):
+            return fold.statuses.get(entity)
+        case ("quest", str(name)):
+            return fold.quests.get(name)
+        case ("time", _):
+            return fold.time
+        case _:
+            return fold.location
+
+
+def _step(fold: _Fold, fact: Fact) -> None:
+    """Apply ``fact`` unless a player's event holds its coordinate against it."""
+    at = _coordinate(fact)
+    if at is None:
+        _apply(fold, fact)
+        return
+    if fact.origin is EventOrigin.PLAYER:
+        _apply(fold, fact)
+        fold.held[at] = fact
+        return
+    mine = fold.held.get(at)
+    if mine is None:
+        _apply(fold, fact)
+        return
+    if mine.action_id == fact.action_id or not explicit(fact):
+        fold.why[fact.id] = Why.HELD
+        return
+    before = _reading(fold, at)
+    _apply(fold, fact)
+    if fact.id in fold.why or _reading(fold, at) == before:
+        return  # it changed nothing the player set: the hold stays
+    del fold.held[at]
+    fold.overrides.append(Override(fact.id, mine.id))
 
 
 def _holder(ref: Ref | None) -> int:
@@ -130,7 +244,7 @@ def _tick(fold: _Fold, fact: Fact, value: str) -> None:
     moved = fold.moved_on == fact.action_id
     moment = clock.advance(fold.moment, reading, moved)
     if moment is None:
-        fold.ignored.append(fact.id)
+        fold.why[fact.id] = Why.BACKWARD
         return
     if reading.days_on or (fold.moment is not None and moment.day > fold.moment.day):
         fold.moved_on = fact.action_id
@@ -144,7 +258,7 @@ def project(facts: Iterable[Fact], at_action: int | None) -> WorldState:
         for ref in (fact.subject, fact.object, fact.target):
             if ref is not None:
                 fold.refs.setdefault(ref.id, ref)
-        _apply(fold, fact)
+        _step(fold, fact)
     here = fold.location
     present = tuple(
         fold.refs[person]
@@ -164,5 +278,7 @@ def project(facts: Iterable[Fact], at_action: int | None) -> WorldState:
         quests=tuple(fold.quests.values()),
         statuses={k: v for k, v in fold.statuses.items() if k != PLAYER},
         entities=tuple(r for r in fold.refs.values() if r.kind is not EntityKind.QUEST),
-        ignored=tuple(fold.ignored),
+        ignored=tuple(fold.why),
+        why=dict(fold.why),
+        overrides=tuple(fold.overrides),
     )

@@ -313,7 +313,7 @@ class RepairPart(Part):
 
 
 class ChangePart(Part):
-    """A world event since the previous reply (``services.world.events.EventView``)."""
+    """A world event since the previous turn read the world (``world.events.EventView``)."""
 
     id: int = 0
     action_id: int = 0
@@ -323,6 +323,8 @@ class ChangePart(Part):
     value: str | None = None
     origin: str = ""
     evidence: str = ""
+    overrides: int | None = None  # the player's event whose fact this one changed
+    kept: str | None = None  # why it was kept as evidence and not applied (``Why``)
 
 
 class QuestPart(Part):
@@ -330,9 +332,18 @@ class QuestPart(Part):
     state: str = ""
 
 
+def _change(event: EventView, state: WorldState) -> ChangePart:
+    """One event since the previous turn, with what the fold did with it."""
+    overrode = {o.event_id: o.player_event_id for o in state.overrides}
+    why = state.why.get(event.id)
+    return ChangePart.model_validate(event).model_copy(
+        update={"overrides": overrode.get(event.id), "kept": why.value if why else None}
+    )
+
+
 class StatePart(Part):
     """The world's state the turn read (its Current state section), and what changed in it
-    since the previous reply."""
+    since the previous turn read it."""
 
     location: str | None = None
     present: list[str] = Field(default_factory=list)
@@ -352,7 +363,7 @@ class StatePart(Part):
             inventory=[r.name for r in state.inventory],
             time=state.time,
             quests=[QuestPart(name=q.name, state=q.state) for q in state.quests],
-            changed=[ChangePart.model_validate(c) for c in changes],
+            changed=[_change(c, state) for c in changes],
             ignored=list(state.ignored),
         )
 

@@ -5,6 +5,8 @@
 //   text only (names are the story's, and the story is the player's or a model's).
 // - Removing a player's event deletes it; removing a derived one dismisses it (the API
 //   decides); either way the panel is read again, never patched by hand.
+// - The state can be shown at an earlier action of the path (an event's "State here");
+//   when that action is no longer on the path (an undo, another branch), it shows now.
 import { h, fill, api, notify, attempt } from "./ui.js";
 import { block, refresher } from "./panel-kit.js";
 
@@ -17,10 +19,27 @@ export function worldPanel(ctx) {
   const el = h("div", { class: "panel-body" });
   const base = () => `/api/adventures/${ctx.id}/world`;
 
+  let at = null; // the action whose state is shown; null: the head
+
   const refresh = refresher(el, async () => ({
-    state: await api("GET", base()),
+    state: await stateAt(),
     events: await api("GET", `${base()}/events`),
   }), draw);
+
+  async function stateAt() {
+    if (at === null) return api("GET", base());
+    try {
+      return await api("GET", `${base()}?at=${at}`);
+    } catch {
+      at = null; // no longer on this path: show the world as it is now
+      return api("GET", base());
+    }
+  }
+
+  function showAt(actionId) {
+    at = actionId;
+    refresh();
+  }
 
   function names(list) {
     return list.length ? list.map((r) => r.name).join(", ") : "—";
@@ -29,8 +48,11 @@ export function worldPanel(ctx) {
   function draw({ state, events }) {
     const quests = state.quests.map((q) => `${q.name} (${q.state})`).join("; ");
     fill(el,
-      block("The world now",
-        h("p", { class: "muted small", text: "What the story has said is true on this path. The narrator is told it each turn." }),
+      block(at === null ? "The world now" : `The world at action #${state.at_action}`,
+        at === null
+          ? h("p", { class: "muted small", text: "What the story has said is true on this path. The narrator is told it each turn." })
+          : h("p", { class: "muted small world-then" }, "As it stood after that action. ",
+            h("button", { type: "button", class: "link world-now", text: "Back to now", on: { click: () => showAt(null) } })),
         h("dl", { class: "scene-view world-state" },
           h("dt", { text: "Location" }),
           h("dd", { class: "world-location", text: state.location ? state.location.name : "—" }),
@@ -56,6 +78,11 @@ export function worldPanel(ctx) {
         type: "button", class: "link", text: `action #${event.action_id}`,
         title: "Show the action this event belongs to",
         on: { click: () => showAction(event.action_id) },
+      }), " ",
+      h("button", {
+        type: "button", class: "link world-at", text: "State here",
+        attrs: { "aria-label": `The world as it stood after action #${event.action_id}` },
+        on: { click: () => showAt(event.action_id) },
       }), " ",
       h("button", {
         type: "button", class: "link", text: event.origin === "player" ? "Remove" : "Dismiss",

@@ -1,0 +1,49 @@
+// The Insights dialog's World part: the state the turn read (its Current state section) and
+// the events that changed it since the previous turn, each with its action, who said it,
+// its evidence, and what the fold did with it. Pure rendering from a snapshot's `state`
+// part; every name and sentence is the story's and is shown as text only.
+import { h } from "./ui.js";
+import { part } from "./insights-parts.js";
+
+const ORIGINS = { rules: "read from the story", model: "read by the model", player: "set by you" };
+const KEPT = {
+  held: "not applied: you set this, and it does not say otherwise outright",
+  backward: "not applied: it would take the time backward",
+};
+
+function listed(values) {
+  return values && values.length ? values.join(", ") : "—";
+}
+
+function change(event) {
+  const roles = [event.subject, event.object, event.value].filter((v) => v !== null && v !== undefined);
+  return h("li", { class: "ins-world-change", dataset: { id: String(event.id), origin: event.origin } },
+    h("span", { class: "world-kind", text: event.kind }), " ",
+    h("span", { text: roles.length ? roles.join(" · ") : "(you)" }), " ",
+    h("span", { class: "badge", text: ORIGINS[event.origin] || event.origin }), " ",
+    h("span", { class: "muted small", text: `action #${event.action_id}` }),
+    Number.isInteger(event.overrides)
+      ? h("div", { class: "ins-world-override small",
+        text: `Changed what you set (your event #${event.overrides}): its evidence says so.` })
+      : null,
+    event.kept ? h("div", { class: "ins-world-kept small muted", text: KEPT[event.kept] || event.kept }) : null,
+    event.evidence ? h("div", { class: "muted small world-evidence", text: event.evidence }) : null);
+}
+
+/** The part, or nothing for a snapshot written before the world was kept. */
+export function worldPart(state) {
+  if (!state) return null;
+  const quests = (state.quests || []).map((q) => `${q.name} (${q.state})`);
+  const changed = state.changed || [];
+  return part("state", "The world this turn read",
+    h("dl", { class: "scene-view ins-world" },
+      h("dt", { text: "Location" }), h("dd", { text: state.location || "—" }),
+      h("dt", { text: "Present" }), h("dd", { text: listed(state.present) }),
+      h("dt", { text: "Carrying" }), h("dd", { text: listed(state.inventory) }),
+      h("dt", { text: "Time" }), h("dd", { text: state.time || "—" }),
+      h("dt", { text: "Quests" }), h("dd", { text: listed(quests) })),
+    h("h4", { text: "Changed since the previous turn" }),
+    changed.length
+      ? h("ol", { class: "ins-world-changes" }, ...changed.map(change))
+      : h("p", { class: "muted small", text: "Nothing." }));
+}
