@@ -44,6 +44,77 @@ FOUND = [
     ("narration", "You kill Vorn.", [("status", "Vorn", None, "dead")]),
     ("narration", "The next morning, the fog lifts.", [("time", None, None, "the next morning")]),
     ("story", "Hours later the bell rings.", [("time", None, None, "hours later")]),
+    # Going, in more words; a verb joined to "you" by "and" has that "you".
+    (
+        "narration",
+        "You cross the square and go into the Salt Market.",
+        [("moved", None, "the Salt Market", None)],
+    ),
+    ("narration", "You make your way to the old mill.", [("moved", None, "the old mill", None)]),
+    (
+        "narration",
+        "You follow the lane down to the ferry landing.",
+        [("moved", None, "the ferry landing", None)],
+    ),
+    (
+        "narration",
+        "Half an hour's walk brings you to the Drowned Bell.",
+        [("moved", None, "the Drowned Bell", None)],
+    ),
+    ("do", "head for the ferry landing", [("moved", None, "the ferry landing", None)]),
+    # Taking, keeping, being handed a thing.
+    ("narration", "Your fingers close around the vial.", [("took", None, "the vial", None)]),
+    ("narration", "You tuck the whistle into your belt.", [("took", None, "the whistle", None)]),
+    ("narration", "The glass vial is yours now.", [("took", None, "The glass vial", None)]),
+    ("narration", "You scoop up the staff and go.", [("took", None, "the staff", None)]),
+    ("narration", "Hob hands you the cloak.", [("took", None, "the cloak", None)]),
+    (
+        "narration",
+        "Sella presses the silver locket into your hands.",
+        [("took", None, "the silver locket", None)],
+    ),
+    # Someone else's taking is theirs (from the player too).
+    ("narration", "Tobin picks up the rope.", [("took", "Tobin", "the rope", None)]),
+    (
+        "narration",
+        "Sella takes the locket from you with a grateful nod.",
+        [("took", "Sella", "the locket", None)],
+    ),
+    (
+        "narration",
+        "Мирон snatches the signet ring out of your hands.",
+        [("took", "Мирон", "the signet ring", None)],
+    ),
+    # Putting down and giving, in more words.
+    (
+        "narration",
+        "You set the lantern down on the bench.",
+        [("dropped", None, "the lantern", None)],
+    ),
+    ("narration", "You leave the lantern behind.", [("dropped", None, "the lantern", None)]),
+    ("narration", "You let the rope fall into the grass.", [("dropped", None, "the rope", None)]),
+    ("narration", "You hang the key back on its hook.", [("dropped", None, "the key", None)]),
+    (
+        "narration",
+        "The signet ring slips from your hand and rolls away.",
+        [("dropped", None, "The signet ring", None)],
+    ),
+    ("narration", "You hand Hob the jar.", [("gave", None, "the jar", "Hob")]),
+    ("narration", "You let Sella keep the locket.", [("gave", None, "the locket", "Sella")]),
+    ("narration", "You press the vial into Sella's hands.", [("gave", None, "the vial", "Sella")]),
+    # People in any script; coming, going, dying in more words.
+    ("narration", "Мирон enters, looking tired.", [("arrived", "Мирон", None, None)]),
+    ("narration", "The door opens and Δάφνη walks in.", [("arrived", "Δάφνη", None, None)]),
+    ("narration", "A moment later 明子 joins you.", [("arrived", "明子", None, None)]),
+    ("narration", "Tobin follows close behind.", [("arrived", "Tobin", None, None)]),
+    ("narration", "With a nod, Tobin takes their leave.", [("left", "Tobin", None, None)]),
+    ("narration", "Kell breathes their last.", [("status", "Kell", None, "dead")]),
+    ("narration", "You strike Vorn down.", [("status", "Vorn", None, "dead")]),
+    # Times in more words, the value said as the clock reads it.
+    ("narration", "Night falls over the harbour.", [("time", None, None, "night falls")]),
+    ("narration", "The sun sets behind the hills.", [("time", None, None, "sunset")]),
+    ("narration", "Three days pass.", [("time", None, None, "three days later")]),
+    ("narration", "By nightfall the rain stops.", [("time", None, None, "by nightfall")]),
 ]
 
 NOTHING = [
@@ -58,6 +129,20 @@ NOTHING = [
     ("say", "I take the key and walk into the Salt Market."),
     ("narration", "The gulls wheel over the harbour."),
     ("narration", "You never give the lantern to Maren."),
+    # A phrase led by a preposition is no place or item.
+    ("narration", "I reach for the staff."),
+    ("narration", "You reach into your pocket."),
+    # Speech in quotes is not the story's.
+    ("narration", '"You go to Varn tonight, and you tell no one," Tobin says.'),
+    ("narration", "'You pick up the key and you run,' she whispers."),
+    ("narration", "“Maren dies at dawn,” he says."),
+    # Plans, rumours and habits.
+    ("narration", "They say Hob arrives tomorrow."),
+    ("narration", "You will go to the mill."),
+    ("narration", "The bells here ring at noon every day."),
+    # What a giver gives that no one carries.
+    ("narration", "Mara gives you a warm smile."),
+    ("narration", "You give Tobin a nod."),
 ]
 
 
@@ -94,3 +179,26 @@ def test_a_long_sentence_of_unfinished_gives_yields_nothing_and_reads_a_bounded_
     assert derive("narration", long) == []
     far = "You give the " + "very " * 30 + "old lamp to Maren."  # a phrase past the bound
     assert len(far) > NP_CHARS and derive("narration", far) == []
+
+
+def test_the_rest_of_a_sentence_with_speech_is_read_and_keeps_the_speech_as_evidence() -> None:
+    text = '"We leave at dawn," Mara says, and you pick up the rope.'
+    [found] = derive("narration", text)
+    assert (found.kind, found.object, found.evidence) == (EventKind.TOOK, "the rope", text)
+
+
+def test_a_quotation_over_sentences_is_not_read() -> None:
+    text = 'Mara leans in. "Go. You walk into the crypt alone. Now," she says. Tobin leaves.'
+    assert [(d.kind, d.subject) for d in derive("narration", text)] == [(EventKind.LEFT, "Tobin")]
+
+
+def test_names_in_a_script_without_case_stay_two_people() -> None:
+    found = derive("narration", "明子 arrives. 明美 leaves.")
+    assert [(d.kind, d.subject) for d in found] == [
+        (EventKind.ARRIVED, "明子"),
+        (EventKind.LEFT, "明美"),
+    ]
+
+
+def test_a_lowercase_word_is_no_one() -> None:
+    assert derive("narration", "The door opens and the wind walks in.") == []

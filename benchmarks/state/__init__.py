@@ -1,0 +1,1 @@
+"""World state on generated stories: does the world the product derives match the timeline?"""

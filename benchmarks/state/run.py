@@ -1,0 +1,130 @@
+"""World state on generated stories: does the state the rules derive match the timeline?
+
+Generates ``STORIES`` stories per seed (``generator``), plays each through the real
+pipeline (``play``), scores the state after every turn (``measure``) and writes the section
+(``report``). The tune seed's figures and the held-out seeds' are reported apart; the
+split is fixed here, before any tuning. Each story is played twice: as written (things
+also named by short forms) and, for the diagnosis, the same story with one name a thing.
+
+    .venv/bin/python -m benchmarks.state.run [--write docs/benchmarks.md] [--quick]
+        [--tune-seed S] [--seeds A B] [--misses tune-misses.json]
+
+``--quick``: one short story on the tune seed only (a smoke run). ``--misses``: every turn
+of the tune seed where the state and the truth differ, as JSON, by variant (the held-out
+seeds' misses are never written: they are not for tuning). Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.kit.report import Clock, arguments, publish
+from benchmarks.kit.runtime import EMBEDDERS, player
+from benchmarks.state.generator import StateStory, generate
+from benchmarks.state.measure import Score
+from benchmarks.state.play import play
+from benchmarks.state.report import Run, markdown
+
+from talekeeper_testkit.double import ModelDouble
+
+SECTION = "world-state"
+TITLE = "World state"
+COMMAND = ".venv/bin/python -m benchmarks.state.run --write docs/benchmarks.md"
+TUNE_SEED = 7
+HELD_OUT = (31, 58)
+# Three stories of 50 turns a seed, each played twice: 900 turns in all, about three
+# minutes on two cores (the double embeds, the memory worker runs in the background).
+STORIES = 3
+TURNS = 50
+QUICK_TURNS = 12
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+VARIANTS = {"written": True, "one name": False}  # the variant's name -> short forms
+
+
+def story_set(
+    seed: int, stories: int = STORIES, turns: int = TURNS, short_forms: bool = True
+) -> list[StateStory]:
+    return [
+        generate(seed * 100 + i, turns, key=f"{seed}-{i + 1}", short_forms=short_forms)
+        for i in range(stories)
+    ]
+
+
+def wordings(stories: list[StateStory]) -> int:
+    return len({u for s in stories for t in s.turns for u in t.wordings})
+
+
+Sets = dict[tuple[str, int], list[StateStory]]  # (variant, seed) -> its stories
+
+
+async def play_all(sets: Sets) -> dict[tuple[str, int], Score]:
+    scores: dict[tuple[str, int], Score] = {}
+    with ModelDouble() as double:
+        async with player(EMBEDDERS["double"], double) as p:
+            for (variant, seed), stories in sets.items():
+                scores[variant, seed] = score = Score()
+                for story in stories:
+                    began = time.perf_counter()
+                    got = await play(p, story)
+                    score.merge(got)
+                    log(
+                        f"{variant}, seed {seed} {story.key}: {got.turns} turns, "
+                        f"{len(got.misses)} misses, {time.perf_counter() - began:.1f} s"
+                    )
+    return scores
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments((__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="one short story, tune seed only")
+    parser.add_argument("--tune-seed", type=int, default=TUNE_SEED)
+    parser.add_argument("--seeds", type=int, nargs="*", default=list(HELD_OUT), help="held out")
+    parser.add_argument("--misses", type=Path, help="write the tune seed's misses here (JSON)")
+    args = parser.parse_args(argv)
+    held = [] if args.quick else [s for s in args.seeds if s != args.tune_seed]
+    per_seed, turns = (1, QUICK_TURNS) if args.quick else (STORIES, TURNS)
+    seeds = [args.tune_seed, *held]
+    sets: Sets = {
+        (variant, seed): story_set(seed, per_seed, turns, short)
+        for variant, short in VARIANTS.items()
+        for seed in seeds
+    }
+    log(f"{sum(len(s) for s in sets.values())} stories of {turns} turns, seeds {seeds}")
+    clock = Clock(COMMAND)
+    scores = asyncio.run(play_all(sets))
+    tune, held_out = {}, {}
+    for variant in VARIANTS:
+        tune[variant], held_out[variant] = scores[variant, args.tune_seed], Score()
+        for seed in held:
+            held_out[variant].merge(scores[variant, seed])
+    written = [s for seed in seeds for s in sets["written", seed]]
+    run = Run(
+        tune_seed=args.tune_seed,
+        held_out=held,
+        stories_per_seed=per_seed,
+        turns_per_story=turns,
+        wordings=wordings(written),
+        tune=tune["written"],
+        held=held_out["written"],
+        clock=clock.stop(),
+        one_name=(tune["one name"], held_out["one name"]),
+    )
+    publish(markdown(run), args.write, SECTION, TITLE)
+    if args.misses:
+        misses = {v: [dataclasses.asdict(m) for m in tune[v].misses] for v in VARIANTS}
+        args.misses.write_text(json.dumps(misses, indent=1, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
