@@ -499,7 +499,12 @@ def test_export_then_import_keeps_everything_and_the_copy_plays_on(library: Libr
     assert any(a["edited_at"] for a in exported["actions"])
     assert any(c["name"] == "The Bell" for c in exported["cards"]) and exported["insights"]
     assert exported["adventure"]["memory_bank"] is False
-    assert exported["version"] == 2 and "story_summary" not in exported["adventure"]
+    assert exported["version"] == 4 and "story_summary" not in exported["adventure"]
+    # The world travels: its events on every branch and take, each naming its entities.
+    events = exported["world_events"]
+    assert events and {e["origin"] for e in events} >= {"rules"}
+    named = {k for e in events for k in (e["subject"], e["object"], e["target"]) if k}
+    assert named == {e["key"] for e in exported["world_entities"]}
     assert exported["adventure"]["scene"] == {
         "location": "The Great Lantern",
         "present": ["Old Maren"],

@@ -23,6 +23,8 @@ TABLES = (
     "memories",
     "memory_uses",
     "summary_versions",
+    "world_entities",
+    "world_events",
 )
 
 

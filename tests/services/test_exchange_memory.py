@@ -227,7 +227,13 @@ def test_a_bad_memory_or_summary_entry_is_refused_and_nothing_is_written(
 def test_each_version_holds_its_sections_and_the_adventure_every_plot_component() -> None:
     first = {"format", "version", "adventure", "branches", "actions", "cards", "insights"}
     memory = first | {"memories", "summaries"}
-    assert {1: first, 2: memory, 3: memory | {"knowledge"}} == SECTIONS
+    world = {"world_entities", "world_events"}
+    assert {
+        1: first,
+        2: memory,
+        3: memory | {"knowledge"},
+        4: memory | {"knowledge"} | world,
+    } == SECTIONS
     assert set(COMPONENTS) | set(TOGGLES) <= set(AdventureMeta.model_fields)
     assert SUMMARY not in AdventureMeta.model_fields  # a version 1 file's alone
     assert SUMMARY in LegacyAdventureMeta.model_fields

@@ -109,8 +109,8 @@ FREE_FORM_CASES: dict[Key, list[Case]] = {
     ("POST", "/api/adventures/import"): [
         Case(lambda w: {"format": "x"}, ("not a Talekeeper adventure export",)),
         Case(lambda w: {"bogus_field": 1}, ("not a Talekeeper adventure export",)),
-        Case(_export_with(lambda e: e.update(version=4)), ("version 1, 2 or 3",)),
-        Case(_export_with(lambda e: e.update(version=True)), ("version 1, 2 or 3",)),
+        Case(_export_with(lambda e: e.update(version=5)), ("version 1, 2, 3 or 4",)),
+        Case(_export_with(lambda e: e.update(version=True)), ("version 1, 2, 3 or 4",)),
         Case(_export_with(lambda e: e.update(adventure=[])), ("file.adventure",)),
         Case(_export_with(lambda e: e["adventure"].update(title=5)), ("file.adventure.title",)),
         Case(_export_with(lambda e: e["adventure"].update(title="")), ("file.adventure.title",)),
@@ -126,6 +126,22 @@ FREE_FORM_CASES: dict[Key, list[Case]] = {
         Case(_export_with(lambda e: e["cards"].append({"name": ""})), ("'name'",)),
         Case(_export_with(lambda e: e["insights"][0].update(data=[])), ("malformed",)),
         Case(_export_with(lambda e: e["adventure"].update(title="\ud800")), ("Unicode",)),
+        Case(
+            _export_with(lambda e: e["world_events"][0].update(action=999)),
+            ("file.world_events[0].action names no action",),
+        ),
+        Case(
+            _export_with(lambda e: e["world_events"][0].update(kind="teleported")),
+            ("file.world_events[0].kind", "moved"),
+        ),
+        Case(
+            _export_with(lambda e: e["world_entities"].append(e["world_entities"][0])),
+            ("used twice",),
+        ),
+        Case(
+            _export_with(lambda e: e["world_entities"][0].update(name="\u200b")),
+            ("file.world_entities[0]", "letter or digit"),
+        ),
     ],
     ("PATCH", "/api/settings"): [
         Case(lambda w: {"bogus_field": 1}, ("bogus_field", "not a per-user setting")),

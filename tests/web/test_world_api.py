@@ -245,7 +245,7 @@ def test_a_turn_states_the_world_and_undo_or_an_edit_takes_it_back(
     client: TestClient, double: ModelDouble
 ) -> None:
     aid = adventure(client)
-    double.script("You slip the key into your coat. Captain Rhys arrives, dripping.")
+    double.script("You turn the key over in your hands. Captain Rhys arrives, dripping.")
     picked = turn(client, aid, "pick up the brass key")
     state = world(client, aid)
     assert names(state["inventory"]) == ["the brass key"]
@@ -417,3 +417,28 @@ def test_an_edit_never_makes_its_own_action_undo_the_players_event_on_it(
     second = turn(client, aid, "wait")["reply"]["id"]
     state = client.get(f"/api/actions/{second}/insights").json()["state"]
     assert dropped[0]["id"] in state["ignored"]
+
+
+def test_a_name_told_shorter_is_the_same_thing_and_an_unclear_one_is_refused(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    double.script("You pick up the brass key.", "You drop the key.", "You take the iron key.")
+    turn(client, aid, "look around")
+    assert names(world(client, aid)["inventory"]) == ["the brass key"]
+    turn(client, aid, "wait")  # "the key": the brass key, the one key there is
+    state = world(client, aid)
+    assert state["inventory"] == []
+    key = next(e for e in state["entities"] if e["name"] == "the brass key")
+    assert key["aliases"] == ["the key"]
+    turn(client, aid, "wait")
+    assert names(world(client, aid)["inventory"]) == ["the iron key"]
+    # Two keys now: "the key" could be either, and the player is asked to say which.
+    before = client.get(f"/api/adventures/{aid}/world/events").json()
+    refused = client.post(
+        f"/api/adventures/{aid}/world/events", json={"kind": "dropped", "object": "the key"}
+    )
+    assert refused.status_code == 400
+    message = refused.json()["error"]["message"]
+    assert "the brass key" in message and "the iron key" in message, message
+    assert client.get(f"/api/adventures/{aid}/world/events").json() == before

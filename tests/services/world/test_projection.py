@@ -13,7 +13,7 @@ import random
 import pytest
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.services.world.names import clean_name, key_of
+from talekeeper.services.world.names import clean_name, key_of, told_shorter, trailing
 from talekeeper.services.world.projection import Fact, Override, Quest, Ref, Why, explicit, project
 from talekeeper.storage.vocabulary import EntityKind, EventKind, EventOrigin
 
@@ -187,3 +187,13 @@ def test_explicit_reads_names_in_any_script_and_whole_words_only() -> None:
     assert not explicit(on(1, 1, EventKind.MOVED, object=inn, origin=MODEL, evidence="Innocent."))
     time = on(1, 1, EventKind.TIME, value="dawn", origin=MODEL, evidence="At dawn, you wake.")
     assert explicit(time)
+
+
+def test_a_name_told_shorter_is_its_last_words_never_part_of_a_word() -> None:
+    assert told_shorter(key_of("the vial"), key_of("the glass vial"))
+    assert told_shorter(key_of("Old Maren"), key_of("Maren"))
+    assert not told_shorter("key", "monkey")
+    assert not told_shorter("vial", "vial")  # the same key is not told shorter
+    assert not told_shorter("glass", "glass vial")  # first words are not the thing
+    assert trailing("old glass vial") == ["glass vial", "vial"]
+    assert trailing("vial") == []

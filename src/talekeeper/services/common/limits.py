@@ -34,6 +34,8 @@ MAX_ACTIONS = 50_000  # action rows of one adventure, every state (takes, undone
 MAX_BRANCHES = 2_000  # branches of one adventure, nested or not
 MAX_CARDS = 5_000  # story cards of one adventure
 MAX_MEMORIES = 100_000  # memories of one adventure, every status (bank_capacity's maximum)
+MAX_WORLD_ENTITIES = 50_000  # the world's named things of one adventure
+MAX_WORLD_EVENTS = 250_000  # world events of one adventure, every origin, on any branch
 
 # Request bodies, in bytes, refused with 413 before they are read whole. An ordinary
 # body holds at most a few text fields of COMPONENT_MAX characters (6 bytes each as a

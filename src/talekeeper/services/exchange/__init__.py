@@ -9,8 +9,8 @@ Invariants:
   memories (every status, with the replies that used them) and every Story Summary
   version, with their timestamps.
 - Rows are named by keys local to the file (1..n in creation order), never by
-  database ids, so ``export(import(f)) == f`` for any file we wrote (imported by a user
-  whose library holds the sources it names, see below).
+  database ids, so ``export(import(f)) == f`` for any file this version writes (imported
+  by a user whose library holds the sources it names, see below).
 - An import is read and checked whole before the database is written
   (``plan``): a bad file is refused with the JSON path of the first problem and
   nothing is kept. Then it is written in one short transaction of bulk inserts
@@ -43,10 +43,21 @@ Invariants:
   format, the one place in the services that uses pydantic): the export builds one and
   dumps it, an import validates the file against it. A field no version declares is
   refused, and so is a value of the wrong type: nothing is coerced.
-- Version 3 is version 2 with ``knowledge``. An export is written as version 3 only when a
-  source is attached, else as version 2, so a version that predates the library still
-  reads it. A version 1 file still imports: its ``story_summary`` becomes the player's
-  Story Summary version before the first action of the first branch.
+- Version 3 is version 2 with ``knowledge``; version 4 is version 3 with the world
+  (``world_entities`` and ``world_events``: every event on any branch and take, the
+  player's and dismissed ones included, its entities by their keys). An export is
+  written as the lowest version that holds what the adventure has: 4 when its world has
+  an entity or an event, else 3 when a source is attached, else 2. A version 1 file still
+  imports: its ``story_summary`` becomes the player's Story Summary version before the
+  first action of the first branch.
+- A file from before the world (versions 1 to 3) imports with the world the rules read
+  from its actions, read while the file is planned, outside the write: the events play
+  would have written as each action was (``world.derive.derive_all``). So
+  ``export(import(f))`` is ``f`` for a file this version writes; an older file comes back
+  as version 4, with its world (and, from version 1, its Story Summary version). At most
+  ``limits.MAX_WORLD_ENTITIES`` entities and ``MAX_WORLD_EVENTS`` events, checked like the
+  other lists; an entity is one per kind and name key, and an event names entities of the
+  kinds its kind does (``world.events.ROLES``).
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 takes, and the limits an import holds a file to.
 
 The file is a data format, so it is declared as pydantic models (the one part of the
-services that uses pydantic): ``AdventureFileV1``, ``V2`` and ``V3``, one per version, each
-refusing a field it does not declare (``extra="forbid"``). The export builds a ``V2`` or a
-``V3`` and dumps it; an import validates the file against the model of its version (the
-values, and how one is refused: ``values``).
+services that uses pydantic): ``AdventureFileV1`` to ``V4``, one per version, each
+refusing a field it does not declare (``extra="forbid"``). The export builds a ``V2``, a
+``V3`` or a ``V4`` and dumps it; an import validates the file against the model of its
+version (the values, and how one is refused: ``values``).
 
 Fields are declared in the order the export writes them, and every field is written,
 ``null`` included, so a file written comes back byte for byte.
@@ -44,6 +44,7 @@ from talekeeper.services.exchange.values import (
     chars,
     choice,
     importing,
+    maybe_chars,
     refusal,
     shown,
 )
@@ -52,11 +53,21 @@ from talekeeper.services.memory import scene as scenes
 from talekeeper.services.memory import summary as summaries
 from talekeeper.services.memory.manage import EVERY_STATUS, MEMORY_TEXT_MAX
 from talekeeper.storage.models import LibrarySource
-from talekeeper.storage.vocabulary import ActionState, Authority, MemoryOrigin, SummaryTrigger
+from talekeeper.storage.models.world import ALIASES_MAX, NAME_MAX, VALUE_MAX
+from talekeeper.storage.vocabulary import (
+    ActionState,
+    Authority,
+    EntityKind,
+    EventKind,
+    EventOrigin,
+    MemoryOrigin,
+    SummaryTrigger,
+)
 
 FORMAT: Final = "talekeeper-adventure"
 VERSION: Final = 2  # what an export is written as, unless it holds a section of a later version
 KNOWLEDGE_VERSION: Final = 3  # version 2 with ``knowledge``: the attached library sources
+WORLD_VERSION: Final = 4  # version 3 with the world: ``world_entities`` and ``world_events``
 STATES = tuple(ActionState)  # active, take, undone, removed
 KIND_MAX = 16  # a source's kind ("pdf", "epub", ...), as a reference names it
 AUTHORITIES = tuple(Authority)
@@ -81,7 +92,10 @@ ENTRY_CAPS = {
     "insights": (limits.MAX_ACTIONS, "Insights snapshots (one per action)"),
     "summaries": (limits.MAX_ACTIONS, "Story Summary versions"),
     "knowledge": (library.MAX_ATTACHED, "attached library sources"),
+    "world_entities": (limits.MAX_WORLD_ENTITIES, "world entities"),
+    "world_events": (limits.MAX_WORLD_EVENTS, "world events"),
 }
+EVIDENCE_MAX = limits.NARRATION_MAX  # an event's sentence: never longer than its action
 
 # Replies' uses of memories (``used_by`` entries) in one file: every reply of the largest
 # adventure (half its rows) using 40 memories, eight times the most a turn retrieves.
@@ -297,6 +311,53 @@ class SourceRef(Entry):
         )
 
 
+# -- the world -------------------------------------------------------------------------------
+
+
+def _aliases(value: object, info: ValidationInfo) -> list[str]:
+    names: list[str] = value if isinstance(value, list) else []
+    if (
+        not isinstance(value, list)
+        or not all(isinstance(name, str) for name in names)
+        or (
+            importing(info)
+            and (len(names) > ALIASES_MAX or not all(len(name) <= NAME_MAX for name in names))
+        )
+    ):
+        raise refusal(
+            FIELD, f"must be a list of at most {ALIASES_MAX} names of at most {NAME_MAX} characters"
+        )
+    return [str(name) for name in names]
+
+
+class EntityEntry(Entry):
+    """A named thing of the world; events name it by its ``key`` (its place in the list)."""
+
+    key: Key
+    kind: Annotated[str, choice(tuple(EntityKind))]
+    name: Annotated[str, chars(NAME_MAX, required=True)]
+    aliases: Annotated[list[str], PlainValidator(_aliases)] = Field(default_factory=list)
+    created_at: Time
+
+
+class EventEntry(Entry):
+    """One change an action says, on its node (``branch``, ``depth``): its entities by their
+    keys in ``world_entities``, its action by its key in ``actions``."""
+
+    action: Key
+    branch: Key
+    depth: Count
+    kind: Annotated[str, choice(tuple(EventKind))]
+    subject: MaybeKey = None
+    object: MaybeKey = None
+    target: MaybeKey = None
+    value: Annotated[str | None, maybe_chars(VALUE_MAX)] = None
+    origin: Annotated[str, choice(tuple(EventOrigin))]
+    evidence: Annotated[str, chars(EVIDENCE_MAX)] = ""
+    dismissed: Flag = False
+    created_at: Time
+
+
 # -- the file --------------------------------------------------------------------------------
 
 
@@ -333,7 +394,23 @@ class AdventureFileV3(MemoryFile):
     knowledge: list[SourceRef] = Field(default_factory=list)
 
 
-AnyFile = AdventureFileV1 | AdventureFileV2 | AdventureFileV3
-ExportedFile = Annotated[AdventureFileV2 | AdventureFileV3, Field(discriminator="version")]
-FILES: dict[int, type[AdventureFile]] = {1: AdventureFileV1, 2: AdventureFileV2, 3: AdventureFileV3}
+class AdventureFileV4(MemoryFile):
+    """Version 3 with the world: its entities and every event, on any branch."""
+
+    version: Literal[4]
+    knowledge: list[SourceRef] = Field(default_factory=list)
+    world_entities: list[EntityEntry] = Field(default_factory=list)
+    world_events: list[EventEntry] = Field(default_factory=list)
+
+
+AnyFile = AdventureFileV1 | AdventureFileV2 | AdventureFileV3 | AdventureFileV4
+ExportedFile = Annotated[
+    AdventureFileV2 | AdventureFileV3 | AdventureFileV4, Field(discriminator="version")
+]
+FILES: dict[int, type[AdventureFile]] = {
+    1: AdventureFileV1,
+    2: AdventureFileV2,
+    3: AdventureFileV3,
+    4: AdventureFileV4,
+}
 SECTIONS = {version: frozenset(model.model_fields) for version, model in FILES.items()}

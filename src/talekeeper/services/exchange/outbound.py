@@ -1,7 +1,9 @@
 """Export: a whole adventure as one file of Talekeeper's own format (see the package's
-invariants), built as the model of its version. The file is version 2 unless sources are
-attached to the adventure: then it is version 3 and lists them by reference in
-``knowledge``."""
+invariants), built as the model of its version: the lowest that holds what the adventure
+has. Version 4 when its world has entities or events (``world_entities``,
+``world_events``: every event, on any branch, dismissed ones too); else version 3 when
+sources are attached to the adventure (listed by reference in ``knowledge``); else
+version 2."""
 
 from __future__ import annotations
 
@@ -13,12 +15,16 @@ from talekeeper.services.exchange.fileformat import (
     FORMAT,
     KNOWLEDGE_VERSION,
     VERSION,
+    WORLD_VERSION,
     ActionEntry,
     AdventureFileV2,
     AdventureFileV3,
+    AdventureFileV4,
     AdventureMeta,
     BranchEntry,
     CardEntry,
+    EntityEntry,
+    EventEntry,
     InsightEntry,
     MemoryEntry,
     Persona,
@@ -29,9 +35,10 @@ from talekeeper.services.exchange.fileformat import (
 from talekeeper.services.library import store as library
 from talekeeper.services.memory.manage import EVERY_STATUS
 from talekeeper.services.story.tree import load_adventure
-from talekeeper.storage.models import Action, Adventure, Branch, StoryCard
+from talekeeper.storage.models import Action, Adventure, Branch, StoryCard, WorldEvent
 from talekeeper.storage.repositories import memory as memories
 from talekeeper.storage.repositories.story import StoryRepository
+from talekeeper.storage.repositories.world import WorldRepository
 
 
 def export(session: Session, adventure_id: int, user_id: int) -> dict[str, object]:
@@ -44,7 +51,7 @@ def export(session: Session, adventure_id: int, user_id: int) -> dict[str, objec
 
 def export_file(
     session: Session, adventure_id: int, user_id: int
-) -> AdventureFileV2 | AdventureFileV3:
+) -> AdventureFileV2 | AdventureFileV3 | AdventureFileV4:
     adventure = load_adventure(session, adventure_id, user_id)
     repo = StoryRepository(session)
     branches = list(repo.branches(adventure.id))
@@ -65,29 +72,73 @@ def export_file(
     memory = _memories(session, adventure.id, branch_key, action_key)
     versions = _summaries(session, adventure.id, branch_key, action_key)
     knowledge = [SourceRef.of(s) for s in library.attached(session, adventure.id)]
-    if not knowledge:  # without it the file stays version 2, which older versions read
-        return AdventureFileV2(
-            format=FORMAT,
-            version=VERSION,
-            adventure=meta,
-            branches=branch_entries,
-            actions=action_entries,
-            cards=cards,
-            insights=insights,
-            memories=memory,
-            summaries=versions,
+    common = {
+        "format": FORMAT,
+        "adventure": meta,
+        "branches": branch_entries,
+        "actions": action_entries,
+        "cards": cards,
+        "insights": insights,
+        "memories": memory,
+        "summaries": versions,
+    }
+    entities, events = _world(session, adventure.id, branch_key, action_key)
+    if entities or events:
+        return AdventureFileV4.model_validate(
+            common
+            | {"version": WORLD_VERSION, "knowledge": knowledge}
+            | {"world_entities": entities, "world_events": events}
         )
-    return AdventureFileV3(
-        format=FORMAT,
-        version=KNOWLEDGE_VERSION,
-        adventure=meta,
-        branches=branch_entries,
-        actions=action_entries,
-        cards=cards,
-        insights=insights,
-        memories=memory,
-        summaries=versions,
-        knowledge=knowledge,
+    if knowledge:
+        return AdventureFileV3.model_validate(
+            common | {"version": KNOWLEDGE_VERSION, "knowledge": knowledge}
+        )
+    # Nothing of a later version: the file stays version 2, which older versions read.
+    return AdventureFileV2.model_validate(common | {"version": VERSION})
+
+
+def _world(
+    session: Session, adventure_id: int, branch_key: dict[int, int], action_key: dict[int, int]
+) -> tuple[list[EntityEntry], list[EventEntry]]:
+    world = WorldRepository(session)
+    rows = world.entities(adventure_id)
+    entity_key = {e.id: i for i, e in enumerate(rows, 1)}
+    entities = [
+        EntityEntry(
+            key=entity_key[e.id],
+            kind=e.kind,
+            name=e.name,
+            aliases=json.loads(e.aliases or "[]"),
+            created_at=e.created_at,
+        )
+        for e in rows
+    ]
+    events = [_event(e, branch_key, action_key, entity_key) for e in world.events(adventure_id)]
+    return entities, events
+
+
+def _event(
+    e: WorldEvent,
+    branch_key: dict[int, int],
+    action_key: dict[int, int],
+    entity_key: dict[int, int],
+) -> EventEntry:
+    def named(entity_id: int | None) -> int | None:
+        return None if entity_id is None else entity_key[entity_id]
+
+    return EventEntry(
+        action=action_key[e.action_id],
+        branch=branch_key[e.branch_id],
+        depth=e.depth,
+        kind=e.kind,
+        subject=named(e.subject_id),
+        object=named(e.object_id),
+        target=named(e.target_id),
+        value=e.value,
+        origin=e.origin,
+        evidence=e.evidence,
+        dismissed=e.dismissed,
+        created_at=e.created_at,
     )
 
 

@@ -15,8 +15,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
 
+import talekeeper.services.exchange.world as world
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.cards.rules import card_columns
 from talekeeper.services.exchange.fileformat import (
@@ -24,6 +24,7 @@ from talekeeper.services.exchange.fileformat import (
     ActionEntry,
     AdventureFileV1,
     AdventureFileV3,
+    AdventureFileV4,
     AdventureMeta,
     BranchEntry,
     CardEntry,
@@ -35,22 +36,9 @@ from talekeeper.services.exchange.fileformat import (
 )
 from talekeeper.services.exchange.placements import PlannedPlacement, card_keys, planned
 from talekeeper.services.exchange.reader import NOT_VALID, read
+from talekeeper.services.exchange.rows import Planned, Ref, Row, fail, keys_of, ref
 from talekeeper.services.memory.bank import terms_of
-from talekeeper.storage.vocabulary import ActionState, SummaryTrigger
-
-Ref = tuple[str, int | None]  # (the file's section, a key of it; None for no row)
-Row = dict[str, object]  # a row's columns, as the insert takes them
-
-
-@dataclass(frozen=True)
-class Planned:
-    """One row: its columns, and the columns that name other rows by their file keys."""
-
-    values: Row
-    key: int = 0  # the row's own file key, where other rows name it
-    refs: dict[str, Ref] = field(default_factory=dict)  # set as the row is inserted
-    later: dict[str, Ref] = field(default_factory=dict)  # set once every row exists
-    uses: list[int] = field(default_factory=list)  # a memory's replies, by action key
+from talekeeper.storage.vocabulary import ActionState, EntityKind, SummaryTrigger
 
 
 @dataclass(frozen=True)
@@ -63,11 +51,6 @@ class ImportPlan:
     knowledge: list[SourceRef] = field(default_factory=list)  # matched as it is written
     # What the replies leave for the next turn, from their snapshots (``placements``).
     placements: list[PlannedPlacement] = field(default_factory=list)
-
-
-class Keyed(Protocol):
-    @property
-    def key(self) -> int: ...
 
 
 def plan_import(data: object, user_id: int) -> ImportPlan:
@@ -90,34 +73,21 @@ def plan_import(data: object, user_id: int) -> ImportPlan:
         "memories": _memories(memories, branch_keys, action_keys),
         "summaries": _summaries(versions, branch_keys, action_keys),
     }
+    if isinstance(file, AdventureFileV4):
+        kinds = {e.key: EntityKind(e.kind) for e in file.world_entities}
+        sections["world_entities"] = world.entities(file.world_entities)
+        sections["world_events"] = world.events(file.world_events, kinds, branch_keys, file.actions)
+    else:  # written before the world was kept: read from the story, as play would have
+        sections["world_entities"], sections["world_events"] = world.derived(
+            file.actions, meta.created_at
+        )
     legacy = meta.story_summary if isinstance(meta, LegacyAdventureMeta) else ""
     if legacy.strip():
         sections["summaries"].append(_legacy_version(min(branch_keys), legacy, meta.updated_at))
-    knowledge = list(file.knowledge) if isinstance(file, AdventureFileV3) else []
+    knowledge = list(file.knowledge) if isinstance(file, AdventureFileV3 | AdventureFileV4) else []
     adventure = _adventure(meta, user_id) | {"memory_revision": len(memories)}  # they take 1..n
     carried = planned(file.insights, card_keys(file.cards))
     return ImportPlan(user_id, adventure, current, meta.updated_at, sections, knowledge, carried)
-
-
-def keys_of(entries: Sequence[Keyed], section: str) -> set[int]:
-    """The ``key`` of each entry of a list, each used once."""
-    seen: set[int] = set()
-    for i, entry in enumerate(entries):
-        if entry.key in seen:
-            raise InvalidInput(f"{NOT_VALID}: file.{section}[{i}].key {entry.key} is used twice.")
-        seen.add(entry.key)
-    return seen
-
-
-def _fail(where: str, what: str) -> InvalidInput:
-    return InvalidInput(f"{NOT_VALID}: {where} {what}.")
-
-
-def _ref(key: int | None, keys: set[int], where: str, what: str) -> int | None:
-    """A file key that names one of ``keys`` (or no row, where the file has none)."""
-    if key is not None and key not in keys:
-        raise _fail(where, f"names no {what}")
-    return key
 
 
 def _adventure(meta: AdventureMeta, user_id: int) -> Row:
@@ -154,7 +124,7 @@ def _branches(branches: Sequence[BranchEntry], action_keys: set[int]) -> list[Pl
         key: int | None = branch.key
         while key is not None and key not in generation:
             if key not in parents or key in on_chain:
-                raise _fail(f"file.branches[{i}].parent", "names no branch (or a cycle)")
+                raise fail(f"file.branches[{i}].parent", "names no branch (or a cycle)")
             chain.append(key)
             on_chain.add(key)
             key = parents[key]
@@ -164,7 +134,7 @@ def _branches(branches: Sequence[BranchEntry], action_keys: set[int]) -> list[Pl
     ordered = sorted(enumerate(branches), key=lambda p: (generation[p[1].key], p[0]))
     rows: list[Planned] = []
     for i, b in ordered:
-        forked = _ref(
+        forked = ref(
             b.forked_from_action, action_keys, f"file.branches[{i}].forked_from_action", "action"
         )
         values: Row = {
@@ -188,17 +158,17 @@ def _actions(actions: Sequence[ActionEntry], branch_keys: set[int]) -> list[Plan
     takes: set[tuple[int, int, int]] = set()
     for i, a in enumerate(actions):
         where = f"file.actions[{i}]"
-        _ref(a.branch, branch_keys, f"{where}.branch", "branch")
+        ref(a.branch, branch_keys, f"{where}.branch", "branch")
         place = (a.branch, a.depth)
         if a.state == ActionState.ACTIVE:
             if place in active:
-                raise _fail(
+                raise fail(
                     where, f"is a second active action at depth {a.depth} of branch {a.branch}"
                 )
             active.add(place)
         if a.state != ActionState.REMOVED:
             if (*place, a.take) in takes:
-                raise _fail(where, f"repeats take {a.take} at depth {a.depth} of branch {a.branch}")
+                raise fail(where, f"repeats take {a.take} at depth {a.depth} of branch {a.branch}")
             takes.add((*place, a.take))
         values: Row = {
             "depth": a.depth,
@@ -227,9 +197,9 @@ def _insights(snaps: Sequence[InsightEntry], action_keys: set[int]) -> list[Plan
     for i, snap in enumerate(snaps):
         where = f"file.insights[{i}]"
         if snap.action not in action_keys:
-            raise _fail(where, "is malformed")
+            raise fail(where, "is malformed")
         if snap.action in seen:
-            raise _fail(where, f"is a second snapshot of action {snap.action}")
+            raise fail(where, f"is a second snapshot of action {snap.action}")
         seen.add(snap.action)
         values: Row = {
             "data": json.dumps(snap.data, ensure_ascii=False, separators=(",", ":")),
@@ -251,13 +221,13 @@ def _memories(
         if (start is None) != (end is None) or (
             start is not None and end is not None and start > end
         ):
-            raise _fail(
+            raise fail(
                 f"{where}.source_start",
                 "and source_end must be both null or two depths, start <= end",
             )
         refs: dict[str, Ref] = {
-            "branch_id": ("branches", _ref(m.branch, branch_keys, f"{where}.branch", "branch")),
-            "action_id": ("actions", _ref(m.action, action_keys, f"{where}.action", "action")),
+            "branch_id": ("branches", ref(m.branch, branch_keys, f"{where}.branch", "branch")),
+            "action_id": ("actions", ref(m.action, action_keys, f"{where}.action", "action")),
         }
         values: Row = {
             "depth": m.depth,  # a player's memory: fork depth - 1
@@ -297,9 +267,9 @@ def _distinct(keys: list[int], known: set[int], where: str, what: str) -> list[i
     seen: set[int] = set()
     for i, key in enumerate(keys):
         if key not in known:
-            raise _fail(f"{where}[{i}]", f"names no {what}")
+            raise fail(f"{where}[{i}]", f"names no {what}")
         if key in seen:
-            raise _fail(f"{where}[{i}]", f"names the same {what} twice")
+            raise fail(f"{where}[{i}]", f"names the same {what} twice")
         seen.add(key)
     return keys
 
@@ -315,11 +285,11 @@ def _summaries(
         later: dict[str, Ref] = {}
         for link, other in (("base", v.base), ("refreshes", v.refreshes)):
             if other is not None and (other not in keys or other == v.key):
-                raise _fail(f"{where}.{link}", "names no other summary version")
+                raise fail(f"{where}.{link}", "names no other summary version")
             later[f"{link}_id"] = ("summaries", other)
         refs: dict[str, Ref] = {
-            "branch_id": ("branches", _ref(v.branch, branch_keys, f"{where}.branch", "branch")),
-            "action_id": ("actions", _ref(v.action, action_keys, f"{where}.action", "action")),
+            "branch_id": ("branches", ref(v.branch, branch_keys, f"{where}.branch", "branch")),
+            "action_id": ("actions", ref(v.action, action_keys, f"{where}.action", "action")),
         }
         values: Row = {
             "depth": v.depth,

@@ -26,6 +26,7 @@ from talekeeper.services.exchange.fileformat import (
     AdventureFileV1,
     AdventureFileV2,
     AdventureFileV3,
+    AdventureFileV4,
     AnyFile,
 )
 from talekeeper.services.exchange.values import ENTRY, FIELD, IMPORT, shown
@@ -57,7 +58,7 @@ def read(data: object) -> AnyFile:
         file = FILES[version].model_validate(data, context=IMPORT)
     except ValidationError as exc:
         raise _refusal(exc.errors(include_url=False)[0], version) from None
-    assert isinstance(file, AdventureFileV1 | AdventureFileV2 | AdventureFileV3)
+    assert isinstance(file, AdventureFileV1 | AdventureFileV2 | AdventureFileV3 | AdventureFileV4)
     return file
 
 

@@ -1,16 +1,16 @@
 """The write of an import: a checked plan, inserted in one short transaction.
 
 Each table is one bulk insert, in the order of its references (adventure, branches,
-actions, cards, snapshots, memories, summary versions, the replies' placement records,
-the memories' uses); on PostgreSQL a batch of thousands of rows goes in a few statements
-(one holds at most 32,700 values). The ids the database gives are read back in the order
-of the rows sent: with ``RETURNING`` where the database returns a batch's ids in order
-(PostgreSQL), else (SQLite) by the rule that a new row takes the largest id plus one,
-under the write lock this transaction holds. References between rows of one table (a
-branch's parent, a summary version's base) are set by one bulk update once the table is
-written. Nothing here checks the file: ``plan`` did, before the first write, and built
-every value but those that name new rows, such as a placement record's held cards (a
-short list of the cards' new ids).
+actions, cards, snapshots, memories, summary versions, the world's entities and events,
+the replies' placement records, the memories' uses); on PostgreSQL a batch of thousands
+of rows goes in a few statements (one holds at most 32,700 values). The ids the database
+gives are read back in the order of the rows sent: with ``RETURNING`` where the database
+returns a batch's ids in order (PostgreSQL), else (SQLite) by the rule that a new row
+takes the largest id plus one, under the write lock this transaction holds. References
+between rows of one table (a branch's parent, a summary version's base) are set by one
+bulk update once the table is written. Nothing here checks the file: ``plan`` did,
+before the first write, and built every value but those that name new rows, such as a
+placement record's held cards (a short list of the cards' new ids).
 
 The file's library references are matched last, in the same transaction, against the
 importing user's own sources: first by file name and size, then (for the rest) by title,
@@ -29,7 +29,8 @@ from sqlalchemy.orm import Session
 
 from talekeeper.services.exchange.fileformat import SourceRef
 from talekeeper.services.exchange.placements import PlannedPlacement
-from talekeeper.services.exchange.plan import ImportPlan, Planned, Ref
+from talekeeper.services.exchange.plan import ImportPlan
+from talekeeper.services.exchange.rows import Planned, Ref
 from talekeeper.storage.models import (
     Action,
     Base,
@@ -39,6 +40,8 @@ from talekeeper.storage.models import (
     Memory,
     StoryCard,
     SummaryVersion,
+    WorldEntity,
+    WorldEvent,
 )
 from talekeeper.storage.repositories.exchange import ExchangeRepository
 from talekeeper.storage.repositories.library import LibraryRepository
@@ -50,8 +53,10 @@ TABLES: dict[str, type[Base]] = {  # in the order they are written
     "insights": InsightSnapshot,
     "memories": Memory,
     "summaries": SummaryVersion,
+    "world_entities": WorldEntity,
+    "world_events": WorldEvent,
 }
-KEYED = ("branches", "actions", "cards", "memories", "summaries")  # rows others name by key
+KEYED = ("branches", "actions", "cards", "memories", "summaries", "world_entities")
 
 Ids = dict[str, dict[int, int]]  # per section: file key -> database id
 

@@ -62,6 +62,19 @@ def chars(limit: int, *, required: bool = False) -> PlainValidator:
     return PlainValidator(check)
 
 
+def maybe_chars(limit: int) -> PlainValidator:
+    what = f"must be null or text of at most {limit:,} characters"
+
+    def check(value: object, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str) or (importing(info) and len(value) > limit):
+            raise refusal(FIELD, what)
+        return str(value)
+
+    return PlainValidator(check)
+
+
 def whole(minimum: int = 0, *, optional: bool = False) -> PlainValidator:
     what = f"must be a whole number from {minimum} to {MAX_INTEGER}"
 

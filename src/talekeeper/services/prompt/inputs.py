@@ -268,8 +268,7 @@ def gather(
     cache = models.context_layout is ContextLayout.CACHE  # only it keeps things in place
     previous = previous_placement(story, path.rows, retry_of) if cache else None
     held, new = _held(story, cards.section, previous)
-    # What changed since the previous turn read the world: that turn read it down to the
-    # action before its reply, so the reply's own events are new to this one.
+    # The previous turn read the world down to the action before its reply: what is new since.
     since = next((r.depth - 1 for r, _ in reversed(path.rows) if r.type == NARRATION), -1)
     state, changes = world_events.for_turn(story, since, retry_of.depth - 1 if retry_of else None)
     scene = with_world(scene_for(story.adventure, cards.fired, path.recent_text), state)

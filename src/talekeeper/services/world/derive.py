@@ -10,17 +10,26 @@ Invariants:
   what the new text states; the player's own events on it stay.
 - A name the rules found that no entity can carry (no letter or digit, too long) is left
   out, never an error: the story's text is the player's, not a request to refuse.
+- ``derive_all`` reads a whole story without a database (an import of a file written
+  before the world was kept): the same events ``record`` would have written as each
+  action was, with the same entities (one per kind and key, named as first found), in the
+  same order.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import rules
-from talekeeper.services.world.events import Node, match_names, write_event
+from talekeeper.services.world.events import Node, match_names, role_names, write_event
+from talekeeper.services.world.names import clean_name, key_of, trailing
 from talekeeper.storage.models import Action
+from talekeeper.storage.models.world import ALIASES_MAX
 from talekeeper.storage.repositories.world import WorldRepository
-from talekeeper.storage.vocabulary import EventOrigin
+from talekeeper.storage.vocabulary import EntityKind, EventKind, EventOrigin
 
 
 def record(story: Story, row: Action) -> int:
@@ -41,3 +50,93 @@ def rederive(story: Story, row: Action) -> int:
     """After an edit: ``row``'s derived events replaced by what its text states now."""
     WorldRepository(story.session).delete_derived(row.id)
     return record(story, row)
+
+
+@dataclass(frozen=True)
+class Written:
+    """An action as a story holds it: a key of the caller's, its type and its text."""
+
+    key: int
+    type: str
+    text: str
+
+
+@dataclass
+class Thing:
+    """An entity ``derive_all`` found: its kind, name and aliases (its key is its place in
+    the list, from 1)."""
+
+    kind: EntityKind
+    name: str
+    aliases: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Found:
+    """An event ``derive_all`` found, on the action of the caller's key ``action``; its
+    entities by their keys among the things found."""
+
+    action: int
+    kind: EventKind
+    subject: int | None
+    object: int | None
+    target: int | None
+    value: str | None
+    evidence: str
+
+
+@dataclass
+class Derivation:
+    things: list[Thing] = field(default_factory=list)
+    events: list[Found] = field(default_factory=list)
+    keys: dict[tuple[EntityKind, str], int] = field(default_factory=dict)
+    # Each thing under every key it is told shorter as (its last words): found in one step.
+    shorter: dict[tuple[EntityKind, str], list[int]] = field(default_factory=dict)
+
+    def thing(self, kind: EntityKind, name: str, called: str) -> int:
+        """As ``events.entity_for`` finds or makes an entity, in memory."""
+        clean = clean_name(name, called)
+        key = key_of(clean)
+        if (kind, key) in self.keys:
+            return self.keys[(kind, key)]
+        near = sorted(
+            {*self.shorter.get((kind, key), [])}
+            | {self.keys[(kind, k)] for k in trailing(key) if (kind, k) in self.keys}
+        )
+        if len(near) > 1:
+            raise InvalidInput(f"The {called} {clean!r} could be several things.")
+        if near:
+            thing = self.things[near[0] - 1]
+            if clean not in thing.aliases and len(thing.aliases) < ALIASES_MAX:
+                thing.aliases.append(clean)
+            return near[0]
+        self.things.append(Thing(kind, clean))
+        number = len(self.things)
+        self.keys[(kind, key)] = number
+        for short in trailing(key):
+            self.shorter.setdefault((kind, short), []).append(number)
+        return number
+
+
+def derive_all(actions: Iterable[Written]) -> Derivation:
+    """The rules' events of every action, in the order given, and the entities they name."""
+    found = Derivation()
+    for action in actions:
+        for event in rules.derive(action.type, action.text):
+            wanted, value = role_names(event.kind, event.subject, event.object, event.value)
+            try:
+                keys = {w.role: found.thing(w.kind, w.name, w.called) for w in wanted}
+            except InvalidInput:
+                continue
+            found.events.append(
+                Found(
+                    action.key,
+                    event.kind,
+                    keys.get("subject"),
+                    keys.get("object"),
+                    keys.get("target"),
+                    value,
+                    event.evidence,
+                )
+            )
+    return found

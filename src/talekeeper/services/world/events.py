@@ -13,6 +13,8 @@ Invariants:
   kind with the same key (``names.key_of``), or makes one. The state shows each entity
   with the story card of the same key, as the cards are when it is read. No subject: the
   player's own character.
+- An adventure holds at most ``limits.MAX_WORLD_EVENTS`` events: a player's event past
+  that is refused (409 ``limit_reached``); derived ones are never refused.
 - Removing a player's event deletes it; removing a derived one dismisses it (kept as
   evidence, never counted again). Another user's event is not found.
 """
@@ -26,11 +28,12 @@ from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.core.lineage import on_lineage
+from talekeeper.services.common import limits
 from talekeeper.services.story.tree import Story, load_adventure
 from talekeeper.services.world.names import clean_name, key_of
 from talekeeper.services.world.projection import Fact, Quest, Ref, WorldState, project
 from talekeeper.storage.models import WorldEntity, WorldEvent
-from talekeeper.storage.models.world import VALUE_MAX
+from talekeeper.storage.models.world import ALIASES_MAX, VALUE_MAX
 from talekeeper.storage.repositories.story import StoryRepository
 from talekeeper.storage.repositories.world import PathEvent, WorldRepository
 from talekeeper.storage.vocabulary import (
@@ -251,13 +254,24 @@ def path_events(story: Story) -> list[EventView]:
 
 
 def entity_for(story: Story, kind: EntityKind, name: str, role: str) -> WorldEntity:
-    """The adventure's entity of ``kind`` named ``name``, made when there is none."""
+    """The adventure's entity of ``kind`` named ``name``: the one with its key, else the one
+    it names told shorter or longer (the name joins its aliases), else a new one. A name
+    that could be several is refused, saying which."""
     clean = clean_name(name, role)
     key = key_of(clean)
     world = WorldRepository(story.session)
     found = world.entity(story.adventure.id, kind, key)
     if found is not None:
         return found
+    near = world.told_shorter(story.adventure.id, kind, key)
+    if len(near) > 1:
+        could = " or ".join(limits.quoted(e.name, 60) for e in near[:3])
+        raise InvalidInput(f"The {role} {limits.quoted(clean, 60)} could be {could}; name which.")
+    if near:
+        aliases = json.loads(near[0].aliases or "[]")
+        if clean not in aliases and len(aliases) < ALIASES_MAX:
+            near[0].aliases = json.dumps([*aliases, clean], ensure_ascii=False)
+        return near[0]
     return world.add_entity(
         WorldEntity(
             adventure_id=story.adventure.id,
@@ -298,25 +312,41 @@ def _check_roles(given: GivenEvent, roles: Roles, value: str | None) -> None:
         raise InvalidInput("A gave event needs its value: the name of who receives the item.")
 
 
+@dataclass(frozen=True)
+class RoleName:
+    """One entity an event names: its role (``subject``, ``object``, ``target``), the kind
+    of thing it is, the name as given, and how a refusal calls it."""
+
+    role: str
+    kind: EntityKind
+    name: str
+    called: str
+
+
+def role_names(
+    kind: EventKind, subject: str | None, thing: str | None, value: str | None
+) -> tuple[list[RoleName], str | None]:
+    """The entities an event names (``ROLES`` says what kind each is), and the value left
+    to store: ``gave``'s value is its recipient, an entity."""
+    roles = ROLES[kind]
+    named: list[RoleName] = []
+    if subject is not None and roles.subject is not None:
+        named.append(RoleName("subject", roles.subject, subject, "subject"))
+    if thing is not None and roles.object is not None:
+        named.append(RoleName("object", roles.object, thing, "object"))
+    if kind == EventKind.GAVE and value is not None:
+        named.append(RoleName("target", PERSON, value, "recipient"))
+        value = None
+    return named, value
+
+
 def match_names(
     story: Story, kind: EventKind, subject: str | None, thing: str | None, value: str | None
 ) -> tuple[Named, str | None]:
-    """An event's names matched to the adventure's entities (``ROLES`` says what kind each
-    names), and the value left to store: ``gave``'s value is its recipient, an entity."""
-    roles = ROLES[kind]
-    named = Named(
-        subject=entity_for(story, roles.subject, subject, "subject")
-        if subject is not None and roles.subject is not None
-        else None,
-        object=entity_for(story, roles.object, thing, "object")
-        if thing is not None and roles.object is not None
-        else None,
-    )
-    if kind == EventKind.GAVE and value is not None:
-        return Named(
-            named.subject, named.object, entity_for(story, PERSON, value, "recipient")
-        ), None
-    return named, value
+    """An event's names matched to the adventure's entities, and the value left to store."""
+    wanted, value = role_names(kind, subject, thing, value)
+    found = {w.role: entity_for(story, w.kind, w.name, w.called) for w in wanted}
+    return Named(**found), value
 
 
 def write_event(
@@ -363,6 +393,13 @@ def add_player_event(story: Story, given: GivenEvent) -> EventView:
         raise Conflict("The story has no action yet for the event to belong to.")
     value = _value(given)
     _check_roles(given, ROLES[given.kind], value)
+    count = WorldRepository(story.session).count_events(story.adventure.id)
+    if count >= limits.MAX_WORLD_EVENTS:
+        raise Conflict(
+            f"Adventure {story.adventure.id} has {count:,} world events and one adventure may "
+            f"hold at most {limits.MAX_WORLD_EVENTS:,}: remove events you no longer need first.",
+            code="limit_reached",
+        )
     named, value = match_names(story, given.kind, given.subject, given.object, value)
     at = Node(head.id, story.branch.id, head.depth)
     return write_event(story, at, given.kind, named, value, EventOrigin.PLAYER, "")

@@ -7,6 +7,9 @@ Invariants:
   word remains: "The Brass Key" and "brass key" are one item, "Captain Mara" and "Mara"
   one person. Words are Unicode words (``\\w``): a name in any script keeps its letters,
   so two names in a script without case, such as "明" and "暗", stay two.
+- A shorter name is the same thing told shorter when its key is the last words of the
+  other's ("the vial" and "the glass vial", "Maren" and "Old Maren"; never "key" and
+  "monkey"): ``told_shorter``. Who decides which entity a name means is the caller's.
 - A name a player or a model gives is cleaned (NFKC, control characters out, runs of
   white space made one) and must keep at least one letter or digit and fit ``NAME_MAX``.
 """
@@ -33,6 +36,21 @@ def key_of(name: str) -> str:
     while len(words) > 1 and (words[0] in ARTICLES or words[0] in TITLES):
         words.pop(0)
     return " ".join(words)
+
+
+def told_shorter(a: str, b: str) -> bool:
+    """Whether keys ``a`` and ``b`` differ and one is the other's last words."""
+    if a == b or not a or not b:
+        return False
+    short, long = sorted((a, b), key=len)
+    return long.endswith(" " + short)
+
+
+def trailing(key: str) -> list[str]:
+    """The keys a name ``key`` is told longer of: its last words, one word or more, short of
+    all of them ("old glass vial" -> "glass vial", "vial")."""
+    words = key.split(" ")
+    return [" ".join(words[i:]) for i in range(1, len(words))]
 
 
 def clean_name(name: str, role: str = "name") -> str:

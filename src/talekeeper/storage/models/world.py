@@ -30,6 +30,7 @@ from talekeeper.storage.models.base import ID, Base, UtcDateTime
 
 NAME_MAX = 120
 VALUE_MAX = 300
+ALIASES_MAX = 32  # other names one entity goes by
 
 
 class WorldEntity(Base):

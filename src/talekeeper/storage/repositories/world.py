@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from talekeeper.core.lineage import Lineage
@@ -60,6 +60,51 @@ class WorldRepository:
             WorldEntity.key == key,
         )
         return self.session.scalars(query).first()
+
+    def told_shorter(self, adventure_id: int, kind: str, key: str) -> list[WorldEntity]:
+        """The adventure's entities of ``kind`` whose key is ``key`` told longer or shorter:
+        it ends with " " + ``key``, or is one of ``key``'s last words (``names.trailing``)."""
+        words = key.split(" ")
+        shorter = [" ".join(words[i:]) for i in range(1, len(words))]  # as names.trailing
+        query = (
+            select(WorldEntity)
+            .where(
+                WorldEntity.adventure_id == adventure_id,
+                WorldEntity.kind == kind,
+                or_(
+                    WorldEntity.key.endswith(" " + key, autoescape=True),
+                    WorldEntity.key.in_(shorter),
+                ),
+            )
+            .order_by(WorldEntity.id)
+        )
+        return list(self.session.scalars(query))
+
+    def entities(self, adventure_id: int) -> list[WorldEntity]:
+        """Every entity of the adventure, oldest first."""
+        query = (
+            select(WorldEntity)
+            .where(WorldEntity.adventure_id == adventure_id)
+            .order_by(WorldEntity.id)
+        )
+        return list(self.session.scalars(query))
+
+    def events(self, adventure_id: int) -> list[WorldEvent]:
+        """Every event of the adventure, on any branch, dismissed or not, oldest first."""
+        query = (
+            select(WorldEvent)
+            .where(WorldEvent.adventure_id == adventure_id)
+            .order_by(WorldEvent.id)
+        )
+        return list(self.session.scalars(query))
+
+    def has_events(self, adventure_id: int) -> bool:
+        query = select(WorldEvent.id).where(WorldEvent.adventure_id == adventure_id).limit(1)
+        return self.session.scalar(query) is not None
+
+    def count_events(self, adventure_id: int) -> int:
+        query = select(func.count()).where(WorldEvent.adventure_id == adventure_id)
+        return int(self.session.scalar(query) or 0)
 
     def add_entity(self, entity: WorldEntity) -> WorldEntity:
         self.session.add(entity)

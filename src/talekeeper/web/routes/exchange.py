@@ -15,7 +15,11 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services import exchange
-from talekeeper.services.exchange.fileformat import AdventureFileV2, AdventureFileV3
+from talekeeper.services.exchange.fileformat import (
+    AdventureFileV2,
+    AdventureFileV3,
+    AdventureFileV4,
+)
 from talekeeper.services.story import adventures
 from talekeeper.services.story.tree import Story
 from talekeeper.web.deps import DB, RowId, runtime, user_id
@@ -31,7 +35,7 @@ def export_adventure(
     adventure_id: RowId,
     session: Session = DB,
     uid: int = Depends(user_id),
-) -> AdventureFileV2 | AdventureFileV3:
+) -> AdventureFileV2 | AdventureFileV3 | AdventureFileV4:
     return exchange.export_file(session, adventure_id, uid)
 
 
