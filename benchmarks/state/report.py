@@ -21,7 +21,8 @@ MODEL_PATH = "waits for a real model"
 class Run:
     tune_seed: int
     held_out: list[int]
-    stories_per_seed: int
+    stories_per_seed: int  # on each held-out seed
+    tune_stories: int
     turns_per_story: int
     wordings: int  # distinct templates the stories used
     tune: Score
@@ -80,7 +81,7 @@ def verdict(held: Score) -> str:
 
 def markdown(run: Run) -> str:
     seeds = ", ".join(str(s) for s in run.held_out)
-    stories = run.stories_per_seed * (1 + len(run.held_out))
+    stories = run.tune_stories + run.stories_per_seed * len(run.held_out)
     held_head = f"held out (seeds {seeds}; {run.held.turns} turns)" if run.held_out else "held out"
     table = [
         f"| measure | tune (seed {run.tune_seed}; {run.tune.turns} turns) | {held_head} "
@@ -93,7 +94,8 @@ def markdown(run: Run) -> str:
             f"| {label} | {figure} | {held[label] if run.held_out else '–'} | {MODEL_PATH} |"
         )
     intro = (
-        f"{stories} generated stories ({run.stories_per_seed} per seed, "
+        f"{stories} generated stories ({run.tune_stories} on the tune seed, "
+        f"{run.stories_per_seed} on each held-out seed, "
         f"{run.turns_per_story} turns each), played through the real pipeline: each turn "
         "is the player's action (`do`, `say` or `story`) and the narrator's reply scripted "
         "on the loopback model double, saved by `TurnRunner` (the rules read each action "

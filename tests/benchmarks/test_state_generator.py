@@ -202,7 +202,7 @@ def test_the_report_says_the_bar_and_the_model_path() -> None:
     held.inventory = Counts(tp=19, fp=1, fn=5)
     clock = Clock("cmd")
     clock.stop()
-    text = markdown(Run(7, [31, 58], 3, 50, 120, tune, held, clock, (tune, held)))
+    text = markdown(Run(7, [31, 58], 3, 8, 50, 120, tune, held, clock, (tune, held)))
     assert "waits for a real model" in text
     assert "(0.90 and 0.95: not met)" in text
     assert "| location precision | 1.00 | 0.90 |" in text

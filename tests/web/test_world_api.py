@@ -442,3 +442,21 @@ def test_a_name_told_shorter_is_the_same_thing_and_an_unclear_one_is_refused(
     message = refused.json()["error"]["message"]
     assert "the brass key" in message and "the iron key" in message, message
     assert client.get(f"/api/adventures/{aid}/world/events").json() == before
+
+
+def test_a_reply_that_refuses_the_players_attempt_keeps_the_world_as_it_was(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    double.script("The rope is nailed to the deck; it will not come free.", "Gulls cry.")
+    first = turn(client, aid, "take the rope")
+    assert world(client, aid)["inventory"] == []
+    refused = [e for e in client.get(f"/api/adventures/{aid}/world/events").json()
+               if e["value"] == "refused"]  # fmt: skip
+    assert [(e["kind"], e["object"], e["action_id"]) for e in refused] == [
+        ("took", "the rope", first["reply"]["id"])
+    ]
+    # A retry whose take does not refuse it: the rope is taken after all.
+    double.script("You take the rope.")
+    assert client.post(f"/api/adventures/{aid}/retry").status_code == 200
+    assert names(world(client, aid)["inventory"]) == ["the rope"]

@@ -115,9 +115,24 @@ FOUND = [
     ("narration", "The sun sets behind the hills.", [("time", None, None, "sunset")]),
     ("narration", "Three days pass.", [("time", None, None, "three days later")]),
     ("narration", "By nightfall the rain stops.", [("time", None, None, "by nightfall")]),
+    # A place ends where "just" or "when" begins; a light that fails is no hedge of yours.
+    (
+        "narration",
+        "You reach Gullreach just as the light begins to fail.",
+        [("moved", None, "Gullreach", None)],
+    ),
+    ("narration", "You reach the mill when the bells ring.", [("moved", None, "the mill", None)]),
+    # Someone who is suddenly there, or who goes while you look on.
+    ("narration", "Tobin steps out of the shadows.", [("arrived", "Tobin", None, None)]),
+    ("narration", "You turn to find Dorrit standing there.", [("arrived", "Dorrit", None, None)]),
+    ("narration", "Kell is waiting for you by the fire.", [("arrived", "Kell", None, None)]),
+    ("narration", "You watch 明美 go.", [("left", "明美", None, None)]),
+    ("narration", "Kell says goodbye and is gone.", [("left", "Kell", None, None)]),
 ]
 
 NOTHING = [
+    ("narration", "You fail to open the door of the mill."),
+    ("narration", "You failed to reach the mill."),
     ("narration", "You try to pick up the anvil, but it is too heavy."),
     ("narration", "You cannot take the key."),
     ("narration", "You almost drop the lamp."),

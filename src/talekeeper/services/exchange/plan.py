@@ -79,7 +79,7 @@ def plan_import(data: object, user_id: int) -> ImportPlan:
         sections["world_events"] = world.events(file.world_events, kinds, branch_keys, file.actions)
     else:  # written before the world was kept: read from the story, as play would have
         sections["world_entities"], sections["world_events"] = world.derived(
-            file.actions, meta.created_at
+            file.branches, file.actions, meta.created_at
         )
     legacy = meta.story_summary if isinstance(meta, LegacyAdventureMeta) else ""
     if legacy.strip():

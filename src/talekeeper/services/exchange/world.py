@@ -19,14 +19,27 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from talekeeper.core.errors import InvalidInput
+from talekeeper.core.lineage import BranchLink, lineage_of
 from talekeeper.services.common import limits
-from talekeeper.services.exchange.fileformat import ActionEntry, EntityEntry, EventEntry
+from talekeeper.services.common.rendering import NARRATION
+from talekeeper.services.exchange.fileformat import (
+    ActionEntry,
+    BranchEntry,
+    EntityEntry,
+    EventEntry,
+)
 from talekeeper.services.exchange.reader import NOT_VALID
 from talekeeper.services.exchange.rows import Planned, Ref, Row, fail, keys_of, ref
 from talekeeper.services.world.derive import Written, derive_all
 from talekeeper.services.world.events import ROLES
 from talekeeper.services.world.names import clean_name, key_of
-from talekeeper.storage.vocabulary import EntityKind, EventKind, EventOrigin, QuestState
+from talekeeper.storage.vocabulary import (
+    ActionState,
+    EntityKind,
+    EventKind,
+    EventOrigin,
+    QuestState,
+)
 
 
 def entities(entries: Sequence[EntityEntry]) -> list[Planned]:
@@ -107,11 +120,33 @@ def events(
     return rows
 
 
-def derived(actions: Sequence[ActionEntry], since: datetime) -> tuple[list[Planned], list[Planned]]:
+def _answered(branches: Sequence[BranchEntry], actions: Sequence[ActionEntry]) -> dict[int, str]:
+    """Each reply's ``do``, by the reply's key: the active action a depth above it on its
+    branch's path, where that is a ``do`` (as ``derive`` finds it in play)."""
+    links = {b.key: BranchLink(b.key, b.parent, b.fork_depth) for b in branches}
+    active = {(a.branch, a.depth): a for a in actions if a.state == ActionState.ACTIVE}
+    answers: dict[int, str] = {}
+    for a in actions:
+        if a.type != NARRATION or a.depth == 0 or a.branch not in links:
+            continue
+        above = a.depth - 1
+        for branch, deepest in lineage_of(links, a.branch):
+            if (deepest is None or above <= deepest) and above >= links[branch].fork_depth:
+                tried = active.get((branch, above))
+                if tried is not None and tried.type == "do":
+                    answers[a.key] = tried.text
+                break
+    return answers
+
+
+def derived(
+    branches: Sequence[BranchEntry], actions: Sequence[ActionEntry], since: datetime
+) -> tuple[list[Planned], list[Planned]]:
     """The world the rules read from every action of a file that predates it: what play
     writes as each action is written (``derive.record``), on the action's own node. An
     entity is as old as the first action naming it (else the adventure)."""
-    found = derive_all(Written(a.key, a.type, a.text) for a in actions)
+    answers = _answered(branches, actions)
+    found = derive_all(Written(a.key, a.type, a.text, answers.get(a.key)) for a in actions)
     by_key = {a.key: a for a in actions}
     first: dict[int, datetime] = {}
     for event in found.events:

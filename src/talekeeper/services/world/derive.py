@@ -10,6 +10,8 @@ Invariants:
   what the new text states; the player's own events on it stay.
 - A name the rules found that no entity can carry (no letter or digit, too long) is left
   out, never an error: the story's text is the player's, not a request to refuse.
+- A reply to the player's ``do`` is also read for what it refuses of it (``refusal``):
+  the ``do`` it answers is the active action a depth above it on its own path.
 - ``derive_all`` reads a whole story without a database (an import of a file written
   before the world was kept): the same events ``record`` would have written as each
   action was, with the same entities (one per kind and key, named as first found), in the
@@ -22,21 +24,48 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from talekeeper.core.errors import InvalidInput
+from talekeeper.core.lineage import lineage_of
+from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import rules
 from talekeeper.services.world.events import Node, match_names, role_names, write_event
 from talekeeper.services.world.names import clean_name, key_of, trailing
+from talekeeper.services.world.refusal import refusals
 from talekeeper.storage.models import Action
 from talekeeper.storage.models.world import ALIASES_MAX
 from talekeeper.storage.repositories.world import WorldRepository
-from talekeeper.storage.vocabulary import EntityKind, EventKind, EventOrigin
+from talekeeper.storage.vocabulary import ActionState, EntityKind, EventKind, EventOrigin
+
+
+def _followed(story: Story, row: Action) -> Action | None:
+    """The action ``row`` answers: the active one a depth above it on its own path."""
+    if row.depth == 0:
+        return None
+    links = story.links()
+    above = row.depth - 1
+    for branch_id, deepest in lineage_of(links, row.branch_id):
+        if (deepest is None or above <= deepest) and above >= links[branch_id].fork_depth:
+            slot = story.repo.slot(branch_id, above)
+            return next((a for a in slot if a.state == ActionState.ACTIVE), None)
+    return None
+
+
+def said(story: Story, row: Action) -> list[rules.Derived]:
+    """What ``row`` states: the rules' events, and for a reply to a ``do`` the attempts it
+    refuses (``refusal``)."""
+    found = rules.derive(row.type, row.text)
+    if row.type == NARRATION:
+        tried = _followed(story, row)
+        if tried is not None and tried.type == "do":
+            found.extend(refusals(tried.text, row.text))
+    return found
 
 
 def record(story: Story, row: Action) -> int:
     """Write the rules' events of ``row``, on its own node; how many."""
     at = Node(row.id, row.branch_id, row.depth)
     written = 0
-    for found in rules.derive(row.type, row.text):
+    for found in said(story, row):
         try:
             named, value = match_names(story, found.kind, found.subject, found.object, found.value)
         except InvalidInput:
@@ -54,11 +83,13 @@ def rederive(story: Story, row: Action) -> int:
 
 @dataclass(frozen=True)
 class Written:
-    """An action as a story holds it: a key of the caller's, its type and its text."""
+    """An action as a story holds it: a key of the caller's, its type and its text, and
+    for a reply the text of the ``do`` action it answers (None: it answers none)."""
 
     key: int
     type: str
     text: str
+    answers: str | None = None
 
 
 @dataclass
@@ -122,7 +153,10 @@ def derive_all(actions: Iterable[Written]) -> Derivation:
     """The rules' events of every action, in the order given, and the entities they name."""
     found = Derivation()
     for action in actions:
-        for event in rules.derive(action.type, action.text):
+        events = rules.derive(action.type, action.text)
+        if action.type == NARRATION and action.answers is not None:
+            events.extend(refusals(action.answers, action.text))
+        for event in events:
             wanted, value = role_names(event.kind, event.subject, event.object, event.value)
             try:
                 keys = {w.role: found.thing(w.kind, w.name, w.called) for w in wanted}

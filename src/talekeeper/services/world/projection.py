@@ -12,6 +12,9 @@ Invariants:
   the people whose last known place is the player's, who have not left and are not dead,
   in the order they came. What the player carries: the items whose last holder is the
   player, in the order they came to them; an item used up is gone.
+- A ``moved`` or ``took`` whose value is ``refusal.REFUSED`` says the story refused the
+  player's attempt: where the player still stands at that place, or still holds that
+  item, the place or holder before that change is back.
 - Time only moves forward (``clock``): a ``time`` event that would take it back is kept
   as evidence and not applied (``ignored``), and the day moves once per action. Quests:
   the last state each was given (by its name).
@@ -34,6 +37,7 @@ from enum import Enum
 from talekeeper.services.world import clock
 from talekeeper.services.world.clock import Moment
 from talekeeper.services.world.names import key_of
+from talekeeper.services.world.refusal import REFUSED
 from talekeeper.storage.vocabulary import EntityKind, EventKind, EventOrigin
 
 DEAD = "dead"  # a status that takes someone out of every scene
@@ -105,6 +109,8 @@ Coordinate = tuple[str, int | str | None]  # what one event sets: ("holder", ite
 @dataclass
 class _Fold:
     location: Ref | None = None
+    came_from: Ref | None = None  # where the player was before the last move
+    held_before: dict[int, int | None] = field(default_factory=dict)  # item -> holder before
     places: dict[int, Ref | None] = field(default_factory=dict)  # person -> last place
     holders: dict[int, int | None] = field(default_factory=dict)  # item -> holder (0: player)
     refs: dict[int, Ref] = field(default_factory=dict)
@@ -205,18 +211,35 @@ def _holder(ref: Ref | None) -> int:
     return PLAYER if ref is None else ref.id
 
 
+def _refuse(fold: _Fold, fact: Fact) -> None:
+    """Undo the change ``fact`` refuses, where it still stands (``refusal``)."""
+    thing = fact.object
+    if thing is None:
+        return
+    if fact.kind is EventKind.MOVED and fold.location == thing:
+        fold.location = fold.came_from
+    elif fact.kind is EventKind.TOOK and fold.holders.get(thing.id) == PLAYER:
+        earlier = fold.held_before.get(thing.id)
+        fold.holders.pop(thing.id, None)
+        if earlier is not None:
+            fold.holders[thing.id] = earlier
+
+
 def _apply(fold: _Fold, fact: Fact) -> None:
     subject, thing = fact.subject, fact.object
+    if fact.value == REFUSED and fact.kind in (EventKind.MOVED, EventKind.TOOK):
+        _refuse(fold, fact)
+        return
     match fact.kind:
         case EventKind.MOVED if subject is None:
-            fold.location = thing
+            fold.came_from, fold.location = fold.location, thing
         case EventKind.MOVED | EventKind.ARRIVED if subject is not None:
             fold.places.pop(subject.id, None)  # to the end: the order they came in
             fold.places[subject.id] = thing if thing is not None else fold.location
         case EventKind.LEFT if subject is not None:
             fold.places[subject.id] = None
         case EventKind.TOOK | EventKind.EQUIPPED if thing is not None:
-            fold.holders.pop(thing.id, None)
+            fold.held_before[thing.id] = fold.holders.pop(thing.id, None)
             fold.holders[thing.id] = _holder(subject)
         case EventKind.DROPPED if thing is not None:
             if fold.holders.get(thing.id) == _holder(subject):

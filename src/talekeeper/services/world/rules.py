@@ -55,7 +55,8 @@ _QUOTED = re.compile(
     rf"(?<![\w'])'(?=\S)[^'\n]{{0,{QUOTE_CHARS}}}?(?<=\S)'(?!\w)"
 )
 _HEDGE = re.compile(
-    r"\b(?:try|tries|tried|trying|attempt\w*|cannot|can't|can not|could not|couldn't|fail\w*|"
+    r"\b(?:try|tries|tried|trying|attempt\w*|cannot|can't|can not|could not|couldn't|"
+    r"fail(?:s|ed|ing)?\s+to|failure|"
     r"almost|nearly|want\w*|wish\w*|if|unless|would|might|may|maybe|perhaps|pretend\w*|"
     r"not|never|no longer|dream\w*|imagine\w*|remember\w*|will|shall|tomorrow|they say|"
     r"every|each|always|usually|often|sometimes)\b",
@@ -76,7 +77,7 @@ NP_CHARS = 80
 _END = (
     r"(?=\s*(?:[,;:.!?\"“”()]|$|\s(?:and|then|from|off|with|before|after|as|while|but|at|on|"
     r"in|by|for|through|toward|towards|under|over|near|behind|beside|into|onto|to|again|too|"
-    r"back|quickly|carefully|slowly|gently|now|instead|also|once more|out of)\b))"
+    r"back|quickly|carefully|slowly|gently|now|instead|also|once more|out of|just|when)\b))"
 )
 _YOU = r"(?:^|[\s\"“>])(?i:you|i)\s+"
 _MINE = r"(?:your|my)"
@@ -259,7 +260,15 @@ _THIRD: list[tuple[EventKind, str | None, re.Pattern[str]]] = [
         re.compile(
             _NAME + r"\s+(?:arrives|enters|walks in|comes in|steps in|joins you|turns up|"
             r"comes back|appears (?:at|beside|behind|in)|follows (?:you|close behind|behind you)|"
-            r"comes with you|walks (?:beside|with) you|keeps pace)\b"
+            r"comes with you|walks (?:beside|with) you|keeps pace|steps out of the shadows|"
+            r"is waiting for you|hurries over|sits down beside you)\b"
+        ),
+    ),
+    (
+        EventKind.ARRIVED,
+        None,
+        re.compile(
+            _YOU + r"(?i:turn to find|turn and find)\s+" + _NAME + r"\s+(?:standing|waiting)"
         ),
     ),
     (
@@ -267,8 +276,13 @@ _THIRD: list[tuple[EventKind, str | None, re.Pattern[str]]] = [
         None,
         re.compile(
             _NAME + r"\s+(?:leaves|departs|walks away|walks out|heads off|slips away|goes away|"
-            r"goes off|takes (?:his|her|their) leave)\b"
+            r"goes off|takes (?:his|her|their) leave|says goodbye and is gone)\b"
         ),
+    ),
+    (
+        EventKind.LEFT,
+        None,
+        re.compile(_YOU + r"(?i:watch)\s+" + _NAME + r"\s+(?:go|leave|walk away)\b"),
     ),
 ]
 _KILLS = [
