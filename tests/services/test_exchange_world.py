@@ -17,24 +17,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from tests.kit.exchange import counts
+from tests.kit.world_api import event, turn
 
 from talekeeper.services.common import limits
 from talekeeper.services.exchange.fileformat import ENTRY_CAPS, WORLD_VERSION
 from talekeeper_testkit.double import ModelDouble
-
-
-def turn(client: TestClient, aid: int, text: str) -> dict[str, Any]:
-    response = client.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": text})
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
-
-
-def event(client: TestClient, aid: int, **body: Any) -> dict[str, Any]:
-    response = client.post(f"/api/adventures/{aid}/world/events", json=body)
-    assert response.status_code == 201, response.text
-    answer: dict[str, Any] = response.json()
-    return answer
 
 
 def played(client: TestClient, double: ModelDouble) -> int:

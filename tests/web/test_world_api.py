@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 from tests.conftest import MODES, each_mode
 from tests.kit.accounts import As
 from tests.kit.memory import refused
+from tests.kit.world_api import event, turn
 
 from talekeeper_testkit.double import ModelDouble
 
@@ -37,20 +38,6 @@ def adventure(client: TestClient) -> int:
     response = client.post("/api/adventures", json={"scenario": "lantern-coast"})
     assert response.status_code == 201, response.text
     return int(response.json()["id"])
-
-
-def turn(client: TestClient, aid: int, text: str) -> dict[str, Any]:
-    response = client.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": text})
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
-
-
-def event(client: TestClient, aid: int, **body: Any) -> dict[str, Any]:
-    response = client.post(f"/api/adventures/{aid}/world/events", json=body)
-    assert response.status_code == 201, response.text
-    answer: dict[str, Any] = response.json()
-    return answer
 
 
 def world(client: TestClient, aid: int, at: int | None = None) -> dict[str, Any]:

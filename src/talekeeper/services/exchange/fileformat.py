@@ -110,25 +110,27 @@ def _scenario(value: object, info: ValidationInfo) -> str | None:
     return value
 
 
-def _names(value: object, info: ValidationInfo) -> list[str]:
-    names: list[str] = value if isinstance(value, list) else []
-    if (
-        not isinstance(value, list)
-        or not all(isinstance(name, str) for name in names)
-        or (
-            importing(info)
-            and (
-                len(names) > scenes.SCENE_NAMES
-                or not all(name.strip() and len(name) <= scenes.NAME_MAX for name in names)
+def names_list(cap: int, longest: int) -> PlainValidator:
+    """A list of at most ``cap`` names of at most ``longest`` characters, none blank."""
+    what = f"must be a list of at most {cap} names of at most {longest} characters"
+
+    def check(value: object, info: ValidationInfo) -> list[str]:
+        names: list[str] = value if isinstance(value, list) else []
+        if (
+            not isinstance(value, list)
+            or not all(isinstance(name, str) for name in names)
+            or (
+                importing(info)
+                and (
+                    len(names) > cap
+                    or not all(name.strip() and len(name) <= longest for name in names)
+                )
             )
-        )
-    ):
-        raise refusal(
-            FIELD,
-            f"must be a list of at most {scenes.SCENE_NAMES} names of at most "
-            f"{scenes.NAME_MAX} characters",
-        )
-    return [str(name) for name in names]
+        ):
+            raise refusal(FIELD, what)
+        return [str(name) for name in names]
+
+    return PlainValidator(check)
 
 
 # -- the adventure ---------------------------------------------------------------------------
@@ -142,7 +144,9 @@ class Persona(Entry):
 
 class Scene(Entry):
     location: Annotated[str, chars(scenes.LOCATION_MAX)] = ""
-    present: Annotated[list[str], PlainValidator(_names)] = Field(default_factory=list)
+    present: Annotated[list[str], names_list(scenes.SCENE_NAMES, scenes.NAME_MAX)] = Field(
+        default_factory=list
+    )
     summary: Annotated[str, chars(scenes.SUMMARY_MAX)] = ""
     by_player: Flag = False
 
@@ -314,29 +318,13 @@ class SourceRef(Entry):
 # -- the world -------------------------------------------------------------------------------
 
 
-def _aliases(value: object, info: ValidationInfo) -> list[str]:
-    names: list[str] = value if isinstance(value, list) else []
-    if (
-        not isinstance(value, list)
-        or not all(isinstance(name, str) for name in names)
-        or (
-            importing(info)
-            and (len(names) > ALIASES_MAX or not all(len(name) <= NAME_MAX for name in names))
-        )
-    ):
-        raise refusal(
-            FIELD, f"must be a list of at most {ALIASES_MAX} names of at most {NAME_MAX} characters"
-        )
-    return [str(name) for name in names]
-
-
 class EntityEntry(Entry):
     """A named thing of the world; events name it by its ``key`` (its place in the list)."""
 
     key: Key
     kind: Annotated[str, choice(tuple(EntityKind))]
     name: Annotated[str, chars(NAME_MAX, required=True)]
-    aliases: Annotated[list[str], PlainValidator(_aliases)] = Field(default_factory=list)
+    aliases: Annotated[list[str], names_list(ALIASES_MAX, NAME_MAX)] = Field(default_factory=list)
     created_at: Time
 
 
