@@ -117,3 +117,15 @@ def test_the_endpoint_and_its_key_are_the_servers_in_accounts_mode() -> None:
     refused): a player may not point the server at a URL of their choosing."""
     assert {"endpoint_url", "api_key"} == SERVER_OWNED
     assert all(BY_KEY[key].per_user for key in SERVER_OWNED)  # each player's in local mode
+
+
+def test_the_world_model_is_the_rules_unless_a_model_at_an_endpoint_is_named() -> None:
+    assert load_settings({}).world_model == "rules"
+    with pytest.raises(ConfigurationError, match="TALEKEEPER_WORLD_MODEL"):
+        load_settings({"TALEKEEPER_WORLD_MODEL": "qwen2.5:7b"})  # no endpoint to ask
+    with pytest.raises(ConfigurationError, match="too small to read the world"):
+        load_settings({"TALEKEEPER_WORLD_MODEL": "embedded"})
+    named = load_settings(
+        {"TALEKEEPER_WORLD_MODEL": "qwen2.5:7b", "TALEKEEPER_ENDPOINT_URL": "http://127.0.0.1:1/v1"}
+    )
+    assert named.world_model == "qwen2.5:7b"

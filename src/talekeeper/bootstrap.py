@@ -59,11 +59,13 @@ from talekeeper.services.memory.snapshot import Snapshots
 from talekeeper.services.prompt.prefix import Belief, PromptPrefixes
 from talekeeper.services.story.scenarios import Scenario, load_scenarios
 from talekeeper.services.story.turns import TurnRunner
+from talekeeper.services.world.reading import world_passes
 from talekeeper.settings import (
     DEFAULT_CONTEXT_TOKENS,
     EMBEDDED,
     EXTRACTIVE,
     NO_EMBEDDINGS,
+    RULES,
     SERVER_OWNED,
     AuthMode,
     Settings,
@@ -116,7 +118,7 @@ def background_work(
     bank snapshots (none: every cold bank is built from the database)."""
     # One per process: retrieval and the passes see the same bank.
     cache = BankCache(snapshots=Snapshots(snapshots) if snapshots is not None else None)
-    runner = Runner(sessions, models_for_user, cache)
+    runner = Runner(sessions, models_for_user, cache, more=world_passes)
     runs: dict[WorkKind, RunOf] = {WorkKind.ADVENTURE: runner.run}
     run = dispatch(runs)
     work: BackgroundWork
@@ -331,6 +333,7 @@ class Runtime:
             bank_capacity=settings.bank_capacity,
             knowledge_top_k=settings.knowledge_top_k,
             context_layout=settings.context_layout,
+            world=None if settings.world_model == RULES else logged(settings.world_model),
         )
 
     def models_for_user(self, user_id: int) -> ModelSet:

@@ -54,6 +54,15 @@ def check_model(value: str) -> str | None:
     return None
 
 
+def check_world_model(value: str) -> str | None:
+    if value == "embedded":
+        return (
+            "the embedded model is too small to read the world reliably: use 'rules' (patterns,"
+            " no model call) or a model name at the endpoint"
+        )
+    return check_model(value)
+
+
 _HOST_NAME = re.compile(
     r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*"
 )

@@ -39,6 +39,7 @@ from talekeeper.setting_values import (
     check_ports,
     check_proxies,
     check_url,
+    check_world_model,
     host_names,
     proxy_networks,
 )
@@ -46,6 +47,7 @@ from talekeeper.storage.dialect import complaint as database_url_complaint
 
 EMBEDDED = "embedded"
 EXTRACTIVE = "extractive"
+RULES = "rules"  # the world read by patterns alone (TALEKEEPER_WORLD_MODEL)
 NO_EMBEDDINGS = "none"
 LOG_FILE = "talekeeper.log"  # in the data dir, where 'talekeeper play' logs by default
 DEFAULT_CONTEXT_TOKENS = 4096  # used when neither the setting nor the model says otherwise
@@ -124,6 +126,15 @@ REGISTRY: tuple[Setting, ...] = (
         "Empty: the narrator's model, or 'extractive' when that is 'embedded'.",
         per_user=True,
         check=check_model,
+    ),
+    Setting(
+        "world_model",
+        str,
+        RULES,
+        "World state: 'rules' (read by patterns, no model call) or a model name at the "
+        "endpoint that also reads each reply, one call a turn in the background.",
+        per_user=True,
+        check=check_world_model,
     ),
     Setting(
         "embedding_model",
@@ -309,6 +320,7 @@ class Settings:
     api_key: str = field(repr=False)
     model: str
     summary_model: str
+    world_model: str
     embedding_model: str
     api_mode: str
     context_tokens: int
@@ -395,6 +407,8 @@ def _check_coherent(s: Settings) -> None:
         needs.append(("TALEKEEPER_SUMMARY_MODEL", s.summary_model))
     if s.embedding_model not in (EMBEDDED, NO_EMBEDDINGS):
         needs.append(("TALEKEEPER_EMBEDDING_MODEL", s.embedding_model))
+    if s.world_model != RULES:
+        needs.append(("TALEKEEPER_WORLD_MODEL", s.world_model))
     if needs:
         named = ", ".join(f"{env}={value!r}" for env, value in needs)
         raise ConfigurationError(

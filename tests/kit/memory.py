@@ -21,7 +21,7 @@ def memories(client: TestClient, adventure: int, **params: str) -> list[dict[str
     return rows
 
 
-KINDS = ("memory", "summary", "embedding", "eviction")
+KINDS = ("memory", "summary", "embedding", "eviction", "world")
 SETTLE_SECONDS = 30.0
 
 

@@ -253,9 +253,10 @@ def test_an_edited_memory_is_embedded_again_by_background_work(client: TestClien
     assert edited["embedded"] is False
     derived = settle(client, aid)
     assert derived["embedding"]["did_work"] is True
-    assert set(derived) == {"adventure_id", "pending", "memory", "summary", "embedding", "eviction"}
+    kinds = {"memory", "summary", "embedding", "eviction", "world"}
+    assert set(derived) == {"adventure_id", "pending"} | kinds
     assert derived["adventure_id"] == aid and derived["pending"] is False
-    for kind in ("memory", "summary", "embedding", "eviction"):
+    for kind in kinds:
         assert set(derived[kind]) == PASS_KEYS, kind
     assert moment(derived["embedding"]["last_success_at"])
     assert derived["eviction"]["failures_in_a_row"] == 0

@@ -38,8 +38,8 @@ from talekeeper.storage.vocabulary import CallStatus
 
 log = logging.getLogger(__name__)
 
-CallKind = Literal["narration", "memory", "summary", "embedding", "test"]
-CALL_KINDS: tuple[str, ...] = ("narration", "memory", "summary", "embedding", "test")
+CallKind = Literal["narration", "memory", "summary", "embedding", "world", "test"]
+CALL_KINDS: tuple[str, ...] = ("narration", "memory", "summary", "embedding", "world", "test")
 
 
 @dataclass(frozen=True)

@@ -36,10 +36,12 @@ class ModelSet:
     bank_capacity: int
     knowledge_top_k: int
     context_layout: ContextLayout
+    world: LoggedModel | None = None  # reads each reply's world; None: the rules alone
 
     def names(self) -> dict[str, str]:
         return {
             "narrator": self.narrator.model,
             "summary": self.summary.model if self.summary else "extractive",
             "embedding": self.embedding.model if self.embedding else "none",
+            "world": self.world.model if self.world else "rules",
         }

@@ -41,6 +41,7 @@ class Kind(StrEnum):
     SUMMARY = "summary"
     EMBEDDING = "embedding"
     EVICTION = "eviction"
+    WORLD = "world"  # the world model's reading of the newest reply (services.world.reading)
 
 
 KINDS = tuple(kind.value for kind in Kind)

@@ -7,7 +7,8 @@ Invariants:
   events are written on its own node with origin ``rules``: the turn costs no model call
   for them.
 - An edit reads the action again: its derived events (dismissed or not) are replaced by
-  what the new text states; the player's own events on it stay.
+  what the new text states; the player's own events on it stay; a world model's reading
+  of it, or of the reply that answers it, is forgotten (``reading``), so it is read again.
 - A name the rules found that no entity can carry (no letter or digit, too long) is left
   out, never an error: the story's text is the player's, not a request to refuse.
 - A reply to the player's ``do`` is also read for what it refuses of it (``refusal``):
@@ -37,7 +38,7 @@ from talekeeper.storage.repositories.world import WorldRepository
 from talekeeper.storage.vocabulary import ActionState, EntityKind, EventKind, EventOrigin
 
 
-def _followed(story: Story, row: Action) -> Action | None:
+def followed(story: Story, row: Action) -> Action | None:
     """The action ``row`` answers: the active one a depth above it on its own path."""
     if row.depth == 0:
         return None
@@ -55,7 +56,7 @@ def said(story: Story, row: Action) -> list[rules.Derived]:
     refuses (``refusal``)."""
     found = rules.derive(row.type, row.text)
     if row.type == NARRATION:
-        tried = _followed(story, row)
+        tried = followed(story, row)
         if tried is not None and tried.type == "do":
             found.extend(refusals(tried.text, row.text))
     return found
@@ -76,8 +77,11 @@ def record(story: Story, row: Action) -> int:
 
 
 def rederive(story: Story, row: Action) -> int:
-    """After an edit: ``row``'s derived events replaced by what its text states now."""
-    WorldRepository(story.session).delete_derived(row.id)
+    """After an edit: ``row``'s derived events replaced by what its text states now; a
+    world model reads it (and the reply that answers it) again."""
+    world = WorldRepository(story.session)
+    world.delete_derived(row.id)
+    world.forget_readings(row)
     return record(story, row)
 
 

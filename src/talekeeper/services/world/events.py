@@ -386,13 +386,20 @@ class Node:
     depth: int
 
 
+def checked_value(given: GivenEvent) -> str | None:
+    """The value ``given`` stores, once its roles are what its kind needs (``ROLES``);
+    ``InvalidInput`` saying what to fix when they are not."""
+    value = _value(given)
+    _check_roles(given, ROLES[given.kind], value)
+    return value
+
+
 def add_player_event(story: Story, given: GivenEvent) -> EventView:
     """The player's event, on the head action, at the current branch's node of its depth."""
     head = story.head()
     if head is None:
         raise Conflict("The story has no action yet for the event to belong to.")
-    value = _value(given)
-    _check_roles(given, ROLES[given.kind], value)
+    value = checked_value(given)
     count = WorldRepository(story.session).count_events(story.adventure.id)
     if count >= limits.MAX_WORLD_EVENTS:
         raise Conflict(

@@ -53,6 +53,14 @@ def trailing(key: str) -> list[str]:
     return [" ".join(words[i:]) for i in range(1, len(words))]
 
 
+def mentions(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` in whole words: its key, or the same thing told
+    shorter (one of its last words, "the compass" for "the copper compass")."""
+    said = f" {key_of(text)} "
+    key = key_of(name)
+    return bool(key) and any(f" {short} " in said for short in [key, *trailing(key)])
+
+
 def clean_name(name: str, role: str = "name") -> str:
     """``name`` as stored and shown; refused when it names nothing or is too long."""
     text = unicodedata.normalize("NFKC", name)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from talekeeper.services.world import rules
-from talekeeper.services.world.names import key_of, told_shorter
+from talekeeper.services.world.names import mentions
 from talekeeper.storage.vocabulary import EventKind
 
 REFUSED = "refused"
@@ -33,19 +33,6 @@ _NO = re.compile(
 )
 _SENTENCE = re.compile(r"[^.!?…]+[.!?…]*")
 REFUSABLE = (EventKind.TOOK, EventKind.MOVED)
-
-
-def _names(sentence: str, name: str) -> bool:
-    """Whether ``sentence`` names ``name``: its key, or the same thing told shorter."""
-    said = f" {key_of(sentence)} "
-    key = key_of(name)
-    if f" {key} " in said:
-        return True
-    words = key.split(" ")
-    return any(
-        told_shorter(key, " ".join(words[i:])) and f" {' '.join(words[i:])} " in said
-        for i in range(1, len(words))
-    )
 
 
 def refusals(do_text: str, reply: str) -> list[rules.Derived]:
@@ -60,7 +47,7 @@ def refusals(do_text: str, reply: str) -> list[rules.Derived]:
         assert attempt.object is not None
         for match in _SENTENCE.finditer(reply):
             sentence = match.group().strip()
-            if _NO.search(sentence) and _names(sentence, attempt.object):
+            if _NO.search(sentence) and mentions(sentence, attempt.object):
                 out.append(rules.Derived(attempt.kind, None, attempt.object, REFUSED, sentence))
                 break
     return out

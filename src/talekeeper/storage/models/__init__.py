@@ -30,7 +30,7 @@ from talekeeper.storage.models.library import AdventureKnowledge, LibraryPassage
 from talekeeper.storage.models.memory import Memory, MemoryKey, MemoryUse, SummaryVersion
 from talekeeper.storage.models.replies import ContextPlacement, InsightSnapshot
 from talekeeper.storage.models.story import Action, Adventure, Branch, StoryCard
-from talekeeper.storage.models.world import WorldEntity, WorldEvent
+from talekeeper.storage.models.world import WorldEntity, WorldEvent, WorldReading
 
 __all__ = [
     "BackgroundJob",
@@ -61,4 +61,5 @@ __all__ = [
     "UtcDateTime",
     "WorldEntity",
     "WorldEvent",
+    "WorldReading",
 ]

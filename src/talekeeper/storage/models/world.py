@@ -88,3 +88,23 @@ class WorldEvent(Base):
     evidence: Mapped[str] = mapped_column(Text, default="")
     dismissed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class WorldReading(Base):
+    """A reply the adventure's world model has read (``action_id``), with the model, how
+    many facts it answered (``found``) and how many were kept (``kept``: each traced to a
+    sentence of the reply or of the action it answers). One call a reply: an edit of either
+    deletes the row, and the reply is read again."""
+
+    __tablename__ = "world_readings"
+
+    action_id: Mapped[int] = mapped_column(
+        ID, ForeignKey("actions.id", ondelete="CASCADE"), primary_key=True
+    )
+    adventure_id: Mapped[int] = mapped_column(
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+    )
+    model: Mapped[str] = mapped_column(String(255))
+    found: Mapped[int] = mapped_column(Integer)
+    kept: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

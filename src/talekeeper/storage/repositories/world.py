@@ -17,7 +17,7 @@ from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from talekeeper.core.lineage import Lineage
-from talekeeper.storage.models import Action, WorldEntity, WorldEvent
+from talekeeper.storage.models import Action, WorldEntity, WorldEvent, WorldReading
 from talekeeper.storage.repositories.story import on_path
 from talekeeper.storage.vocabulary import ActionState, EventOrigin
 
@@ -124,6 +124,44 @@ class WorldRepository:
         self.session.execute(
             delete(WorldEvent).where(
                 WorldEvent.action_id == action_id, WorldEvent.origin != EventOrigin.PLAYER
+            )
+        )
+
+    def action_events(self, action_id: int) -> list[WorldEvent]:
+        """Every event of one action, dismissed or not, oldest first."""
+        query = select(WorldEvent).where(WorldEvent.action_id == action_id).order_by(WorldEvent.id)
+        return list(self.session.scalars(query))
+
+    def delete_origin(self, action_ids: list[int], origin: str) -> None:
+        """The events of those actions that ``origin`` said."""
+        self.session.execute(
+            delete(WorldEvent).where(
+                WorldEvent.action_id.in_(action_ids), WorldEvent.origin == origin
+            )
+        )
+
+    def reading(self, action_id: int) -> WorldReading | None:
+        return self.session.get(WorldReading, action_id)
+
+    def add_reading(
+        self, action_id: int, adventure_id: int, model: str, found: int, kept: int
+    ) -> None:
+        self.session.add(
+            WorldReading(
+                action_id=action_id, adventure_id=adventure_id, model=model, found=found, kept=kept
+            )
+        )
+        self.session.flush()
+
+    def forget_readings(self, row: Action) -> None:
+        """After an edit of ``row``: its reading, and that of a reply a depth below it on its
+        branch (which was read with ``row`` as the action it answers), are gone."""
+        below = select(Action.id).where(
+            Action.branch_id == row.branch_id, Action.depth == row.depth + 1
+        )
+        self.session.execute(
+            delete(WorldReading).where(
+                or_(WorldReading.action_id == row.id, WorldReading.action_id.in_(below))
             )
         )
 

@@ -51,6 +51,7 @@ from talekeeper.settings import (
     EXTRACTIVE,
     NO_EMBEDDINGS,
     REGISTRY,
+    RULES,
     SERVER_OWNED,
     Settings,
     per_user_setting,
@@ -79,6 +80,7 @@ MODEL_SETTINGS: dict[str, tuple[tuple[str, str], ...]] = {
         (EMBEDDED, "the in-process model"),
         (EXTRACTIVE, "no model: sentences picked from the story"),
     ),
+    "world_model": ((RULES, "no model: patterns read the story"),),
     "embedding_model": (
         (EMBEDDED, "the in-process embedder"),
         (NO_EMBEDDINGS, "no embeddings: the Memory Bank is off"),
@@ -88,7 +90,12 @@ MODEL_SETTINGS: dict[str, tuple[tuple[str, str], ...]] = {
 ENDPOINT_KEYS = ("endpoint_url", "api_key", "timeout")
 # The model settings of a model-list probe: the list is the endpoint's whatever the form's
 # model fields say, so the rule that a named model needs an endpoint is left to the save.
-NO_MODELS = {"model": EMBEDDED, "summary_model": "", "embedding_model": EMBEDDED}
+NO_MODELS = {
+    "model": EMBEDDED,
+    "summary_model": "",
+    "world_model": RULES,
+    "embedding_model": EMBEDDED,
+}
 
 
 class EndpointServerWide(TalekeeperError):

@@ -136,3 +136,4 @@ class DerivedOut(Out):
     summary: PassStateOut
     embedding: PassStateOut
     eviction: PassStateOut
+    world: PassStateOut  # the world model's reading (idle, never run, without a world model)

@@ -5,8 +5,9 @@ Invariants:
 - A run loads the adventure's owner and that owner's models once, then runs the passes
   through the seam (``seam.run_pass``) in this order, grouped by the kind the player
   sees (``passes_for``): memory (the stale refresh, then new blocks), summary,
-  embedding (another model's vectors retired, evidence keys, vectors), eviction. A
-  kind's passes run in order; an error ends its kind, never the run.
+  embedding (another model's vectors retired, evidence keys, vectors), eviction; then
+  what a layer above adds (``MorePasses``: the world model's reading, when the owner has
+  a world model). A kind's passes run in order; an error ends its kind, never the run.
 - Each kind's outcome is recorded in ``derived_states`` (a ``PassState``): "running"
   before it starts, then "idle" (with whether it did any work) or "failed" with its
   error (``ERROR_MAX`` characters), each in its own short transaction. A failed kind is
@@ -46,7 +47,13 @@ log = logging.getLogger(__name__)
 ERROR_MAX = 2000  # characters of an error kept for the debug page
 
 
-def passes_for(work: Work) -> list[tuple[Kind, Sequence[Pass[Any, Any]]]]:
+Kinds = list[tuple[Kind, Sequence[Pass[Any, Any]]]]
+# Passes a layer above the memory system adds to every run (the world model's reading),
+# handed in by the composition root: what a run does for ``work``, after the memory's own.
+MorePasses = Callable[[Work], Kinds]
+
+
+def passes_for(work: Work) -> Kinds:
     """Every pass of a run, in order, by the kind it is recorded under."""
     embedding = work.models.embedding
     embed: Sequence[Pass[Any, Any]] = ()
@@ -70,10 +77,12 @@ class Runner:
         sessions: sessionmaker[Session],
         models_for_user: Callable[[int], ModelSet],
         cache: BankCache,
+        more: MorePasses | None = None,
     ) -> None:
         self.sessions = sessions
         self.models_for_user = models_for_user
         self.cache = cache
+        self.more = more
 
     async def work(self, adventure_id: int) -> Work | None:
         """What a run of the adventure works with (None: the adventure is gone)."""
@@ -87,7 +96,8 @@ class Runner:
         work = await self.work(adventure_id)
         if work is None:
             return
-        for kind, steps in passes_for(work):
+        more = self.more(work) if self.more is not None else []
+        for kind, steps in [*passes_for(work), *more]:
             await self.run_kind(adventure_id, kind, steps)
 
     async def run_kind(

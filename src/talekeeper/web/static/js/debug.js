@@ -8,7 +8,7 @@
 import { h, fill, api, when, plural, duration } from "./ui.js";
 
 const PAGE = 100;
-const CALL_KINDS = ["narration", "memory", "summary", "embedding", "test"];  // the log's kinds
+const CALL_KINDS = ["narration", "memory", "summary", "embedding", "world", "test"];  // the log's kinds
 const STATUSES = ["ok", "error", "cancelled"];
 const WORK_NAMES = { memory: "Memories", summary: "Story Summary", embedding: "Embeddings",
   eviction: "Forgetting (eviction)" };

@@ -9,18 +9,20 @@
 import { h, fill, api, showError } from "./ui.js";
 
 const POLL_MS = 1000;
-const KINDS = ["memory", "summary", "embedding", "eviction"];
+const KINDS = ["memory", "summary", "embedding", "eviction", "world"];
 const DOING = {
   memory: "writing memories…",
   summary: "updating the Story Summary…",
   embedding: "embedding memories…",
   eviction: "making room in the Memory Bank…",
+  world: "reading the world from the last reply…",
 };
 const FAILED = {
   memory: "memory writing failed",
   summary: "the summary update failed",
   embedding: "embedding failed",
   eviction: "making room in the Memory Bank failed",
+  world: "reading the world failed",
 };
 
 function busy(derived) {
