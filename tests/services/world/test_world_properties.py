@@ -45,12 +45,17 @@ TEXTS = (
     *(f"pick up {i}" for i in ITEMS),
     *(f"You drop {i}." for i in ITEMS),
     *(f"You walk into {p}." for p in PLACES),
+    *(f"walk into {p}" for p in PLACES),
     *(f"{who} arrives." for who in PEOPLE),
     *(f"{who} leaves." for who in PEOPLE),
     "Tobin dies.",
     "The next morning, the fog lifts.",
     "You give the rope to Maren.",
     "The gulls cry.",
+    # A reply that refuses a do (the refusal is the reply's event), and a name told shorter.
+    *(f"{i.capitalize()} is nailed down; it will not come free." for i in ITEMS),
+    *(f"The door of {p} is locked, so you go no further." for p in PLACES),
+    "You pick up the key.",
 )
 OPS = ("do", "reply", "retry", "switch", "undo", "redo", "edit", "delete", "fork", "branch")
 OPS += ("player", "remove")
