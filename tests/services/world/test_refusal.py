@@ -19,6 +19,7 @@ REFUSED_CASES = [
     ("make for Varn", "The gate of Varn is locked, so you go no further."),
     ("go to the Salt Market", "You set out for the market, but the storm drives you back."),
     ("take the rope", "You do not take the rope."),
+    ("enter the inn", "You set out for the Drowned Bell, but the storm drives you back."),
 ]
 
 
@@ -38,6 +39,7 @@ def test_a_reply_that_says_no_to_the_thing_tried_refuses_it(tried: str, reply: s
         ("take the rope", "You coil the rope over your shoulder."),  # names it, says no no
         ("look around", "Nothing is here and the door is locked."),  # nothing was tried
         ("take the key", "You are not sure about the monkey."),  # a word is not a name
+        ("take the rope", "The storm drives you back."),  # turned back: a going, not a taking
     ],
 )
 def test_a_reply_refuses_nothing_it_does_not_say_no_to(tried: str, reply: str) -> None:

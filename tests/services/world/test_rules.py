@@ -128,11 +128,29 @@ FOUND = [
     ("narration", "Kell is waiting for you by the fire.", [("arrived", "Kell", None, None)]),
     ("narration", "You watch 明美 go.", [("left", "明美", None, None)]),
     ("narration", "Kell says goodbye and is gone.", [("left", "Kell", None, None)]),
+    ("narration", "You find yourself in 白鷺亭.", [("moved", None, "白鷺亭", None)]),
+    (
+        "narration",
+        "The old mill is crowded when you get there.",
+        [("moved", None, "The old mill", None)],
+    ),
+    (
+        "narration",
+        "You let Kell carry the iron key for a while.",
+        [("gave", None, "the iron key", "Kell")],
+    ),
+    (
+        "narration",
+        "Mara borrows the whistle and does not give it back.",
+        [("took", "Mara", "the whistle", None)],
+    ),
 ]
 
 NOTHING = [
     ("narration", "You fail to open the door of the mill."),
     ("narration", "You failed to reach the mill."),
+    ("narration", "The door is locked when you get there."),
+    ("narration", "Mara does not give it back."),
     ("narration", "You try to pick up the anvil, but it is too heavy."),
     ("narration", "You cannot take the key."),
     ("narration", "You almost drop the lamp."),

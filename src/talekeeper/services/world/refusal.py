@@ -9,7 +9,9 @@ Invariants:
   its going to a place (``rules.derive``). A reply refuses one when a sentence of it names
   that item or place (the same key, or the same thing told shorter or longer) and says no
   in so many words (``_NO``: "not", "cannot", "locked", "no further", "drives you back",
-  …). A sentence that only hedges ("you almost drop the locket") refuses nothing.
+  …); a going, also when a sentence turns the player back outright whatever it calls the
+  place (``_TURNED_BACK``: "the storm drives you back"). A sentence that only hedges ("you
+  almost drop the locket") refuses nothing.
 - A refusal is an event of the refused kind on the reply, naming the same thing, with the
   value ``REFUSED`` and the reply's sentence as evidence. The projection undoes the change
   it refuses when that change still stands, so a retry, undo or edit of the reply takes
@@ -31,6 +33,13 @@ _NO = re.compile(
     r"crumbles|shatters|refuses?|forbid\w*|no way)\b",
     re.IGNORECASE,
 )
+# A going the reply turns back outright, whatever name it gives the place (an inn may be
+# "the Drowned Bell" in the reply and "the inn" in the player's words).
+_TURNED_BACK = re.compile(
+    r"\b(?:drives? you back|you go no further|turns? you back|you turn back|no way (?:in|through)|"
+    r"(?:cannot|can't) get (?:in|through))\b",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"[^.!?…]+[.!?…]*")
 REFUSABLE = (EventKind.TOOK, EventKind.MOVED)
 
@@ -47,7 +56,8 @@ def refusals(do_text: str, reply: str) -> list[rules.Derived]:
         assert attempt.object is not None
         for match in _SENTENCE.finditer(reply):
             sentence = match.group().strip()
-            if _NO.search(sentence) and mentions(sentence, attempt.object):
+            turned = attempt.kind is EventKind.MOVED and _TURNED_BACK.search(sentence)
+            if turned or (_NO.search(sentence) and mentions(sentence, attempt.object)):
                 out.append(rules.Derived(attempt.kind, None, attempt.object, REFUSED, sentence))
                 break
     return out

@@ -62,6 +62,8 @@ _HEDGE = re.compile(
     r"every|each|always|usually|often|sometimes)\b",
     re.IGNORECASE,
 )
+# Keeping what was taken, said with a "not" that denies nothing of the taking.
+_KEEPS = re.compile(r",?\s+and (?:does not|doesn't|never) (?:give|hand) (?:it|them) back\b", re.I)
 _PRONOUNS = frozenset(
     "it them him her his its their this that these those something anything nothing "  # noqa: SIM905
     "everything someone anyone everyone one yourself myself here there".split()
@@ -113,7 +115,8 @@ _TAKE_VERBS = (
 _MOVE_VERBS = (
     r"enter|walk into|step into|go into|head into|arrive (?:at|in)|reach|return to|go to|"
     r"walk to|head (?:over |back |down |up |out )?to|head for|make for|travel to|ride to|"
-    r"climb (?:up )?to|make (?:your|my) way (?:to|into|down to|up to|back to|over to)"
+    r"climb (?:up )?to|make (?:your|my) way (?:to|into|down to|up to|back to|over to)|"
+    r"find (?:yourself|myself) (?:in|at|inside)"
 )
 # Each pattern's groups: ``object`` (the item or place), ``value`` (gave: the recipient),
 # ``subject`` (someone named; none: the player), ``giver`` (who hands the player a thing).
@@ -211,7 +214,12 @@ _PATTERNS: list[tuple[EventKind, re.Pattern[str]]] = [
     (
         EventKind.GAVE,
         re.compile(
-            _YOU + r"(?i:let)\s+" + _named("value") + r"\s+(?i:keep|have)\s+" + _np("object") + _END
+            _YOU
+            + r"(?i:let)\s+"
+            + _named("value")
+            + r"\s+(?i:keep|have|carry|hold)\s+"
+            + _np("object")
+            + _END
         ),
     ),
     (
@@ -239,6 +247,14 @@ _PATTERNS: list[tuple[EventKind, re.Pattern[str]]] = [
             r"\b(?:brings|bring|leads|lead) you (?:out |back |down |up )?(?:to|at|into)\s+"
             + _np("object")
             + _END,
+            re.IGNORECASE,
+        ),
+    ),
+    (  # "The mill is crowded when you get there."
+        EventKind.MOVED,
+        re.compile(
+            r"^" + _np("object") + r"\s+is\s+(?:\w+\s+){0,2}?(?:crowded|quiet|empty|dark|busy|"
+            r"warm|cold|silent|deserted|full|packed)\s+when you (?:get|arrive) there\b",
             re.IGNORECASE,
         ),
     ),
@@ -386,6 +402,7 @@ def _by_pattern(sentence: str, evidence: str) -> list[Derived]:
 
 
 def _from_sentence(read: str, written: str) -> list[Derived]:
+    read = _KEEPS.sub("", read)
     if _HEDGE.search(read) or read.endswith("?"):
         return []
     evidence = written[:EVIDENCE_MAX]
