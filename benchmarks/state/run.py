@@ -37,9 +37,10 @@ TITLE = "World state"
 COMMAND = ".venv/bin/python -m benchmarks.state.run --write docs/benchmarks.md"
 TUNE_SEED = 7
 HELD_OUT = (31, 58)
-# Stories of 50 turns, each played twice: eight on the tune seed (three showed too few of
-# the ways a state goes wrong to tune on), six on each held-out seed; 2,000 turns in all,
-# about four minutes on two cores (the double embeds, the memory worker runs meanwhile).
+# Stories of 50 turns, each played twice: sixteen on the tune seed (three, then eight,
+# showed too few of the ways a state goes wrong to tune on), six on each held-out seed;
+# 2,800 turns in all, about five minutes on two cores (the double embeds, the memory
+# worker runs meanwhile).
 TUNE_STORIES = 16
 STORIES = 6
 TURNS = 50
