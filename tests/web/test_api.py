@@ -31,6 +31,7 @@ def test_health_is_green_against_a_working_endpoint(client: TestClient) -> None:
         "narrator": "double-narrator",
         "summary": "double-summary",
         "embedding": "double-embed",
+        "world": "rules",  # no world model: the rules alone read the story
     }
     assert body["narrator"]["ok"] and body["embedding"]["ok"]
     assert body["placeholder_narrator"] is False
