@@ -20,6 +20,10 @@ after it (``Truth``). Invariants (the tests check them):
   name means, however the product spelled it. ``short_forms=False`` writes the same story
   with each thing named one way (every random draw is made either way), to tell what
   the short forms cost from what the wording costs.
+- **Two sets of wording.** ``wording="tuned"`` (the default) writes in ``wording.TUNED``,
+  the templates the rules were tuned on, and gives the same stories as before the fresh
+  set existed; ``wording="fresh"`` writes the same kinds of change in ``wording.FRESH``
+  only, phrasings never tuned on. The timeline and its truth are the same code either way.
 """
 
 from __future__ import annotations
@@ -214,6 +218,7 @@ class _Writer:
     items: list[Thing]
     timeline: Timeline
     short_forms: bool = True
+    words: w.Wording = w.TUNED
     named: set[str] = field(default_factory=set)  # things mentioned once: short forms allowed
     deaths: int = 0
     sentences: list[str] = field(default_factory=list)
@@ -256,7 +261,7 @@ class _Writer:
                 "an_item": f"an {thing.name}" if thing.name[0] in "aeiou" else f"a {thing.name}",
             }
             out["An_item"] = capital(out["an_item"])
-        out["clause"] = self.rng.choice(w.CLAUSES)
+        out["clause"] = self.rng.choice(self.words.clauses)
         return out
 
     def say(self, kind: str, pool: Sequence[str], **names: str | None) -> str:
@@ -269,10 +274,11 @@ class _Writer:
 
     def action(self, key: str, *types: str, **names: str | None) -> tuple[str, str]:
         """The player's action of ``key`` ("move", "take", …), of a type drawn from ``types``
-        (the ones ``PLAYER`` has for it)."""
-        shares = [(t, ACTION_TYPES[t]) for t in types if f"{key}.{t}" in w.PLAYER]
+        (the ones the wording's ``player`` has for it)."""
+        player = self.words.player
+        shares = [(t, ACTION_TYPES[t]) for t in types if f"{key}.{t}" in player]
         kind = self.rng.choices([t for t, _ in shares], [s for _, s in shares])[0]
-        return kind, self.say(f"player.{key}.{kind}", w.PLAYER[f"{key}.{kind}"], **names)
+        return kind, self.say(f"player.{key}.{kind}", player[f"{key}.{kind}"], **names)
 
     def change(self, change: Change) -> None:
         self.timeline.apply(change)
@@ -320,17 +326,17 @@ def _move(wr: _Writer) -> tuple[str, str]:
     dest = wr.rng.choice([p.name for p in wr.places if p.name != here])
     kind, text = wr.action("move", "do", "story", "say", place=dest)
     if kind == "do" and wr.rng.random() < REFUSE_SHARE:
-        wr.sentences.append(wr.say("refuse.move", w.REFUSE_MOVE, place=dest))
+        wr.sentences.append(wr.say("refuse.move", wr.words.refuse_move, place=dest))
         return kind, text
     company = [p for p in wr.present() if wr.rng.random() < FOLLOW_SHARE]
     wr.change(Change("move", what=dest))
     if kind == "do" and wr.rng.random() < UNSTATED_SHARE:
-        wr.sentences.append(wr.say("after.move", w.AFTER_MOVE))
+        wr.sentences.append(wr.say("after.move", wr.words.after_move))
     else:
-        wr.sentences.append(wr.say("move", w.MOVE, place=dest))
+        wr.sentences.append(wr.say("move", wr.words.move, place=dest))
     for person in company:
         wr.change(Change("follow", who=person, what=dest))
-        wr.sentences.append(wr.say("follow", w.FOLLOW, person=person))
+        wr.sentences.append(wr.say("follow", wr.words.follow, person=person))
     return kind, text
 
 
@@ -341,24 +347,24 @@ def _take(wr: _Writer) -> tuple[str, str]:
         holder = wr.timeline.holders[item][1]
         kind, text = wr.action("receive", "do", "say", person=holder, item=item)
         wr.change(Change("receive", what=item))
-        wr.sentences.append(wr.say("receive", w.RECEIVE, person=holder, item=item))
+        wr.sentences.append(wr.say("receive", wr.words.receive, person=holder, item=item))
         return kind, text
     item = wr.rng.choice(wr.loose())
     unseen = item not in wr.timeline.holders
     if unseen and wr.rng.random() < 0.6:
         wr.change(Change("lies", what=item))
-        wr.sentences.append(wr.say("intro", w.INTRO, item=item))
+        wr.sentences.append(wr.say("intro", wr.words.intro, item=item))
     kind, text = wr.action("take", "do", "story", "say", item=item)
     if kind == "do" and wr.rng.random() < REFUSE_SHARE:
         if unseen:
             wr.change(Change("lies", what=item))
-        wr.sentences.append(wr.say("refuse.take", w.REFUSE_TAKE, item=item))
+        wr.sentences.append(wr.say("refuse.take", wr.words.refuse_take, item=item))
         return kind, text
     wr.change(Change("take", what=item))
     if kind == "do" and wr.rng.random() < UNSTATED_SHARE:
-        wr.sentences.append(wr.say("after.take", w.AFTER_TAKE))
+        wr.sentences.append(wr.say("after.take", wr.words.after_take))
     else:
-        wr.sentences.append(wr.say("take", w.TAKE, item=item))
+        wr.sentences.append(wr.say("take", wr.words.take, item=item))
     return kind, text
 
 
@@ -366,7 +372,7 @@ def _drop(wr: _Writer) -> tuple[str, str]:
     item = wr.rng.choice(wr.timeline.inventory())
     kind, text = wr.action("drop", "do", "story", item=item)
     wr.change(Change("drop", what=item))
-    wr.sentences.append(wr.say("drop", w.DROP, item=item))
+    wr.sentences.append(wr.say("drop", wr.words.drop, item=item))
     return kind, text
 
 
@@ -375,7 +381,7 @@ def _give(wr: _Writer) -> tuple[str, str]:
     person = wr.rng.choice(wr.present())
     kind, text = wr.action("give", "do", "story", "say", item=item, person=person)
     wr.change(Change("give", what=item, to=person))
-    wr.sentences.append(wr.say("give", w.GIVE, item=item, person=person))
+    wr.sentences.append(wr.say("give", wr.words.give, item=item, person=person))
     return kind, text
 
 
@@ -386,13 +392,13 @@ def _other(wr: _Writer) -> tuple[str, str]:
     if inventory and (not wr.loose() or wr.rng.random() < 0.4):
         item = wr.rng.choice(inventory)
         wr.change(Change("snatch", who=person, what=item))
-        wr.sentences.append(wr.say("snatch", w.SNATCH, person=person, item=item))
+        wr.sentences.append(wr.say("snatch", wr.words.snatch, person=person, item=item))
         return action
     item = wr.rng.choice(wr.loose())
     if item not in wr.timeline.holders and wr.rng.random() < 0.5:
-        wr.sentences.append(wr.say("intro", w.INTRO, item=item))
+        wr.sentences.append(wr.say("intro", wr.words.intro, item=item))
     wr.change(Change("other_take", who=person, what=item))
-    wr.sentences.append(wr.say("other_take", w.OTHER_TAKE, person=person, item=item))
+    wr.sentences.append(wr.say("other_take", wr.words.other_take, person=person, item=item))
     return action
 
 
@@ -400,7 +406,7 @@ def _arrive(wr: _Writer) -> tuple[str, str]:
     person = wr.rng.choice(wr.absent())
     action = _idle_action(wr)
     wr.change(Change("arrive", who=person))
-    wr.sentences.append(wr.say("arrive", w.ARRIVE, person=person))
+    wr.sentences.append(wr.say("arrive", wr.words.arrive, person=person))
     return action
 
 
@@ -408,7 +414,7 @@ def _leave(wr: _Writer) -> tuple[str, str]:
     person = wr.rng.choice(wr.present())
     action = _idle_action(wr)
     wr.change(Change("leave", who=person))
-    wr.sentences.append(wr.say("leave", w.LEAVE, person=person))
+    wr.sentences.append(wr.say("leave", wr.words.leave, person=person))
     return action
 
 
@@ -416,13 +422,13 @@ def _die(wr: _Writer) -> tuple[str, str]:
     person = wr.rng.choice(wr.present())
     wr.deaths += 1
     if wr.rng.random() < KILL_SHARE:
-        action = ("do", wr.say("player.kill.do", w.PLAYER["kill.do"], person=person))
+        action = ("do", wr.say("player.kill.do", wr.words.player["kill.do"], person=person))
         wr.change(Change("die", who=person))
-        wr.sentences.append(wr.say("kill", w.KILL, person=person))
+        wr.sentences.append(wr.say("kill", wr.words.kill, person=person))
         return action
     action = _idle_action(wr)
     wr.change(Change("die", who=person))
-    wr.sentences.append(wr.say("die", w.DIE, person=person))
+    wr.sentences.append(wr.say("die", wr.words.die, person=person))
     return action
 
 
@@ -430,7 +436,7 @@ def _time(wr: _Writer) -> bool:
     """A sentence letting time pass (first in the reply); whether one could."""
     ahead = [
         (i, t, m)
-        for i, (t, days, part, tick) in enumerate(w.TIME)
+        for i, (t, days, part, tick) in enumerate(wr.words.time)
         if (m := forward(wr.timeline.moment, days, part, tick)) is not None
     ]
     if not ahead:
@@ -438,7 +444,7 @@ def _time(wr: _Writer) -> bool:
     index, template, moment = wr.rng.choice(ahead)
     wr.change(Change("time", moment=moment))
     wr.used.append(f"time/{index}")
-    wr.sentences.insert(0, template.format(clause=wr.rng.choice(w.CLAUSES)))
+    wr.sentences.insert(0, template.format(clause=wr.rng.choice(wr.words.clauses)))
     return True
 
 
@@ -456,9 +462,9 @@ def _idle(wr: _Writer) -> tuple[str, str]:
     if unseen and wr.rng.random() < 0.4:
         item = wr.rng.choice(unseen)
         wr.change(Change("lies", what=item))
-        wr.sentences.append(wr.say("intro", w.INTRO, item=item))
+        wr.sentences.append(wr.say("intro", wr.words.intro, item=item))
     else:
-        wr.sentences.append(wr.say("scenery", w.SCENERY))
+        wr.sentences.append(wr.say("scenery", wr.words.scenery))
     return action
 
 
@@ -485,7 +491,7 @@ def _distract(wr: _Writer) -> None:
     if other is not None:
         options.append(("person", {"other": other, "person": person}))
     kind, names = rng.choice(options)
-    sentence = wr.say(f"distract.{kind}", w.DISTRACT[kind], **names)
+    sentence = wr.say(f"distract.{kind}", wr.words.distract[kind], **names)
     wr.sentences.insert(rng.randint(1 if wr.sentences else 0, len(wr.sentences)), sentence)
 
 
@@ -510,14 +516,14 @@ def _turn(wr: _Writer) -> StoryTurn:
         action = _idle_action(wr)
         moved = _time(wr)
         if not moved:
-            wr.sentences.append(wr.say("scenery", w.SCENERY))
+            wr.sentences.append(wr.say("scenery", wr.words.scenery))
     else:
         action = PRIMARY[primary](wr)
         moved = wr.rng.random() < TIME_SHARE and _time(wr)
     if wr.rng.random() < DISTRACT_SHARE:
         _distract(wr)
     if wr.rng.random() < SCENERY_SHARE:
-        scenery = wr.say("scenery", w.SCENERY)
+        scenery = wr.say("scenery", wr.words.scenery)
         wr.sentences.insert(wr.rng.randint(0, len(wr.sentences)), scenery)
     refused = any(u.startswith("refuse.") for u in wr.used)
     return StoryTurn(
@@ -529,9 +535,13 @@ def _turn(wr: _Writer) -> StoryTurn:
     )
 
 
-def generate(seed: int, turns: int, key: str = "", short_forms: bool = True) -> StateStory:
+def generate(
+    seed: int, turns: int, key: str = "", short_forms: bool = True, wording: str = "tuned"
+) -> StateStory:
     """A story of ``turns`` turns for ``seed``; without ``short_forms``, each thing is named
-    the one way (the same story otherwise)."""
+    the one way (the same story otherwise); ``wording``: the set it is written in
+    ("tuned" or "fresh", ``wording.WORDINGS``)."""
+    words = w.WORDINGS[wording]
     rng = random.Random(f"state/{seed}")
     title = rng.choice(w.TITLES)
     protagonist = rng.choice(PROTAGONISTS)
@@ -545,9 +555,9 @@ def generate(seed: int, turns: int, key: str = "", short_forms: bool = True) -> 
     rng.shuffle(places)
     items = _items(rng)
     timeline = Timeline()
-    wr = _Writer(rng, people, places, items, timeline, short_forms)
+    wr = _Writer(rng, people, places, items, timeline, short_forms, words)
     start = places[0].name
-    opening = wr.say("opening", w.OPENING, place=start)
+    opening = wr.say("opening", words.opening, place=start)
     timeline.apply(Change("move", what=start))
     first = timeline.truth(False)
     story_turns = tuple(_turn(wr) for _ in range(turns))

@@ -2,7 +2,8 @@
 
 Invariants: a figure with nothing to measure is shown as "–", never as 0; the model
 path's column says it waits for a real model until that path exists; the bar is read
-on the held-out seeds only.
+on the held-out seeds only (in the wording tuned on, as it always has been); the fresh
+wording's figures stand beside them, in a column of their own, never merged into them.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class Run:
     held: Score
     clock: Clock
     one_name: tuple[Score, Score] | None = None  # the same stories, one name a thing
+    fresh: Score | None = None  # the held-out seeds in the fresh wording
+    fresh_wordings: int = 0  # distinct fresh templates those stories used
 
 
 def fmt(value: float | None) -> str:
@@ -82,20 +85,28 @@ def verdict(held: Score) -> str:
 def markdown(run: Run) -> str:
     seeds = ", ".join(str(s) for s in run.held_out)
     stories = run.tune_stories + run.stories_per_seed * len(run.held_out)
+    fresh_run = run.fresh if run.fresh is not None and run.fresh.turns else None
+    more = ""
+    if fresh_run is not None:
+        stories += run.stories_per_seed * len(run.held_out)
+        more = f" and {run.stories_per_seed} more on each in fresh wording"
     held_head = f"held out (seeds {seeds}; {run.held.turns} turns)" if run.held_out else "held out"
+    fresh_head = "held out, fresh wording"
+    if fresh_run is not None:
+        fresh_head += f" (seeds {seeds}; {fresh_run.turns} turns)"
     table = [
         f"| measure | tune (seed {run.tune_seed}; {run.tune.turns} turns) | {held_head} "
-        "| model path |",
-        "|---|---:|---:|---|",
+        f"| {fresh_head} | model path |",
+        "|---|---:|---:|---:|---|",
     ]
     held = dict(rows(run.held))
+    fresh = dict(rows(fresh_run)) if fresh_run is not None else {}
     for label, figure in rows(run.tune):
-        table.append(
-            f"| {label} | {figure} | {held[label] if run.held_out else '–'} | {MODEL_PATH} |"
-        )
+        kept = held[label] if run.held_out else "–"
+        table.append(f"| {label} | {figure} | {kept} | {fresh.get(label, '–')} | {MODEL_PATH} |")
     intro = (
         f"{stories} generated stories ({run.tune_stories} on the tune seed, "
-        f"{run.stories_per_seed} on each held-out seed, "
+        f"{run.stories_per_seed} on each held-out seed{more}, "
         f"{run.turns_per_story} turns each), played through the real pipeline: each turn "
         "is the player's action (`do`, `say` or `story`) and the narrator's reply scripted "
         "on the loopback model double, saved by `TurnRunner` (the rules read each action "
@@ -113,9 +124,18 @@ def markdown(run: Run) -> str:
         'also named by short forms ("the lantern" for the brass lantern), and some '
         "names are Cyrillic, Greek or Japanese. "
         f"Seed {run.tune_seed} is the one the rules may be tuned on; seeds {seeds or '–'} "
-        "are held out and reported apart. Every seed draws on the same wordings: the "
+        "are held out and reported apart. Both are written in the wordings the rules were "
+        "tuned on: the "
         "held-out seeds are new stories and new combinations, not new phrasings."
     )
+    if fresh_run is not None:
+        wording += (
+            " So the held-out seeds are also written in fresh wording, new stories again "
+            f"({run.fresh_wordings} distinct wordings in this run): a second set of "
+            "templates for every kind, none of them in the first, written before any "
+            "tuning on them and never tuned on, so its column is the rules on phrasings "
+            "they have not seen."
+        )
     measures = (
         "- **Location**: accuracy over the turns with a true location; precision over "
         "the turns where the product states one. **Present**, **inventory**: summed over "

@@ -13,6 +13,14 @@ Invariants (``tests/benchmarks/test_state_generator.py`` checks them):
   take (an item's short form is its last word); some are in scripts other than Latin
   (Cyrillic, Greek, Japanese), two of them Japanese names one character apart.
 
+Two sets of wording (``Wording``), disjoint, with the same kinds and slots:
+
+- ``TUNED``: the templates below, which every seed's stories are written in and the
+  rules were tuned on (on the tune seed's stories).
+- ``FRESH``: a second set, written all at once before any tuning on it and never tuned on,
+  so that stories in it measure the rules on phrasings they have not seen. Its stories'
+  misses are not for reading to tune the rules: once tuned on, it is fresh no more.
+
 Slots: ``{place}`` ("the old mill", "Gullreach"), ``{item}`` ("the brass lantern" or
 "the lantern"), ``{an_item}`` ("a brass lantern"), ``{bare}`` ("brass lantern" or "lantern"),
 ``{person}``, ``{other}`` (someone else, perhaps far away), ``{clause}`` (scenery), and a
@@ -20,6 +28,8 @@ capitalised ``{Place}``/``{Item}`` where a sentence opens with one.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 # (full name, short forms): the narration uses both; the ground truth knows one thing.
 PEOPLE = (
@@ -380,3 +390,347 @@ PLAYER = {
         "{person}, what do you know about {place}?",
     ),
 }
+
+
+# -- the sets of wording ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Wording:
+    """One set of templates for everything a story writes but the names, by kind."""
+
+    opening: tuple[str, ...]
+    move: tuple[str, ...]
+    follow: tuple[str, ...]
+    arrive: tuple[str, ...]
+    leave: tuple[str, ...]
+    die: tuple[str, ...]
+    kill: tuple[str, ...]
+    take: tuple[str, ...]
+    receive: tuple[str, ...]
+    intro: tuple[str, ...]
+    drop: tuple[str, ...]
+    give: tuple[str, ...]
+    other_take: tuple[str, ...]
+    snatch: tuple[str, ...]
+    time: tuple[tuple[str, int, int | None, bool], ...]
+    clauses: tuple[str, ...]
+    refuse_move: tuple[str, ...]
+    refuse_take: tuple[str, ...]
+    distract: dict[str, tuple[str, ...]]
+    scenery: tuple[str, ...]
+    after_take: tuple[str, ...]
+    after_move: tuple[str, ...]
+    player: dict[str, tuple[str, ...]]
+
+    def pools(self) -> dict[str, tuple[str, ...]]:
+        """Every template, by the kind a story records it under ("move", "refuse.take",
+        "distract.item", "player.take.do", ...; the time clauses as "clause")."""
+        singles = {
+            "opening": self.opening,
+            "move": self.move,
+            "follow": self.follow,
+            "arrive": self.arrive,
+            "leave": self.leave,
+            "die": self.die,
+            "kill": self.kill,
+            "take": self.take,
+            "receive": self.receive,
+            "intro": self.intro,
+            "drop": self.drop,
+            "give": self.give,
+            "other_take": self.other_take,
+            "snatch": self.snatch,
+            "time": tuple(template for template, _, _, _ in self.time),
+            "clause": self.clauses,
+            "refuse.move": self.refuse_move,
+            "refuse.take": self.refuse_take,
+            "scenery": self.scenery,
+            "after.take": self.after_take,
+            "after.move": self.after_move,
+        }
+        distract = {f"distract.{k}": v for k, v in self.distract.items()}
+        player = {f"player.{k}": v for k, v in self.player.items()}
+        return singles | distract | player
+
+
+# The templates above: every seed's stories are written in them, and the rules were tuned
+# on the tune seed's stories, so a held-out seed is new stories in known phrasings.
+TUNED = Wording(
+    opening=OPENING,
+    move=MOVE,
+    follow=FOLLOW,
+    arrive=ARRIVE,
+    leave=LEAVE,
+    die=DIE,
+    kill=KILL,
+    take=TAKE,
+    receive=RECEIVE,
+    intro=INTRO,
+    drop=DROP,
+    give=GIVE,
+    other_take=OTHER_TAKE,
+    snatch=SNATCH,
+    time=TIME,
+    clauses=CLAUSES,
+    refuse_move=REFUSE_MOVE,
+    refuse_take=REFUSE_TAKE,
+    distract=DISTRACT,
+    scenery=SCENERY,
+    after_take=AFTER_TAKE,
+    after_move=AFTER_MOVE,
+    player=PLAYER,
+)
+
+# Fresh wording: a second set, disjoint from the first, written at once for every kind
+# before any rule was tuned on it, and never to be tuned on. Stories in it measure the
+# rules on phrasings they have not seen; a change to the rules that was made by reading
+# these stories' misses would turn them into tuned wording, and the figure would no
+# longer mean that. Same invariants and slots as the tuned set.
+FRESH = Wording(
+    opening=(
+        "Your story opens in {place}, on a morning thick with mist.",
+        "It is your third day in {place}, and your coin is running low.",
+        "The carter sets you down in {place} and drives off without looking back.",
+        "You have taken a bed in {place} for as long as your money lasts.",
+    ),
+    move=(
+        "Ducking under the low lintel, you enter {place}.",
+        "Your steps carry you down into {place}.",
+        "Soaked and muddy, you stumble at last into {place}.",
+        "You cross the threshold of {place}.",
+        "And so you come to {place}.",
+        "{Place} is reached by the old coast road.",
+    ),
+    follow=(
+        "{person} trails after you.",
+        "Not wanting to be left behind, {person} tags along.",
+        "{person} is at your heels all the way.",
+        "You bring {person} along.",
+        '"Wait for me," {person} calls, and hurries after you.',
+    ),
+    arrive=(
+        "Heavy boots on the stair announce {person}, who ducks in out of the wind.",
+        '"There you are," says {person}, pushing through the crowd to your side.',
+        "Into the room strides {person}.",
+        "You are joined by {person}.",
+        "Without knocking, {person} lets themselves in.",
+    ),
+    leave=(
+        "{person} is gone by the time you look up.",
+        "Muttering an excuse, {person} hurries out.",
+        '"Perhaps we will meet again," {person} says, and goes.',
+        "The door swings shut behind {person}.",
+        "{person} excuses themselves and steps outside.",
+    ),
+    die=(
+        "{person} gasps once and goes still, and does not move again.",
+        "{person} is killed by a falling beam.",
+        "The arrow takes {person} in the throat; {person} is dead before reaching the floor.",
+        "By the time you kneel beside {person}, it is over.",
+        "Nobody can save {person}, who dies with a curse on their lips.",
+    ),
+    kill=(
+        "Your sword runs {person} through, and {person} falls dead.",
+        "It is over quickly: {person} lies dead at your feet.",
+        "With one blow you end {person}'s life.",
+        "{person} is slain by your hand.",
+    ),
+    take=(
+        "Without a word, you slide {item} under your coat.",
+        "{Item} belongs to you now.",
+        "Reaching up, you unhook {item} and tuck it away.",
+        "{Item} goes into your satchel.",
+        '"Finders keepers," you mutter, closing your hand on {item}.',
+        "{Item} is stowed away in your pack.",
+    ),
+    receive=(
+        '"Take it," {person} says, and puts {item} in your hands.',
+        "You are given {item} by {person}.",
+        "{person} lets you have {item}.",
+        "{Item} passes from {person}'s hands to yours.",
+        "With a shrug, {person} parts with {item}, and it is yours.",
+    ),
+    intro=(
+        "Propped against the wall is {an_item}.",
+        "Among the clutter on the shelf you notice {an_item}.",
+        "{An_item} sits forgotten in the corner.",
+        "Half-hidden under a sack, {an_item} catches the light.",
+    ),
+    drop=(
+        "Carefully, you lower {item} to the floor.",
+        "{Item} clatters to the boards as you let go of it.",
+        "You prop {item} against the wall and leave it there.",
+        "By the hearth you lay down {item}.",
+        "Setting {item} aside on a crate, you stretch your arms.",
+    ),
+    give=(
+        "You slide {item} across the table to {person}, who puts it away.",
+        '"Here," you say, holding {item} out until {person} takes it.',
+        "{Item} goes to {person}, with your blessing.",
+        "{person} is given {item} for safekeeping.",
+        "You entrust {item} to {person}.",
+    ),
+    other_take=(
+        "{person} stoops and gathers up {item}.",
+        "Before you can stop them, {person} has {item} in hand.",
+        "{Item} vanishes into {person}'s bag.",
+        '"Mine, I think," says {person}, lifting {item}.',
+    ),
+    snatch=(
+        "{person} plucks {item} from your grasp.",
+        "Quick as a cat, {person} relieves you of {item}.",
+        '"I\'ll look after that," {person} says, and takes {item} off you.',
+        "{Item} is wrenched from your hands by {person}.",
+    ),
+    time=(
+        ("Toward evening, {clause}.", 0, 4, False),
+        ("A while later, {clause}.", 0, None, True),
+        ("Some time passes, and {clause}.", 0, None, True),
+        ("Midday finds you still there, and {clause}.", 0, 2, False),
+        ("The afternoon drags by; {clause}.", 0, 3, False),
+        ("Come the dawn, {clause}.", 1, 0, False),
+        ("A week goes by, and {clause}.", 7, 0, False),
+        ("The moon is high when {clause}.", 0, 6, False),
+    ),
+    clauses=(
+        "the gulls fall silent",
+        "the rain eases to a drizzle",
+        "mist creeps up from the harbour",
+        "a cold wind rattles the shutters",
+        "the lamps are lit one by one",
+        "the river runs high and brown",
+    ),
+    refuse_move=(
+        "You get halfway to {place} before a rockfall blocks the way, and you come back.",
+        '"Nobody goes to {place} tonight," the watchman says, and he will not let you pass.',
+        "You try the road to {place}, but it lies deep in snow, and you give up.",
+        "{Place} will have to wait: the bridge is down.",
+        "The boatman refuses to take you to {place}, so you stay put.",
+    ),
+    refuse_take=(
+        "You reach for {item}, but it is chained to the post.",
+        "{Item} will not budge, however hard you pull.",
+        '"Hands off," growls the owner, and {item} stays where it is.',
+        "You try to lift {item}, but an old ward throws your hand back.",
+    ),
+    distract={
+        "place": (
+            "Nobody you ask has been to {place} in years.",
+            "You picture {place} as it was when you were a child.",
+            '"Meet me at {place} when the bells stop," {person} murmurs.',
+            "If you were sensible, you would go to {place}. You are not sensible.",
+            "A weathered sign points the way to {place}.",
+        ),
+        "item": (
+            "{Item} is not yours, and you leave it alone.",
+            '"Don\'t touch {item}," {person} warns.',
+            "You nearly pocket {item}, then think better of it.",
+            "{person} eyes {item} but does not reach for it.",
+            "Your grandmother kept one just like the {bare} by her stove.",
+        ),
+        "held": (
+            "You keep a tight grip on {item}.",
+            "{Item} is still safe in your pack, you are glad to find.",
+            '"What\'s that you have there, {item}?" {person} asks.',
+            "You think about selling {item}, but not today.",
+            "For a moment you think you have lost {item}, but no: it is still there.",
+        ),
+        "person": (
+            "You half expect {other} to walk in, but nobody does.",
+            '"{other} is coming," {person} says, "but not today."',
+            "Word is that {other} drowned last spring, though nobody saw the body.",
+            "A letter from {other} waits for you here, unopened.",
+            "{person} wonders aloud whether {other} will ever come back.",
+        ),
+        "time": (
+            '"Tomorrow at noon," {person} says. "Not before."',
+            "Morning seems a long way off.",
+            "The clock on the wall stopped at midnight long ago.",
+            "{person} complains that the evenings here last forever.",
+            "Yesterday feels like a week ago.",
+        ),
+    },
+    scenery=(
+        "Somewhere above, floorboards creak.",
+        "A kettle begins to sing.",
+        "The candle gutters, then steadies.",
+        "Wet wool and woodsmoke: the whole place smells of them.",
+        "A cat watches you from a rafter.",
+        "Outside, someone is humming a tune you almost know.",
+    ),
+    after_take=("Its weight is reassuring.", "It has seen better days, but it will do."),
+    after_move=("A few heads turn your way, then turn back.", "The floor is sticky underfoot."),
+    player={
+        "move.do": (
+            "hurry to {place}",
+            "go over to {place}",
+            "sneak into {place}",
+            "visit {place}",
+            "take the road to {place}",
+        ),
+        "move.story": (
+            "Without a word, I slip out and make for {place}.",
+            "I go on to {place}, the long way round.",
+            "My feet take me to {place}.",
+        ),
+        "move.say": (
+            "We're off to {place}, then.",
+            "Right, {place} it is. Follow me.",
+            "To {place}, and quickly.",
+        ),
+        "take.do": (
+            "lift {item}",
+            "snag {item}",
+            "stash {item} in my pack",
+            "loot {bare}",
+            "help myself to {item}",
+        ),
+        "take.story": (
+            "I slip {item} into my coat when no one is watching.",
+            "Without a second thought, I claim {item}.",
+            "My hand closes on {item}.",
+        ),
+        "take.say": ("How much for {item}?", "Would anyone object if I took {item}?"),
+        "receive.do": ("beg {person} for {item}", "ask {person} to lend me {item}"),
+        "receive.say": (
+            "{person}, would you let me have {item}?",
+            "Could you spare {item}, {person}?",
+        ),
+        "drop.do": (
+            "leave {bare} on the floor",
+            "discard {item}",
+            "get rid of {item}",
+            "abandon {item}",
+        ),
+        "drop.story": (
+            "I let {item} slide to the ground.",
+            "I'm done carrying {item}; I set it down here.",
+        ),
+        "give.do": (
+            "pass {item} to {person}",
+            "let {person} have {item}",
+            "hand over {item} to {person}",
+            "present {person} with {item}",
+            "hand {bare} over to {person}",
+        ),
+        "give.story": ("I press {item} into {person}'s palm.", "I offer {person} {item}."),
+        "give.say": ("Here, {person}, take {item}.", "{person}, {item} is yours now."),
+        "kill.do": ("stab {person}", "cut {person} down", "strike at {person}"),
+        "idle.do": (
+            "examine the walls",
+            "stand by the window",
+            "think",
+            "talk to {person}",
+            "ask {person} what happened here",
+        ),
+        "idle.story": ("I lean against the wall and watch.", "I keep my head down and listen."),
+        "idle.say": (
+            "Does anyone here know {other}?",
+            "Strange weather we're having.",
+            "Who runs {place}?",
+            "Any news from the road, {person}?",
+        ),
+    },
+)
+WORDINGS = {"tuned": TUNED, "fresh": FRESH}
