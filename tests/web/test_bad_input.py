@@ -154,6 +154,9 @@ FREE_FORM_CASES: dict[Key, list[Case]] = {
         Case(lambda w: {"model": HUGE}, ("'model'", "2,000")),
         Case(lambda w: {"model": "\ud800"}, ("'model'", "Unicode")),
         Case(lambda w: {"api_key": "\ud800"}, ("'api_key'", "Unicode")),
+        Case(lambda w: {"world_model": "embedded"}, ("TALEKEEPER_WORLD_MODEL", "too small")),
+        Case(lambda w: {"world_model": HUGE}, ("TALEKEEPER_WORLD_MODEL",)),
+        Case(lambda w: {"world_model": 7}, ("TALEKEEPER_WORLD_MODEL",)),
     ],
     ("POST", "/api/settings/test-connection"): [
         Case(lambda w: {"bogus_field": 1}, ("not a per-user setting",)),

@@ -52,6 +52,14 @@ def lineage_of(branches: Mapping[int, BranchLink], branch_id: int) -> Lineage:
     return tuple(out)
 
 
+def owner(branches: Mapping[int, BranchLink], branch_id: int, depth: int) -> int | None:
+    """The branch whose own slot at ``depth`` lies on ``branch_id``'s path (None: none)."""
+    for held, deepest in lineage_of(branches, branch_id):
+        if (deepest is None or depth <= deepest) and depth >= branches[held].fork_depth:
+            return held
+    return None
+
+
 def on_lineage(lineage: Lineage, branch_id: int, depth: int) -> bool:
     """Whether the slot (branch_id, depth) lies on the path ``lineage`` describes."""
     return any(b == branch_id and (m is None or depth <= m) for b, m in lineage)

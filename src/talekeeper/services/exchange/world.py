@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.core.lineage import BranchLink, lineage_of
+from talekeeper.core.lineage import BranchLink, owner
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.exchange.fileformat import (
@@ -129,13 +129,10 @@ def _answered(branches: Sequence[BranchEntry], actions: Sequence[ActionEntry]) -
     for a in actions:
         if a.type != NARRATION or a.depth == 0 or a.branch not in links:
             continue
-        above = a.depth - 1
-        for branch, deepest in lineage_of(links, a.branch):
-            if (deepest is None or above <= deepest) and above >= links[branch].fork_depth:
-                tried = active.get((branch, above))
-                if tried is not None and tried.type == "do":
-                    answers[a.key] = tried.text
-                break
+        held = owner(links, a.branch, a.depth - 1)
+        tried = active.get((held, a.depth - 1)) if held is not None else None
+        if tried is not None and tried.type == "do":
+            answers[a.key] = tried.text
     return answers
 
 

@@ -90,7 +90,7 @@ def render(name: str, **values: str) -> str:
     return known.substitute(values).strip()
 
 
-def _request(
+def completion_request(
     system: str,
     user: str,
     cue: str,
@@ -101,6 +101,8 @@ def _request(
     temperature: float,
     stop: tuple[str, ...],
 ) -> CompletionRequest:
+    """A background task's request: ``system`` and ``user`` as two messages (chat), or one
+    prompt ending in ``cue`` (completion)."""
     if mode == "completion":
         return CompletionRequest(
             model=model,
@@ -121,7 +123,7 @@ def _request(
     )
 
 
-def _mode(mode: str) -> Mode:
+def mode_of(mode: str) -> Mode:
     if mode == "chat":
         return "chat"
     if mode == "completion":
@@ -131,12 +133,12 @@ def _mode(mode: str) -> Mode:
 
 def memory_request(block_excerpt: str, cast: str, *, model: str, mode: str) -> CompletionRequest:
     """A request for one memory of a block; ``block_excerpt`` is ``excerpt(block)``."""
-    return _request(
+    return completion_request(
         render("memory_system.txt", words=str(MEMORY_WORDS_LIMIT)),
         render("memory_user.txt", cast=cast.strip(), passage=block_excerpt.strip()),
         MEMORY_CUE,
         model=model,
-        mode=_mode(mode),
+        mode=mode_of(mode),
         max_tokens=MEMORY_REPLY_TOKENS,
         temperature=MEMORY_TEMPERATURE,
         stop=MEMORY_STOP,
@@ -155,12 +157,12 @@ def summary_request(
         cast=cast.strip(),
         events=events.strip(),
     )
-    return _request(
+    return completion_request(
         render("summary_system.txt", words=str(SUMMARY_WORDS_LIMIT)),
         user,
         SUMMARY_CUE,
         model=model,
-        mode=_mode(mode),
+        mode=mode_of(mode),
         max_tokens=SUMMARY_REPLY_TOKENS,
         temperature=SUMMARY_TEMPERATURE,
         stop=SUMMARY_STOP,

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.core.lineage import lineage_of
+from talekeeper.core.lineage import owner
 from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import rules
@@ -42,13 +42,11 @@ def followed(story: Story, row: Action) -> Action | None:
     """The action ``row`` answers: the active one a depth above it on its own path."""
     if row.depth == 0:
         return None
-    links = story.links()
-    above = row.depth - 1
-    for branch_id, deepest in lineage_of(links, row.branch_id):
-        if (deepest is None or above <= deepest) and above >= links[branch_id].fork_depth:
-            slot = story.repo.slot(branch_id, above)
-            return next((a for a in slot if a.state == ActionState.ACTIVE), None)
-    return None
+    held = owner(story.links(), row.branch_id, row.depth - 1)
+    if held is None:
+        return None
+    slot = story.repo.slot(held, row.depth - 1)
+    return next((a for a in slot if a.state == ActionState.ACTIVE), None)
 
 
 def said(story: Story, row: Action) -> list[rules.Derived]:

@@ -24,7 +24,8 @@ import re
 from dataclasses import dataclass
 
 from talekeeper.core.errors import InvalidInput
-from talekeeper.providers.base import CompletionRequest, Message
+from talekeeper.providers.base import CompletionRequest
+from talekeeper.services.memory.prompts import completion_request, mode_of
 from talekeeper.services.world.events import GivenEvent, checked_value
 from talekeeper.services.world.names import mentions
 from talekeeper.storage.models.world import NAME_MAX
@@ -45,6 +46,7 @@ MAX_FACTS = 12  # entries of an answer read; a turn rarely states more than a fe
 EVIDENCE_MAX = 400  # characters of a sentence kept as evidence
 REPLY_TOKENS = 400  # room for a dozen short entries
 TEMPERATURE = 0.0  # the same turn, the same reading
+CUE = "The JSON object:"
 
 SYSTEM = (
     "You read one turn of an interactive story and list what it says changed in the "
@@ -94,22 +96,17 @@ def request(turn: Turn, *, model: str, mode: str) -> CompletionRequest:
         f"Who is there: {listed(turn.present) or 'no one'}\n"
         f"What the player carries: {listed(turn.carrying) or 'nothing'}\n\n"
         f"The player's action: {turn.action or '(none)'}\n\n"
-        f"The story's reply: {turn.reply}\n\n"
-        "The JSON object:"
+        f"The story's reply: {turn.reply}"
     )
-    if mode == "completion":
-        return CompletionRequest(
-            model=model,
-            mode="completion",
-            prompt=f"{SYSTEM}\n\n{user}\n",
-            max_tokens=REPLY_TOKENS,
-            temperature=TEMPERATURE,
-        )
-    return CompletionRequest(
+    return completion_request(
+        SYSTEM,
+        user,
+        CUE,
         model=model,
-        messages=(Message("system", SYSTEM), Message("user", user)),
+        mode=mode_of(mode),
         max_tokens=REPLY_TOKENS,
         temperature=TEMPERATURE,
+        stop=(),
     )
 
 
