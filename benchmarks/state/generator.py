@@ -20,10 +20,12 @@ after it (``Truth``). Invariants (the tests check them):
   name means, however the product spelled it. ``short_forms=False`` writes the same story
   with each thing named one way (every random draw is made either way), to tell what
   the short forms cost from what the wording costs.
-- **Two sets of wording.** ``wording="tuned"`` (the default) writes in ``wording.TUNED``,
-  the templates the rules were tuned on, and gives the same stories as before the fresh
-  set existed; ``wording="fresh"`` writes the same kinds of change in ``wording.FRESH``
-  only, phrasings never tuned on. The timeline and its truth are the same code either way.
+- **Three sets of wording** (``WORDINGS``). ``wording="tuned"`` (the default) writes in
+  ``wording.TUNED``, the templates the rules were tuned on, and gives the same stories as
+  before the other sets existed; ``wording="fresh"`` writes the same kinds of change in
+  ``wording.FRESH`` only, a second set now tuned on too; ``wording="unseen"`` in
+  ``wording_unseen.UNSEEN`` only, written before any tuning on the fresh set and never to
+  be tuned on. The timeline and its truth are the same code whichever set writes.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 
 from benchmarks.kit.play import Turn
 from benchmarks.state import wording as w
+from benchmarks.state.wording_unseen import UNSEEN
 
 PEOPLE, OTHER_SCRIPT_PEOPLE = 4, 2  # per story, drawn from the pools
 PLACES, OTHER_SCRIPT_PLACES = 4, 1
@@ -535,13 +538,18 @@ def _turn(wr: _Writer) -> StoryTurn:
     )
 
 
+# Every set of wording, by name. The unseen set lives in a module of its own, which imports
+# ``Wording`` from ``wording``, so it joins the other two here rather than in ``wording``.
+WORDINGS: dict[str, w.Wording] = {**w.WORDINGS, "unseen": UNSEEN}
+
+
 def generate(
     seed: int, turns: int, key: str = "", short_forms: bool = True, wording: str = "tuned"
 ) -> StateStory:
     """A story of ``turns`` turns for ``seed``; without ``short_forms``, each thing is named
     the one way (the same story otherwise); ``wording``: the set it is written in
-    ("tuned" or "fresh", ``wording.WORDINGS``)."""
-    words = w.WORDINGS[wording]
+    ("tuned", "fresh" or "unseen", ``WORDINGS``)."""
+    words = WORDINGS[wording]
     rng = random.Random(f"state/{seed}")
     title = rng.choice(w.TITLES)
     protagonist = rng.choice(PROTAGONISTS)

@@ -5,16 +5,20 @@ pipeline (``play``), scores the state after every turn (``measure``) and writes 
 (``report``). The tune seed's figures and the held-out seeds' are reported apart; the
 split is fixed here, before any tuning. Each story is played twice: as written (things
 also named by short forms) and, for the diagnosis, the same story with one name a thing.
-The held-out seeds are also written a third way, in the fresh wording
-(``wording.FRESH``: phrasings never tuned on), as written only, and reported apart.
+Every seed is also written in the fresh wording (``wording.FRESH``, a second set of
+phrasings, tuned on since its first figures were reported: the tune seed's stories in it
+are read to tune, the held-out seeds' are not), and the held-out seeds a fourth way, in
+the unseen wording (``wording_unseen.UNSEEN``: written before any tuning on the fresh set,
+never tuned on), as written only, each reported apart.
 
     .venv/bin/python -m benchmarks.state.run [--write docs/benchmarks.md] [--quick]
-        [--tune-seed S] [--seeds A B] [--misses tune-misses.json]
+        [--tune-only] [--tune-seed S] [--seeds A B] [--misses tune-misses.json]
 
-``--quick``: one short story on the tune seed only (a smoke run). ``--misses``: every turn
-of the tune seed where the state and the truth differ, as JSON, by variant (the held-out
-seeds' misses and the fresh wording's are never written: they are not for tuning).
-Progress goes to stderr.
+``--quick``: one short story on the tune seed only (a smoke run). ``--tune-only``: the
+tune seed's stories only, in both wordings tuned on (for tuning; nothing held out is
+played). ``--misses``: every turn of the tune seed where the state and the truth differ,
+as JSON, by variant (the held-out seeds' misses are never written: they are not for
+tuning). Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -56,7 +60,9 @@ def log(message: str) -> None:
 
 
 VARIANTS = {"written": True, "one name": False}  # the variant's name -> short forms
-FRESH = "fresh wording"  # the held-out seeds in the fresh wording, as written
+FRESH = "fresh wording"  # every seed in the fresh wording, as written
+UNSEEN = "unseen wording"  # the held-out seeds in the unseen wording, as written
+TUNED_ON = ("written", "one name", FRESH)  # the variants whose tune-seed misses are read
 
 
 def story_set(
@@ -102,55 +108,63 @@ async def play_all(sets: Sets) -> dict[tuple[str, int], Score]:
     return scores
 
 
+def build_sets(tune_seed: int, held: list[int], quick: bool) -> Sets:
+    """Every set the run plays, by (variant, seed)."""
+    per_seed, turns = (1, QUICK_TURNS) if quick else (STORIES, TURNS)
+    tuned = 1 if quick else TUNE_STORIES
+    sets: Sets = {}
+    for seed in [tune_seed, *held]:
+        count = tuned if seed == tune_seed else per_seed
+        for variant, short in VARIANTS.items():
+            sets[variant, seed] = story_set(seed, count, turns, short)
+        sets[FRESH, seed] = story_set(seed, count, turns, wording="fresh")
+    for seed in held:
+        sets[UNSEEN, seed] = story_set(seed, per_seed, turns, wording="unseen")
+    return sets
+
+
+def merged(scores: dict[tuple[str, int], Score], variant: str, seeds: list[int]) -> Score:
+    score = Score()
+    for seed in seeds:
+        score.merge(scores[variant, seed])
+    return score
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = arguments((__doc__ or "").split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one short story, tune seed only")
+    parser.add_argument("--tune-only", action="store_true", help="the tune seed's sets only")
     parser.add_argument("--tune-seed", type=int, default=TUNE_SEED)
     parser.add_argument("--seeds", type=int, nargs="*", default=list(HELD_OUT), help="held out")
     parser.add_argument("--misses", type=Path, help="write the tune seed's misses here (JSON)")
     args = parser.parse_args(argv)
-    held = [] if args.quick else [s for s in args.seeds if s != args.tune_seed]
-    per_seed, turns = (1, QUICK_TURNS) if args.quick else (STORIES, TURNS)
-    tuned = 1 if args.quick else TUNE_STORIES
-    seeds = [args.tune_seed, *held]
-    sets: Sets = {
-        (variant, seed): story_set(
-            seed, tuned if seed == args.tune_seed else per_seed, turns, short
-        )
-        for variant, short in VARIANTS.items()
-        for seed in seeds
-    }
-    for seed in held:
-        sets[FRESH, seed] = story_set(seed, per_seed, turns, wording="fresh")
-    log(f"{sum(len(s) for s in sets.values())} stories of {turns} turns, seeds {seeds}")
+    alone = args.quick or args.tune_only
+    held = [] if alone else [s for s in args.seeds if s != args.tune_seed]
+    sets = build_sets(args.tune_seed, held, args.quick)
+    log(f"{sum(len(s) for s in sets.values())} stories, seeds {[args.tune_seed, *held]}")
     clock = Clock(COMMAND)
     scores = asyncio.run(play_all(sets))
-    tune, held_out = {}, {}
-    for variant in VARIANTS:
-        tune[variant], held_out[variant] = scores[variant, args.tune_seed], Score()
-        for seed in held:
-            held_out[variant].merge(scores[variant, seed])
-    written = [s for seed in seeds for s in sets["written", seed]]
-    fresh = Score()
-    for seed in held:
-        fresh.merge(scores[FRESH, seed])
+    tune = {v: scores[v, args.tune_seed] for v in (*VARIANTS, FRESH)}
+    held_out = {v: merged(scores, v, held) for v in (*VARIANTS, FRESH, UNSEEN)}
+    written = [s for seed in [args.tune_seed, *held] for s in sets["written", seed]]
     run = Run(
         tune_seed=args.tune_seed,
         held_out=held,
-        stories_per_seed=per_seed,
-        tune_stories=tuned,
-        turns_per_story=turns,
+        stories_per_seed=len(sets["written", held[0]]) if held else 0,
+        tune_stories=len(sets["written", args.tune_seed]),
+        turns_per_story=TURNS if not args.quick else QUICK_TURNS,
         wordings=wordings(written),
         tune=tune["written"],
         held=held_out["written"],
         clock=clock.stop(),
         one_name=(tune["one name"], held_out["one name"]),
-        fresh=fresh,
-        fresh_wordings=wordings([s for seed in held for s in sets[FRESH, seed]]),
+        fresh=(tune[FRESH], held_out[FRESH]),
+        unseen=held_out[UNSEEN],
+        unseen_wordings=wordings([s for seed in held for s in sets[UNSEEN, seed]]),
     )
-    publish(markdown(run), args.write, SECTION, TITLE)
+    publish(markdown(run), None if alone else args.write, SECTION, TITLE)
     if args.misses:  # the tune seed's only: what is read to tune on must stay the tune seed's
-        misses = {v: [dataclasses.asdict(m) for m in tune[v].misses] for v in VARIANTS}
+        misses = {v: [dataclasses.asdict(m) for m in tune[v].misses] for v in TUNED_ON}
         args.misses.write_text(json.dumps(misses, indent=1, ensure_ascii=False))
     return 0
 

@@ -13,13 +13,16 @@ Invariants (``tests/benchmarks/test_state_generator.py`` checks them):
   take (an item's short form is its last word); some are in scripts other than Latin
   (Cyrillic, Greek, Japanese), two of them Japanese names one character apart.
 
-Two sets of wording (``Wording``), disjoint, with the same kinds and slots:
+Three sets of wording (``Wording``), disjoint, with the same kinds and slots:
 
 - ``TUNED``: the templates below, which every seed's stories are written in and the
   rules were tuned on (on the tune seed's stories).
-- ``FRESH``: a second set, written all at once before any tuning on it and never tuned on,
-  so that stories in it measure the rules on phrasings they have not seen. Its stories'
-  misses are not for reading to tune the rules: once tuned on, it is fresh no more.
+- ``FRESH``: a second set, written all at once before any tuning on it, and now tuned on
+  as a second tuning set for the rules; its held-out seeds' stories are still reported.
+- ``UNSEEN`` (in ``wording_unseen.py``): a third set, written all at once before any tuning
+  on ``FRESH``, by someone who had not read the rules, and never tuned on, so that stories
+  in it measure the rules on phrasings they have not seen. Its stories' misses are not for
+  reading to tune the rules: once tuned on, it is unseen no more.
 
 Slots: ``{place}`` ("the old mill", "Gullreach"), ``{item}`` ("the brass lantern" or
 "the lantern"), ``{an_item}`` ("a brass lantern"), ``{bare}`` ("brass lantern" or "lantern"),
@@ -483,10 +486,11 @@ TUNED = Wording(
 )
 
 # Fresh wording: a second set, disjoint from the first, written at once for every kind
-# before any rule was tuned on it, and never to be tuned on. Stories in it measure the
-# rules on phrasings they have not seen; a change to the rules that was made by reading
-# these stories' misses would turn them into tuned wording, and the figure would no
-# longer mean that. Same invariants and slots as the tuned set.
+# before any rule was tuned on it. Its first figures (held-out seeds: location precision
+# 0.43, inventory 0.44) measured the rules on phrasings they had not seen; since then the
+# rules are tuned on its tune-seed stories too, and the unseen set
+# (``wording_unseen.UNSEEN``, written before that tuning) took over its first role. Same
+# invariants and slots as the tuned set.
 FRESH = Wording(
     opening=(
         "Your story opens in {place}, on a morning thick with mist.",
@@ -733,4 +737,4 @@ FRESH = Wording(
         ),
     },
 )
-WORDINGS = {"tuned": TUNED, "fresh": FRESH}
+WORDINGS = {"tuned": TUNED, "fresh": FRESH}  # and the unseen set: ``generator.WORDINGS``

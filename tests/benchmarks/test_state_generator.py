@@ -1,5 +1,5 @@
 """The world-state benchmark's generator and measures: seeded stories whose ground truth follows
-their own timeline, in varied wording (the tuned set and the fresh set alike), and measures
+their own timeline, in varied wording (the tuned, fresh and unseen sets alike), and measures
 that count right on hand-made cases. Pure: no engine, no database."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pytest
 from benchmarks.kit.report import Clock
 from benchmarks.state import wording as w
 from benchmarks.state.generator import (
+    WORDINGS,
     Change,
     StateStory,
     Timeline,
@@ -22,15 +23,18 @@ from benchmarks.state.generator import (
 from benchmarks.state.measure import Counts, Observed, Resolver, Score, key, score_turn
 from benchmarks.state.report import Run, markdown
 from benchmarks.state.run import HELD_OUT, TUNE_SEED, story_set, wordings
+from benchmarks.state.wording_unseen import UNSEEN
 
 pytestmark = pytest.mark.no_database
 
 SEEDS = (TUNE_SEED, *HELD_OUT)
+# The sets written after the tuned one, each with the sets written before it.
+LATER = {"fresh": ("tuned",), "unseen": ("tuned", "fresh")}
 
 
-@pytest.fixture(scope="module", params=["tuned", "fresh"])
+@pytest.fixture(scope="module", params=list(WORDINGS))
 def stories(request: pytest.FixtureRequest) -> list[StateStory]:
-    """Every seed's stories, in each set of wording: the invariants hold in both."""
+    """Every seed's stories, in each set of wording: the invariants hold in all of them."""
     return [s for seed in SEEDS for s in story_set(seed, wording=request.param)]
 
 
@@ -50,50 +54,68 @@ def test_a_seed_gives_the_same_story_twice_and_another_seed_another() -> None:
     assert generate(5, 30) == generate(5, 30)
     assert generate(5, 30).turns != generate(6, 30).turns
     assert generate(5, 30, wording="fresh") == generate(5, 30, wording="fresh")
+    assert generate(5, 30, wording="unseen") == generate(5, 30, wording="unseen")
 
 
 def test_the_default_wording_is_the_tuned_set() -> None:
     """The stories every figure so far was measured on stay the same stories."""
     assert generate(7, 50) == generate(7, 50, wording="tuned")
     assert story_set(31, 2) == story_set(31, 2, wording="tuned")
-    fresh = generate(7, 50, wording="fresh")
-    assert fresh.turns != generate(7, 50).turns
+    for later in LATER:
+        assert generate(7, 50, wording=later).turns != generate(7, 50).turns
+
+
+def test_each_set_of_wording_is_looked_up_by_its_name() -> None:
+    assert list(WORDINGS) == ["tuned", *LATER]
+    assert WORDINGS["tuned"] is w.TUNED and WORDINGS["fresh"] is w.FRESH
+    assert WORDINGS["unseen"] is UNSEEN and w.WORDINGS.items() <= WORDINGS.items()
+    with pytest.raises(KeyError):
+        generate(7, 5, wording="nonesuch")
 
 
 def _drawn(stories: list[StateStory]) -> set[str]:
     return {u.split("/")[0] for s in stories for t in s.turns for u in t.wordings} | {"opening"}
 
 
-def test_the_fresh_wording_shares_no_template_with_the_tuned() -> None:
-    tuned = {t for pool in w.TUNED.pools().values() for t in pool}
-    fresh = [t for pool in w.FRESH.pools().values() for t in pool]
-    assert not tuned & set(fresh)
-    assert len(fresh) == len(set(fresh))  # and none twice within it
+def _templates(wording: str) -> list[str]:
+    return [t for pool in WORDINGS[wording].pools().values() for t in pool]
 
 
-def test_the_fresh_wording_covers_every_kind_the_generator_draws() -> None:
-    tuned, fresh = w.TUNED.pools(), w.FRESH.pools()
-    assert fresh.keys() == tuned.keys()  # the same player actions: the same mix of types
+@pytest.mark.parametrize("wording", list(LATER))
+def test_a_later_wording_shares_no_template_with_an_earlier(wording: str) -> None:
+    """The fresh set shares none with the tuned; the unseen set none with either."""
+    earlier = {t for before in LATER[wording] for t in _templates(before)}
+    templates = _templates(wording)
+    assert not earlier & set(templates)
+    assert len(templates) == len(set(templates))  # and none twice within it
+
+
+@pytest.mark.parametrize("wording", list(LATER))
+def test_a_later_wording_covers_every_kind_the_generator_draws(wording: str) -> None:
+    tuned, later = w.TUNED.pools(), WORDINGS[wording].pools()
+    assert later.keys() == tuned.keys()  # the same player actions: the same mix of types
     drawn = _drawn([s for seed in SEEDS for s in story_set(seed)])
-    assert drawn <= fresh.keys()
-    for kind, pool in fresh.items():
+    assert drawn <= later.keys()
+    for kind, pool in later.items():
         assert len(pool) >= (2 if kind.startswith(("player.", "after.")) else 4), kind
-    assert drawn == _drawn([s for seed in SEEDS for s in story_set(seed, wording="fresh")])
+    assert drawn == _drawn([s for seed in SEEDS for s in story_set(seed, wording=wording)])
 
 
-def test_the_fresh_wording_fills_the_same_slots() -> None:
-    """No fresh template asks for a slot its kind never has, and wherever a tuned template
-    can be filled some fresh one can (a capital slot is its lower-case one's)."""
-    tuned, fresh = w.TUNED.pools(), w.FRESH.pools()
-    for kind, pool in fresh.items():
+@pytest.mark.parametrize("wording", list(LATER))
+def test_a_later_wording_fills_the_same_slots(wording: str) -> None:
+    """No template of a later set asks for a slot its kind never has, and wherever a tuned
+    template can be filled some later one can (a capital slot is its lower-case one's)."""
+    tuned, later = w.TUNED.pools(), WORDINGS[wording].pools()
+    for kind, pool in later.items():
         known = {f.lower() for t in tuned[kind] for f in fields_of(t)}
         for template in pool:
             assert {f.lower() for f in fields_of(template)} <= known, (kind, template)
         for template in tuned[kind]:
             assert any(fields_of(f) <= fields_of(template) for f in pool), (kind, template)
-    for template, days, part, _ in w.FRESH.time:
+    for template, days, part, tick in WORDINGS[wording].time:
         assert fields_of(template) == {"clause"}
         assert days >= 0 and (part is None or 0 <= part <= 6)
+        assert (days > 0 or part is not None) != tick, template  # a tick: no day, no part
 
 
 def test_one_name_a_thing_is_the_same_story_but_for_the_names() -> None:
@@ -259,11 +281,31 @@ def test_the_report_says_the_bar_and_the_model_path() -> None:
     text = markdown(Run(7, [31, 58], 3, 8, 50, 120, tune, held, clock, (tune, held)))
     assert "waits for a real model" in text
     assert "(0.90 and 0.95: not met)" in text
-    assert "| location precision | 1.00 | 0.90 | – |" in text  # no fresh wording: "–"
-    assert "fresh wording (" not in text
+    # the other wordings not played: their columns say "–", never 0
+    assert "| location precision | 1.00 | 0.90 | – | – | – |" in text
+    assert "unseen wording (" not in text
+    fresh_tune = Score(turns=10, located=10, stated=5, right=4)
     fresh = Score(turns=20, located=20, stated=10, right=8)
-    text = markdown(Run(7, [31, 58], 3, 8, 50, 120, tune, held, clock, (tune, held), fresh, 90))
+    unseen = Score(turns=20, located=20, stated=10, right=3)
+    text = markdown(
+        Run(
+            7,
+            [31, 58],
+            3,
+            8,
+            50,
+            120,
+            tune,
+            held,
+            clock,
+            (tune, held),
+            (fresh_tune, fresh),
+            unseen,
+            90,
+        )
+    )
     assert "| held out, fresh wording (seeds 31, 58; 20 turns) |" in text
-    assert "| location precision | 1.00 | 0.90 | 0.80 |" in text
+    assert "| held out, unseen wording (seeds 31, 58; 20 turns) |" in text
+    assert "| location precision | 1.00 | 0.90 | 0.80 | 0.80 | 0.30 |" in text
     assert "(0.90 and 0.95: not met)" in text  # the bar stays on the tuned wording
     assert "(90 distinct wordings in this run)" in text
