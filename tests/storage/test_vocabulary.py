@@ -142,7 +142,7 @@ ALLOWED = {
     ("services/memory/scene.py", "PLAYER"): "the Scene's source as shown",
     # Nouns the world's rules never take for an item or a place ("take a left", "take
     # time"): words of the story, not stored event kinds.
-    ("services/world/rules.py", "_NOT_THINGS"): "words that are no item or place",
+    ("services/world/grammar.py", "NOT_THINGS"): "words that are no item or place",
     # TALEKEEPER_WORLD_MODEL's value for "no model": a setting, not an event's origin.
     ("settings.py", "RULES"): "the world model setting's value for the rules alone",
 }

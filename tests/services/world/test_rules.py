@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from talekeeper.services.world.rules import NP_CHARS, derive
+from talekeeper.services.world.grammar import NP_CHARS
+from talekeeper.services.world.rules import derive
 from talekeeper.storage.vocabulary import EventKind
 
 pytestmark = pytest.mark.no_database
