@@ -45,6 +45,12 @@ def test_a_part_of_the_day_alone_is_today_when_ahead_and_tomorrow_when_behind() 
     assert later is not None and advance(Moment(1, 1), later, False) == Moment(1, 2)
     weeks = read("weeks later")
     assert weeks is not None and advance(dusk, weeks, False) == Moment(8, 0)
+    # One of each: "a week later" is seven days on, "a day later" one, "a while" a step.
+    for said, after in (("a week later", Moment(8, 0)), ("a day later", Moment(2, 0))):
+        one = read(said)
+        assert one is not None and advance(dusk, one, False) == after
+    a_while = read("a while later")
+    assert a_while is not None and advance(Moment(1, 1), a_while, False) == Moment(1, 2)
 
 
 def test_a_time_it_cannot_read_is_shown_as_said_and_leaves_the_clock() -> None:

@@ -145,6 +145,45 @@ FOUND = [
         "Mara borrows the whistle and does not give it back.",
         [("took", "Mara", "the whistle", None)],
     ),
+    # Verbs of going, taking, giving and leaving by class, not by the phrase.
+    (
+        "narration",
+        "Your steps carry you down into the orchard.",
+        [("moved", None, "the orchard", None)],
+    ),
+    ("narration", "You stumble at last into the orchard.", [("moved", None, "the orchard", None)]),
+    ("do", "sneak into the chapel", [("moved", None, "the chapel", None)]),
+    ("narration", "You cross the threshold of Varn.", [("moved", None, "Varn", None)]),
+    ("narration", "The wool cloak belongs to you now.", [("took", None, "The wool cloak", None)]),
+    (
+        "narration",
+        "You are given the copper compass by Ida Venn.",
+        [("took", None, "the copper compass", None)],
+    ),
+    ("do", "get rope", [("took", None, "rope", None)]),
+    ("narration", "You lower the lantern to the floor.", [("dropped", None, "the lantern", None)]),
+    (
+        "narration",
+        "You entrust the hemp rope to Злата.",
+        [("gave", None, "the hemp rope", "Злата")],
+    ),
+    (
+        "narration",
+        "The signet ring is wrenched from your hands by Ida.",
+        [("took", "Ida", "The signet ring", None)],
+    ),
+    ("narration", "Into the room strides Tobin.", [("arrived", "Tobin", None, None)]),
+    ("narration", "The door swings shut behind Mara.", [("left", "Mara", None, None)]),
+    (
+        "narration",
+        "Hob gasps once and goes still, and does not move again.",
+        [("status", "Hob", None, "dead")],
+    ),
+    (
+        "narration",
+        "A week goes by, and the gulls fall silent.",
+        [("time", None, None, "a week later")],
+    ),
 ]
 
 NOTHING = [
@@ -177,6 +216,10 @@ NOTHING = [
     # What a giver gives that no one carries.
     ("narration", "Mara gives you a warm smile."),
     ("narration", "You give Tobin a nod."),
+    # A verb of going that goes nowhere; "get" read only in the player's own "do".
+    ("narration", "You come to a halt."),
+    ("narration", "You walk to the window."),
+    ("narration", "You get the feeling you are watched."),
 ]
 
 

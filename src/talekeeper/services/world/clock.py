@@ -37,8 +37,8 @@ PARTS = {
 _PART = re.compile(r"\b(" + "|".join(PARTS) + r")\b")
 _DAY = re.compile(r"\bday (\d{1,6})\b")
 _NEXT = re.compile(r"\b(?:next|following)\b")
-_LATER = re.compile(r"\b(hours|days|weeks) later\b")
-_JUMP = {"days": 2, "weeks": 7}
+_LATER = re.compile(r"\b(hours?|days?|weeks?|while) later\b")
+_JUMP = {"days": 2, "weeks": 7, "day": 1, "week": 7}  # "hours", "an hour", "a while": a step
 
 
 @dataclass(frozen=True, order=True)
@@ -67,7 +67,7 @@ def read(value: str) -> Reading | None:
         day=int(day.group(1)) if day else None,
         days_on=1 if _NEXT.search(text) else _JUMP.get(later.group(1), 0) if later else 0,
         part=PARTS[part.group(1)] if part else None,
-        hours_on=bool(later and later.group(1) == "hours"),
+        hours_on=bool(later and later.group(1) in ("hours", "hour", "while")),
     )
     return reading if reading != Reading() else None
 

@@ -13,6 +13,9 @@ Invariants:
   out, never an error: the story's text is the player's, not a request to refuse.
 - A reply to the player's ``do`` is also read for what it refuses of it (``refusal``):
   the ``do`` it answers is the active action a depth above it on its own path.
+- A sentence that takes the player toward a place the story already knows, or in which a
+  person it knows handles an item it knows, in words no pattern reads, makes where the
+  player stands, or whether they carry that item, unknown (``unsure``).
 - ``derive_all`` reads a whole story without a database (an import of a file written
   before the world was kept): the same events ``record`` would have written as each
   action was, with the same entities (one per kind and key, named as first found), in the
@@ -21,6 +24,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -32,6 +36,7 @@ from talekeeper.services.world import rules
 from talekeeper.services.world.events import Node, match_names, role_names, write_event
 from talekeeper.services.world.names import clean_name, key_of, trailing
 from talekeeper.services.world.refusal import refusals
+from talekeeper.services.world.unsure import unsure, unsure_items
 from talekeeper.storage.models import Action
 from talekeeper.storage.models.world import ALIASES_MAX
 from talekeeper.storage.repositories.world import WorldRepository
@@ -49,10 +54,32 @@ def followed(story: Story, row: Action) -> Action | None:
     return next((a for a in slot if a.state == ActionState.ACTIVE), None)
 
 
+Known = dict[EntityKind, list[str]]  # every name and alias of the story's things, by kind
+
+
+def _unsure(type_: str, text: str, known: Known, found: list[rules.Derived]) -> None:
+    """Add to ``found`` the goings and holdings the rules are unsure of (``unsure``)."""
+    read = rules.readable(type_, text)
+    if read is not None:
+        places, items = known.get(EntityKind.PLACE, []), known.get(EntityKind.ITEM, [])
+        more = unsure(read, places, found)
+        more += unsure_items(read, items, known.get(EntityKind.PERSON, []), found)
+        found.extend(more)
+
+
+def known_names(story: Story) -> Known:
+    """Every name and alias of the story's things, by kind."""
+    known: Known = {}
+    for e in WorldRepository(story.session).entities(story.adventure.id):
+        known.setdefault(EntityKind(e.kind), []).extend([e.name, *json.loads(e.aliases or "[]")])
+    return known
+
+
 def said(story: Story, row: Action) -> list[rules.Derived]:
-    """What ``row`` states: the rules' events, and for a reply to a ``do`` the attempts it
-    refuses (``refusal``)."""
+    """What ``row`` states: the rules' events, the goings they are unsure of, and for a
+    reply to a ``do`` the attempts it refuses (``refusal``)."""
     found = rules.derive(row.type, row.text)
+    _unsure(row.type, row.text, known_names(story), found)
     if row.type == NARRATION:
         tried = followed(story, row)
         if tried is not None and tried.type == "do":
@@ -156,6 +183,10 @@ def derive_all(actions: Iterable[Written]) -> Derivation:
     found = Derivation()
     for action in actions:
         events = rules.derive(action.type, action.text)
+        known: Known = {}
+        for t in found.things:
+            known.setdefault(t.kind, []).extend([t.name, *t.aliases])
+        _unsure(action.type, action.text, known, events)
         if action.type == NARRATION and action.answers is not None:
             events.extend(refusals(action.answers, action.text))
         for event in events:

@@ -54,5 +54,8 @@ NOT_THINGS = frozenset({
     "wink", "shrug", "hug", "kiss", "warning", "answer", "pause", "creeps", "idea", "advice",
     "news", "word", "reason", "tears", "knees", "senses", "attention", "conclusion", "choice",
     "decision", "arm", "arms", "shoulder", "shoulders", "wrist", "elbow", "head", "face", "down",
-    "awake", "doubt", "task",
+    "awake", "doubt", "task", "halt", "stop", "end", "terms", "understanding", "agreement",
+    "work", "sleep", "bed", "door", "doorway", "window", "fire", "edge", "corner", "side",
+    "middle", "centre", "center", "front", "rail", "railing", "life", "feet", "yourself",
+    "myself", "blows",
 })  # fmt: skip

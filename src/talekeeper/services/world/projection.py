@@ -12,6 +12,8 @@ Invariants:
   the people whose last known place is the player's, who have not left and are not dead,
   in the order they came. What the player carries: the items whose last holder is the
   player, in the order they came to them; an item used up is gone.
+- A ``moved`` of the player's whose value is ``unsure.UNSURE`` makes where the player is
+  unknown, unless they already stand at its place.
 - A ``moved`` or ``took`` whose value is ``refusal.REFUSED`` says the story refused the
   player's attempt: where the player still stands at that place, or still holds that
   item, the place or holder before that change is back.
@@ -38,6 +40,7 @@ from talekeeper.services.world import clock
 from talekeeper.services.world.clock import Moment
 from talekeeper.services.world.names import key_of
 from talekeeper.services.world.refusal import REFUSED
+from talekeeper.services.world.unsure import UNSURE
 from talekeeper.storage.vocabulary import EntityKind, EventKind, EventOrigin
 
 DEAD = "dead"  # a status that takes someone out of every scene
@@ -156,6 +159,8 @@ def _coordinate(fact: Fact) -> Coordinate | None:
 def explicit(fact: Fact) -> bool:
     """Whether ``fact``'s evidence states it outright. The rules' patterns are explicit by
     construction; a model's event must name, in its evidence, everything it names."""
+    if fact.value == UNSURE:
+        return False  # the rules could not read it: never a reason to undo the player's word
     if fact.origin is not EventOrigin.MODEL:
         return True
     said = f" {key_of(fact.evidence)} "
@@ -231,6 +236,9 @@ def _apply(fold: _Fold, fact: Fact) -> None:
         _refuse(fold, fact)
         return
     match fact.kind:
+        case EventKind.MOVED if subject is None and fact.value == UNSURE:
+            if fold.location != thing:  # perhaps gone there, perhaps not: unknown
+                fold.came_from, fold.location = fold.location, None
         case EventKind.MOVED if subject is None:
             fold.came_from, fold.location = fold.location, thing
         case EventKind.MOVED | EventKind.ARRIVED if subject is not None:

@@ -9,9 +9,9 @@ Invariants:
   its going to a place (``rules.derive``). A reply refuses one when a sentence of it names
   that item or place (the same key, or the same thing told shorter or longer) and says no
   in so many words (``_NO``: "not", "cannot", "locked", "no further", "drives you back",
-  …); a going, also when a sentence turns the player back outright whatever it calls the
-  place (``_TURNED_BACK``: "the storm drives you back"). A sentence that only hedges ("you
-  almost drop the locket") refuses nothing.
+  "too hot", "you try to … but", …); a going, also when a sentence turns the player back
+  outright whatever it calls the place (``_TURNED_BACK``: "the storm drives you back"). A
+  sentence that only hedges ("you almost drop the locket") refuses nothing.
 - A refusal is an event of the refused kind on the reply, naming the same thing, with the
   value ``REFUSED`` and the reply's sentence as evidence. The projection undoes the change
   it refuses when that change still stands, so a retry, undo or edit of the reply takes
@@ -30,7 +30,9 @@ REFUSED = "refused"
 _NO = re.compile(
     r"\b(?:not|cannot|can't|won't|will not|no further|locked|barred|fixed fast|nailed|"
     r"out of reach|too heavy|too high|drives? you back|turn back|turns you back|"
-    r"crumbles|shatters|refuses?|forbid\w*|no way)\b",
+    r"crumbles|shatters|refuses?|forbid\w*|no way|too (?:hot|cold|heavy|high|far|deep|sharp)|"
+    r"chained|stuck fast|bolted|blocks? the way|give up|gives up|stay put|"
+    r"(?:throws|pushes|knocks|forces) (?:your hand|you) back|tr(?:y|ies|ied) to\b.{0,80}\bbut)\b",
     re.IGNORECASE,
 )
 # A going the reply turns back outright, whatever name it gives the place (an inn may be

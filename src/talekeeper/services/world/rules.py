@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from talekeeper.services.common.rendering import NARRATION, render
-from talekeeper.services.world.grammar import NOT_THINGS, YOU
+from talekeeper.services.world.grammar import NOT_THINGS, YOU, np
 from talekeeper.services.world.patterns import PATTERNS
 from talekeeper.services.world.people import KILLS, THIRD
 from talekeeper.storage.vocabulary import EventKind
@@ -66,7 +66,11 @@ _HEDGE = re.compile(
     re.IGNORECASE,
 )
 # Keeping what was taken, said with a "not" that denies nothing of the taking.
-_KEEPS = re.compile(r",?\s+and (?:does not|doesn't|never) (?:give|hand) (?:it|them) back\b", re.I)
+_KEEPS = re.compile(
+    r",?\s+and (?:does not|doesn't|never) (?:(?:give|hand) (?:it|them) back|(?:move|rise|stir|"
+    r"breathe|get up) again)\b",
+    re.I,
+)
 _PRONOUNS = frozenset(
     "it them him her his its their this that these those something anything nothing "  # noqa: SIM905
     "everything someone anyone everyone one yourself myself here there".split()
@@ -84,14 +88,30 @@ _TIME = re.compile(
     r"by (?:dawn|dusk|midnight|noon|nightfall|morning|evening)|"
     r"(?:night|dusk|darkness|evening) falls|dawn breaks|"
     r"(?:(?:when|as) )?(?:morning|evening|night|dawn) comes|(?:an|one) hour later|"
-    r"late (?:that|in the) (?:night|evening|afternoon)|the sun (?:sets|rises))\b",
+    r"late (?:that|in the) (?:night|evening|afternoon)|the sun (?:sets|rises)|"
+    r"(?:a|an|one|two|three|four|five|six|several|many|a few) (?:hour|day|week)s? "
+    r"(?:go(?:es)? by|pass(?:es)?|later)|a while later|some time (?:later|passes)|after a while|"
+    r"towards? (?:evening|dusk|nightfall|midday|noon|morning|dawn|midnight)|"
+    r"(?:midday|noon|morning|evening|dawn|dusk|night|nightfall) finds you|"
+    r"the (?:morning|afternoon|evening|night) (?:drags|wears|passes|slips) (?:by|on|away)|"
+    r"come (?:the )?(?:dawn|morning|evening|nightfall|night|dusk)|the moon (?:is high|rises))\b",
     re.IGNORECASE,
 )
+_PASSING = re.compile(r" (?:go(?:es)? by|pass(?:es)?)$")
 # A time said in words the clock does not know, said in words it does.
-_TIME_VALUES = {"the sun sets": "sunset", "the sun rises": "sunrise", "darkness falls": "nightfall"}
+_TIME_VALUES = {
+    "the sun sets": "sunset",
+    "the sun rises": "sunrise",
+    "darkness falls": "nightfall",
+    "the moon is high": "midnight",
+    "the moon rises": "nightfall",
+}
 _NOT_NAMES = frozenset(
     {"you", "i", "the", "a", "an", "then", "suddenly", "when", "as", "with", "at", "by", "soon"}
 )
+# "get lamp": the oldest verb of taking in interactive fiction, read in the player's ``do``
+# alone (a narrator's "you get" is as often "you get there" or "you get a look").
+_GET = re.compile(r"(?i:you|i) get\s+" + np("object") + r"\s*[.!]?$")
 _AND = re.compile(r"\s(?:and then|and|then)\s+(?=[a-z])")
 _SUBJECT = re.compile(YOU)
 
@@ -106,6 +126,11 @@ def _name(text: str | None) -> str | None:
         return None
     if words[0].lower() in _PREPOSITIONS:
         return None
+    lowered = [w.lower() for w in words]
+    if any(
+        a in NOT_THINGS and b in _PREPOSITIONS for a, b in zip(lowered, lowered[1:], strict=False)
+    ):
+        return None  # "the road to Varn", "a look at the map": no item, whatever follows
     bare = [w for w in words if w.lower() not in ("the", "a", "an", "your", "my", "some")]
     if not bare or all(w.lower() in _PRONOUNS for w in bare):
         return None
@@ -127,7 +152,7 @@ def _masked(text: str) -> str:
     return _QUOTED.sub(lambda m: " " * len(m.group()), text)
 
 
-def _sentences(text: str) -> list[tuple[str, str]]:
+def sentences(text: str) -> list[tuple[str, str]]:
     """Each sentence as read (quotations blanked) and as written (its evidence)."""
     out = []
     for match in _SENTENCE.finditer(_masked(text)):
@@ -162,9 +187,22 @@ def _by_pattern(sentence: str, evidence: str) -> list[Derived]:
     return found
 
 
+def hedged(read: str) -> bool:
+    """Whether a sentence (as read) hedges, denies, plans or asks: it states no change."""
+    return bool(_HEDGE.search(_KEEPS.sub("", read))) or read.endswith("?")
+
+
+def readable(type_: str, text: str) -> str | None:
+    """An action's text as the rules read it (a ``do`` as its rendering); None for a ``say``:
+    speech states no change of the world."""
+    if type_ == "say":
+        return None
+    return render(type_, text).removeprefix("> ") if type_ != NARRATION else text
+
+
 def _from_sentence(read: str, written: str) -> list[Derived]:
     read = _KEEPS.sub("", read)
-    if _HEDGE.search(read) or read.endswith("?"):
+    if hedged(read):
         return []
     evidence = written[:EVIDENCE_MAX]
     found = _by_pattern(_coordinated(read), evidence)
@@ -179,20 +217,28 @@ def _from_sentence(read: str, written: str) -> list[Derived]:
             if who is not None:
                 found.append(Derived(EventKind.STATUS, who, None, "dead", evidence))
     for match in _TIME.finditer(read):
-        said = match.group("value").lower()
-        if said.endswith(" pass"):  # "three days pass": what the clock reads as "days later"
-            said = said.removesuffix(" pass") + " later"
-        said = _TIME_VALUES.get(said, said)
-        found.append(Derived(EventKind.TIME, None, None, said, evidence))
-    return found
+        found.append(Derived(EventKind.TIME, None, None, _time_value(match["value"]), evidence))
+    return list(dict.fromkeys(found))  # two patterns may read one change
+
+
+def _time_value(said: str) -> str:
+    """A time as the clock reads it: "three days pass" and "a week goes by" are "three days
+    later" and "a week later"; a few ways of saying a part of the day are that part."""
+    said = " ".join(said.lower().split())
+    said = _PASSING.sub(" later", said)
+    if said in ("some time later", "after a while"):
+        said = "a while later"
+    return _TIME_VALUES.get(said, said)
 
 
 def derive(type_: str, text: str) -> list[Derived]:
     """The events an action of ``type_`` states in ``text``, in the order it says them."""
-    if type_ == "say":
+    said = readable(type_, text)
+    if said is None:
         return []
-    readable = render(type_, text).removeprefix("> ") if type_ != NARRATION else text
     out: list[Derived] = []
-    for read, written in _sentences(readable):
+    if type_ == "do" and (got := _GET.match(said)) and (thing := _name(got["object"])):
+        out.append(Derived(EventKind.TOOK, None, thing, None, said[:EVIDENCE_MAX]))
+    for read, written in sentences(said):
         out.extend(_from_sentence(read, written))
     return out
