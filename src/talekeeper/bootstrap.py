@@ -20,6 +20,9 @@ Invariants:
   (``talekeeper play``, the tests), never in ``talekeeper serve``. The in-process
   ``Worker`` is never built on PostgreSQL. The scenarios are read and validated
   once, at build.
+- Every process that starts background work (``start``; ``talekeeper worker``) first
+  reads the world of each story from before the world was kept (``read_world_backlog``),
+  before it serves or plays: one query when there is none.
 - The bank cache keeps large banks in snapshot files under the data folder
   (``snapshot_folder``: one folder per database), so a restart does not build them
   again from every row; they are caches only (``services.memory.snapshot``).
@@ -49,6 +52,7 @@ from talekeeper.services.background.worker import Worker
 from talekeeper.services.common.limits import quoted
 from talekeeper.services.endpoints.ai_calls import CallRecord, LoggedModel
 from talekeeper.services.endpoints.models import ModelSet
+from talekeeper.services.exchange import backlog
 from talekeeper.services.library.indexer import LibraryIndexer
 from talekeeper.services.library.search import KnowledgeSearch
 from talekeeper.services.memory.base import MemoryService, NullMemory
@@ -193,12 +197,23 @@ class Runtime:
     async def start(self, *, queue_worker: bool = True) -> None:
         """Start background work on the running event loop: the outbox's worker, or where
         the database's queue is shared, a worker of that queue only with ``queue_worker``.
-        Wherever background work runs here, the library's sources are reconciled first
-        (``LibraryIndexer.reconcile``: every source that wants vectors asked for)."""
+        First, in every process, the world of each story from before the world was kept is
+        read (``read_world_backlog``). Wherever background work runs here, the library's
+        sources are reconciled first (``LibraryIndexer.reconcile``: every source that
+        wants vectors asked for)."""
+        await asyncio.to_thread(self.read_world_backlog)
         if self.indexer is not None and (queue_worker or job_queue(self.engine) is JobQueue.OUTBOX):
             await asyncio.to_thread(self.indexer.reconcile)
         if isinstance(self.memory, MemorySystem):
             await self.memory.start(queue_worker=queue_worker)
+
+    def read_world_backlog(self) -> None:
+        """The world of every adventure the rules never read (``services.exchange.backlog``:
+        once, after the upgrade that began keeping the world; later, one query). Every
+        process that starts work does it before it serves or plays, even ``serve`` where a
+        worker runs the queue: an adventure played before its story was read would keep
+        only the world of its new turns."""
+        backlog.read_backlog(self.sessions)
 
     @property
     def background(self) -> BackgroundWork | None:

@@ -1,5 +1,6 @@
-"""Playing a turn and adding a world event through the JSON API, each checked to succeed:
-what the world's tests (``test_world_api``, ``test_exchange_world``) do most."""
+"""Playing a turn and adding a world event through the JSON API, each checked to succeed,
+and the world as the API shows it without ids: what the world's tests (``test_world_api``,
+``test_exchange_world``, ``test_world_backlog``) do most."""
 
 from __future__ import annotations
 
@@ -22,3 +23,23 @@ def event(client: TestClient, aid: int, **body: Any) -> dict[str, Any]:
     assert response.status_code == 201, response.text
     answer: dict[str, Any] = response.json()
     return answer
+
+
+def world_of(client: TestClient, aid: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The state at the head without ids, and the path's events without ids."""
+    state = client.get(f"/api/adventures/{aid}/world").json()
+    events = client.get(f"/api/adventures/{aid}/world/events").json()
+    plain = {
+        "location": (state["location"] or {}).get("name"),
+        "present": [r["name"] for r in state["present"]],
+        "inventory": [r["name"] for r in state["inventory"]],
+        "time": state["time"],
+        "quests": state["quests"],
+        "entities": sorted((e["name"], e["kind"], e["status"]) for e in state["entities"]),
+    }
+    return plain, [{k: v for k, v in e.items() if k not in ("id", "action_id")} for e in events]
+
+
+def untimed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Exported rows without the time each was written."""
+    return [{k: v for k, v in row.items() if k != "created_at"} for row in rows]

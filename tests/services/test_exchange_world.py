@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from tests.kit.exchange import counts
-from tests.kit.world_api import event, turn
+from tests.kit.world_api import event, turn, untimed, world_of
 
 from talekeeper.services.common import limits
 from talekeeper.services.exchange.fileformat import ENTRY_CAPS, WORLD_VERSION
@@ -53,21 +53,6 @@ def played(client: TestClient, double: ModelDouble) -> int:
     assert head["id"] == aid
     turn(client, aid, "look down")
     return aid
-
-
-def world_of(client: TestClient, aid: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The state at the head without ids, and the path's events without ids."""
-    state = client.get(f"/api/adventures/{aid}/world").json()
-    events = client.get(f"/api/adventures/{aid}/world/events").json()
-    plain = {
-        "location": (state["location"] or {}).get("name"),
-        "present": [r["name"] for r in state["present"]],
-        "inventory": [r["name"] for r in state["inventory"]],
-        "time": state["time"],
-        "quests": state["quests"],
-        "entities": sorted((e["name"], e["kind"], e["status"]) for e in state["entities"]),
-    }
-    return plain, [{k: v for k, v in e.items() if k not in ("id", "action_id")} for e in events]
 
 
 def test_the_world_travels_whole_and_comes_back_unchanged(
@@ -114,10 +99,6 @@ def test_a_file_from_before_the_world_imports_with_the_world_its_story_states(
         # The same rows, but for when they were written (the actions' times, on import).
         for section in ("world_events", "world_entities"):
             assert untimed(again[section]) == untimed(current[section]), section
-
-
-def untimed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if k != "created_at"} for row in rows]
 
 
 BAD_WORLD: dict[str, tuple[Any, str]] = {

@@ -7,7 +7,9 @@ Invariants:
   with exit status 2, before anything is opened: the in-process worker of ``talekeeper
   serve`` (or ``play``) already runs those passes.
 - It builds the runtime as every command does (the migrations run, so the queue's schema
-  is there) and asks for the runs of library sources still wanting vectors
+  is there), reads the world of every story from before the world was kept
+  (``Runtime.read_world_backlog``, as ``serve`` does too: each is read once, by whichever
+  comes first), and asks for the runs of library sources still wanting vectors
   (``LibraryIndexer.reconcile``), then runs a worker of the job queue
   (``services.background.queue``) until
   SIGTERM or SIGINT: running passes get the grace period to finish, then are handed back
@@ -62,6 +64,7 @@ async def _work(settings: Settings, args: argparse.Namespace) -> None:
             file=sys.stderr,
             flush=True,
         )
+        await asyncio.to_thread(runtime.read_world_backlog)  # stories from before the world
         if runtime.indexer is not None:
             await asyncio.to_thread(runtime.indexer.reconcile)  # sources still wanting vectors
         await background.work(

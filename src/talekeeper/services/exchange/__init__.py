@@ -58,6 +58,11 @@ Invariants:
   ``limits.MAX_WORLD_ENTITIES`` entities and ``MAX_WORLD_EVENTS`` events, checked like the
   other lists; an entity is one per kind and name key, and an event names entities of the
   kinds its kind does (``world.events.ROLES``).
+- A story already in the database from before the world (an upgraded one: the world's
+  backlog) gets its world the same way, once, at the start of background work
+  (``backlog``): its tree read as its file would list it (``outbound.story_entries``),
+  its world planned as an older file's (``world.derived``) and inserted as an import
+  inserts it (``store.write_world``).
 """
 
 from __future__ import annotations

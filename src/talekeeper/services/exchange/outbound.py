@@ -8,6 +8,7 @@ version 2."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
@@ -54,13 +55,9 @@ def export_file(
 ) -> AdventureFileV2 | AdventureFileV3 | AdventureFileV4:
     adventure = load_adventure(session, adventure_id, user_id)
     repo = StoryRepository(session)
-    branches = list(repo.branches(adventure.id))
-    actions = list(repo.all_actions(adventure.id))
-    branch_key = {b.id: i for i, b in enumerate(branches, 1)}
-    action_key = {a.id: i for i, a in enumerate(actions, 1)}
+    tree = story_entries(repo, adventure.id)
+    branch_key, action_key = tree.branch_key, tree.action_key
     meta = _meta(adventure, branch_key)
-    branch_entries = [_branch(b, branch_key, action_key) for b in branches]
-    action_entries = [_action(a, branch_key, action_key) for a in actions]
     cards = [_card(c) for c in repo.cards(adventure.id)]
     snapshots = sorted(repo.insights_for(list(action_key)), key=lambda s: action_key[s.action_id])
     insights = [
@@ -75,8 +72,8 @@ def export_file(
     common = {
         "format": FORMAT,
         "adventure": meta,
-        "branches": branch_entries,
-        "actions": action_entries,
+        "branches": tree.branches,
+        "actions": tree.actions,
         "cards": cards,
         "insights": insights,
         "memories": memory,
@@ -95,6 +92,32 @@ def export_file(
         )
     # Nothing of a later version: the file stays version 2, which older versions read.
     return AdventureFileV2.model_validate(common | {"version": VERSION})
+
+
+@dataclass(frozen=True)
+class StoryEntries:
+    """An adventure's branches and actions as its file lists them, and each row's file
+    key by its id (keys number the rows from 1, in the order of their ids)."""
+
+    branches: list[BranchEntry]
+    actions: list[ActionEntry]
+    branch_key: dict[int, int]
+    action_key: dict[int, int]
+
+
+def story_entries(repo: StoryRepository, adventure_id: int) -> StoryEntries:
+    """The story tree of the adventure as the file writes it (what an import reads its
+    world from, when the file predates the world)."""
+    branches = list(repo.branches(adventure_id))
+    actions = list(repo.all_actions(adventure_id))
+    branch_key = {b.id: i for i, b in enumerate(branches, 1)}
+    action_key = {a.id: i for i, a in enumerate(actions, 1)}
+    return StoryEntries(
+        [_branch(b, branch_key, action_key) for b in branches],
+        [_action(a, branch_key, action_key) for a in actions],
+        branch_key,
+        action_key,
+    )
 
 
 def _world(

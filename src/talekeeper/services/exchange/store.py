@@ -16,6 +16,9 @@ The file's library references are matched last, in the same transaction, against
 importing user's own sources: first by file name and size, then (for the rest) by title,
 the newest such source first and no source for two references. A reference with no match
 is handed back to be reported; it never fails the import.
+
+``write_world`` inserts the world alone, the same way, for a story already in the
+database whose world the rules read as an older file's (``backlog``).
 """
 
 from __future__ import annotations
@@ -94,6 +97,21 @@ def write(session: Session, plan: ImportPlan) -> Written:
     library = LibraryRepository(session)
     attached, unmatched = _attach(library, adventure_id, plan.user_id, plan.knowledge)
     return Written(adventure_id, attached, unmatched)
+
+
+def write_world(
+    session: Session,
+    adventure_id: int,
+    world: tuple[list[Planned], list[Planned]],
+    ids: Ids,
+) -> None:
+    """The world's rows (entities, then the events naming them: what ``world.derived``
+    plans) for a story already in the database, whose branches' and actions' ids ``ids``
+    gives by their keys: inserted as an import inserts them."""
+    repo = ExchangeRepository(session)
+    entities, events = world
+    ids["world_entities"] = _insert(repo, "world_entities", entities, adventure_id, ids)
+    _insert(repo, "world_events", events, adventure_id, ids)
 
 
 def _attach(

@@ -30,7 +30,12 @@ from talekeeper.storage.models.library import AdventureKnowledge, LibraryPassage
 from talekeeper.storage.models.memory import Memory, MemoryKey, MemoryUse, SummaryVersion
 from talekeeper.storage.models.replies import ContextPlacement, InsightSnapshot
 from talekeeper.storage.models.story import Action, Adventure, Branch, StoryCard
-from talekeeper.storage.models.world import WorldEntity, WorldEvent, WorldReading
+from talekeeper.storage.models.world import (
+    WorldBacklog,
+    WorldEntity,
+    WorldEvent,
+    WorldReading,
+)
 
 __all__ = [
     "BackgroundJob",
@@ -59,6 +64,7 @@ __all__ = [
     "User",
     "UserSetting",
     "UtcDateTime",
+    "WorldBacklog",
     "WorldEntity",
     "WorldEvent",
     "WorldReading",

@@ -108,3 +108,23 @@ class WorldReading(Base):
     found: Mapped[int] = mapped_column(Integer)
     kept: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class WorldBacklog(Base):
+    """An adventure whose story the rules never read for the world: one that existed, with
+    no world, when its database first kept one (migration 0017 lists them). The start of
+    background work reads each once, as an import of a file from before the world reads
+    its story (``services.exchange.backlog``), and deletes its row in the unit that writes
+    the world. A failed reading keeps the row, with how many readings failed
+    (``failures``) and the last one's error and time; the next start reads it again. An
+    adventure made later is read action by action as it is written and never has a row."""
+
+    __tablename__ = "world_backlog"
+
+    adventure_id: Mapped[int] = mapped_column(
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), primary_key=True
+    )
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    last_failure_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
