@@ -59,7 +59,7 @@ PATTERNS: list[tuple[EventKind, re.Pattern[str]]] = [
     (
         EventKind.TOOK,
         you(
-            r"tuck|slip|stuff|put|stow|place",
+            r"tuck|slip|stuff|put|stow|place|slide|shove|thrust|push",
             np("object") + rf"\s+(?:into|in|inside|under|behind)\s+{MINE}\s+{CONTAINERS}\b",
         ),
     ),
@@ -155,13 +155,6 @@ PATTERNS: list[tuple[EventKind, re.Pattern[str]]] = [
             + r"\s+into\s+"
             + named("value")
             + r"['’]s\s+(?:hands?|palm)\b"
-        ),
-    ),
-    (
-        EventKind.TOOK,
-        you(
-            r"slide|shove|thrust|push",
-            np("object") + rf"\s+(?:into|in|inside|under|behind)\s+{MINE}\s+{CONTAINERS}\b",
         ),
     ),
     (
