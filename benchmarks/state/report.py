@@ -123,9 +123,11 @@ def markdown(run: Run) -> str:
     per_held = run.stories_per_seed * len(run.held_out)
     stories = 2 * (run.tune_stories + per_held) + (per_held if run.unseen else 0)
     intro = (
-        f"{stories} generated stories ({run.tune_stories} on the tune seed and "
-        f"{run.stories_per_seed} on each held-out seed in each wording, "
-        f"{run.turns_per_story} turns each), played through the real pipeline: each turn "
+        f"{stories} generated stories ({run.tune_stories} on the tune seed in each of two "
+        f"wordings, {run.stories_per_seed} on each held-out seed in each of "
+        f"{3 if run.unseen else 2}, {run.turns_per_story} turns each; those in the first "
+        "wording also played once more with one name a thing), played through the real "
+        "pipeline: each turn "
         "is the player's action (`do`, `say` or `story`) and the narrator's reply scripted "
         "on the loopback model double, saved by `TurnRunner` (the rules read each action "
         "as it is saved, the events are folded into the state). After each turn the state "
