@@ -56,6 +56,9 @@ TEXTS = (
     *(f"{i.capitalize()} is nailed down; it will not come free." for i in ITEMS),
     *(f"The door of {p} is locked, so you go no further." for p in PLACES),
     "You pick up the key.",
+    # Goings and holdings the rules are unsure of (``unsure``), once the place or item is known.
+    *(f"Your boots carry you toward {p}." for p in PLACES),
+    *(f"Maren weighs {i} in her hand." for i in ITEMS),
 )
 OPS = ("do", "reply", "retry", "switch", "undo", "redo", "edit", "delete", "fork", "branch")
 OPS += ("player", "remove")
