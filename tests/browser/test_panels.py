@@ -1,6 +1,6 @@
 """The play page's side panels in a real browser: plot components edited in place, story
-cards, the Scene, the Memory Bank (grouped, pinned, edited, sourced, used, written by hand,
-deleted, filling in while the player watches) and the Story Summary with its versions.
+cards, the Scene, the Memory Bank (grouped, pinned, witnessed, edited, sourced, used, written
+by hand, deleted, filling in while the player watches) and the Story Summary with its versions.
 
 Turns are played through the API (``live.turn``); where the page must notice a turn it did
 not take itself, the test sends the page's own "story-changed" event, as the story column
@@ -305,7 +305,11 @@ def test_the_memory_bank_groups_pins_edits_sources_and_deletes(live: Live, page:
     # Two memories a turn, so the newest reply uses two and the others are idle.
     assert live.api.patch("/api/settings", json={"memory_top_k": 2}).status_code == 200
     aid = adventure(live)["id"]
-    play(live, aid, 13)  # 27 actions: memories of four blocks
+    play(live, aid, 1)  # the player goes to the headland
+    # Old Maren joins the player there at 2: she witnessed every block but the first (0-5).
+    came = {"kind": "arrived", "subject": "Old Maren"}
+    assert live.api.post(f"/api/adventures/{aid}/world/events", json=came).status_code == 201
+    play(live, aid, 12, start=1)  # 27 actions: memories of four blocks
     live.idle()
     written = memories(live, aid)
     assert len(written) >= 4, written
@@ -325,6 +329,11 @@ def test_the_memory_bank_groups_pins_edits_sources_and_deletes(live: Live, page:
     expect(idle_group.locator("li.memory")).to_have_count(len(others))
     for item in panel.locator("li.memory").all():
         expect(item.locator(".authority")).to_have_text(re.compile("^(established|inference)$"))
+    # Who witnessed each: derived from the world, shown small beside where it comes from.
+    for m in memories(live, aid):
+        assert m["witnesses"] == ([] if m["source_start"] == 0 else ["Old Maren"]), m
+        seen = "seen by Old Maren" if m["witnesses"] else "seen by no one else"
+        expect(memory_by_id(panel, m["id"]).locator(".memory-witnesses")).to_have_text(seen)
 
     # Pin an idle one.
     pinned = others[0]
@@ -379,6 +388,7 @@ def test_the_memory_bank_groups_pins_edits_sources_and_deletes(live: Live, page:
     panel.get_by_role("button", name="Add memory").click()
     added = memory_item(idle_group, "Ostrey owes the Keepers' Guild a boat.")
     expect(added).to_contain_text("written by you")
+    expect(added.locator(".memory-witnesses")).to_have_count(0)  # no stretch: none derived
     expect(added.locator(".embedded")).to_have_text("embedded")
     hand = [m for m in memories(live, aid) if m["origin"] == "user"]
     assert [m["text"] for m in hand] == ["Ostrey owes the Keepers' Guild a boat."]

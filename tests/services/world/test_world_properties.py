@@ -1,7 +1,9 @@
 """Property: after every random story operation (turns whose text states changes, retries,
 take switches, undo, redo, edits, deletes, forks, branch switches, the player's own events
 and removals), the world's state at the head equals the fold of the path's events, the
-path worked out here from the tree itself rather than by the repository's query.
+path worked out here from the tree itself rather than by the repository's query; and
+those present at each action of the path (its witnesses, ``witnessed``) are the people
+the fold of the events down to that action shows present.
 
 Real parts: a migrated database (SQLite, or PostgreSQL with ``--db=postgresql``), ``Story``
 as production uses it, the rules reading each written action (``services.world.derive``).
@@ -27,9 +29,9 @@ from talekeeper.core.lineage import on_lineage
 from talekeeper.services.memory.base import NullMemory
 from talekeeper.services.story import adventures
 from talekeeper.services.story.tree import Story
-from talekeeper.services.world import derive, events
+from talekeeper.services.world import derive, events, witnessed
 from talekeeper.services.world.events import GivenEvent
-from talekeeper.services.world.projection import Fact, Ref, project
+from talekeeper.services.world.projection import Fact, Ref, WorldState, project
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope
 from talekeeper.storage.models import Action, WorldEntity, WorldEvent
@@ -87,9 +89,9 @@ def _ref(row: WorldEntity | None) -> Ref | None:
     return None if row is None else Ref(row.id, row.name, EntityKind(row.kind))
 
 
-def fold_of_the_path(story: Story) -> object:
-    """The state from every event of the adventure, kept here by the tree's own rules: its
-    action active, its node on the current lineage, not dismissed."""
+def path_steps(story: Story) -> list[tuple[int, Fact]]:
+    """Every event of the adventure the tree's own rules keep on the path, as (depth, fact),
+    oldest first: its action active, its node on the current lineage, not dismissed."""
     session, lineage = story.session, story.lineage()
     rows = session.scalars(
         select(WorldEvent).where(WorldEvent.adventure_id == story.adventure.id)
@@ -107,21 +109,37 @@ def fold_of_the_path(story: Story) -> object:
     def entity(entity_id: int | None) -> Ref | None:
         return _ref(session.get(WorldEntity, entity_id)) if entity_id is not None else None
 
-    facts = [
-        Fact(
-            r.id,
-            r.action_id,
-            EventKind(r.kind),
-            entity(r.subject_id),
-            entity(r.object_id),
-            entity(r.target_id),
-            r.value,
-            EventOrigin(r.origin),
-            r.evidence,
+    return [
+        (
+            r.depth,
+            Fact(
+                r.id,
+                r.action_id,
+                EventKind(r.kind),
+                entity(r.subject_id),
+                entity(r.object_id),
+                entity(r.target_id),
+                r.value,
+                EventOrigin(r.origin),
+                r.evidence,
+            ),
         )
         for r in kept
     ]
-    return project(facts, None)
+
+
+def fold_of_the_path(steps: list[tuple[int, Fact]], depth: int | None = None) -> WorldState:
+    """The state from the path's events (down to ``depth``; None: all of them)."""
+    return project((f for d, f in steps if depth is None or d <= depth), None)
+
+
+def check_witnesses(story: Story, steps: list[tuple[int, Fact]]) -> None:
+    """Those present at each action of the path (``witnessed``, one fold) are the people the
+    state at that action shows present."""
+    seen = witnessed.path_presence(story)
+    for action in story.repo.path(story.lineage()):
+        expected = fold_of_the_path(steps, action.depth).present
+        assert seen.at(action.depth) == expected, action.depth
 
 
 def apply(story: Story, op: str, pick: int) -> None:
@@ -187,5 +205,6 @@ def test_the_state_is_the_fold_of_the_paths_events_after_every_operation(
                 pass  # refused by the tree (another branch's past, nothing to redo): no change
             session.expire_all()
             story = Story.load(session, story.adventure.id, uid, NullMemory())
-            expected = fold_of_the_path(story)
-            assert events.state_through(story, None) == expected, (op, pick)
+            steps = path_steps(story)
+            assert events.state_through(story, None) == fold_of_the_path(steps), (op, pick)
+            check_witnesses(story, steps)

@@ -108,7 +108,9 @@ def cache_of(memory: MemoryService) -> BankCache | None:
 @dataclass(frozen=True)
 class MemoryView:
     """A memory as the Memory Bank shows it. ``on_path`` is known only in a listing of
-    every status and branch (``include=all``); elsewhere it is ``None`` and not shown."""
+    every status and branch (``include=all``); elsewhere it is ``None`` and not shown.
+    ``witnesses`` (the names of those present throughout its source stretch) is filled in
+    by the world (``services.world.witnessed``), which this layer does not read."""
 
     id: int
     text: str
@@ -129,6 +131,7 @@ class MemoryView:
     updated_at: datetime
     used_by: tuple[int, ...]  # the ids of the replies that used it, oldest first
     on_path: bool | None = None
+    witnesses: tuple[str, ...] | None = None  # None: not derived (no stretch, off the path)
 
 
 @dataclass(frozen=True)

@@ -137,7 +137,7 @@ def _ref(row: WorldEntity | None) -> Ref | None:
     return None if row is None else Ref(row.id, row.name, EntityKind(row.kind))
 
 
-def _fact(row: PathEvent) -> Fact:
+def fact_of(row: PathEvent) -> Fact:
     event = row.event
     return Fact(
         event.id,
@@ -169,7 +169,7 @@ def state_through(story: Story, max_depth: int | None) -> WorldState:
     """The projection of the current path's events down to ``max_depth`` (None: all of
     them): what a turn's context reads."""
     rows = WorldRepository(story.session).path_events(story.lineage(), max_depth)
-    return project((_fact(r) for r in rows), None)
+    return project((fact_of(r) for r in rows), None)
 
 
 def for_turn(
@@ -180,7 +180,7 @@ def for_turn(
     previous reply, for Insights)."""
     rows = WorldRepository(story.session).path_events(story.lineage(), max_depth)
     changed = [_event_view(r.event, r) for r in rows if r.event.depth > after_depth]
-    return project((_fact(r) for r in rows), None), changed
+    return project((fact_of(r) for r in rows), None), changed
 
 
 def world_at(story: Story, at: int | None = None) -> WorldView:
@@ -189,7 +189,7 @@ def world_at(story: Story, at: int | None = None) -> WorldView:
     rows = (
         [] if depth is None else WorldRepository(story.session).path_events(story.lineage(), depth)
     )
-    state = project((_fact(r) for r in rows), action_id)
+    state = project((fact_of(r) for r in rows), action_id)
     entities = {e.id: e for r in rows for e in (r.subject, r.object, r.target) if e is not None}
     # Each entity's card by name, as the cards are now (a link is never stored to go stale).
     cards = {key_of(c.name): c.id for c in StoryRepository(story.session).cards(story.adventure.id)}

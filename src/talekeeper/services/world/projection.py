@@ -110,7 +110,7 @@ Coordinate = tuple[str, int | str | None]  # what one event sets: ("holder", ite
 
 
 @dataclass
-class _Fold:
+class Fold:
     location: Ref | None = None
     came_from: Ref | None = None  # where the player was before the last move
     held_before: dict[int, int | None] = field(default_factory=dict)  # item -> holder before
@@ -170,7 +170,7 @@ def explicit(fact: Fact) -> bool:
     return all(f" {key_of(n)} " in said for n in names if key_of(n))
 
 
-def _reading(fold: _Fold, at: Coordinate) -> object:
+def _reading(fold: Fold, at: Coordinate) -> object:
     """What the state says at one coordinate now (to see whether an event changed it)."""
     match at:
         case ("place", int(person)):
@@ -187,8 +187,12 @@ def _reading(fold: _Fold, at: Coordinate) -> object:
             return fold.location
 
 
-def _step(fold: _Fold, fact: Fact) -> None:
-    """Apply ``fact`` unless a player's event holds its coordinate against it."""
+def step(fold: Fold, fact: Fact) -> None:
+    """Fold one event in: note the entities it names (the first name kept), and apply it
+    unless a player's event holds its coordinate against it."""
+    for ref in (fact.subject, fact.object, fact.target):
+        if ref is not None:
+            fold.refs.setdefault(ref.id, ref)
     at = _coordinate(fact)
     if at is None:
         _apply(fold, fact)
@@ -216,7 +220,7 @@ def _holder(ref: Ref | None) -> int:
     return PLAYER if ref is None else ref.id
 
 
-def _refuse(fold: _Fold, fact: Fact) -> None:
+def _refuse(fold: Fold, fact: Fact) -> None:
     """Undo the change ``fact`` refuses, where it still stands (``refusal``)."""
     thing = fact.object
     if thing is None:
@@ -230,7 +234,7 @@ def _refuse(fold: _Fold, fact: Fact) -> None:
             fold.holders[thing.id] = earlier
 
 
-def _apply(fold: _Fold, fact: Fact) -> None:
+def _apply(fold: Fold, fact: Fact) -> None:
     subject, thing = fact.subject, fact.object
     if fact.value == REFUSED and fact.kind in (EventKind.MOVED, EventKind.TOOK):
         _refuse(fold, fact)
@@ -267,7 +271,7 @@ def _apply(fold: _Fold, fact: Fact) -> None:
             pass  # relations and what someone learned change no field of the state
 
 
-def _tick(fold: _Fold, fact: Fact, value: str) -> None:
+def _tick(fold: Fold, fact: Fact, value: str) -> None:
     reading = clock.read(value)
     if reading is None:  # no time this can read: shown as said, the clock as it was
         fold.time = value
@@ -282,23 +286,25 @@ def _tick(fold: _Fold, fact: Fact, value: str) -> None:
     fold.moment, fold.time = moment, value
 
 
-def project(facts: Iterable[Fact], at_action: int | None) -> WorldState:
-    """The state after ``facts`` (the path's events up to ``at_action``, oldest first)."""
-    fold = _Fold()
-    for fact in facts:
-        for ref in (fact.subject, fact.object, fact.target):
-            if ref is not None:
-                fold.refs.setdefault(ref.id, ref)
-        _step(fold, fact)
+def present_of(fold: Fold) -> tuple[Ref, ...]:
+    """Who the state shows present: the people whose last place is the player's, not
+    dead, in the order they came (nobody where the player's place is unknown)."""
     here = fold.location
-    present = tuple(
+    if here is None:
+        return ()
+    return tuple(
         fold.refs[person]
         for person, place in fold.places.items()
-        if here is not None
-        and place is not None
-        and place.id == here.id
-        and fold.statuses.get(person) != DEAD
+        if place is not None and place.id == here.id and fold.statuses.get(person) != DEAD
     )
+
+
+def project(facts: Iterable[Fact], at_action: int | None) -> WorldState:
+    """The state after ``facts`` (the path's events up to ``at_action``, oldest first)."""
+    fold = Fold()
+    for fact in facts:
+        step(fold, fact)
+    here, present = fold.location, present_of(fold)
     carried = tuple(fold.refs[item] for item, holder in fold.holders.items() if holder == PLAYER)
     return WorldState(
         at_action=at_action,

@@ -22,6 +22,7 @@ from talekeeper.services.memory.service import derived_view
 from talekeeper.services.memory.summary import SummaryView
 from talekeeper.services.story.tree import Story, load_adventure
 from talekeeper.services.world.scene import scene_now
+from talekeeper.services.world.witnessed import with_witnesses
 from talekeeper.settings import NO_EMBEDDINGS
 from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
 from talekeeper.web.schemas.memory import (
@@ -68,7 +69,7 @@ def list_memories(
     ),
     story: Story = Depends(adventure_story),
 ) -> list[MemoryView]:
-    return manage.listing(story, manage.include_all(include))
+    return with_witnesses(story, manage.listing(story, manage.include_all(include)))
 
 
 @router.post("/api/adventures/{adventure_id}/memories", status_code=201, response_model=MemoryOut)

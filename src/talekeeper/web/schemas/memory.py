@@ -4,7 +4,8 @@ Summary, the Scene and the state of background work.
 Each model reads the service's dataclass of the same shape by attribute, field for field
 and in the same order. A key the API shows only sometimes is dropped when its value is
 ``None`` (``exclude_if``), never written as ``null``: a memory's ``on_path`` (only in a
-listing of every status and branch) and a source's ``note`` (only when it has no actions).
+listing of every status and branch), its ``witnesses`` (only where the world derives them)
+and a source's ``note`` (only when it has no actions).
 """
 
 from __future__ import annotations
@@ -38,9 +39,11 @@ class MemoryOut(Out):
 
 
 class ListedMemoryOut(MemoryOut):
-    """A memory of the listing; ``on_path`` only with ``include=all``."""
+    """A memory of the listing; ``on_path`` only with ``include=all``; ``witnesses`` only
+    where they are derived (a source stretch on the current path, not withdrawn)."""
 
     on_path: bool | None = sometimes()
+    witnesses: list[str] | None = sometimes()
 
 
 class EvidencePassageOut(Out):

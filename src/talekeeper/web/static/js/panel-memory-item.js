@@ -1,6 +1,6 @@
-// One memory in the Memory Bank: its text, authority, pin, use count, embedding state, and
-// on demand its source block (with the passages of it the memory is also found by) and the
-// turns that used it; edit and delete.
+// One memory in the Memory Bank: its text, authority, pin, use count, embedding state, who
+// witnessed it, and on demand its source block (with the passages of it the memory is also
+// found by) and the turns that used it; edit and delete.
 // Invariants:
 // - A withdrawn or deleted memory is history: it shows its source and uses, never edit, pin
 //   or delete buttons (the server refuses those anyway).
@@ -30,6 +30,17 @@ function sourceLabel(memory) {
   return `from ${range}` + (memory.writer === "player" ? ", reworded by you" : "");
 }
 
+// Who was present throughout the actions it was written from, as the world's state says
+// (derived by the server, never guessed); shown only where the server derived them.
+function witnessLabel(memory) {
+  if (!Array.isArray(memory.witnesses)) return null;
+  return h("span", {
+    class: "muted memory-witnesses",
+    text: memory.witnesses.length ? `seen by ${memory.witnesses.join(", ")}` : "seen by no one else",
+    title: "Who was present throughout the actions it was written from (you were there for all of it).",
+  });
+}
+
 function meta(memory) {
   const [authority, why] = AUTHORITY[memory.authority] || [memory.authority, ""];
   return h("div", { class: "row small memory-meta" },
@@ -51,7 +62,8 @@ function meta(memory) {
         ? "It has a vector: retrieval can find it by meaning."
         : "Waiting for the embedding model; until then only its words can match.",
     }),
-    h("span", { class: "muted", text: sourceLabel(memory) }));
+    h("span", { class: "muted", text: sourceLabel(memory) }),
+    witnessLabel(memory));
 }
 
 async function sourceDetail(memory) {
