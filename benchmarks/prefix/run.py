@@ -1,32 +1,38 @@
-"""The prompt-prefix harness: what each turn of a long game makes the narrator evaluate, and
-how long the narrator takes to answer.
+"""The prompt-prefix benchmark: what each turn of a long game makes the narrator evaluate,
+and how long the narrator takes to answer.
 
 Plays the generated game (``world``) for ``--turns`` turns with each narrator, at each
-context size, under each context layout, through the real engine (``game``), then reports
-over the steady-state turns (those after the turn on which the history first overflowed:
-from then on every turn drops or cuts old actions; in a game too short to overflow, every
-turn after the first) the share of the prompt the narrator had to evaluate after the
-prefix its cache kept (``prompt_evaluated / prompt``, median and p95), the same in tokens,
-the time to the first token (Insights ``timings.first_token_ms``) and the turn's wall time,
-and why the prefix broke: the first section of the context whose text differs from the
-previous turn's (``layout.first_break``), with how often each section changed or moved.
+context size, under each context layout, in a moving and a still world, through the real
+engine (``game``), then reports over the steady-state turns (those after the turn on which
+the history first overflowed: from then on every turn drops or cuts old actions; in a game
+too short to overflow, every turn after the first) the share of the prompt the narrator
+had to evaluate after the prefix its cache kept (``prompt_evaluated / prompt``, median and
+p95), the same in tokens, the time to the first token (Insights ``timings.first_token_ms``)
+and the turn's wall time, and why the prefix broke: the first section of the context whose
+text differs from the previous turn's (``layout.first_break``), with how often each section
+changed or moved.
 
-    .venv/bin/python -m benchmarks.prefix.run [--full | --short] [--turns 60]
-        [--narrator scripted embedded server] [--contexts 2048 4096]
-        [--layouts classic cache] [--embedder minilm|hashed] [--seed 19]
-        [--tokenizers smollm2] [--no-cards] [--no-knowledge] [--no-note]
-        [--json PATH] [--write docs/benchmarks.md]
+    .venv/bin/python -m benchmarks.prefix.run [--write docs/benchmarks.md] [--full | --quick]
+        [--turns 60] [--narrator scripted embedded server] [--contexts 2048 4096]
+        [--layouts classic cache] [--worlds moving still] [--library]
+        [--embedder embedded|double] [--seed 19] [--tokenizers smollm2]
+        [--no-cards] [--no-note] [--json PATH]
 
-``--narrator``: ``scripted`` (instant, the default), ``embedded`` (the app's SmolLM2 in
-process), ``server`` (the same model behind ``llama_cpp.server``), one or more
-(``narrators``). ``--full``: the run ``make bench`` makes, every narrator at 2,048 and 4,096
-tokens under ``classic`` and ``cache``, 60 turns, memories and cards in play, no knowledge
-library; the instant narrator also plays it with the library attached. ``--short``: 20 turns
-at 2,048, for a quick look. ``--layouts``: the ``context_layout`` setting to play under,
-each in turn (by default the product's default layout). ``--tokenizers``: other tokenizers
-the same prompts are also counted with (the embedded narrator's, ``smollm2``, by default;
-left out with a note when it cannot be loaded). ``--write``: replaces the ``prefix`` section
-of that Markdown file and draws its plot next to it (``report``). Progress goes to stderr.
+By default (the run ``make bench`` makes) the ``scripted`` narrator (the kit's double,
+instant: the figures are the product's counts alone) plays 60 turns at 2,048 and 4,096
+tokens under ``classic`` and ``cache``, in a moving world and a still one, memories and
+cards in play, no knowledge library: eight games, about three minutes on two cores.
+``--narrator``: ``embedded`` (the app's SmolLM2 in process), ``server`` (the same model
+behind ``llama_cpp.server``), ``narrators``. ``--full``: every narrator in the moving
+world, the instant one also with the library attached (over an hour on two cores).
+``--quick``: 20 turns at 2,048 under ``cache``, moving world, for a quick look.
+``--worlds``: ``moving`` (the story moves the player, the things carried, the people and
+the clock, so the Current state section changes now and then) and ``still`` (the same
+story without those sentences: the world's rules read nothing). ``--tokenizers``: other
+tokenizers the same prompts are also counted with (the embedded narrator's, ``smollm2``, by
+default; left out with a note when it cannot be loaded). ``--write``: replaces the
+``prefix`` section of that Markdown file and draws its plot next to it (``report``).
+Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -45,18 +51,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.library.metrics import percentile
+from benchmarks.kit.report import Clock, arguments, publish
+from benchmarks.kit.runtime import EMBEDDERS
+from benchmarks.library.report import percentile
 from benchmarks.prefix import narrators, report
-from benchmarks.prefix.game import EMBEDDERS, Options, TurnRecord, make_counter, play
-
-from benchmarks.kit.report import machine_description, publish
+from benchmarks.prefix.game import SEED, Options, TurnRecord, make_counter, play
 
 TURNS = 60
 CONTEXTS = (2048, 4096)
-SHORT_TURNS = 20
-SHORT_CONTEXT = 2048
-FULL_LAYOUTS = ("classic", "cache")
-SEED = 19
+LAYOUTS = ("classic", "cache")
+WORLDS = ("moving", "still")
+QUICK_TURNS = 20
+QUICK_CONTEXT = 2048
 TOKENIZERS = ("smollm2",)
 COMMAND = ".venv/bin/python -m benchmarks.prefix.run"
 
@@ -104,6 +110,7 @@ class Summary:
     history_kept: float  # median actions in the history
     tokens: dict[str, float]  # median tokens of each section (0 on a turn without it)
     classifier_agrees: int  # steady turns whose cause names where the prompt text differs
+    counted_alike: int  # steady turns whose Insights count is the one made here
     others: dict[str, dict[str, Figures]] = field(default_factory=dict)  # other tokenizers
     seconds: float = 0.0
     narrator: str = "scripted"
@@ -111,6 +118,7 @@ class Summary:
     turn_ms: Figures = field(default_factory=lambda: Figures.of([]))
     model_evaluated: Figures | None = None  # llama.cpp's own count, where a model ran
     library: bool = False  # a knowledge library was attached
+    world: str = "moving"  # one of ``WORLDS``
 
     def public(self) -> dict[str, Any]:
         return asdict(self)
@@ -129,9 +137,7 @@ def measured_turns(records: list[TurnRecord]) -> tuple[int | None, list[TurnReco
     return first, steady if first is not None else records[1:]
 
 
-def summarize(
-    records: list[TurnRecord], context_tokens: int, seconds: float, library: bool = False
-) -> Summary:
+def summarize(records: list[TurnRecord], options: Options, seconds: float = 0.0) -> Summary:
     first, steady = measured_turns(records)
     n = len(steady) or 1
     counts = Counter(r.cause for r in steady)
@@ -146,6 +152,7 @@ def summarize(
     changed = Counter(name for r in steady for name in r.changed)
     moved = Counter(name for r in steady for name in r.moved)
     held = {
+        "current_state": sum(bool(r.state) for r in steady) / n,
         "memories": sum(r.memories > 0 for r in steady) / n,
         "story_cards": sum(r.cards > 0 for r in steady) / n,
         "knowledge": sum(r.passages > 0 for r in steady) / n,
@@ -153,15 +160,15 @@ def summarize(
     }
     others: dict[str, dict[str, Figures]] = {}
     for name in records[0].others if records else {}:
-        figures = [r.others[name] for r in steady]
+        counts_of = [r.others[name] for r in steady]
         others[name] = {
-            "share": Figures.of([f["evaluated"] / f["prompt"] for f in figures if f["prompt"]]),
-            "evaluated": Figures.of([f["evaluated"] for f in figures]),
+            "share": Figures.of([c.evaluated / c.prompt for c in counts_of if c.prompt]),
+            "evaluated": Figures.of([c.evaluated for c in counts_of]),
         }
     model = [r.model_evaluated for r in steady if r.model_evaluated is not None]
     return Summary(
         layout=records[0].layout if records else "",
-        context_tokens=context_tokens,
+        context_tokens=options.context_tokens,
         turns=len(records),
         first_overflow=first,
         steady=len(steady),
@@ -178,15 +185,17 @@ def summarize(
             for name in dict.fromkeys(n for r in steady for n in r.tokens)
         },
         classifier_agrees=sum(r.agrees for r in steady),
+        counted_alike=sum(r.counted_alike for r in steady),
         others=others,
         seconds=seconds,
-        narrator=records[0].narrator if records else "",
+        narrator=options.narrator,
         first_token_ms=Figures.of(
             [r.first_token_ms for r in steady if r.first_token_ms is not None]
         ),
         turn_ms=Figures.of([r.turn_ms for r in steady]),
-        library=library,
+        library=options.knowledge,
         model_evaluated=Figures.of(model) if model else None,
+        world="moving" if options.moving else "still",
     )
 
 
@@ -206,6 +215,11 @@ def available_tokenizers(names: Sequence[str]) -> tuple[list[str], list[str]]:
     return ok, notes
 
 
+def _name(o: Options) -> str:
+    world = "moving" if o.moving else "still"
+    return f"{o.narrator} {o.layout or 'default'} {o.context_tokens} {world}"
+
+
 async def run_all(options: list[Options]) -> tuple[list[Summary], list[list[TurnRecord]]]:
     summaries, games = [], []
     for o in options:
@@ -215,64 +229,43 @@ async def run_all(options: list[Options]) -> tuple[list[Summary], list[list[Turn
             if r.turn % 10 == 0 or r.turn == o.turns:
                 ttft = f", first token {r.first_token_ms:,.0f} ms" if r.first_token_ms else ""
                 log(
-                    f"[{o.narrator} {o.layout or 'default'} {o.context_tokens}] turn "
-                    f"{r.turn}/{o.turns}: {r.evaluated}/{r.prompt} evaluated ({r.cause}){ttft}, "
-                    f"turn {r.turn_ms:,.0f} ms"
+                    f"[{_name(o)}] turn {r.turn}/{o.turns}: {r.evaluated}/{r.prompt} evaluated "
+                    f"({r.cause}){ttft}, turn {r.turn_ms:,.0f} ms"
                 )
 
         records = await play(o, progress)
         seconds = time.perf_counter() - started
-        log(f"[{o.narrator} {o.layout or 'default'} {o.context_tokens}] {seconds:.0f} s")
-        summaries.append(summarize(records, o.context_tokens, seconds, o.knowledge))
+        log(f"[{_name(o)}] {seconds:.0f} s")
+        summaries.append(summarize(records, o, seconds))
         games.append(records)
     return summaries, games
 
 
 def machine() -> dict[str, Any]:
-    """What the run was measured on: cores usable, the CPU, the llama.cpp build."""
+    """What the run was measured on, beyond the kit's line: cores usable, the CPU, the
+    llama.cpp build."""
     return {
-        "machine": machine_description(),
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "cpu": narrators.cpu_model(),
         "llama": narrators.llama_build(),
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--full", action="store_true", help="the make bench run")
-    parser.add_argument("--short", action="store_true", help="20 turns at 2,048 tokens")
-    parser.add_argument("--turns", type=int, default=TURNS)
-    parser.add_argument("--narrator", nargs="+", choices=narrators.NARRATORS, default=["scripted"])
-    parser.add_argument("--contexts", type=int, nargs="+", default=list(CONTEXTS))
-    parser.add_argument("--layouts", nargs="+", default=[None])
-    parser.add_argument("--embedder", choices=EMBEDDERS, default="minilm")
-    parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--tokenizers", nargs="*", default=list(TOKENIZERS))
-    parser.add_argument("--no-cards", action="store_true")
-    parser.add_argument("--no-knowledge", action="store_true")
-    parser.add_argument("--no-note", action="store_true", help="no Author's Note")
-    parser.add_argument("--json", type=Path, help="write the summaries and every turn here")
-    parser.add_argument("--write", type=Path, help="store the section in this Markdown file")
-    args = parser.parse_args(argv)
-    if args.full and args.short:
-        parser.error("--full and --short are two different runs: choose one")
-    turns, contexts, layouts, chosen = args.turns, args.contexts, args.layouts, args.narrator
-    if args.short:
-        turns, contexts = SHORT_TURNS, [SHORT_CONTEXT]
+def plan(args: argparse.Namespace) -> list[Options]:
+    """The games the command line asks for, in the order they are played."""
+    turns, contexts, layouts, worlds = args.turns, args.contexts, args.layouts, args.worlds
+    chosen: list[str] = args.narrator
+    if args.quick:
+        turns, contexts, layouts, worlds = QUICK_TURNS, [QUICK_CONTEXT], ["cache"], ["moving"]
     if args.full:
-        turns, contexts, layouts = TURNS, list(CONTEXTS), list(FULL_LAYOUTS)
+        turns, contexts, layouts, worlds = TURNS, list(CONTEXTS), list(LAYOUTS), ["moving"]
         chosen = list(narrators.NARRATORS)
-    tokenizers, notes = available_tokenizers(args.tokenizers)
-    for note in notes:
-        log(note)
-    libraries = {n: [not args.no_knowledge] for n in chosen}
+    libraries = {n: [args.library] for n in chosen}
     if args.full:
         # The real narrators play the done-when's game (memories and cards, no library); the
         # instant one plays it with a library attached too, to show what a library costs.
         libraries = {n: [False] if n in narrators.REAL else [False, True] for n in chosen}
-    options = [
+    return [
         Options(
             context_tokens=context,
             turns=turns,
@@ -281,40 +274,69 @@ def main(argv: list[str] | None = None) -> int:
             cards=not args.no_cards,
             knowledge=library,
             authors_note=not args.no_note,
-            tokenizers=tuple(tokenizers),
+            tokenizers=tuple(args.counted),
             layout=layout,
             narrator=narrator,
+            moving=world == "moving",
         )
         for narrator in chosen
+        for world in worlds
         for library in libraries[narrator]
         for context in contexts
         for layout in layouts
     ]
-    load_before = os.getloadavg()[0]
-    started = time.perf_counter()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = arguments((__doc__ or "").split("\n\n")[0])
+    runs = parser.add_mutually_exclusive_group()
+    runs.add_argument("--full", action="store_true", help="the real narrators too (over an hour)")
+    runs.add_argument("--quick", action="store_true", help="20 turns at 2,048 tokens, cache")
+    parser.add_argument("--turns", type=int, default=TURNS)
+    parser.add_argument("--narrator", nargs="+", choices=narrators.NARRATORS, default=["scripted"])
+    parser.add_argument("--contexts", type=int, nargs="+", default=list(CONTEXTS))
+    parser.add_argument("--layouts", nargs="+", choices=LAYOUTS, default=list(LAYOUTS))
+    parser.add_argument("--worlds", nargs="+", choices=WORLDS, default=list(WORLDS))
+    parser.add_argument("--library", action="store_true", help="attach the setting's bible")
+    parser.add_argument("--embedder", choices=sorted(EMBEDDERS), default="embedded")
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--tokenizers", nargs="*", default=list(TOKENIZERS))
+    parser.add_argument("--no-cards", action="store_true")
+    parser.add_argument("--no-note", action="store_true", help="no Author's Note")
+    parser.add_argument("--json", type=Path, help="write the summaries and every turn here")
+    args = parser.parse_args(argv)
+    args.counted, notes = available_tokenizers(args.tokenizers)
+    for note in notes:
+        log(note)
+    options = plan(args)
+    clock = Clock(shlex.join([*COMMAND.split(), *argv]))
     summaries, games = asyncio.run(run_all(options))
+    clock.stop()
     run = {
-        "turns": turns,
-        "contexts": contexts,
-        "narrators": chosen,
+        "turns": options[0].turns if options else 0,
+        "contexts": sorted({o.context_tokens for o in options}),
+        "narrators": list(dict.fromkeys(o.narrator for o in options)),
+        "worlds": list(dict.fromkeys("moving" if o.moving else "still" for o in options)),
         "seed": args.seed,
-        "embedder": args.embedder,
-        "tokenizers": tokenizers,
+        "embedder": EMBEDDERS[args.embedder].label,
+        "tokenizers": args.counted,
         "notes": notes,
         "cards": not args.no_cards,
         "knowledge": sorted({o.knowledge for o in options}),
         "authors_note": not args.no_note,
         "reply_cap": narrators.REPLY_CAP,
+        "footer": clock.footer(),
         **machine(),
-        "load": (load_before, os.getloadavg()[0]),
-        "seconds": time.perf_counter() - started,
-        "command": shlex.join([*COMMAND.split(), *argv]),
+        **clock.as_dict(),
     }
+    where = ""
     if args.write:
-        drawn = report.draw(summaries, games, args.write.parent / "benchmarks" / report.PLOT)
-        run["plot"] = f"benchmarks/{report.PLOT}" if drawn else None
-    text = report.markdown(summaries, run)
-    publish(text, args.write, report.SECTION, report.TITLE)
+        plot = args.write.parent / "benchmarks" / report.PLOT
+        if report.draw(summaries, games, plot):
+            run["plot"] = f"benchmarks/{report.PLOT}"
+            where = f" and {plot}"
+    publish(report.markdown(summaries, run), args.write, report.SECTION, report.TITLE, where)
     if args.json:
         data = {
             "run": run,

@@ -14,7 +14,18 @@ Invariants:
 - A narration reaches a length drawn from ``NARRATION_TOKENS`` in cl100k tokens (a model's
   reply of one or two paragraphs; the sentence that reaches it is kept whole); a player's
   action is one short line. No text holds a blank line, so a
-  history section's text splits back into its actions at ``context.SEPARATOR``.
+  history section's text splits back into its actions at ``sections.SEPARATOR``.
+- A moving world (``Script(moving=True)``, the default) also changes what the world's
+  rules read (``services.world.rules``), in plain sentences that open a narration: each
+  new scene the player goes to its place (the action says so, "I head for Hollow Fen",
+  and the narration, "You walk into Hollow Fen.") and its two people are there ("Maren
+  Tull is waiting for you.", "Alric Vane joins you."); within a scene, on about one turn
+  in ``WORLD_CHANCE``, the player picks up, puts down or hands over one of ``ITEMS``, or
+  one of the people leaves; every ``TIME_TURNS`` turns the clock moves ("The next
+  morning, ..."). So the context's Current state section says something and changes now
+  and then, as in real play. These sentences come from a random stream of their own and
+  add to the narration's drawn length, so a still world (``moving=False``) plays the same
+  scenes, actions (but the goings) and narrations without them, and its rules read nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +38,9 @@ from talekeeper.core.tokens import TokenCounter
 NARRATION_TOKENS = (120, 200)  # the range a narration's length is drawn from
 SCENE_TURNS = (3, 7)  # turns a scene lasts
 ELSEWHERE = 0.12  # the chance a sentence names someone or something outside the scene
+WORLD_CHANCE = 0.3  # the chance a turn within a scene changes the world (moving world)
+TIME_TURNS = (8, 12)  # turns between two moves of the clock (moving world)
+MAX_CARRIED = 3  # the player puts something down before picking up a fourth thing
 
 
 @dataclass(frozen=True)
@@ -64,6 +78,11 @@ OBJECTS = (
     Entity("the tide ledger", "ledger", "item", "a book of every ship the sea has taken"),
 )
 CAST = CHARACTERS + PLACES + OBJECTS
+# What the player can carry in a moving world (the two items of the cast among them).
+ITEMS = (
+    "the brass compass", "the tide ledger", "the brass lantern", "the sealed letter",
+    "the bone whistle", "the rusted key", "a coil of tarred rope",
+)  # fmt: skip
 
 TITLE = "The Lantern Coast"
 PLOT_ESSENTIALS = (
@@ -132,6 +151,22 @@ _LORE = (
     "Records in the tide ledger mention {name} three times, each entry in a different hand.",
     "Nobody agrees on what {name} wants, only that it has to do with the lamps going dark.",
 )
+# A moving world's sentences, each read by the world's rules as one change.
+_GOING = ("I head for {p}", "I make my way to {p}", "I walk to {p}", "I go to {p}")
+_ARRIVING = ("You walk into {p}.", "You arrive at {p}.", "You step into {p}.")
+_WAITING = ("{A} is waiting for you.", "{A} steps out of the shadows.", "{A} turns up.")
+_JOINING = ("{B} joins you.", "{B} arrives.", "{B} hurries over.")
+_TAKING = ("You pick up {i}.", "You tuck {i} into your coat.", "You pocket {i}.")
+_PUTTING = ("You set {i} down.", "You leave {i} behind.", "You put down {i}.")
+_HANDING = ("You hand {i} to {A}.", "You give {i} to {A}.")
+_LEAVING = ("{A} slips away.", "{A} leaves.", "{A} walks away.")
+_TIMES = (
+    "The next morning, the fog lies low over {p}.",
+    "At dusk, the lamps along the shore burn blue.",
+    "Night falls over {p}.",
+    "By noon, the tide has turned.",
+    "Hours later, the bell sounds once more.",
+)
 _CUSTOMS = (
     ("The lamps", "Every lamp on the coast is lit at dusk by the Guild and trimmed at "
      "midnight. A lamp that burns blue is said to be watched from the sea."),
@@ -152,6 +187,7 @@ def _names(e: Entity) -> str:
 class Turn:
     action: str  # the player's "do" text
     narration: str  # the narrator's reply
+    world: tuple[str, ...] = ()  # the sentences of the narration that change the world
 
 
 @dataclass
@@ -169,15 +205,25 @@ class Scene:
 
 @dataclass
 class Script:
-    """The turns of one game, drawn from ``seed`` (lengths in ``counter``'s tokens)."""
+    """The turns of one game, drawn from ``seed`` (lengths in ``counter``'s tokens); in a
+    ``moving`` world its narrations also move the player, the things carried, the people
+    present and the clock (see the module's docstring)."""
 
     seed: int
     counter: TokenCounter
+    moving: bool = True
     turns: list[Turn] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
         self._scene = Scene.draw(self._rng)
+        self._new_scene = True
+        # The world's changes draw from a stream of their own: a still world's script is
+        # the moving one's without them.
+        self._world = random.Random(self.seed * 7919 + 3)
+        self._carried: list[str] = []
+        self._present: list[Entity] = []
+        self._clock = self._world.randint(*TIME_TURNS)
 
     def turn(self, index: int) -> Turn:
         while len(self.turns) <= index:
@@ -188,6 +234,7 @@ class Script:
         rng = self._rng
         if self._scene.turns_left <= 0:
             self._scene = Scene.draw(rng)
+            self._new_scene = True
         scene = self._scene
         scene.turns_left -= 1
         a, b = scene.people
@@ -198,7 +245,53 @@ class Script:
         sentences: list[str] = []
         while self.counter.count(" ".join(sentences)) < target:
             sentences.append(self._sentence(scene))
-        return Turn(action, " ".join(sentences))
+        world: list[str] = []
+        if self.moving:
+            if self._new_scene:
+                action = self._world.choice(_GOING).format(p=scene.place.name)
+            world = self._changes(scene)
+        self._new_scene = False
+        return Turn(action, " ".join(world + sentences), tuple(world))
+
+    def _changes(self, scene: Scene) -> list[str]:
+        """This turn's changes to the world, as the sentences that open its narration."""
+        rng = self._world
+        out: list[str] = []
+        if self._new_scene:
+            a, b = scene.people
+            out.append(_capital(rng.choice(_ARRIVING).format(p=scene.place.name)))
+            out.append(rng.choice(_WAITING).format(A=a.name))
+            out.append(rng.choice(_JOINING).format(B=b.name))
+            self._present = [a, b]
+        elif rng.random() < WORLD_CHANCE:
+            out.append(self._change(scene))
+        self._clock -= 1
+        if self._clock <= 0:
+            out.append(rng.choice(_TIMES).format(p=scene.place.name))
+            self._clock = rng.randint(*TIME_TURNS)
+        return out
+
+    def _change(self, scene: Scene) -> str:
+        """One change within a scene: something taken, put down or handed over, or someone
+        leaving."""
+        rng = self._world
+        kinds = ["take"] if len(self._carried) < MAX_CARRIED else []
+        if self._carried:
+            kinds += ["put", "hand"] if self._present else ["put"]
+        if len(self._present) > 1:
+            kinds.append("leave")
+        kind = rng.choice(kinds)
+        if kind == "take":
+            item = rng.choice([i for i in ITEMS if i not in self._carried])
+            self._carried.append(item)
+            return _capital(rng.choice(_TAKING).format(i=item))
+        if kind == "leave":
+            person = self._present.pop(rng.randrange(len(self._present)))
+            return rng.choice(_LEAVING).format(A=person.name)
+        item = self._carried.pop(rng.randrange(len(self._carried)))
+        if kind == "hand":
+            return rng.choice(_HANDING).format(i=item, A=rng.choice(self._present).name)
+        return _capital(rng.choice(_PUTTING).format(i=item))
 
     def _sentence(self, scene: Scene) -> str:
         rng = self._rng
@@ -218,7 +311,11 @@ class Script:
             noun=rng.choice(_NOUNS),
             verb=rng.choice(_VERBS),
         )
-        return text[0].upper() + text[1:]
+        return _capital(text)
+
+
+def _capital(text: str) -> str:
+    return text[0].upper() + text[1:]
 
 
 def cards() -> list[dict[str, object]]:

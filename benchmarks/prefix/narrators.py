@@ -1,7 +1,8 @@
 """The narrators a game can be played with, and what makes a real one play the script.
 
-- ``scripted``: the harness's instant narrator (``game.BenchProvider``): nothing is
-  evaluated, the figures are the product's counts alone.
+- ``scripted``: the kit's model double at the runtime's endpoint, scripted with the
+  turn's narration: instant, nothing is evaluated, the figures are the product's counts
+  alone.
 - ``embedded``: the app's own in-process narrator (SmolLM2-135M on llama-cpp-python,
   ``talekeeper.providers.embedded``), the ``EmbeddedProvider`` the runtime built for the
   game's context size.
@@ -9,14 +10,15 @@
   free loopback port, started for each game with ``--n_ctx`` the context size under test;
   the runtime's endpoint points at it (``TALEKEEPER_ENDPOINT_URL``, ``TALEKEEPER_MODEL``).
 
-A real narrator is really asked every turn, but the story stays the script's: each turn's
-narrator provider is wrapped in a ``ScriptedReply``, which forwards the request (its reply
-capped at ``REPLY_CAP`` tokens), hands the product the script's narration as the reply as
-soon as the model's first token arrives (so the product's ``timings.first_token_ms`` is
-the model's), lets the model finish, and ends with the model's own completion figures
-(tokens in, out and evaluated) carrying the script's text. So every game at a size plays
-the same turns whichever narrator answers, and its prompts are the ones the product builds
-for that narrator (the embedded one's carry its example turn and reserve its tokens).
+A narrator is really asked every turn, but the story stays the script's: each turn's
+narrator provider (the double's too) is wrapped in a ``ScriptedReply``, which forwards the
+request (its reply capped at ``REPLY_CAP`` tokens), hands the product the script's
+narration as the reply as soon as the model's first token arrives (so the product's
+``timings.first_token_ms`` is the model's), lets the model finish, and ends with the
+model's own completion figures (tokens in, out and evaluated) carrying the script's text.
+So every game at a size plays the same turns whichever narrator answers, and its prompts
+are the ones the product builds for that narrator (the embedded one's carry its example
+turn and reserve its tokens).
 
 What the model really evaluated is read from llama.cpp itself where it can be
 (``EvalProbe``): the in-process narrator's performance counters, the server's own timing
@@ -53,7 +55,8 @@ from talekeeper.providers.base import (
     Provider,
     ProviderInfo,
 )
-from talekeeper.providers.embedded import EmbeddedProvider, narrator_path
+from talekeeper.providers.embedded import EmbeddedProvider
+from talekeeper.providers.embedded_models import narrator_path
 
 NARRATORS = ("scripted", "embedded", "server")
 REAL = ("embedded", "server")  # the narrators that run a model

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from talekeeper.services.prompt.insights.stored import Snapshot
 from talekeeper.services.prompt.sections import (
     AUTHORS_NOTE_DEPTH,
     FIXED_ORDER,
@@ -96,12 +96,12 @@ def _find(text: str, needle: str, at: int, taken: list[Span]) -> int:
     return start
 
 
-def from_prompt(snapshot: Mapping[str, Any], text: str) -> tuple[Layout, list[Span]]:
+def from_prompt(snapshot: Snapshot, text: str) -> tuple[Layout, list[Span]]:
     """The layout of the prompt ``text`` whose Insights snapshot is ``snapshot``, and each
     segment's span in it. Sections are found first (each opens with its own title), then
     the actions in order outside them (a memory may quote the story)."""
-    texts = {s["name"]: str(s["text"]) for s in snapshot["sections"]}
-    kept = int(snapshot["history"]["kept"])
+    texts = {s.name: s.text for s in snapshot.sections}
+    kept = snapshot.history.kept
     history = texts.get(HISTORY, "").split(SEPARATOR) if kept else []
     if len(history) != kept:
         raise ValueError(
