@@ -323,22 +323,28 @@ class Runtime:
         """The models of ``settings``; ``saved=False`` when its endpoint is one being tried
         before it is saved (see ``endpoint_provider``)."""
 
-        def logged(model: str) -> LoggedModel:
+        def logged(model: str, *, meets_narrator_cache: bool = True) -> LoggedModel:
             return LoggedModel(
                 self.provider_for(settings, model, saved=saved),
                 model,
                 self.record_call,
                 user_id=user_id,
-                on_call=self.prefixes.called,
+                on_call=self.prefixes.called if meets_narrator_cache else None,
             )
 
         summary = settings.resolved_summary_model
         return ModelSet(
             narrator=logged(settings.model),
             summary=None if summary == EXTRACTIVE else logged(summary),
+            # The in-process embedder (MiniLM on onnxruntime) is another model than the
+            # in-process narrator, though both are named "embedded": its calls leave the
+            # narrator's prompt cache as it was (services.prompt.prefix).
             embedding=None
             if settings.embedding_model == NO_EMBEDDINGS
-            else logged(settings.embedding_model),
+            else logged(
+                settings.embedding_model,
+                meets_narrator_cache=settings.embedding_model != EMBEDDED,
+            ),
             mode=settings.api_mode,
             context_tokens=settings.context_tokens or DEFAULT_CONTEXT_TOKENS,
             reply_tokens=settings.reply_tokens,

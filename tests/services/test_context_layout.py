@@ -110,7 +110,7 @@ def test_the_stable_sections_open_the_prompt_and_the_floating_ones_go_before_the
     # The Story Cards head the history; the other floating sections follow it, in
     # FLOATING_ORDER, then the action.
     assert prompt.index("[World]") < prompt.index("Something happens at step 0.")
-    marks = ["[Author's Note:", "[Current state]", "[Memories]", "[Knowledge]", "> You act (9)."]
+    marks = ["[Author's Note:", "[Memories]", "[Current state]", "[Knowledge]", "> You act (9)."]
     places = [prompt.index(mark) for mark in marks]
     assert places == sorted(places)
     assert prompt.index("Something happens at step 8.") < places[0]

@@ -3,12 +3,16 @@ with the previous prompt to the same model, counted with a real tokenizer."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from talekeeper.core.tokens import BpeCounter, CharCounter
-from talekeeper.providers.base import CompletionRequest, Message
+from talekeeper.bootstrap import Runtime
+from talekeeper.core.tokens import BpeCounter, CharCounter, TokenCounter
+from talekeeper.providers.base import CompletionRequest, Embeddings, Message, Provider
 from talekeeper.services.prompt.prefix import (
     Belief,
     EvaluatedBy,
@@ -17,6 +21,7 @@ from talekeeper.services.prompt.prefix import (
     prompt_text,
     shared_prefix,
 )
+from talekeeper.settings import load_settings
 
 pytestmark = pytest.mark.no_database
 
@@ -135,3 +140,37 @@ def test_the_servers_own_figure_is_believed_only_where_it_can_hold_nobody_elses_
     prefixes = PromptPrefixes(belief=Belief.ALWAYS)
     sent = prefixes.sent(KEY, completion("abc"), counter, owner=1)
     assert prefixes.settle(sent, None) == sent.use
+
+
+def test_the_in_process_embedder_leaves_the_in_process_narrators_cache(tmp_path: Path) -> None:
+    """Both are named "embedded" (one cache key), but the embedder is another model: the
+    query embedding each turn makes must not make every turn's prompt count as new."""
+
+    class Vectors:  # the in-process provider's embeddings, without loading MiniLM
+        def __init__(self, inner: Provider) -> None:
+            self.inner, self.info = inner, inner.info
+
+        async def embed(self, texts: list[str], model: str) -> Embeddings:
+            return Embeddings([[1.0, 0.0] for _ in texts], model, len(texts))
+
+        def token_counter(self, model: str) -> TokenCounter:
+            return self.inner.token_counter(model)
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    async def check() -> None:
+        rt = Runtime.build(load_settings({"TALEKEEPER_DATA_DIR": str(tmp_path / "data")}))
+        try:
+            rt.embedded = Vectors(rt.embedded)  # type: ignore[assignment]
+            models = rt.models_for_user(rt.local_user_id())
+            key, counter = models.narrator.cache_key, BpeCounter()
+            assert models.embedding is not None and models.embedding.cache_key == key
+            rt.prefixes.sent(key, chat("The fog rolls in.", "I wait."), counter, owner=1)
+            await models.embedding.embed(["where is the lantern"])
+            after = rt.prefixes.measure(key, chat("The fog rolls in.", "I go."), counter, owner=1)
+            assert after.cached > 0
+        finally:
+            await rt.aclose()
+
+    asyncio.run(check())

@@ -25,12 +25,16 @@ from dataclasses import dataclass, field
 from talekeeper.services.prompt.sections import SEPARATOR, HistoryEntry, depth, render_note
 
 # The sections that float in the history, the least likely to change first (the Author's
-# Note is set by hand; cards follow the scene; memories and knowledge the action).
+# Note is set by hand; cards follow the scene; memories and knowledge the action). The
+# Current state changes less often than the Memories, but goes after them: the Memories
+# change nearly every turn, so a section after them is placed anew with them at the cost
+# of its own tokens, while one before them stays behind and, when it does change, takes
+# every action since with it (up to ``MAX_FLOAT_ACTIONS``).
 FLOATING_ORDER = (
     "story_cards",
     "authors_note",
-    "current_state",
     "memories",
+    "current_state",
     "knowledge",
     "story_cards_new",
 )
