@@ -36,7 +36,7 @@ from talekeeper.services.world import rules
 from talekeeper.services.world.events import Node, match_names, role_names, write_event
 from talekeeper.services.world.names import clean_name, key_of, trailing
 from talekeeper.services.world.refusal import refusals
-from talekeeper.services.world.unsure import unsure, unsure_items
+from talekeeper.services.world.unsure import Forms, unsure, unsure_items
 from talekeeper.storage.models import Action
 from talekeeper.storage.models.world import ALIASES_MAX
 from talekeeper.storage.repositories.world import WorldRepository
@@ -54,25 +54,30 @@ def followed(story: Story, row: Action) -> Action | None:
     return next((a for a in slot if a.state == ActionState.ACTIVE), None)
 
 
-Known = dict[EntityKind, list[str]]  # every name and alias of the story's things, by kind
+# Every name and alias of the story's places, items and people, by kind, ready to read.
+Known = dict[EntityKind, Forms]
+_KNOWN_KINDS = (EntityKind.PLACE, EntityKind.ITEM, EntityKind.PERSON)
+
+
+def _known(names: dict[EntityKind, list[str]]) -> Known:
+    return {kind: Forms.of(names.get(kind, [])) for kind in _KNOWN_KINDS}
 
 
 def _unsure(type_: str, text: str, known: Known, found: list[rules.Derived]) -> None:
     """Add to ``found`` the goings and holdings the rules are unsure of (``unsure``)."""
     read = rules.readable(type_, text)
     if read is not None:
-        places, items = known.get(EntityKind.PLACE, []), known.get(EntityKind.ITEM, [])
-        more = unsure(read, places, found)
-        more += unsure_items(read, items, known.get(EntityKind.PERSON, []), found)
+        more = unsure(read, known[EntityKind.PLACE], found)
+        more += unsure_items(read, known[EntityKind.ITEM], known[EntityKind.PERSON], found)
         found.extend(more)
 
 
 def known_names(story: Story) -> Known:
-    """Every name and alias of the story's things, by kind."""
-    known: Known = {}
+    """Every name and alias of the story's places, items and people, by kind."""
+    names: dict[EntityKind, list[str]] = {}
     for e in WorldRepository(story.session).entities(story.adventure.id):
-        known.setdefault(EntityKind(e.kind), []).extend([e.name, *json.loads(e.aliases or "[]")])
-    return known
+        names.setdefault(EntityKind(e.kind), []).extend([e.name, *json.loads(e.aliases or "[]")])
+    return _known(names)
 
 
 def said(story: Story, row: Action) -> list[rules.Derived]:
@@ -152,6 +157,7 @@ class Derivation:
     keys: dict[tuple[EntityKind, str], int] = field(default_factory=dict)
     # Each thing under every key it is told shorter as (its last words): found in one step.
     shorter: dict[tuple[EntityKind, str], list[int]] = field(default_factory=dict)
+    changes: int = 0  # things and aliases added: what the names known so far depend on
 
     def thing(self, kind: EntityKind, name: str, called: str) -> int:
         """As ``events.entity_for`` finds or makes an entity, in memory."""
@@ -169,8 +175,10 @@ class Derivation:
             thing = self.things[near[0] - 1]
             if clean not in thing.aliases and len(thing.aliases) < ALIASES_MAX:
                 thing.aliases.append(clean)
+                self.changes += 1
             return near[0]
         self.things.append(Thing(kind, clean))
+        self.changes += 1
         number = len(self.things)
         self.keys[(kind, key)] = number
         for short in trailing(key):
@@ -181,11 +189,15 @@ class Derivation:
 def derive_all(actions: Iterable[Written]) -> Derivation:
     """The rules' events of every action, in the order given, and the entities they name."""
     found = Derivation()
+    known: Known | None = None
+    read_at = -1
     for action in actions:
         events = rules.derive(action.type, action.text)
-        known: Known = {}
-        for t in found.things:
-            known.setdefault(t.kind, []).extend([t.name, *t.aliases])
+        if known is None or read_at != found.changes:  # built again only after a change
+            names: dict[EntityKind, list[str]] = {}
+            for t in found.things:
+                names.setdefault(t.kind, []).extend([t.name, *t.aliases])
+            known, read_at = _known(names), found.changes
         _unsure(action.type, action.text, known, events)
         if action.type == NARRATION and action.answers is not None:
             events.extend(refusals(action.answers, action.text))

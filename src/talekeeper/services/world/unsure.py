@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from talekeeper.services.world import rules
 from talekeeper.services.world.names import key_of, trailing
@@ -43,40 +44,74 @@ DIRECTIONS = frozenset(
 )
 
 
-def _forms(places: Iterable[str]) -> dict[str, str]:
-    """Each key a known place may be told by (its own, and its last words), to its name;
-    a shorter key two places share names neither."""
-    forms: dict[str, str] = {}
-    shared: set[str] = set()
-    for name in places:
-        key = key_of(name)
-        for form in [key, *trailing(key)] if key else []:
-            if forms.get(form, name) != name:
-                shared.add(form)
-            forms.setdefault(form, name)
-    return {k: v for k, v in forms.items() if k not in shared}
+@dataclass(frozen=True)
+class Forms:
+    """The keys the story's known names may be told by (each name's own key and its last
+    words) to the name; a shorter key two names share names neither. Built once for many
+    readings (``of``); a reading looks up the sentence's runs of words in it, so its work
+    is bounded by the sentence times ``longest``, not by how many names the story knows."""
+
+    names: dict[str, str]
+    longest: int  # the most words in one key
+    rank: dict[str, int]  # each name's place in the order it was given
+
+    @classmethod
+    def of(cls, names: Iterable[str]) -> Forms:
+        forms: dict[str, str] = {}
+        shared: set[str] = set()
+        rank: dict[str, int] = {}
+        for name in names:
+            rank.setdefault(name, len(rank))
+            key = key_of(name)
+            for form in [key, *trailing(key)] if key else []:
+                if forms.get(form, name) != name:
+                    shared.add(form)
+                forms.setdefault(form, name)
+        kept = {k: v for k, v in forms.items() if k not in shared}
+        return cls(kept, max((len(k.split()) for k in kept), default=0), rank)
+
+    def at(self, words: list[str], start: int) -> str | None:
+        """The name told by the longest run of ``words`` from ``start``."""
+        for size in range(min(self.longest, len(words) - start), 0, -1):
+            name = self.names.get(" ".join(words[start : start + size]))
+            if name is not None:
+                return name
+        return None
+
+    def told(self, words: list[str]) -> list[str]:
+        """Every name some run of ``words`` tells, each once, in the order given to ``of``."""
+        found = {n for i in range(len(words)) for n in [self.at(words, i)] if n is not None}
+        return sorted(found, key=self.rank.__getitem__)
 
 
-def _toward(sentence: str, forms: dict[str, str]) -> str | None:
+def _words(sentence: str) -> list[str]:
+    return key_of(f"x {sentence}").split()[1:]  # "x": no leading article is set aside
+
+
+def _forms(names: Iterable[str] | Forms) -> Forms:
+    return names if isinstance(names, Forms) else Forms.of(names)
+
+
+def _toward(sentence: str, forms: Forms) -> str | None:
     """The first known place a word of direction leads to in ``sentence``."""
-    words = key_of(f"x {sentence}").split()[1:]  # "x": no leading article is set aside
-    longest = max((len(f.split()) for f in forms), default=0)
+    words = _words(sentence)
     for i, word in enumerate(words):
         if word not in DIRECTIONS:
             continue
         start = i + 2 if i + 1 < len(words) and words[i + 1] in ("the", "a", "an") else i + 1
-        for size in range(min(longest, len(words) - start), 0, -1):
-            place = forms.get(" ".join(words[start : start + size]))
-            if place is not None:
-                return place
+        place = forms.at(words, start)
+        if place is not None:
+            return place
     return None
 
 
-def unsure(text: str, places: Iterable[str], found: list[rules.Derived]) -> list[rules.Derived]:
+def unsure(
+    text: str, places: Iterable[str] | Forms, found: list[rules.Derived]
+) -> list[rules.Derived]:
     """The unsure goings of ``text`` (an action's, read as the rules read it), given the
     places the story knows and the events the rules ``found`` in it."""
     forms = _forms(places)
-    if not forms:
+    if not forms.names:
         return []
     read_moves = {d.evidence for d in found if d.kind is EventKind.MOVED and d.subject is None}
     out: list[rules.Derived] = []
@@ -93,18 +128,16 @@ def unsure(text: str, places: Iterable[str], found: list[rules.Derived]) -> list
 _ITEM_KINDS = frozenset({EventKind.TOOK, EventKind.DROPPED, EventKind.GAVE, EventKind.USED_UP})
 
 
-def _said(forms: dict[str, str], said: str) -> list[str]:
-    """The names whose forms ``said`` (a key, spaced at both ends) holds, each once."""
-    return list(dict.fromkeys(name for form, name in forms.items() if f" {form} " in said))
-
-
 def unsure_items(
-    text: str, items: Iterable[str], people: Iterable[str], found: list[rules.Derived]
+    text: str,
+    items: Iterable[str] | Forms,
+    people: Iterable[str] | Forms,
+    found: list[rules.Derived],
 ) -> list[rules.Derived]:
     """The items of ``text`` whose holder the rules are unsure of (``UNSURE`` drops), given
     the items and people the story knows and the events the rules ``found`` in it."""
     things, who = _forms(items), _forms(people)
-    if not things or not who:
+    if not things.names or not who.names:
         return []
     read = {(d.evidence, d.object) for d in found if d.kind in _ITEM_KINDS}
     out: list[rules.Derived] = []
@@ -112,11 +145,11 @@ def unsure_items(
         evidence = written[: rules.EVIDENCE_MAX]
         if rules.hedged(sentence):
             continue
-        said = f" {' '.join(key_of(f'x {sentence}').split()[1:])} "
-        if not _said(who, said):
+        words = _words(sentence)
+        if not who.told(words):
             continue
         handled = {key_of(name) for e, name in read if e == evidence and name}
-        for item in _said(things, said):
+        for item in things.told(words):
             if not any(key_of(item).endswith(h) or h.endswith(key_of(item)) for h in handled):
                 out.append(rules.Derived(EventKind.DROPPED, None, item, UNSURE, evidence))
     return out
