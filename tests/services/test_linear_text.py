@@ -21,6 +21,7 @@ from __future__ import annotations
 import gc
 import math
 import random
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -40,7 +41,7 @@ from talekeeper.services.memory.prose import second_to_third, split_sentences
 
 N = 10_000  # characters at the small size; the large one is ten times that
 N_FAST = 100_000  # for work done in C a character at a time: 10,000 read in 0.1 ms
-RATIO = 15  # linear work grows about 10 times; quadratic work grew 80 to 100 times
+RATIO = 30  # linear work grows 10 to 16 times under load; quadratic work grew 80 to 100
 REPEATS = 3  # the least of a few runs: noise only ever adds time
 ENOUGH = 0.1  # seconds of CPU at one size after which more runs would not lower the noise
 FLOOR = 0.0002  # seconds: below this the small run is mostly fixed cost, not the text
@@ -240,3 +241,11 @@ def test_excerpt_marker_stripped_in_linear_time(make: Callable[[int], str]) -> N
 
 def test_a_reply_cleaned_in_linear_time() -> None:
     assert_linear(clean_memory, lambda n: "Mara climbed." + " " * n + "(3 words")
+
+
+def test_the_check_fails_on_quadratic_work() -> None:
+    """The bar still tells quadratic from linear: a pattern that backtracks over a run of
+    dots (100 times the time for 10 times the text) is stopped and reported."""
+    backtracking = re.compile(r"\.+x")
+    with pytest.raises(AssertionError, match="times as long for 10 times the text"):
+        assert_linear(backtracking.search, lambda n: "." * n, 2_000)
