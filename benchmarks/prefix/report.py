@@ -114,7 +114,8 @@ def _intro(run: dict[str, Any]) -> list[str]:
         "down or handed over or someone leaving on about a third of the other turns, the "
         "clock every 8-12 turns; so the Current state section says something and changes "
         "now and then, as in real play. The `still` world is the same story without those "
-        "sentences: the rules read nothing and the section stays empty.",
+        "sentences: the rules read nothing the state shows (a telling at most), and the "
+        "section stays empty.",
         "",
         "Narrators: `scripted` is the kit's model double at the endpoint, scripted with the "
         "turn's narration: it answers at once, so its figures are the product's counts "

@@ -28,10 +28,11 @@ world, the instant one also with the library attached (over an hour on two cores
 ``--quick``: 20 turns at 2,048 under ``cache``, moving world, for a quick look.
 ``--worlds``: ``moving`` (the story moves the player, the things carried, the people and
 the clock, so the Current state section changes now and then) and ``still`` (the same
-story without those sentences: the world's rules read nothing). ``--tokenizers``: other
-tokenizers the same prompts are also counted with (the embedded narrator's, ``smollm2``, by
-default; left out with a note when it cannot be loaded). ``--write``: replaces the
-``prefix`` section of that Markdown file and draws its plot next to it (``report``).
+story without those sentences: the world's rules read nothing the state shows).
+``--tokenizers``: other tokenizers the same prompts are also counted with (the embedded
+narrator's, ``smollm2``, by default; left out with a note when it cannot be loaded).
+``--write``: replaces the ``prefix`` section of that Markdown file and draws its plot next
+to it (``report``).
 Progress goes to stderr.
 """
 
@@ -132,9 +133,10 @@ def steady_turns(records: list[TurnRecord]) -> tuple[int | None, list[TurnRecord
 
 def measured_turns(records: list[TurnRecord]) -> tuple[int | None, list[TurnRecord]]:
     """The steady-state turns, or every turn after the first in a game whose history never
-    overflowed (too short a game for a steady state: a sample, not a figure)."""
+    overflowed, or did only on its last turn (too short a game for a steady state: a
+    sample, not a figure)."""
     first, steady = steady_turns(records)
-    return first, steady if first is not None else records[1:]
+    return first, steady if first is not None and steady else records[1:]
 
 
 def summarize(records: list[TurnRecord], options: Options, seconds: float = 0.0) -> Summary:

@@ -25,7 +25,8 @@ Invariants:
   morning, ..."). So the context's Current state section says something and changes now
   and then, as in real play. These sentences come from a random stream of their own and
   add to the narration's drawn length, so a still world (``moving=False``) plays the same
-  scenes, actions (but the goings) and narrations without them, and its rules read nothing.
+  scenes, actions (but the goings) and narrations without them, and its rules read nothing
+  the state shows (a telling, at most: who learns what is no field of it).
 """
 
 from __future__ import annotations

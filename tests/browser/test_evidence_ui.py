@@ -80,6 +80,23 @@ def memories_text(snapshot: dict[str, Any]) -> str:
     return str(next(s["text"] for s in snapshot["sections"] if s["name"] == "memories"))
 
 
+def in_history(memory: dict[str, Any]) -> bool:
+    """Whether the passage that won ``memory`` its place went in by way of the history (its
+    action is there, so the Memories section does not write it again)."""
+    won = next(p for p in memory["passages"] if p["key"] == memory["evidence_key"])
+    return bool(won["in_history"])
+
+
+def assert_carried(snapshot: dict[str, Any], memory: dict[str, Any], passage: str) -> None:
+    """``passage`` reached the prompt: under its memory, or in the history that holds it."""
+    assert memory["evidence_in_context"]
+    if in_history(memory):
+        history = next(s["text"] for s in snapshot["sections"] if s["name"] == "history")
+        assert passage in history and f"from the story: {passage}" not in memories_text(snapshot)
+    else:
+        assert f"from the story: {passage}" in memories_text(snapshot)
+
+
 def check_passage_shown(dialog: Any, snapshot: dict[str, Any], memory: dict[str, Any]) -> None:
     """The dialog shows ``memory`` as matched through its passage, with the badge, both
     scores and the Memories budget, as the snapshot says."""
@@ -96,6 +113,7 @@ def check_passage_shown(dialog: Any, snapshot: dict[str, Any], memory: dict[str,
     }
     if memory["evidence_in_context"]:
         shown = ".ins-evidence-in"
+        badges[shown] = "in the history" if in_history(memory) else "in the context"
     elif memory["evidence_stated"]:
         shown = ".ins-evidence-stated"
     else:
@@ -178,7 +196,7 @@ def test_insights_show_the_passage_that_matched_and_whether_it_went_in(
     # A dry run of a question about a fact no memory states.
     expected = dry_run(live, adventure_id, QUESTION)
     fact = carrying(expected, FACT)
-    assert fact["evidence_in_context"] and f"from the story: {FACT}" in memories_text(expected)
+    assert_carried(expected, fact, FACT)
     dialog = open_insights(page, {"dryRun": {"type": "do", "text": QUESTION}})
     check_passage_shown(dialog, expected, fact)
     check_places_and_hops(dialog, expected)
@@ -216,7 +234,7 @@ def test_insights_show_the_passage_that_matched_and_whether_it_went_in(
     assert live.api.patch("/api/settings", json={"memory_top_k": 1}).status_code == 200
     expected = dry_run(live, adventure_id, ONE_SLOT_QUESTION)
     fact = carrying(expected, FACT)
-    assert fact["evidence_in_context"] and f"from the story: {FACT}" in memories_text(expected)
+    assert_carried(expected, fact, FACT)
     dialog = open_insights(page, {"dryRun": {"type": "do", "text": ONE_SLOT_QUESTION}})
     check_passage_shown(dialog, expected, fact)
     page.keyboard.press("Escape")
@@ -281,9 +299,10 @@ def test_a_passage_holding_markup_is_shown_as_text(live: Live, page: Any) -> Non
     dialog = open_insights(page, {"dryRun": {"type": "do", "text": HOSTILE_QUESTION}})
     item = dialog.locator(f'.ins-memory[data-memory-id="{hostile["id"]}"]')
     expect(item.locator(".ins-evidence")).to_have_text(HOSTILE)
-    row = dialog.locator('.ins-section[data-name="memories"]')
+    where = "history" if in_history(hostile) else "memories"
+    row = dialog.locator(f'.ins-section[data-name="{where}"]')
     row.locator("summary").click()
-    expect(row.locator(".ins-text")).to_contain_text(f"from the story: {HOSTILE}")
+    expect(row.locator(".ins-text")).to_contain_text(HOSTILE)
     assert dialog.locator("img, script").count() == 0
     page.keyboard.press("Escape")
 

@@ -404,6 +404,38 @@ def test_the_memory_bank_groups_pins_edits_sources_and_deletes(live: Live, page:
     expect(memory_item(panel.locator("[data-group=deleted]"), "Ostrey owes")).to_be_visible()
 
 
+def test_a_memory_is_marked_a_secret_and_back_in_the_memory_bank(live: Live, page: Any) -> None:
+    aid = adventure(live)["id"]
+    play(live, aid, 7)  # 15 actions: the first block's memory
+    live.idle()
+    (first, *_) = memories(live, aid)
+    panel = open_tab(live, page, aid, "Memory")
+    item = memory_by_id(panel, first["id"])
+    expect(item.locator(".memory-secret")).to_have_count(0)
+
+    item.get_by_role("button", name="Say who knows this memory").click()
+    item.get_by_label("Known only by (names, separated by commas)").fill(" Old Maren, , Tobin ")
+    item.get_by_role("button", name="Keep secret").click()
+    item = memory_by_id(panel, first["id"])
+    expect(item.locator(".memory-secret")).to_have_text(
+        "secret: known only to Old Maren, Tobin and you"
+    )
+    assert next(m for m in memories(live, aid) if m["id"] == first["id"])["known_by"] == [
+        "Old Maren",
+        "Tobin",
+    ]
+
+    # A name the server refuses: the form stays, the error says why, nothing changes.
+    item.get_by_role("button", name="Say who knows this memory").click()
+    item.get_by_label("Known only by (names, separated by commas)").fill("Mara, " + "x" * 300)
+    item.get_by_role("button", name="Keep secret").click()
+    expect(page.locator("#errors")).to_contain_text("characters long")
+    item.get_by_role("button", name="No longer a secret").click()
+    item = memory_by_id(panel, first["id"])
+    expect(item.locator(".memory-secret")).to_have_count(0)
+    assert next(m for m in memories(live, aid) if m["id"] == first["id"])["known_by"] is None
+
+
 def test_memories_fill_in_while_the_player_watches(live: Live, page: Any) -> None:
     aid = adventure(live)["id"]
     play(live, aid, 5)  # 11 actions: no memory is due yet

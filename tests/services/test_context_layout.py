@@ -377,3 +377,25 @@ def test_new_cards_go_to_the_end_and_the_held_ones_change_only_when_the_history_
     # Once rebuilt, the held section has both and no new-cards section is needed.
     after = rebuilds[-1].report.placement
     assert after is not None and "story_cards_new" not in after.sections
+
+
+def test_a_rebuild_keeps_the_drop_that_called_for_it() -> None:
+    """Held cards and newly fired ones overflow the history, so it drops a chunk and the
+    cards heading it are brought up to date, smaller: the dropped actions are not taken
+    back, or the whole history would be evaluated again for no room freed, and again on
+    the next turn, when it overflows once more."""
+    game = Game(budget=900)
+    held = Section("story_cards", "Mara: a smuggler who owes the harbourmaster. " * 3)
+    new = Section("story_cards_new", "Oren: a guard of the customs house, who is bribed. " * 3)
+    small = Section("story_cards", "Mara: a smuggler.")
+    rebuilt = [small, Section("story_cards_new", "")]
+    sections = [s for s in fixed() if s.name != "story_cards"] + [held, new]
+    before = game.turn(sections, rebuilt=rebuilt)
+    rebuilds = 0
+    for _ in range(30):
+        built = game.turn(sections, rebuilt=rebuilt)
+        if built.report.rebuilt:
+            rebuilds += 1
+            assert built.report.history_kept[0] != before.report.history_kept[0]
+        before = built
+    assert rebuilds, "the game must overflow at least once"

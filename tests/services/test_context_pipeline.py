@@ -143,3 +143,26 @@ def test_the_story_cards_follow_the_build_that_brought_them_up_to_date(
     shown = insights.snapshot(again, built, Retrieval(), {}, chosen, None)
     assert shown.layout.cards_held == [rules.card.id]
     assert [c.name for c in shown.cards] == ["Rules"]
+
+
+@pytest.mark.parametrize("layout", list(ContextLayout))
+def test_a_passage_the_history_holds_is_not_written_again_in_the_memories(
+    sessions: sessionmaker[Session], layout: ContextLayout
+) -> None:
+    chosen = models("chat", 4096, layout)
+    inputs = _inputs(sessions, chosen)
+    held = CarriedPassage(key=1, text=STORY[0][1], depth=0, score=0.9)  # the opening's text
+    gone = CarriedPassage(key=2, text="The sea took Tam in the spring storm.", depth=-5, score=0.6)
+    won = replace(MEMORY, passages=[held, gone], matched=MatchedKey.SOURCE, evidence_key=1)
+    turn = build(inputs, Retrieval(used=[won], considered=4))
+    built, used = turn.context, turn.retrieval.used[0]
+    assert inputs.history[0].depth == 0 and built.history[0].depth == 0
+    # Both went in: the one from the history by way of the history, written once.
+    assert [p.order is not None for p in used.passages] == [True, True]
+    assert [p.in_history for p in used.passages] == [True, False]
+    assert used.evidence_in_context
+    memories = next(s for s in built.report.sections if s.name == "memories").text
+    assert "The sea took Tam" in memories and "Fog lies on the harbour" not in memories
+    assert built.prompt().count("Fog lies on the harbour") == 1
+    shown = insights.snapshot(inputs, built, turn.retrieval, {}, chosen, None)
+    assert [p.in_history for p in shown.memories.used[0].passages] == [True, False]

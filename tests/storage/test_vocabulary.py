@@ -43,6 +43,7 @@ from talekeeper.storage import migrate, vocabulary
 from talekeeper.storage.db import make_engine, make_session_factory, read_scope, session_scope
 from talekeeper.storage.models import (
     Action,
+    Adventure,
     AiCall,
     BackgroundJob,
     Base,
@@ -69,6 +70,7 @@ from talekeeper.storage.vocabulary import (
     QuestState,
     SourceState,
     SummaryTrigger,
+    WitnessMode,
     WorkKind,
 )
 
@@ -104,6 +106,7 @@ PINNED: dict[type[StrEnum], tuple[str, ...]] = {
     ),
     EventOrigin: ("rules", "model", "player"),
     QuestState: ("opened", "advanced", "done", "failed"),
+    WitnessMode: ("label", "strict", "off"),
 }
 
 # The column each enum is stored in.
@@ -121,6 +124,7 @@ COLUMNS: dict[type[StrEnum], tuple[type[Base], str]] = {
     EventKind: (WorldEvent, "kind"),
     EventOrigin: (WorldEvent, "origin"),
     QuestState: (WorldEvent, "value"),
+    WitnessMode: (Adventure, "witness_mode"),
 }
 
 VALUES = frozenset(value for values in PINNED.values() for value in values)

@@ -226,3 +226,35 @@ def test_only_a_reply_whose_prompt_had_a_placement_leaves_a_record(
     classic = turn("walk on")
     assert classic["layout"] == {"name": "classic"}
     assert records(classic["action_id"]) == 0
+
+
+def test_a_new_automatic_summary_waits_for_the_history_to_move_and_the_players_goes_in_at_once(
+    client: TestClient, double: ModelDouble
+) -> None:
+    assert client.patch("/api/settings", json={"context_tokens": 1200}).status_code == 200
+    aid = client.post("/api/adventures", json={"title": "Harbour"}).json()["id"]
+
+    def summary(insights: dict[str, Any]) -> tuple[str, str]:
+        section = next((s for s in insights["sections"] if s["name"] == "story_summary"), None)
+        return (section["text"], section["reason"]) if section else ("", "")
+
+    played, in_force = [], []
+    for _ in range(4):  # a new automatic version every 15 actions
+        played += play(client, double, aid, 8)
+        in_force.append(client.get(f"/api/adventures/{aid}/summary").json()["text"])
+    held = 0
+    for before, after in zip(played, played[1:], strict=False):
+        moved = before["layout"]["history_start_depth"] != after["layout"]["history_start_depth"]
+        if summary(after)[0] != summary(before)[0]:
+            assert moved, "the summary changed on a turn that only appended"
+        if "the previous prompt had" in summary(after)[1]:
+            held += 1
+            assert not moved
+    assert held, "a new version must have waited at least once"
+    shown = {summary(i)[0].removeprefix("[Story Summary]\n") for i in played}
+    assert set(in_force[:-1]) <= shown, "every version but the newest reached a prompt"
+
+    mine = "Tamsin carries the Guild's last lamp-key."
+    assert client.put(f"/api/adventures/{aid}/summary", json={"text": mine}).status_code == 200
+    (now,) = play(client, double, aid, 1)
+    assert summary(now) == (f"[Story Summary]\n{mine}", "the Story Summary in force on this path")

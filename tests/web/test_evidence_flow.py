@@ -72,6 +72,13 @@ def section(insights: dict[str, Any]) -> str:
     return str(found[0]["text"]) if found else ""
 
 
+def carried(insights: dict[str, Any]) -> str:
+    """The passages the memories carried into the context: under their memory in the
+    Memories section, or (``in_history``) read in the history, which holds their action."""
+    used = insights["memories"]["used"]
+    return " ".join(p["text"] for m in used for p in m["passages"] if p["order"] is not None)
+
+
 def keys(client: TestClient) -> list[MemoryKey]:
     with session_scope(client.app.state.runtime.sessions) as session:  # type: ignore[attr-defined]
         rows = list(session.scalars(select(MemoryKey).order_by(MemoryKey.id)).all())
@@ -98,7 +105,12 @@ def test_a_fact_the_memory_does_not_state_reaches_the_narrator_through_its_evide
     assert start_ <= carried[0]["evidence_depth"] <= end
     assert carried[0]["text_score"] < carried[0]["final_score"]
     text = section(insights)
-    assert f"from the story: {carried[0]['evidence']}" in text
+    passage = next(p for p in carried[0]["passages"] if p["key"] == stated[0].id)
+    # The story is short: the history still holds the passage's action, so the narrator
+    # reads the fact there and the section does not say it again.
+    assert passage["in_history"] and FACT not in text
+    history = next(s["text"] for s in insights["sections"] if s["name"] == "history")
+    assert carried[0]["evidence"] in history
     tokens = next(s["tokens"] for s in insights["sections"] if s["name"] == "memories")
     assert insights["memories"]["budget"] == MEMORY_SLOT_TOKENS * 5
     assert tokens <= insights["memories"]["budget"] + 8  # the section's title and separator
@@ -116,24 +128,26 @@ def test_editing_the_source_drops_the_old_evidence_at_once_and_reads_the_new(
     assert answer.status_code == 200, answer.text
     # the memory is stale now; its keys quoted the old text and are gone with the edit
     assert not [k for k in keys(client) if "Saltmarsh" in k.text]
-    assert "Saltmarsh" not in section(ask(client, adventure))
+    asked = ask(client, adventure)
+    assert "Saltmarsh" not in section(asked) + carried(asked)
     idle(client)
     client.post(f"/api/adventures/{adventure}/actions", json={"type": "do", "text": "rest"})
     idle(client)
     assert [k for k in keys(client) if "Odile keeps geese" in k.text]
-    assert "Saltmarsh" not in section(ask(client, adventure))
+    asked = ask(client, adventure)
+    assert "Saltmarsh" not in section(asked) + carried(asked)
 
 
 def test_an_undone_stretch_takes_its_evidence_with_it(
     client: TestClient, double: ModelDouble
 ) -> None:
     adventure = start(client, double)
-    assert FACT in section(ask(client, adventure))
+    assert FACT in carried(ask(client, adventure))
     for _ in range(2 * len(REPLIES) - 2):  # back to the second turn: every memory withdrawn
         assert client.post(f"/api/adventures/{adventure}/undo").status_code == 200
     idle(client)
     insights = ask(client, adventure)
-    assert "Saltmarsh" not in section(insights)
+    assert "Saltmarsh" not in section(insights) + carried(insights)
     assert not insights["memories"]["used"]
 
 
@@ -157,7 +171,7 @@ def test_a_new_embedding_model_re_embeds_the_evidence_too(tmp_path: Path) -> Non
             client.post(f"/api/adventures/{adventure}/actions", json={"type": "do", "text": "go"})
             idle(client)
             assert {k.vector_model for k in keys(client)} == {"embed-b"}
-            assert FACT in section(ask(client, adventure))
+            assert FACT in carried(ask(client, adventure))
 
 
 def test_an_imported_story_has_its_memories_keyed_after_a_turn(
@@ -177,7 +191,7 @@ def test_an_imported_story_has_its_memories_keyed_after_a_turn(
     double.script("The bell rings.")
     client.post(f"/api/adventures/{copy}/actions", json={"type": "do", "text": "listen"})
     idle(client)
-    assert FACT in section(ask(client, copy))
+    assert FACT in carried(ask(client, copy))
     with session_scope(client.app.state.runtime.sessions) as session:  # type: ignore[attr-defined]
         keyed = session.scalars(select(Memory.keyed).where(Memory.id.in_(ids))).all()
         assert keyed and all(keyed)

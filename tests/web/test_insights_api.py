@@ -34,6 +34,7 @@ KEYS = [
     "branch_id",
     "dry_run",
     "state",
+    "witness",
 ]
 SECTION_KEYS = ["name", "title", "tokens", "text", "reason", "cut"]
 CARD_KEYS = ["id", "name", "type", "keyword", "where", "always_on"]

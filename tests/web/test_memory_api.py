@@ -60,6 +60,7 @@ MEMORY_KEYS = {
     "created_at",
     "updated_at",
     "used_by",
+    "known_by",  # null: no secret (docs/world.md, "Who knows what")
 }
 PASS_KEYS = {
     "state",

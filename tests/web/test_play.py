@@ -38,6 +38,7 @@ ADVENTURE_KEYS = [
     "story_summary",
     "auto_summarize",
     "memory_bank",
+    "witness_mode",
     "scene",
     "current_branch_id",
     "head",

@@ -136,6 +136,15 @@ class EventKind(StrEnum):
     LEARNED = "learned"
 
 
+class WitnessMode(StrEnum):
+    """What a turn that addresses a character does with a memory that character did not
+    witness (docs/world.md, "Who knows what")."""
+
+    LABEL = "label"  # kept, marked "— Tobin was not there"
+    STRICT = "strict"  # left out of that turn's context
+    OFF = "off"  # kept as it is
+
+
 class EventOrigin(StrEnum):
     """Who said an event: patterns in the text, a model, or the player (the last word)."""
 

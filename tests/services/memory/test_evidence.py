@@ -413,6 +413,36 @@ def test_after_the_winning_passages_the_rest_go_in_best_first_in_story_order() -
     ]
 
 
+def test_a_passage_from_the_history_is_chosen_and_charged_as_before_but_not_written() -> None:
+    counter = CharCounter()
+
+    def retrieval() -> Retrieval:
+        return Retrieval(
+            used=[
+                _used(1, "Mara met Tal.", "Tal's sister lives in Harrow.",
+                      ("Tal limps.", 0.2, 3), ("Edda keeps bees.", 0.7, 9)),
+                _used(2, "Wen lost a boot.", "", ("Wen's boot was in the cistern.", 0.8, 20)),
+            ]
+        )  # fmt: skip
+
+    for budget in (10_000, 120, 100):
+        alone, beside = retrieval(), retrieval()
+        alone.fit_evidence(counter, budget)
+        beside.fit_evidence(counter, budget, history={9, 20})
+        orders = [[p.order for p in m.passages] for m in alone.used]
+        # The same passages, in the same order: the history's are not written again.
+        assert [[p.order for p in m.passages] for m in beside.used] == orders
+        written = [p.text for m in beside.used for p in m.passages if p.order is not None]
+        held = [p for m in beside.used for p in m.passages if p.depth in {9, 20}]
+        assert all(p.in_history for p in held)
+        text = beside.section_text()
+        for passage in held:
+            assert passage.text not in text
+        for line in written:
+            assert (line in text) == (line not in {p.text for p in held})
+        assert counter.count(text) <= counter.count(alone.section_text())
+
+
 def test_the_memories_budget_is_a_quarter_of_the_prompt_within_the_memories_alone_and_118() -> None:
     assert memory_budget(3_800, 5) == MEMORY_SLOT_TOKENS * 5 == 590  # the default context
     assert memory_budget(1_800, 5) == 450  # a quarter of the prompt

@@ -82,3 +82,22 @@ def test_the_request_shows_the_state_the_action_and_the_reply_at_no_temperature(
     assert chat.temperature == 0.0 and chat.messages[0].role == "system"
     completion = request(TURN, model="m", mode="completion")
     assert TURN.reply in completion.prompt and completion.mode == "completion"
+
+
+def test_a_telling_is_kept_when_its_sentence_says_what_was_learned() -> None:
+    turn = Turn(
+        location="the quay",
+        present=("Tobin",),
+        carrying=(),
+        action="> You tell Tobin about the key.",
+        reply="Tobin learns that the key lies under the third piling. He nods.",
+    )
+    told = {"kind": "learned", "subject": "Tobin", "value": "the key lies under the piling",
+            "evidence": "Tobin learns that the key lies under the third piling."}  # fmt: skip
+    other = {"kind": "learned", "subject": "Tobin", "value": "the smugglers' route",
+             "evidence": "Tobin learns that the key lies under the third piling."}  # fmt: skip
+    bare = {"kind": "learned", "subject": "Tobin", "evidence": "He nods."}
+    assert kept(told, other, bare, turn=turn) == [
+        (EventKind.LEARNED, "Tobin", None, "the key lies under the piling", True)
+    ]
+    assert '"learned"' in str(request(turn, model="m", mode="chat"))

@@ -184,6 +184,20 @@ FOUND = [
         "A week goes by, and the gulls fall silent.",
         [("time", None, None, "a week later")],
     ),
+    # Telling: who learns, and what.
+    ("do", "tell Tobin about the brass key", [("learned", "Tobin", None, "the brass key")]),
+    (
+        "narration",
+        "You whisper to Tobin that the key lies under the third piling.",
+        [("learned", "Tobin", None, "the key lies under the third piling")],
+    ),
+    ("narration", "You show Maren the map.", [("learned", "Maren", None, "map")]),
+    (
+        "narration",
+        "Then Old Maren finds out about the smuggled lamps.",
+        [("learned", "Old Maren", None, "the smuggled lamps")],
+    ),
+    ("narration", "Tobin is told of the wreck.", [("learned", "Tobin", None, "the wreck")]),
 ]
 
 NOTHING = [
@@ -220,6 +234,12 @@ NOTHING = [
     ("narration", "You come to a halt."),
     ("narration", "You walk to the window."),
     ("narration", "You get the feeling you are watched."),
+    # A telling planned, asked, said in quotes, to no one named, or of a mere sound.
+    ("narration", "You will tell Tobin about the key tomorrow."),
+    ("narration", "Should you tell Tobin about the key?"),
+    ("narration", "You tell him about the key."),
+    ("narration", "Tobin hears the bells."),
+    ("say", "I tell Tobin about the key."),
 ]
 
 

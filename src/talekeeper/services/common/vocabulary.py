@@ -1,5 +1,6 @@
 """The stored vocabularies that the entry points name (an action's state, a source's state,
-a call's status, a memory's status and authority, the world's kinds and origins),
+a call's status, a memory's status and authority, the world's kinds and origins, an
+adventure's witness mode),
 re-exported so that the entry points never import storage. The definitions stay in
 storage: they are the schema's values."""
 
@@ -12,6 +13,7 @@ from talekeeper.storage.vocabulary import (
     EventOrigin,
     MemoryStatus,
     SourceState,
+    WitnessMode,
 )
 
 __all__ = [
@@ -23,4 +25,5 @@ __all__ = [
     "EventOrigin",
     "MemoryStatus",
     "SourceState",
+    "WitnessMode",
 ]

@@ -52,6 +52,7 @@ from talekeeper.services.library import store as library
 from talekeeper.services.memory import scene as scenes
 from talekeeper.services.memory import summary as summaries
 from talekeeper.services.memory.manage import EVERY_STATUS, MEMORY_TEXT_MAX
+from talekeeper.services.world.secrets import KNOWN_BY_MAX
 from talekeeper.storage.models import LibrarySource
 from talekeeper.storage.models.world import ALIASES_MAX, NAME_MAX, VALUE_MAX
 from talekeeper.storage.vocabulary import (
@@ -62,6 +63,7 @@ from talekeeper.storage.vocabulary import (
     EventOrigin,
     MemoryOrigin,
     SummaryTrigger,
+    WitnessMode,
 )
 
 FORMAT: Final = "talekeeper-adventure"
@@ -162,6 +164,11 @@ class AdventureMeta(Entry):
     authors_note: Annotated[str, chars(limits.COMPONENT_MAX)] = ""
     auto_summarize: Flag = True
     memory_bank: Flag = True
+    # Written only when not the default, so a file of an adventure that never changed it
+    # reads as it did before there was one (and comes back byte for byte).
+    witness_mode: Annotated[str, choice(tuple(WitnessMode))] = Field(
+        default=WitnessMode.LABEL.value, exclude_if=lambda mode: mode == WitnessMode.LABEL
+    )
     scene: Scene = Field(default_factory=Scene)
     current_branch: MaybeKey = None  # an import refuses a key that names no branch
     created_at: Time
@@ -277,6 +284,11 @@ class MemoryEntry(Entry):
     created_at: Time
     updated_at: Time
     used_by: list[int] = Field(default_factory=list)  # replies, by action key
+    # A secret of the characters named (docs/world.md, "Who knows what"); null: none.
+    # (written only for a secret, as above)
+    known_by: Annotated[list[str], names_list(KNOWN_BY_MAX, NAME_MAX)] | None = Field(
+        default=None, exclude_if=lambda names: names is None
+    )
 
 
 class SummaryEntry(Entry):

@@ -219,6 +219,7 @@ def _meta(adventure: Adventure, branch_key: dict[int, int]) -> AdventureMeta:
         authors_note=adventure.authors_note,
         auto_summarize=adventure.auto_summarize,
         memory_bank=adventure.memory_bank,
+        witness_mode=adventure.witness_mode,
         scene=Scene(
             location=adventure.scene_location,
             present=json.loads(adventure.scene_present or "[]"),
@@ -252,6 +253,7 @@ def _memories(
             status=m.status,
             pinned=m.pinned,
             stale=m.stale,
+            known_by=json.loads(m.known_by) if m.known_by is not None else None,
             use_count=m.use_count,
             last_used_at=m.last_used_at,
             created_at=m.created_at,

@@ -38,6 +38,7 @@ from talekeeper.services.exchange.placements import PlannedPlacement, card_keys,
 from talekeeper.services.exchange.reader import NOT_VALID, read
 from talekeeper.services.exchange.rows import Planned, Ref, Row, fail, keys_of, ref
 from talekeeper.services.memory.bank import terms_of
+from talekeeper.services.world import secrets
 from talekeeper.storage.vocabulary import ActionState, EntityKind, SummaryTrigger
 
 
@@ -103,6 +104,7 @@ def _adventure(meta: AdventureMeta, user_id: int) -> Row:
         "authors_note": meta.authors_note,
         "auto_summarize": meta.auto_summarize,
         "memory_bank": meta.memory_bank,
+        "witness_mode": meta.witness_mode,
         "scene_location": meta.scene.location,
         "scene_present": json.dumps(meta.scene.present),
         "scene_summary": meta.scene.summary,
@@ -239,6 +241,7 @@ def _memories(
             "writer": m.writer,
             "status": m.status,
             "pinned": m.pinned,
+            "known_by": secrets.dumps(secrets.clean_known_by(m.known_by)),
             "stale": m.stale,
             "use_count": m.use_count,
             "last_used_at": m.last_used_at,

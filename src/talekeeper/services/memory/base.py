@@ -21,6 +21,7 @@ memory system, and a disabled bank looks the same to it.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol
@@ -71,6 +72,9 @@ class CarriedPassage:
     score: float  # its final score against the question
     stated: bool = False  # the memory's own text says it already: never carried
     order: int | None = None  # its place among the passages that went in (None: left out)
+    # Its action is in the history the prompt keeps: it went in there, so the Memories
+    # section does not say it again (``order`` still marks it as in the context).
+    in_history: bool = False
 
 
 @dataclass
@@ -100,6 +104,9 @@ class UsedMemory:
     stage: Stage = Stage.TEXT  # what ranked it: its text, its best passage, or the hop
     # Its best passages for the question, best first; those that went in have an ``order``.
     passages: list[CarriedPassage] = field(default_factory=list)
+    # Written after it in the section: who of those the turn addresses did not witness it
+    # ("— Tobin was not there": ``services.world.knowing``).
+    witness_label: str = ""
 
     def _evidence_passage(self) -> CarriedPassage | None:
         """The passage that won the memory its place, among those offered."""
@@ -138,12 +145,15 @@ class Retrieval:
         lines = []
         for memory in self.used:
             mark = "inference" if memory.authority == Authority.HEURISTIC else "established"
-            lines.append(f"- ({mark}) {memory.text}")
+            label = f" {memory.witness_label}" if memory.witness_label else ""
+            lines.append(f"- ({mark}) {memory.text}{label}")
             shown = [
                 p for p in memory.passages
                 if p.order is not None and (evidence is None or p.order < evidence)
             ]  # fmt: skip
             for passage in sorted(shown, key=lambda p: (p.depth, p.key)):
+                if passage.in_history:
+                    continue
                 lines.append(f"{PASSAGE_INDENT}{EVIDENCE_LEAD} {passage.text}")
         return "\n".join(lines)
 
@@ -162,17 +172,28 @@ class Retrieval:
                 if passage.order is not None and passage.order >= count:
                     passage.order = None
 
-    def fit_evidence(self, counter: TokenCounter, budget: int, fill: bool = True) -> None:
+    def fit_evidence(
+        self,
+        counter: TokenCounter,
+        budget: int,
+        fill: bool = True,
+        history: Collection[int] = (),
+    ) -> None:
         """Carry passages into the section while it stays within ``budget`` tokens: first
         the passage that won each memory its place (in rank order), then (``fill``) the rest
         of the memories' passages best first; a passage the memory states, or one already
         carried (the same sentence in two memories' sources), is passed over. The memories
-        themselves always go in."""
+        themselves always go in.
+
+        ``history``: the depths of the actions the prompt's history holds whole. A passage
+        from one of them is chosen as any other and charged its line, but marked
+        ``in_history`` and not written again: the section carries the same passages it
+        would without the history, in fewer tokens."""
         self.budget = budget
         offered: list[tuple[tuple[int, float, int], CarriedPassage]] = []
         for rank, memory in enumerate(self.used):
             for passage in memory.passages:
-                passage.order = None
+                passage.order, passage.in_history = None, passage.depth in history
                 won = memory.matched is MatchedKey.SOURCE and passage.key == memory.evidence_key
                 if won or fill:
                     offered.append(((0, rank, 0) if won else (1, -passage.score, rank), passage))
@@ -182,7 +203,7 @@ class Retrieval:
         # at the end, and the last passages in leave while the prices fell short of it.
         used = counter.count(self.section_text())
         carried: set[str] = set()
-        taken: list[CarriedPassage] = []
+        taken: list[tuple[CarriedPassage, int]] = []
         for _, passage in offered:
             if passage.stated or passage.text in carried:
                 continue
@@ -192,9 +213,18 @@ class Retrieval:
                 continue
             passage.order, used = len(taken), used + cost
             carried.add(passage.text)
-            taken.append(passage)
-        while taken and counter.count(self.section_text()) > budget:
-            taken.pop().order = None
+            taken.append((passage, cost))
+        unwritten = sum(cost for passage, cost in taken if passage.in_history)
+        while taken and counter.count(self.section_text()) + unwritten > budget:
+            passage, cost = taken.pop()
+            passage.order = None
+            unwritten -= cost if passage.in_history else 0
+
+    def in_history_depths(self) -> set[int]:
+        """The depths of the passages in the context by way of the history."""
+        return {
+            p.depth for m in self.used for p in m.passages if p.in_history and p.order is not None
+        }
 
 
 @dataclass(frozen=True)

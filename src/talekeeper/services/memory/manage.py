@@ -30,6 +30,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -130,6 +131,7 @@ class MemoryView:
     created_at: datetime
     updated_at: datetime
     used_by: tuple[int, ...]  # the ids of the replies that used it, oldest first
+    known_by: tuple[str, ...] | None = None  # a secret of these characters (None: no secret)
     on_path: bool | None = None
     witnesses: tuple[str, ...] | None = None  # None: not derived (no stretch, off the path)
 
@@ -202,6 +204,7 @@ def memory_view(
         updated_at=memory.updated_at,
         used_by=tuple(used_by or ()),
         on_path=on_path,
+        known_by=tuple(json.loads(memory.known_by)) if memory.known_by is not None else None,
     )
 
 
@@ -357,7 +360,7 @@ def create(story: Story, text: object, pinned: bool, memory: MemoryService, user
     return row
 
 
-def _editable(row: Memory, verb: str) -> None:
+def editable(row: Memory, verb: str) -> None:
     if row.status == MemoryStatus.WITHDRAWN:
         raise Conflict(
             f"Memory {row.id} was withdrawn: the actions it was written from left the story "
@@ -380,10 +383,11 @@ def edit(
     fields = {k: v for k, v in fields.items() if v is not None}
     if not fields:
         raise InvalidInput(
-            "Send 'text' (the new wording) or 'pinned' (true or false), e.g. {\"pinned\": true}."
+            "Send 'text' (the new wording), 'pinned' (true or false) or 'known_by' (the names "
+            'of those who know it, null for everyone who saw it), e.g. {"pinned": true}.'
         )
     text = _text(fields["text"]) if "text" in fields else None
-    _editable(row, "edit" if text is not None else "pin or unpin")
+    editable(row, "edit" if text is not None else "pin or unpin")
     cache = cache_of(memory)
     if text is not None and (text != row.text or row.stale):  # same text: the player confirms it
         row.writer = PLAYER  # the wording is the player's now

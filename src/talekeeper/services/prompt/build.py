@@ -14,14 +14,16 @@ Invariants:
   context overflowed and the Memories or the Knowledge fell back to a shorter form or
   were cut, only the passages still whole in the prompt stay marked (Insights tells the
   truth).
-- ``cache``: the Story Cards section keeps the cards it held until the whole history is
-  evaluated again anyway; then it holds the cards as they fire now.
+- ``cache``: the Story Cards section keeps the cards it held, and the Story Summary a new
+  automatic version waits, until the whole history is evaluated again anyway; then the
+  cards are those that fire now and the summary the one in force.
 - Chat mode sends the built messages; completion mode the built prompt, then a blank
   line, and stops before the model writes the player's next move (``COMPLETION_STOP``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from talekeeper.providers.base import CompletionRequest, Message
@@ -39,6 +41,8 @@ from talekeeper.services.prompt.inputs import (
     memory_budget,
 )
 from talekeeper.services.prompt.sections import Section, render_fixed
+from talekeeper.services.world import knowing
+from talekeeper.services.world.knowing import WitnessReport
 
 COMPLETION_STOP = ("\n>",)  # in completion mode the model must not write the player's next move
 
@@ -51,18 +55,49 @@ class BuiltTurn:
     context: BuiltContext
     retrieval: Retrieval
     knowledge: KnowledgeResult | None
+    witness: WitnessReport | None = None  # who the turn addressed, and what they did not see
 
 
 def build(
     inputs: ContextInputs, retrieval: Retrieval, knowledge: KnowledgeResult | None = None
 ) -> BuiltTurn:
     """The turn's context from what was gathered, the retrieval and the knowledge, none of
-    which it changes."""
-    retrieval = _own_retrieval(retrieval)
+    which it changes.
+
+    The Memories section does not write again a passage whose action the history holds
+    whole (``Retrieval.fit_evidence``): built once with every passage, the context says
+    which actions its history keeps; built again with those passages left to the history,
+    it has more room, so its history keeps at least those actions (checked: else the first
+    build stands)."""
+    retrieval, witness = knowing.apply(_own_retrieval(retrieval), inputs.witness)
     knowledge = _own_knowledge(knowledge)
+    built, variants, passages = _assemble(inputs, retrieval, knowledge, ())
+    held = _whole_history(built)
+    carried = {p.depth for m in retrieval.used for p in m.passages if p.order is not None}
+    if carried & held:
+        again = _assemble(inputs, retrieval, knowledge, held)
+        if retrieval.in_history_depths() <= _whole_history(again[0]):
+            built, variants, passages = again
+        else:
+            built, variants, passages = _assemble(inputs, retrieval, knowledge, ())
+    _note_dropped_evidence(retrieval, built, variants)
+    if knowledge is not None:
+        _note_dropped_passages(knowledge, built, passages)
+    return BuiltTurn(built, retrieval, knowledge, witness)
+
+
+def _assemble(
+    inputs: ContextInputs,
+    retrieval: Retrieval,
+    knowledge: KnowledgeResult | None,
+    history: Collection[int],
+) -> tuple[BuiltContext, list[str], list[str]]:
+    """The context with the retrieval and the knowledge fitted to their budgets (the
+    memories' passages from the actions at ``history`` left to the history), and the
+    shorter forms of the Memories and the Knowledge it was offered."""
     slots = max(inputs.top_k, len(retrieval.used))
     budget = memory_budget(inputs.budget, slots)
-    retrieval.fit_evidence(inputs.counter, budget, fill=fills(budget, slots))
+    retrieval.fit_evidence(inputs.counter, budget, fill=fills(budget, slots), history=history)
     variants = retrieval.section_variants()
     memories = Section(
         "memories", retrieval.section_text(), _memory_reason(retrieval), tuple(variants)
@@ -85,12 +120,15 @@ def build(
         entry_overhead=CHAT_MESSAGE_OVERHEAD if inputs.mode == "chat" else 0,
         layout=inputs.layout,
         previous=inputs.previous,
-        rebuilt=_rebuilt_cards(inputs),
+        rebuilt=_rebuilt(inputs),
     )
-    _note_dropped_evidence(retrieval, built, variants)
-    if knowledge is not None:
-        _note_dropped_passages(knowledge, built, passages)
-    return BuiltTurn(built, retrieval, knowledge)
+    return built, variants, passages
+
+
+def _whole_history(built: BuiltContext) -> set[int]:
+    """The depths of the actions ``built``'s history holds whole (not the one it cut)."""
+    cut = built.report.history_cut
+    return {e.depth for e in built.history if e.depth is not None and e.id != cut}
 
 
 def _own_retrieval(retrieval: Retrieval) -> Retrieval:
@@ -107,13 +145,17 @@ def _own_knowledge(knowledge: KnowledgeResult | None) -> KnowledgeResult | None:
     return replace(knowledge, used=[replace(hit) for hit in knowledge.used])
 
 
-def _rebuilt_cards(inputs: ContextInputs) -> list[Section] | None:
-    """``cache``: the Story Cards as they fire now, for a turn whose whole history is
-    evaluated again anyway (until then the section keeps the cards it held)."""
+def _rebuilt(inputs: ContextInputs) -> list[Section] | None:
+    """``cache``: the Story Cards as they fire now and the Story Summary in force, for a turn
+    whose whole history is evaluated again anyway (until then the cards section keeps the
+    cards it held, and a new automatic summary waits)."""
     if inputs.layout is not ContextLayout.CACHE:
         return None
     text, reason = cards_section(list(inputs.cards_rebuilt))
-    return [Section("story_cards", text, reason), Section("story_cards_new", "")]
+    sections = [Section("story_cards", text, reason), Section("story_cards_new", "")]
+    if inputs.summary_rebuilt is not None:
+        sections.append(inputs.summary_rebuilt)
+    return sections
 
 
 def request(built: BuiltContext, models: ModelSet) -> CompletionRequest:

@@ -98,7 +98,12 @@ def build_context(
         return built  # the history's head stayed: the held sections stay too
     names = {s.name for s in rebuilt}
     fresh = [s for s in fixed if s.name not in names] + [s for s in rebuilt if s.text]
-    built = _build(fresh, *args)
+    # The history keeps the drop that called for the rebuild: were the rebuilt sections
+    # smaller and the dropped actions taken back, the cards at its head would still be new
+    # (the whole history evaluated again) with no room freed, and the next turn would drop
+    # and evaluate it all again.
+    start = placement.history_start if placement is not None else None
+    built = _build(fresh, *args, history_from=start)
     return replace(built, report=replace(built.report, rebuilt=True))
 
 
@@ -123,14 +128,19 @@ def _build(
     cost: Cost,
     layout: ContextLayout,
     previous: Placement | None,
+    history_from: int | None = None,
 ) -> BuiltContext:
+    """``history_from``: the depth the ``cache`` history keeps from while it fits (by
+    default the previous prompt's first action)."""
     by_name = {s.name: s for s in fixed}
     action_cost = cost(player_action)
     parts = _trimmed(by_name, authors_note.strip(), budget - action_cost, cost)
     history = with_depths(history)
     room = budget - action_cost - parts.note_cost - sum(parts.costs.values())
     if layout is ContextLayout.CACHE:
-        kept, history_cut = chunked_history(history, room, previous, cost)
+        if history_from is None and previous is not None:
+            history_from = previous.history_start
+        kept, history_cut = chunked_history(history, room, history_from, cost)
     else:
         kept, history_cut = filled_history(history, room, cost)
     history_tokens = sum(cost(e.text) for e in kept)  # what the budget charged, entry by entry

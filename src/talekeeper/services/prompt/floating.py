@@ -19,10 +19,18 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from talekeeper.services.prompt.sections import SEPARATOR, HistoryEntry, depth, render_note
+from talekeeper.services.prompt.sections import (
+    FIXED_ORDER,
+    SEPARATOR,
+    HistoryEntry,
+    Section,
+    depth,
+    render_fixed,
+    render_note,
+)
 
 # The sections that float in the history, the least likely to change first (the Author's
 # Note is set by hand; cards follow the scene; memories and knowledge the action). The
@@ -65,6 +73,18 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def top_digest(rendered: Mapping[str, str]) -> str:
+    """The digest of the stable sections above the history (``Placement.top``), from the
+    fixed sections rendered in ``FIXED_ORDER``."""
+    return digest(SEPARATOR.join(t for n, t in rendered.items() if t and n not in FLOATING_ORDER))
+
+
+def top_digest_of(sections: Sequence[Section]) -> str:
+    """``top_digest`` of these sections as they render untrimmed."""
+    by_name = {s.name: render_fixed(s) for s in sections}
+    return top_digest({n: by_name[n] for n in FIXED_ORDER if n in by_name})
+
+
 def floating_inserts(
     rendered: Mapping[str, str],
     note: str,
@@ -79,8 +99,7 @@ def floating_inserts(
     floating = {name: rendered[name] for name in FLOATING_ORDER if rendered.get(name)}
     if note:
         floating = {"authors_note": render_note(note), **floating}
-    top = SEPARATOR.join(t for n, t in rendered.items() if t and n not in FLOATING_ORDER)
-    placement = place(floating, kept, tail, previous, digest(top))
+    placement = place(floating, kept, tail, previous, top_digest(rendered))
     inserts: dict[int, list[str]] = {}
     for name in sorted(floating, key=lambda n: (placement.sections[n][0], _order(n))):
         at = placement.sections[name][0]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 
 from talekeeper.core.tokens import TokenCounter
-from talekeeper.services.prompt.floating import Placement
 from talekeeper.services.prompt.sections import Cost, HistoryEntry, depth
 
 # When the history overflows, it drops the oldest actions until room // CHUNK_FRACTION is
@@ -68,16 +67,17 @@ def filled_history(
 
 
 def chunked_history(
-    history: list[HistoryEntry], room: int, previous: Placement | None, cost: Cost
+    history: list[HistoryEntry], room: int, start_depth: int | None, cost: Cost
 ) -> tuple[list[HistoryEntry], int | None]:
-    """``cache``: whole actions from the previous prompt's first one while they fit; else
-    all of them if they fit; else the newest that leave ``room // CHUNK_FRACTION`` free."""
+    """``cache``: whole actions from ``start_depth`` (the previous prompt's first one) while
+    they fit; else all of them if they fit; else the newest that leave
+    ``room // CHUNK_FRACTION`` free."""
     suffix = [0] * (len(history) + 1)
     for index in range(len(history) - 1, -1, -1):
         suffix[index] = suffix[index + 1] + cost(history[index].text)
-    if previous is not None and previous.history_start is not None:
+    if start_depth is not None:
         start = next(
-            (i for i, e in enumerate(history) if depth(e) >= previous.history_start),
+            (i for i, e in enumerate(history) if depth(e) >= start_depth),
             len(history),
         )
         if start < len(history) and suffix[start] <= room:

@@ -23,6 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,18 +45,22 @@ from talekeeper.services.library.store import PASSAGE_TOKENS
 from talekeeper.services.memory.scene import Scene, query_texts, scene_for
 from talekeeper.services.prompt import placement as placement_record
 from talekeeper.services.prompt.built import BuiltContext
-from talekeeper.services.prompt.floating import Placement
+from talekeeper.services.prompt.floating import Placement, top_digest_of
 from talekeeper.services.prompt.placement import Carried
 from talekeeper.services.prompt.sections import HistoryEntry, Section
 from talekeeper.services.prompt.state import state_section
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import events as world_events
+from talekeeper.services.world.addressed import addressed
 from talekeeper.services.world.events import EventView
+from talekeeper.services.world.knowing import Witness
 from talekeeper.services.world.projection import WorldState
 from talekeeper.services.world.scene import with_world
+from talekeeper.services.world.witnessed import path_knowledge
 from talekeeper.storage.models import Action, Adventure
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import ActionText
+from talekeeper.storage.vocabulary import EntityKind, SummaryTrigger, WitnessMode
 
 HISTORY_PAGE = 64  # actions per read: one indexed range, about a screen of story
 MAX_HISTORY_READ = 4096  # never read more than this many actions for one context
@@ -136,10 +141,14 @@ class ContextInputs:
     # ones), and the section's cards when the whole history is evaluated again anyway.
     cards_held: tuple[int, ...] = ()
     cards_rebuilt: tuple[FiredCard, ...] = ()
+    # ``cache``: the Story Summary in force, when a newer automatic one waits for that turn
+    # (``fixed`` shows the one the previous prompt had).
+    summary_rebuilt: Section | None = None
     layout: ContextLayout = ContextLayout.CLASSIC
     previous: Placement | None = None  # where the previous prompt on this path put things
     world: WorldState | None = None  # the world's state the turn reads (Current state)
     world_changes: tuple[EventView, ...] = ()  # its events since the previous turn read it
+    witness: Witness = Witness()  # who the player's input addresses (nobody by default)
 
     def section_cards(self, built: BuiltContext) -> tuple[FiredCard, ...]:
         """The cards of the Story Cards sections ``built`` holds: as they fire now when its
@@ -154,14 +163,12 @@ class ContextInputs:
         return self.cards_held
 
 
-def fixed_sections(
-    adventure: Adventure, cards: list[FiredCard], summary: str, new: list[FiredCard] | None = None
-) -> tuple[Section, ...]:
-    """``new``: the ``cache`` layout's newly fired cards, in a section of their own."""
+def stable_sections(adventure: Adventure) -> tuple[Section, Section]:
+    """AI Instructions and Plot Essentials (with the player's persona): with the Story
+    Summary, the sections above the history."""
     persona = persona_line(adventure)
     essentials = "\n".join(p for p in (adventure.plot_essentials.strip(), persona) if p)
     instructions = adventure.ai_instructions.strip()
-    cards_text, cards_reason = cards_section(cards)
     return (
         Section(
             "ai_instructions",
@@ -169,9 +176,16 @@ def fixed_sections(
             "the adventure's AI Instructions" if instructions else "default narrator instructions",
         ),
         Section("plot_essentials", essentials, "Plot Essentials and the player's persona"),
-        Section("story_summary", summary, "the Story Summary in force on this path"),
-        Section("story_cards", cards_text, cards_reason),
-        Section("story_cards_new", *cards_section(new or [])),
+    )
+
+
+def card_sections(
+    cards: list[FiredCard], new: list[FiredCard] | None = None
+) -> tuple[Section, Section]:
+    """The Story Cards; ``new``: the ``cache`` layout's newly fired cards, in a section of
+    their own."""
+    return Section("story_cards", *cards_section(cards)), Section(
+        "story_cards_new", *cards_section(new or [])
     )
 
 
@@ -225,6 +239,7 @@ class _Path:
     head_id: int | None  # the head the reply lands after
     player_text: str  # the player's action of this turn, as typed ("" for a continue)
     rendered_action: str  # and as the prompt shows it
+    player_type: str = ""  # its type (do, say, story; "" for a continue)
 
     @property
     def newest_narration(self) -> str:
@@ -251,7 +266,7 @@ def _read_path(
         player = rows.pop()[0]
         player_type, player_text = player.type, player.text
     rendered_action = render(player_type, player_text) if player_type else ""
-    return _Path(rows, more, head_id, player_text, rendered_action)
+    return _Path(rows, more, head_id, player_text, rendered_action, player_type)
 
 
 def gather(
@@ -268,14 +283,14 @@ def gather(
     cache = models.context_layout is ContextLayout.CACHE  # only it keeps things in place
     previous = previous_placement(story, path.rows, retry_of) if cache else None
     held, new = _held(story, cards.section, previous)
-    # The previous turn read the world down to the action before its reply: what is new since.
-    since = next((r.depth - 1 for r, _ in reversed(path.rows) if r.type == NARRATION), -1)
-    state, changes = world_events.for_turn(story, since, retry_of.depth - 1 if retry_of else None)
+    state, changes, witness = _world(story, path, retry_of)
     scene = with_world(scene_for(story.adventure, cards.fired, path.recent_text), state)
     narration = path.newest_narration
     query_input, query_context = query_texts(path.player_text, scene, narration, counter)
     lineage = story.lineage()
-    summary = MemoryRepository(story.session).summary_in_force(story.adventure.id, lineage)
+    stable = stable_sections(story.adventure)
+    summary, summary_rebuilt = _summary(story, lineage, previous, stable)
+    fixed = (*stable, summary, *card_sections(held, new), state_section(state, counter))
     knowledge_sources = library.attached_ids(story.session, story.adventure.id)
     return ContextInputs(
         adventure_id=story.adventure.id,
@@ -283,10 +298,7 @@ def gather(
         lineage=lineage,
         base_head_id=path.head_id,
         retry_of=retry_of.id if retry_of else None,
-        fixed=(
-            *fixed_sections(story.adventure, held, summary.text if summary else "", new),
-            state_section(state, counter),
-        ),
+        fixed=fixed,
         history=tuple(
             HistoryEntry(r.id, "narrator" if r.type == NARRATION else "player", rendered, r.depth)
             for r, rendered in path.rows
@@ -301,6 +313,7 @@ def gather(
         cards=(*held, *new),
         cards_rebuilt=tuple(cards.section),
         cards_held=tuple(f.card.id for f in held),
+        summary_rebuilt=summary_rebuilt,
         budget=budget,
         counter=counter,
         mode=models.mode,
@@ -313,7 +326,61 @@ def gather(
         previous=previous.placement if previous else None,
         world=state,
         world_changes=tuple(changes),
+        witness=witness,
     )
+
+
+def _world(
+    story: Story, path: _Path, retry_of: Action | None
+) -> tuple[WorldState, list[EventView], Witness]:
+    """The world the turn reads, its events since the previous turn read it, and who the
+    player's input addresses."""
+    # The previous turn read the world down to the action before its reply: what is new since.
+    since = next((r.depth - 1 for r, _ in reversed(path.rows) if r.type == NARRATION), -1)
+    state, changes = world_events.for_turn(story, since, retry_of.depth - 1 if retry_of else None)
+    return state, changes, _witness(story, path, state)
+
+
+def _witness(story: Story, path: _Path, state: WorldState) -> Witness:
+    """Who the player's input addresses, and (when the adventure's mode asks) who was
+    present along the path, to tell what that character did not witness."""
+    mode = WitnessMode(story.adventure.witness_mode)
+    people = [r for r in state.entities if r.kind == EntityKind.PERSON]
+    found = addressed(path.player_type, path.player_text, state.present, people)
+    if found is None:
+        return Witness(mode)
+    if mode is WitnessMode.OFF:
+        return Witness(mode, found.who, found.how.value, found.words)
+    seen, told = path_knowledge(story, found.who.id)
+    secrets = MemoryRepository(story.session).secrets(story.adventure.id)
+    return Witness(mode, found.who, found.how.value, found.words, seen, told, secrets)
+
+
+def _summary(
+    story: Story, lineage: Lineage, previous: Carried | None, stable: Sequence[Section]
+) -> tuple[Section, Section | None]:
+    """The Story Summary section, and (``cache``) the one a rebuild brings in.
+
+    A new automatic summary waits for a turn that evaluates the whole history again
+    anyway, as the held cards do: until then the section shows the version in force before
+    it, which the previous prompt had (``stable``: the other sections above the history,
+    to tell by its digest whether the previous prompt had the new one already). A summary
+    the player wrote goes in at once."""
+    repo = MemoryRepository(story.session)
+    summary = repo.summary_in_force(story.adventure.id, lineage)
+    current = Section(
+        "story_summary", summary.text if summary else "", "the Story Summary in force on this path"
+    )
+    if previous is None or summary is None or summary.trigger != SummaryTrigger.INTERVAL:
+        return current, None
+    if top_digest_of([*stable, current]) == previous.placement.top:
+        return current, None  # already in the previous prompt
+    older = repo.summary_in_force(story.adventure.id, lineage, before=summary.id)
+    reason = (
+        "the Story Summary the previous prompt had: the summary pass's newer one goes in when"
+        " the history is next evaluated again whole, so that this turn only appends"
+    )
+    return Section("story_summary", older.text if older else "", reason), current
 
 
 def _held(

@@ -44,6 +44,7 @@ from talekeeper.services.world import derive as world
 from talekeeper.services.world.scene import scene_now
 from talekeeper.storage.models import Adventure, Branch, StoryCard
 from talekeeper.storage.repositories.story import StoryRepository
+from talekeeper.storage.vocabulary import WitnessMode
 
 COMPONENTS = ("ai_instructions", "plot_essentials", "authors_note")
 # The Story Summary is a plot component too, but versioned (``memory.summary``): writing it
@@ -93,6 +94,7 @@ class AdventureView(AdventureSummary, StoryState):
     story_summary: str  # the version in force on the current path
     auto_summarize: bool
     memory_bank: bool
+    witness_mode: WitnessMode
     scene: Scene
     current_branch_id: int | None
     length: int  # the actions on the current path, the opening included
@@ -123,6 +125,13 @@ def _persona(value: object) -> dict[str, str]:
     return out
 
 
+def _witness_mode(value: object) -> str:
+    modes = ", ".join(m.value for m in WitnessMode)
+    if not isinstance(value, str) or value not in {m.value for m in WitnessMode}:
+        raise InvalidInput(f"'witness_mode' must be one of {modes} (docs/world.md).")
+    return value
+
+
 def clean_fields(data: Mapping[str, object]) -> dict[str, str | bool]:
     """Validated adventure columns from a client's fields (only those given)."""
     out: dict[str, str | bool] = {}
@@ -136,6 +145,8 @@ def clean_fields(data: Mapping[str, object]) -> dict[str, str | bool]:
     for key in TOGGLES:
         if key in data:
             out[key] = bool(data[key])
+    if "witness_mode" in data:
+        out["witness_mode"] = _witness_mode(data["witness_mode"])
     if "persona" in data:
         out.update(_persona(data["persona"]))
     return out
@@ -164,6 +175,7 @@ def adventure_view(story: Story) -> AdventureView:
         story_summary=story_summary.text_in_force(story.session, adventure),
         auto_summarize=adventure.auto_summarize,
         memory_bank=adventure.memory_bank,
+        witness_mode=WitnessMode(adventure.witness_mode),
         scene=scene_now(story),
         current_branch_id=adventure.current_branch_id,
         length=story.repo.path_length(story.lineage()),

@@ -63,6 +63,7 @@ from talekeeper.services.prompt.prefix import PrefixUse, PromptPrefixes
 from talekeeper.services.story.tree import Story
 from talekeeper.services.story.view import ActionView
 from talekeeper.services.world import derive as world
+from talekeeper.services.world.knowing import WitnessReport
 from talekeeper.storage.db import LOCK_ATTEMPTS, read_scope, session_scope
 from talekeeper.storage.models import InsightSnapshot
 
@@ -107,6 +108,7 @@ class Plan:
     timings: dict[str, float]
     knowledge: KnowledgeResult = field(default_factory=KnowledgeResult)  # the same
     prefix: PrefixUse | None = None  # what the narrator had to evaluate of the prompt
+    witness: WitnessReport | None = None  # who the input addressed, what they did not see
 
 
 def _ms(started: float) -> float:
@@ -202,7 +204,9 @@ class TurnRunner:
         built = build(inputs, retrieval, knowledge)  # counts come from the counter's cache
         timings["build_ms"] = _ms(started)
         assert built.knowledge is not None  # fitted from the one given
-        return Plan(inputs, built.context, built.retrieval, timings, built.knowledge)
+        return Plan(
+            inputs, built.context, built.retrieval, timings, built.knowledge, witness=built.witness
+        )
 
     def _gather(
         self,
@@ -311,6 +315,7 @@ class TurnRunner:
                 done,
                 plan.knowledge,
                 plan.prefix,
+                witness=plan.witness,
             )
             session.add(InsightSnapshot(action_id=row.id, data=insights.dumps(snapshot)))
             placement = plan.built.report.placement
@@ -348,6 +353,7 @@ class TurnRunner:
             plan.knowledge,
             prefix,
             dry_run=True,
+            witness=plan.witness,
         )
 
 

@@ -13,7 +13,8 @@ Invariants:
   ``MAX_FACTS`` entries are read.
 - A fact is kept only when it is traceable: its evidence is a sentence of the reply or of
   the player's action (compared without case and runs of space), and every name it gives
-  is said in that sentence (``names.mentions``). It belongs to the action whose text
+  is said in that sentence (``names.mentions``); what a ``learned`` fact says was learned
+  is in its words (``telling.told_about``). It belongs to the action whose text
   holds the sentence (the reply first).
 """
 
@@ -28,6 +29,7 @@ from talekeeper.providers.base import CompletionRequest
 from talekeeper.services.memory.prompts import completion_request, mode_of
 from talekeeper.services.world.events import GivenEvent, checked_value
 from talekeeper.services.world.names import mentions
+from talekeeper.services.world.telling import told_about
 from talekeeper.storage.models.world import NAME_MAX
 from talekeeper.storage.vocabulary import EventKind
 
@@ -41,6 +43,7 @@ KINDS = (
     EventKind.USED_UP,
     EventKind.STATUS,
     EventKind.TIME,
+    EventKind.LEARNED,
 )
 MAX_FACTS = 12  # entries of an answer read; a turn rarely states more than a few changes
 EVIDENCE_MAX = 400  # characters of a sentence kept as evidence
@@ -51,16 +54,19 @@ CUE = "The JSON object:"
 SYSTEM = (
     "You read one turn of an interactive story and list what it says changed in the "
     "world. Only changes the text states outright; nothing guessed, nothing planned, "
-    "nothing someone only says or remembers. Answer with one JSON object and nothing "
-    'else: {"events": [...]}. Each event is an object with "kind", "subject", "object", '
+    "nothing someone only says or remembers (but someone being told or finding out "
+    'something is "learned"). Answer with one JSON object and nothing else: '
+    '{"events": [...]}. Each event is an object with "kind", "subject", "object", '
     '"value" and "evidence". Kinds: "moved" (the player goes to the place "object"; '
     'or the person "subject" goes there), "arrived" and "left" (the person "subject" '
     'comes to or leaves where the player is), "took", "dropped", "used_up" (the item '
     '"object"; "subject" null for the player, else who), "gave" (the player gives the item '
     '"object" to the person named in "value"), "status" (the person "subject" is now '
     '"value", such as "dead" or "wounded"), "time" (the time is now "value", such as "the '
-    'next morning"). Use null for a field a kind does not use. "evidence" is the one '
-    "sentence of the turn that states the change, copied exactly."
+    'next morning"), "learned" (the person "subject" is told or finds out what "value" '
+    'says, in the sentence\'s words, such as "where the key is hidden"). Use null for a '
+    'field a kind does not use. "evidence" is the one sentence of the turn that states the '
+    "change, copied exactly."
 )
 
 
@@ -159,6 +165,8 @@ def _fact(entry: object, turn: Turn) -> Fact | None:
         names.append(value)
     if not all(mentions(evidence, name) for name in names):
         return None  # it names someone or something its sentence does not
+    if given.kind is EventKind.LEARNED and not told_about(value or "", [evidence]):
+        return None  # what they learned is not what its sentence says
     return Fact(
         given.kind,
         given.subject,

@@ -33,6 +33,7 @@ from talekeeper.services.common.rendering import NARRATION, render
 from talekeeper.services.world.grammar import NOT_THINGS, YOU, np
 from talekeeper.services.world.patterns import PATTERNS
 from talekeeper.services.world.people import KILLS, THIRD
+from talekeeper.services.world.telling import TELLING
 from talekeeper.storage.vocabulary import EventKind
 
 NAME_WORDS = 5  # a longer noun phrase is a description, not a name
@@ -211,6 +212,11 @@ def _from_sentence(read: str, written: str) -> list[Derived]:
             who = _person(match.group("subject"))
             if who is not None:
                 found.append(Derived(kind, who, None, value, evidence))
+    for telling in TELLING:
+        for match in telling.finditer(read):
+            who, told = _person(match.group("subject")), match.group("value").strip()
+            if who is not None and told:
+                found.append(Derived(EventKind.LEARNED, who, None, told, evidence))
     for kill in KILLS:
         for match in kill.finditer(read):
             who = _person(match.group("subject"))

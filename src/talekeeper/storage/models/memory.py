@@ -64,6 +64,9 @@ class Memory(Base):
     writer: Mapped[str] = mapped_column(String(255), default="")  # model name or "extractive"
     status: Mapped[str] = mapped_column(String(12), default=MemoryStatus.ACTIVE.value)
     pinned: Mapped[bool] = mapped_column(Boolean, default=False)
+    # A secret of the characters named (a JSON list of names; ``services.world.secrets``);
+    # None: no secret, who knows it is who witnessed it.
+    known_by: Mapped[str | None] = mapped_column(Text, nullable=True)
     stale: Mapped[bool] = mapped_column(Boolean, default=False)
     use_count: Mapped[int] = mapped_column(Integer, default=0)
     last_used_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)

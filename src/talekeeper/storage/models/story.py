@@ -24,7 +24,10 @@ from talekeeper.storage.vocabulary import ActionState
 
 
 class Adventure(Base):
-    """One story: plot components, persona, toggles, and which branch the player is on."""
+    """One story: plot components, persona, toggles, and which branch the player is on.
+    ``witness_mode`` (a ``vocabulary.WitnessMode``) is what a turn addressing a character
+    does with a memory that character did not witness: ``label`` it, leave it out
+    (``strict``) or nothing (``off``)."""
 
     __tablename__ = "adventures"
 
@@ -40,6 +43,9 @@ class Adventure(Base):
     authors_note: Mapped[str] = mapped_column(Text, default="")
     auto_summarize: Mapped[bool] = mapped_column(Boolean, default=True)
     memory_bank: Mapped[bool] = mapped_column(Boolean, default=True)
+    # A ``vocabulary.WitnessMode``: what a turn addressing a character does with a memory
+    # that character did not witness.
+    witness_mode: Mapped[str] = mapped_column(String(8), default="label", server_default="label")
     # The Scene: where the story is, who is there, what is happening. Set by the player
     # (``scene_by_player``) or, when not, filled from the story cards of the newest actions.
     scene_location: Mapped[str] = mapped_column(String(200), default="")

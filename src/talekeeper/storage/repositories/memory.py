@@ -19,6 +19,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
@@ -351,7 +352,10 @@ class MemoryRepository:
 
     # -- summary versions -------------------------------------------------------------
 
-    def summary_in_force(self, adventure_id: int, lineage: Lineage) -> SummaryVersion | None:
+    def summary_in_force(
+        self, adventure_id: int, lineage: Lineage, *, before: int | None = None
+    ) -> SummaryVersion | None:
+        """The newest version on the path (``before``: of those older than that version)."""
         # Newest first along the adventure's index, each version tested against the path:
         # the first match ends the read, with no sort of the versions.
         query = (
@@ -365,7 +369,16 @@ class MemoryRepository:
             .order_by(SummaryVersion.id.desc())
             .limit(1)
         )
+        if before is not None:
+            query = query.where(SummaryVersion.id < before)
         return self.session.scalar(query)
+
+    def secrets(self, adventure_id: int) -> dict[int, list[str]]:
+        """The adventure's memories marked as secrets, by id: the names of who knows each."""
+        query = select(Memory.id, Memory.known_by).where(
+            Memory.adventure_id == adventure_id, Memory.known_by.is_not(None)
+        )
+        return {id_: json.loads(known or "[]") for id_, known in self.session.execute(query)}
 
     def summary_versions(self, adventure_id: int) -> list[SummaryVersion]:
         query = select(SummaryVersion).where(SummaryVersion.adventure_id == adventure_id)

@@ -50,6 +50,8 @@ class AdventureIn(Strict):
     story_summary: str | None = None
     auto_summarize: bool | None = None
     memory_bank: bool | None = None
+    # Checked by the service, which names the choices (a bad value is a 400 that says so).
+    witness_mode: str | None = None
 
 
 class CardIn(Strict):

@@ -21,6 +21,7 @@ from talekeeper.services.memory.scene import Scene, set_scene
 from talekeeper.services.memory.service import derived_view
 from talekeeper.services.memory.summary import SummaryView
 from talekeeper.services.story.tree import Story, load_adventure
+from talekeeper.services.world import secrets
 from talekeeper.services.world.scene import scene_now
 from talekeeper.services.world.witnessed import with_witnesses
 from talekeeper.settings import NO_EMBEDDINGS
@@ -46,6 +47,8 @@ class MemoryIn(Strict):
 class MemoryPatch(Strict):
     text: str | None = None
     pinned: bool | None = None
+    # Names (checked by the service, which says what to send); null clears the secret.
+    known_by: list[str] | None = None
 
 
 class SummaryIn(Strict):
@@ -91,7 +94,7 @@ def edit_memory(
     rt: Runtime = Depends(runtime),
 ) -> MemoryView:
     row = manage.memory_row(session, memory_id, uid)
-    manage.edit(session, row, body.model_dump(exclude_unset=True), rt.memory, uid)
+    secrets.edit_memory(session, row, body.model_dump(exclude_unset=True), rt.memory, uid)
     return manage.one_view(session, row)
 
 

@@ -9,6 +9,7 @@ beside what the adventure is made of; its ``scene`` is the one ``GET .../scene``
 from __future__ import annotations
 
 from talekeeper.services.cards.rules import SecondaryRule
+from talekeeper.services.common.vocabulary import WitnessMode
 from talekeeper.web.schemas.common import Out, Timestamp
 from talekeeper.web.schemas.memory import SceneOut
 from talekeeper.web.schemas.story import StateOut
@@ -92,6 +93,7 @@ class AdventureSettingsOut(AdventureSummaryOut):
     story_summary: str
     auto_summarize: bool
     memory_bank: bool
+    witness_mode: WitnessMode
     scene: SceneOut
     current_branch_id: int | None
 

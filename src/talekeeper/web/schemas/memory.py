@@ -36,6 +36,7 @@ class MemoryOut(Out):
     created_at: Timestamp
     updated_at: Timestamp
     used_by: list[int]
+    known_by: list[str] | None  # a secret of these characters; null: no secret
 
 
 class ListedMemoryOut(MemoryOut):

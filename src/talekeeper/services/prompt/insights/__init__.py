@@ -56,10 +56,12 @@ from talekeeper.services.prompt.insights.stored import (
     Snapshot,
     StatePart,
     TokensPart,
+    WitnessPart,
 )
 from talekeeper.services.prompt.prefix import PrefixUse
 from talekeeper.services.prompt.sections import AUTHORS_NOTE_DEPTH, FIXED_ORDER, TITLES
 from talekeeper.services.story.tree import Story
+from talekeeper.services.world.knowing import WitnessReport
 
 __all__ = [
     "INSIGHTS_VERSION",
@@ -114,6 +116,7 @@ def snapshot(
     prefix: PrefixUse | None = None,
     *,
     dry_run: bool = False,
+    witness: WitnessReport | None = None,
 ) -> Snapshot:
     """The snapshot of a reply (or a dry run's) whose prompt was ``built`` from ``inputs``."""
     report = built.report
@@ -157,6 +160,7 @@ def snapshot(
         branch_id=inputs.branch_id,
         dry_run=dry_run,
         state=StatePart.of(inputs.world, inputs.world_changes),
+        witness=WitnessPart.of(witness),
     )
 
 

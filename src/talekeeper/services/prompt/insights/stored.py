@@ -34,11 +34,13 @@ from talekeeper.services.library.ranking import (
     SEMANTIC_WEIGHT,
 )
 from talekeeper.services.library.search import KnowledgeResult
+from talekeeper.storage.vocabulary import WitnessMode
 
 if TYPE_CHECKING:
     from talekeeper.services.cards.rules import FiredCard
     from talekeeper.services.prompt.built import ContextReport
     from talekeeper.services.world.events import EventView
+    from talekeeper.services.world.knowing import WitnessReport
     from talekeeper.services.world.projection import WorldState
 
 INSIGHTS_VERSION = 1  # 1: the first to say so; before it, the same fields without a version
@@ -107,6 +109,7 @@ class CarriedPassagePart(Part):
     score: float = 0.0
     stated: bool = False
     order: int | None = None
+    in_history: bool = False  # in the context by way of the history, not written again
 
 
 class MemorySourcePart(Part):
@@ -141,6 +144,7 @@ class UsedMemoryPart(Part):
     passages: list[CarriedPassagePart] = Field(default_factory=list)
     evidence_in_context: bool = False
     evidence_stated: bool = False
+    witness_label: str = ""  # what the section said after it for the addressed character
 
 
 class SuppressedPart(Part):
@@ -368,6 +372,41 @@ class StatePart(Part):
         )
 
 
+class UnknownPart(Part):
+    memory_id: int = 0
+    why: str = ""  # "absent at actions 12–15"
+
+
+class WitnessPart(Part):
+    """Who the player's input addressed, and the memories that character did not witness:
+    labelled or withheld by the adventure's witness mode (docs/world.md, "Who knows
+    what"). A snapshot from before there was one reads as nobody addressed."""
+
+    mode: str = WitnessMode.LABEL.value
+    addressed: str | None = None
+    how: str | None = None  # vocative, spoken_to, about_knowledge
+    words: str = ""  # the input's words that named them
+    labelled: list[int] = Field(default_factory=list)
+    withheld: list[int] = Field(default_factory=list)
+    reasons: list[UnknownPart] = Field(default_factory=list)
+    told: list[int] = Field(default_factory=list)  # not witnessed, but told of
+
+    @classmethod
+    def of(cls, report: WitnessReport | None) -> WitnessPart:
+        if report is None:
+            return cls()
+        return cls(
+            mode=report.mode.value,
+            addressed=report.addressed,
+            how=report.how,
+            words=report.words,
+            labelled=list(report.labelled),
+            withheld=list(report.withheld),
+            reasons=[UnknownPart(memory_id=u.memory_id, why=u.why) for u in report.reasons],
+            told=list(report.told),
+        )
+
+
 class Snapshot(Part):
     version: int = 0  # INSIGHTS_VERSION; 0: written before there was one
     sections: list[SectionPart] = Field(default_factory=list)
@@ -387,6 +426,7 @@ class Snapshot(Part):
     branch_id: int = 0
     dry_run: bool = False
     state: StatePart = Field(default_factory=StatePart)  # the world (docs/world.md)
+    witness: WitnessPart = Field(default_factory=WitnessPart)  # who was addressed
     action_id: int | None = None  # the reply's, when read back or answered with it
 
     def for_action(self, action_id: int) -> Snapshot:

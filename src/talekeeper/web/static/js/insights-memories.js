@@ -91,8 +91,12 @@ function matchLine(memory) {
       h("span", { class: "ins-match-label", text: "matched its own text" }));
   }
   if (!viaPassage(memory)) return null;
+  const won = (Array.isArray(memory.passages) ? memory.passages : []).find((p) => p.key === memory.evidence_key);
   const where = Number.isInteger(memory.evidence_depth) ? ` (action ${memory.evidence_depth})` : "";
-  const badge = memory.evidence_in_context
+  const badge = memory.evidence_in_context && won && won.in_history
+    ? h("span", { class: "badge ins-evidence-in", text: "in the history",
+      title: "The recent history holds this passage's action: it is read there, not written again under the memory." })
+    : memory.evidence_in_context
     ? h("span", { class: "badge ins-evidence-in", text: "in the context",
       title: "This passage went into the Memories section, under the memory." })
     : memory.evidence_stated
@@ -133,7 +137,8 @@ function passageList(memory) {
     h("ol", {}, passages.map((p) => h("li", {
       class: "ins-passage", dataset: { key: String(p.key), inContext: String(Number.isInteger(p.order)) } },
     h("span", { class: "muted", text: `action ${p.depth} · ${score(p.score)} · ` +
-      (Number.isInteger(p.order) ? "in the context" : p.stated ? "said by the memory itself" : "left out") }),
+      (Number.isInteger(p.order) ? (p.in_history ? "in the context, in the history" : "in the context")
+        : p.stated ? "said by the memory itself" : "left out") }),
     h("blockquote", { class: "ins-passage-text", text: p.text })))));
 }
 

@@ -47,3 +47,43 @@ export function worldPart(state) {
       ? h("ol", { class: "ins-world-changes" }, ...changed.map(change))
       : h("p", { class: "muted small", text: "Nothing." }));
 }
+
+const HOW = {
+  vocative: "spoken to by name",
+  spoken_to: "spoken to",
+  about_knowledge: "asked about what they know",
+};
+const MODES = {
+  label: "kept, marked as unknown to them",
+  strict: "left out of this turn's context",
+  off: "kept as they are (witness mode off)",
+};
+
+/** Who the player's input addressed, and the memories that character did not witness:
+ * labelled or withheld, each with why. Nothing for a snapshot from before there was one. */
+export function witnessPart(witness) {
+  if (!witness) return null;
+  if (!witness.addressed) {
+    return part("witness", "Who knows what",
+      h("p", { class: "muted small", text: "Your input addressed no one: the narrator knows everything it retrieved." }));
+  }
+  const reasons = new Map((witness.reasons || []).map((r) => [r.memory_id, r.why]));
+  const listed = [
+    ...(witness.labelled || []).map((id) => [id, "labelled"]),
+    ...(witness.withheld || []).map((id) => [id, "withheld"]),
+    ...(witness.told || []).map((id) => [id, "told"]),
+  ];
+  return part("witness", "Who knows what",
+    h("p", { class: "ins-witness-who" },
+      h("strong", { text: witness.addressed }), ` — ${HOW[witness.how] || witness.how || "addressed"}`,
+      witness.words ? h("span", { class: "muted small", text: ` (“${witness.words}”)` }) : null),
+    h("p", { class: "muted small", text: `Memories they did not witness: ${MODES[witness.mode] || witness.mode}.` }),
+    listed.length
+      ? h("ol", { class: "ins-witness-list" }, ...listed.map(([id, what]) =>
+        h("li", { class: "ins-witness-memory", dataset: { id: String(id), what } },
+          h("span", { class: "badge", text: what }), " ",
+          h("span", { text: `memory #${id}` }), " ",
+          h("span", { class: "muted small",
+            text: what === "told" ? "not there, but told of it since" : reasons.get(id) || "" }))))
+      : h("p", { class: "muted small", text: "None: they witnessed every memory retrieved." }));
+}

@@ -13,7 +13,7 @@ import { h, fill, api, adventureId, on, showError } from "./ui.js";
 import { overview, sectionsPart, cardsPart, droppedPart, modelPart } from "./insights-parts.js";
 import { memoriesPart } from "./insights-memories.js";
 import { knowledgePart } from "./insights-knowledge.js";
-import { worldPart } from "./insights-world.js";
+import { witnessPart, worldPart } from "./insights-world.js";
 
 const DRY_RUN_TITLE = "Dry run: the context of the next turn";
 const TYPE_NAMES = { do: "Do", say: "Say", story: "Story", continue: "Continue" };
@@ -138,6 +138,7 @@ function render(snapshot) {
     memoriesPart(snapshot.memories || {}),
     knowledgePart(snapshot.knowledge),
     worldPart(snapshot.state),
+    witnessPart(snapshot.witness),
     cardsPart(snapshot),
     droppedPart(snapshot),
     modelPart(snapshot),

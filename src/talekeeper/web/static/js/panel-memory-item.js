@@ -1,5 +1,6 @@
 // One memory in the Memory Bank: its text, authority, pin, use count, embedding state, who
-// witnessed it, and on demand its source block (with the passages of it the memory is also
+// witnessed it, whether it is a secret (and who knows it: set here), and on demand its source
+// block (with the passages of it the memory is also
 // found by) and the turns that used it; edit and delete.
 // Invariants:
 // - A withdrawn or deleted memory is history: it shows its source and uses, never edit, pin
@@ -41,6 +42,16 @@ function witnessLabel(memory) {
   });
 }
 
+// A secret: the player said who knows it, whoever was there (docs/world.md, "Who knows what").
+function secretLabel(memory) {
+  if (!Array.isArray(memory.known_by)) return null;
+  const who = memory.known_by.length ? `${memory.known_by.join(", ")} and you` : "you";
+  return h("span", {
+    class: "badge memory-secret", text: `secret: known only to ${who}`,
+    title: "A character you address who is not named here is told it is a secret they were not told.",
+  });
+}
+
 function meta(memory) {
   const [authority, why] = AUTHORITY[memory.authority] || [memory.authority, ""];
   return h("div", { class: "row small memory-meta" },
@@ -63,7 +74,8 @@ function meta(memory) {
         : "Waiting for the embedding model; until then only its words can match.",
     }),
     h("span", { class: "muted", text: sourceLabel(memory) }),
-    witnessLabel(memory));
+    witnessLabel(memory),
+    secretLabel(memory));
 }
 
 async function sourceDetail(memory) {
@@ -194,6 +206,41 @@ export function memoryItem(memory, { used, headReplyId, open, changed, watch }) 
     area.focus();
   }
 
+  // Who knows it: names separated by commas; none for a secret only the player keeps.
+  function secret() {
+    const names = h("input", {
+      type: "text", value: (memory.known_by || []).join(", "),
+      attrs: { "aria-label": "Known only by (names, separated by commas)", maxlength: 2000 },
+    });
+    const form = h("form", {
+      class: "editor memory-secret-form", dataset: { editing: "1" },
+      on: {
+        submit: async (event) => {
+          event.preventDefault();
+          const known = names.value.split(",").map((n) => n.trim()).filter(Boolean);
+          const done = await attempt(() => patch({ known_by: known }, "Memory marked as a secret."));
+          if (done !== undefined) close();
+        },
+      },
+    }, names, h("div", { class: "row" },
+      h("button", { type: "submit", class: "primary", text: "Keep secret" }),
+      Array.isArray(memory.known_by) ? h("button", {
+        type: "button", text: "No longer a secret",
+        on: { click: async () => {
+          const done = await attempt(() => patch({ known_by: null }, "Memory no longer a secret."));
+          if (done !== undefined) close();
+        } },
+      }) : null,
+      h("button", { type: "button", text: "Cancel", on: { click: () => close() } })));
+    function close() {
+      delete form.dataset.editing;
+      form.remove();
+      document.dispatchEvent(new Event("tk:panel-idle"));
+    }
+    detail.before(form);
+    names.focus();
+  }
+
   const actions = h("div", { class: "row memory-actions" },
     alive ? h("button", {
       type: "button", class: "small", text: memory.pinned ? "Unpin" : "Pin",
@@ -210,6 +257,10 @@ export function memoryItem(memory, { used, headReplyId, open, changed, watch }) 
     alive ? h("button", {
       type: "button", class: "small", text: "Edit", attrs: { "aria-label": "Edit this memory" },
       on: { click: edit },
+    }) : null,
+    alive ? h("button", {
+      type: "button", class: "small", text: "Secret",
+      attrs: { "aria-label": "Say who knows this memory" }, on: { click: secret },
     }) : null,
     h("button", {
       type: "button", class: "small", text: "Source",

@@ -1,0 +1,169 @@
+"""Who knows what, in play: when the player's input addresses a character, the memories that
+character did not witness are labelled or left out of that turn's context, by the
+adventure's ``witness_mode`` (docs/world.md, "Who knows what").
+
+Invariants:
+
+- Pure: the same retrieval, addressed character, presence and mode give the same result,
+  and the retrieval given is never changed (a copy is labelled or thinned).
+- Only a turn that addresses someone (``Witness.addressed``) is touched; ``off`` and a
+  turn that addresses no one leave the retrieval exactly as it was, so the narrator's own
+  knowledge is never reduced for narration that addresses no one.
+- A memory is unknown to the addressed character when it has a source stretch and that
+  character was not present at every action of it (``Presence.throughout``, the same
+  reading the Memory Bank's witnesses use). A memory without a stretch (written by hand)
+  has no witnesses derived, which is not "nobody": it is never labelled for absence.
+- A secret (a memory whose ``known_by`` the player set: ``secrets``) is known to those it
+  names ("in on it") and to no one else, whoever witnessed it: "— a secret Tobin was not
+  told", its reason "a secret: known only to Mara and you".
+- A memory the character did not witness but was told of (a ``learned`` event of theirs
+  on the path, at or after its stretch began, whose words are the memory's: telling's
+  ``told_about``) is known to them: it is neither labelled nor withheld, and the report
+  lists it as ``told``. Undo the telling and the label comes back, by construction.
+- ``label`` keeps every memory and marks each unknown one "— Tobin was not there";
+  ``strict`` leaves the unknown ones out. Either way the report names them with why: the
+  actions of the stretch at which the character was absent.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from talekeeper.services.memory.base import Retrieval, UsedMemory
+from talekeeper.services.world.projection import Ref
+from talekeeper.services.world.secrets import in_on
+from talekeeper.services.world.telling import told_about
+from talekeeper.services.world.witnesses import Presence
+from talekeeper.storage.vocabulary import WitnessMode
+
+
+@dataclass(frozen=True)
+class Witness:
+    """What a turn knows of who it addresses: the character, how the input named them
+    (``addressed.AddressKind``'s value) and with which words, the adventure's mode, and
+    who was present along the path (read only when someone is addressed and the mode is
+    not ``off``)."""
+
+    mode: WitnessMode = WitnessMode.LABEL
+    addressed: Ref | None = None
+    how: str | None = None
+    words: str = ""
+    presence: Presence | None = None
+    told: tuple[tuple[int, str], ...] = ()  # their ``learned`` events: (depth, what)
+    secrets: Mapping[int, Sequence[str]] = field(default_factory=dict)  # memory id -> who knows
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A memory the addressed character did not witness, and why."""
+
+    memory_id: int
+    why: str  # "absent at actions 12–15"
+
+
+@dataclass(frozen=True)
+class WitnessReport:
+    """Insights' ``witness``: who was addressed, and the memories labelled or withheld."""
+
+    mode: WitnessMode
+    addressed: str | None = None
+    how: str | None = None
+    words: str = ""
+    labelled: tuple[int, ...] = ()
+    withheld: tuple[int, ...] = ()
+    reasons: tuple[Unknown, ...] = field(default_factory=tuple)
+    told: tuple[int, ...] = ()  # memories they did not witness but were told of
+
+
+def label(name: str) -> str:
+    """The words after a memory its addressed character did not witness."""
+    return f"— {name} was not there"
+
+
+def secret_label(name: str) -> str:
+    """The words after a secret its addressed character is not in on."""
+    return f"— a secret {name} was not told"
+
+
+def _secret_why(names: Sequence[str]) -> str:
+    return "a secret: known only to " + (", ".join(names) + " and you" if names else "you")
+
+
+def absent_during(presence: Presence, who: int, first: int, last: int) -> tuple[int, int] | None:
+    """The first and last actions from ``first`` to ``last`` at which ``who`` was not
+    present (None: present at all of them). Presence changes only at the depths that have
+    events, so each stretch between two of them is one answer."""
+    starts = [first]
+    i = bisect_right(presence.depths, first)
+    while i < len(presence.depths) and presence.depths[i] <= last:
+        starts.append(presence.depths[i])
+        i += 1
+    ends = [*starts[1:], last + 1]
+    absent = [
+        (start, end - 1)
+        for start, end in zip(starts, ends, strict=True)
+        if who not in {r.id for r in presence.at(start)}
+    ]
+    if not absent:
+        return None
+    return absent[0][0], absent[-1][1]
+
+
+def _why(memory: UsedMemory, who: Ref, presence: Presence) -> str | None:
+    start, end = memory.source.get("source_start"), memory.source.get("source_end")
+    if not isinstance(start, int):
+        return None
+    span = absent_during(presence, who.id, start, end if isinstance(end, int) else start)
+    if span is None:
+        return None
+    first, last = span
+    return f"absent at action {first}" if first == last else f"absent at actions {first}–{last}"
+
+
+def _was_told(memory: UsedMemory, told: tuple[tuple[int, str], ...]) -> bool:
+    """Whether one of the character's ``learned`` events, at or after the memory's stretch
+    began (any, for a memory written by hand), tells what the memory or its passages say
+    (``telling.told_about``)."""
+    start = memory.source.get("source_start")
+    if not isinstance(start, int):
+        start = -1
+    texts = [memory.text, *(p.text for p in memory.passages)]
+    return any(depth >= start and told_about(what, texts) for depth, what in told)
+
+
+def apply(retrieval: Retrieval, witness: Witness) -> tuple[Retrieval, WitnessReport]:
+    """The retrieval as this turn's context takes it, and the report (see the invariants)."""
+    who, presence = witness.addressed, witness.presence
+    report = WitnessReport(
+        witness.mode, who.name if who else None, witness.how if who else None, witness.words
+    )
+    if who is None or presence is None or witness.mode is WitnessMode.OFF:
+        return retrieval, report
+    unknown, told, labels = [], [], {}
+    for memory in retrieval.used:
+        secret = witness.secrets.get(memory.id)
+        if secret is not None and in_on(secret, who):
+            continue
+        why = _secret_why(secret) if secret is not None else _why(memory, who, presence)
+        if why is None:
+            continue
+        if _was_told(memory, witness.told):
+            told.append(memory.id)
+            continue
+        unknown.append(Unknown(memory.id, why))
+        labels[memory.id] = secret_label(who.name) if secret is not None else label(who.name)
+    report = replace(report, told=tuple(told))
+    if not unknown:
+        return retrieval, report
+    ids = {u.memory_id for u in unknown}
+    if witness.mode is WitnessMode.STRICT:
+        kept = [m for m in retrieval.used if m.id not in ids]
+        return replace(retrieval, used=kept), replace(
+            report, withheld=tuple(u.memory_id for u in unknown), reasons=tuple(unknown)
+        )
+    marked = [replace(m, witness_label=labels[m.id]) if m.id in ids else m for m in retrieval.used]
+    return replace(retrieval, used=marked), replace(
+        report, labelled=tuple(u.memory_id for u in unknown), reasons=tuple(unknown)
+    )

@@ -1,0 +1,140 @@
+"""Who knows what, in play (docs/world.md, "Who knows what"): the memories the addressed
+character did not witness are labelled, withheld or left alone by the witness mode; a turn
+that addresses no one is never touched."""
+
+from __future__ import annotations
+
+import pytest
+
+from talekeeper.services.memory.base import Retrieval, UsedMemory
+from talekeeper.services.world.knowing import (
+    Witness,
+    absent_during,
+    apply,
+    label,
+    secret_label,
+)
+from talekeeper.services.world.projection import Ref
+from talekeeper.services.world.telling import told_about
+from talekeeper.services.world.witnesses import Presence
+from talekeeper.storage.vocabulary import EntityKind, WitnessMode
+
+pytestmark = pytest.mark.no_database
+
+MARA, TOBIN = Ref(1, "Mara", EntityKind.PERSON), Ref(2, "Tobin", EntityKind.PERSON)
+# Both present from the start; Tobin away from action 5 until he is back at action 9.
+SEEN = Presence(depths=(0, 5, 9), present=((MARA, TOBIN), (MARA,), (MARA, TOBIN)))
+
+
+def memory(id_: int, text: str, start: int | None, end: int | None) -> UsedMemory:
+    used = UsedMemory(id_, text, 0.5, 0.0, 0.5, False, "accepted_story")
+    used.source = {"source_start": start, "source_end": end}
+    return used
+
+
+def retrieval() -> Retrieval:
+    return Retrieval(
+        used=[
+            memory(10, "Mara hid the key under the third piling.", 4, 6),  # Tobin gone at 5
+            memory(11, "The storm broke the harbour lamps.", 0, 3),  # everyone there
+            memory(12, "Tobin owes the harbourmaster.", None, None),  # written by hand
+        ]
+    )
+
+
+def test_a_memory_the_addressed_character_missed_is_labelled_and_the_rest_are_not() -> None:
+    given = retrieval()
+    before = repr(given)
+    used, report = apply(given, Witness(WitnessMode.LABEL, TOBIN, "vocative", "Tobin,", SEEN))
+    assert repr(given) == before  # a copy is labelled
+    assert [m.witness_label for m in used.used] == [label("Tobin"), "", ""]
+    assert "Mara hid the key under the third piling. — Tobin was not there" in used.section_text()
+    assert report.addressed == "Tobin" and report.labelled == (10,) and report.withheld == ()
+    assert [(u.memory_id, u.why) for u in report.reasons] == [(10, "absent at actions 5–6")]
+
+
+def test_a_character_who_was_there_sees_no_label() -> None:
+    used, report = apply(retrieval(), Witness(WitnessMode.LABEL, MARA, "vocative", "Mara,", SEEN))
+    assert not any(m.witness_label for m in used.used)
+    assert report.addressed == "Mara" and report.labelled == () and report.reasons == ()
+
+
+def test_strict_leaves_the_unwitnessed_memory_out_and_says_why() -> None:
+    used, report = apply(retrieval(), Witness(WitnessMode.STRICT, TOBIN, "vocative", "", SEEN))
+    assert [m.id for m in used.used] == [11, 12]
+    assert "third piling" not in used.section_text()
+    assert report.withheld == (10,) and report.labelled == ()
+    assert report.reasons[0].why == "absent at actions 5–6"
+
+
+@pytest.mark.parametrize(
+    "witness",
+    [
+        pytest.param(Witness(WitnessMode.OFF, TOBIN, "vocative", "Tobin,", SEEN), id="off"),
+        pytest.param(Witness(WitnessMode.LABEL), id="nobody-addressed"),
+        pytest.param(Witness(WitnessMode.STRICT), id="nobody-addressed-strict"),
+    ],
+)
+def test_off_or_no_one_addressed_leaves_the_retrieval_as_it_was(witness: Witness) -> None:
+    given = retrieval()
+    used, report = apply(given, witness)
+    assert used is given
+    assert report.labelled == report.withheld == ()
+    assert report.mode is witness.mode
+
+
+def test_absence_is_read_stretch_by_stretch_between_the_changes() -> None:
+    assert absent_during(SEEN, TOBIN.id, 0, 4) is None
+    assert absent_during(SEEN, TOBIN.id, 5, 5) == (5, 5)
+    assert absent_during(SEEN, TOBIN.id, 3, 12) == (5, 8)  # back at 9
+    assert absent_during(SEEN, MARA.id, 0, 20) is None
+    nobody_yet = Presence(depths=(4,), present=((MARA,),))
+    assert absent_during(nobody_yet, MARA.id, 0, 6) == (0, 3)  # nobody before the first
+    used, report = apply(
+        Retrieval(used=[memory(1, "A lone action.", 5, 5)]),
+        Witness(WitnessMode.LABEL, TOBIN, "vocative", "", SEEN),
+    )
+    assert report.reasons[0].why == "absent at action 5"
+
+
+def test_a_memory_tobin_was_told_of_after_it_began_is_known_to_him() -> None:
+    def told(*learned: tuple[int, str]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        witness = Witness(WitnessMode.LABEL, TOBIN, "vocative", "", SEEN, learned)
+        _, report = apply(retrieval(), witness)
+        return report.labelled, report.told
+
+    assert told() == ((10,), ())
+    assert told((8, "the key under the piling")) == ((), (10,))  # told after it began
+    assert told((2, "the key under the piling")) == ((10,), ())  # told before: not this
+    assert told((8, "the harbour lamps and the gulls")) == ((10,), ())  # of something else
+    assert told((8, "the truth")) == ((10,), ())  # too common a word to say what
+
+
+def test_told_about_needs_half_the_telling_words() -> None:
+    texts = ["Mara hid the key under the third piling."]
+    assert told_about("the key", texts)
+    assert told_about("the brass key", texts)  # one of two words
+    assert not told_about("the brass lantern", texts)
+    assert not told_about("everything", texts)
+    assert told_about("KEY", texts)  # case-folded
+
+
+def test_a_secret_is_known_to_those_it_names_and_to_whoever_is_told_of_it() -> None:
+    secrets = {11: ["Mara"], 12: []}  # 11: seen by all, a secret of Mara's; 12: the player's
+
+    def report(who: Ref, *learned: tuple[int, str]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        witness = Witness(WitnessMode.LABEL, who, "vocative", "", SEEN, learned, secrets)
+        used, found = apply(retrieval(), witness)
+        labels = {m.id: m.witness_label for m in used.used if m.witness_label}
+        for id_ in found.labelled:
+            assert labels[id_] == (label(who.name) if id_ == 10 else secret_label(who.name))
+        return found.labelled, found.told
+
+    assert report(MARA) == ((12,), ())  # in on 11; 12 is the player's alone
+    assert report(TOBIN) == ((10, 11, 12), ())
+    # Told of the harbourmaster's debt (12, written by hand: any telling counts).
+    assert report(TOBIN, (1, "the harbourmaster debt")) == ((10, 11), (12,))
+    _, found = apply(retrieval(), Witness(WitnessMode.LABEL, TOBIN, "", "", SEEN, (), secrets))
+    reasons = {u.memory_id: u.why for u in found.reasons}
+    assert reasons[11] == "a secret: known only to Mara and you"
+    assert reasons[12] == "a secret: known only to you"
