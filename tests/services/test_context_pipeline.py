@@ -26,8 +26,12 @@ from talekeeper.services.prompt.build import build, request
 from talekeeper.services.prompt.inputs import ContextInputs, gather
 from talekeeper.services.story import adventures
 from talekeeper.services.story.tree import Story
+from talekeeper.services.world.knowing import Witness
+from talekeeper.services.world.projection import Ref
+from talekeeper.services.world.witnesses import Presence
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.repositories.users import UserRepository
+from talekeeper.storage.vocabulary import EntityKind, WitnessMode
 
 STORY = [
     ("narration", "Fog lies on the harbour. The lamp on the hill is dark."),
@@ -166,3 +170,27 @@ def test_a_passage_the_history_holds_is_not_written_again_in_the_memories(
     assert built.prompt().count("Fog lies on the harbour") == 1
     shown = insights.snapshot(inputs, built, turn.retrieval, {}, chosen, None)
     assert [p.in_history for p in shown.memories.used[0].passages] == [True, False]
+
+
+def test_a_strict_turn_keeps_no_more_history_than_it_would_withholding_nothing(
+    sessions: sessionmaker[Session],
+) -> None:
+    """Withholding a memory frees room; the history may not take it further back, where the
+    story the memory came from would say what the memory left out."""
+    tobin = Ref(99, "Tobin", EntityKind.PERSON)
+    secret = replace(MEMORY, text="Maren hid the lamp-key under the third piling. " * 12)
+    secret.source = {"source_start": 0, "source_end": 3}
+    for context in range(420, 900, 20):
+        gathered = _inputs(sessions, models("chat", context, ContextLayout.CLASSIC))
+        witness = Witness(WitnessMode.STRICT, tobin, "vocative", "Tobin,", Presence((), ()))
+        plain = build(gathered, Retrieval(used=[replace(secret)])).context
+        strict = build(replace(gathered, witness=witness), Retrieval(used=[replace(secret)]))
+        assert strict.witness is not None and strict.witness.withheld == (3,)
+        assert "third piling" not in strict.context.prompt()
+        if plain.history and len(plain.history) < len(gathered.history):
+            # The plain turn dropped older actions for the memory's room: the strict one,
+            # though it has that room, keeps the same first action.
+            assert strict.context.history[0].depth == plain.history[0].depth
+            break
+    else:
+        pytest.fail("no context size made the memory crowd out older actions")

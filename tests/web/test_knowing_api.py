@@ -14,6 +14,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from tests.kit.memory import memories, new_adventure, settle
 
+from talekeeper.services.world.knowing import summary_note
 from talekeeper_testkit.double import ModelDouble
 
 # One reply a turn (depths 2, 4, …): Tobin is there for the first block, leaves as the
@@ -89,7 +90,10 @@ def test_a_memory_tobin_missed_is_labelled_for_him_and_not_for_maren(
     story = ask(client, aid, "story", "Tobin wonders where the brass key is.")
     assert story["witness"]["addressed"] is None
     assert "was not there" not in memories_text(story)
-    assert memories_text(story) == memories_text(maren)
+    note = summary_note("Maren")
+    assert maren["witness"]["summary"] == "labelled" and story["witness"]["summary"] is None
+    assert memories_text(maren).startswith(f"[Memories]\n{note}\n")
+    assert memories_text(story) == memories_text(maren).replace(f"{note}\n", "")
 
 
 def test_strict_leaves_the_memory_out_and_off_leaves_it_alone(
@@ -103,6 +107,14 @@ def test_strict_leaves_the_memory_out_and_off_leaves_it_alone(
     assert client.get(f"/api/adventures/{aid}").json()["witness_mode"] == "strict"
     strict = ask(client, aid, "say", "Tobin, where is the brass key?")
     assert strict["witness"]["withheld"] == [missed] and strict["witness"]["labelled"] == []
+    # The Story Summary tells everything: a strict turn addressing someone leaves it out.
+    assert strict["witness"]["summary"] == "withheld"
+
+    def summary(insights: dict[str, Any]) -> str:
+        return str(next(s["text"] for s in insights["sections"] if s["name"] == "story_summary"))
+
+    assert client.get(f"/api/adventures/{aid}/summary").json()["text"]  # one is in force
+    assert summary(strict) == "" and labelled["witness"]["summary"] == "labelled"
     assert missed not in [m["id"] for m in strict["memories"]["used"]]
     # (the double's memory of a block is its first reply)
     assert "- (established) Tobin leaves. — Tobin was not there" in memories_text(labelled)

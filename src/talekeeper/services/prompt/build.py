@@ -68,22 +68,55 @@ def build(
     whole (``Retrieval.fit_evidence``): built once with every passage, the context says
     which actions its history keeps; built again with those passages left to the history,
     it has more room, so its history keeps at least those actions (checked: else the first
-    build stands)."""
+    build stands).
+
+    A turn that addresses someone (``knowing``) labels or withholds what they did not see;
+    what it withholds (``strict``) leaves room, and the history may not take it further
+    back than it would have gone with nothing withheld (else it could bring back the very
+    story the memories left out said)."""
+    unfiltered = _own_retrieval(retrieval)
     retrieval, witness = knowing.apply(_own_retrieval(retrieval), inputs.witness)
+    witness = knowing.for_summary(witness, _summary_text(inputs))
+    shown = _witnessed(inputs, witness)
+    if witness.withheld or witness.summary == "withheld":
+        first = _assemble(inputs, unfiltered, _own_knowledge(knowledge), ())[0].history
+        shown = replace(shown, history_floor=first[0].depth if first else None)
     knowledge = _own_knowledge(knowledge)
-    built, variants, passages = _assemble(inputs, retrieval, knowledge, ())
+    built, variants, passages = _assemble(shown, retrieval, knowledge, ())
     held = _whole_history(built)
     carried = {p.depth for m in retrieval.used for p in m.passages if p.order is not None}
     if carried & held:
-        again = _assemble(inputs, retrieval, knowledge, held)
+        again = _assemble(shown, retrieval, knowledge, held)
         if retrieval.in_history_depths() <= _whole_history(again[0]):
             built, variants, passages = again
         else:
-            built, variants, passages = _assemble(inputs, retrieval, knowledge, ())
+            built, variants, passages = _assemble(shown, retrieval, knowledge, ())
     _note_dropped_evidence(retrieval, built, variants)
     if knowledge is not None:
         _note_dropped_passages(knowledge, built, passages)
     return BuiltTurn(built, retrieval, knowledge, witness)
+
+
+def _summary_text(inputs: ContextInputs) -> str:
+    """The Story Summary the turn would show (the one a rebuild brings in, when newer)."""
+    held = next((s.text for s in inputs.fixed if s.name == "story_summary"), "")
+    return held or (inputs.summary_rebuilt.text if inputs.summary_rebuilt else "")
+
+
+def _witnessed(inputs: ContextInputs, witness: WitnessReport) -> ContextInputs:
+    """The inputs as a turn addressing someone shows them: without the Story Summary
+    (``strict``), or with the Memories section headed by the note that it is not theirs."""
+    if witness.addressed is None:
+        return inputs
+    if witness.summary == "withheld":
+        fixed = tuple(
+            Section(s.name, "", "left out: strict witness mode") if s.name == "story_summary" else s
+            for s in inputs.fixed
+        )
+        return replace(inputs, fixed=fixed, summary_rebuilt=None)
+    if witness.summary == "labelled":
+        return replace(inputs, memory_note=knowing.summary_note(witness.addressed))
+    return inputs
 
 
 def _assemble(
@@ -98,10 +131,10 @@ def _assemble(
     slots = max(inputs.top_k, len(retrieval.used))
     budget = memory_budget(inputs.budget, slots)
     retrieval.fit_evidence(inputs.counter, budget, fill=fills(budget, slots), history=history)
-    variants = retrieval.section_variants()
-    memories = Section(
-        "memories", retrieval.section_text(), _memory_reason(retrieval), tuple(variants)
-    )
+    note = inputs.memory_note
+    variants = [_headed(note, text) for text in retrieval.section_variants()]
+    text = _headed(note, retrieval.section_text())
+    memories = Section("memories", text, _memory_reason(retrieval), tuple(variants))
     fixed = [*inputs.fixed, memories]
     passages: list[str] = []
     if knowledge is not None:
@@ -121,8 +154,13 @@ def _assemble(
         layout=inputs.layout,
         previous=inputs.previous,
         rebuilt=_rebuilt(inputs),
+        history_floor=inputs.history_floor,
     )
     return built, variants, passages
+
+
+def _headed(note: str, text: str) -> str:
+    return f"{note}\n{text}" if note and text else note or text
 
 
 def _whole_history(built: BuiltContext) -> set[int]:

@@ -76,14 +76,18 @@ def build_context(
     layout: ContextLayout = ContextLayout.CLASSIC,
     previous: Placement | None = None,
     rebuilt: Sequence[Section] | None = None,
+    history_floor: int | None = None,
 ) -> BuiltContext:
     """``entry_overhead``: tokens a chat template adds around each message (role markers);
     every part is charged it, so the rendered messages stay within ``budget``.
     ``previous``: where the previous prompt put things (``cache`` keeps what it can).
     ``rebuilt``: sections that replace their namesakes (an empty one removes it) on a turn
     whose whole history is evaluated again anyway (``cache``: the Story Cards heading the
-    history are brought up to date only then; ``ContextReport.rebuilt`` says which)."""
+    history are brought up to date only then; ``ContextReport.rebuilt`` says which).
+    ``history_floor``: the history holds no action above this depth."""
     cost = Cost.of(counter, entry_overhead)
+    if history_floor is not None:
+        history = [e for e in history if e.depth is None or e.depth >= history_floor]
     args = (list(history), authors_note, player_action, budget, cost, layout, previous)
     built = _build(list(fixed), *args)
     if layout is not ContextLayout.CACHE or not rebuilt:

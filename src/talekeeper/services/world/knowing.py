@@ -20,6 +20,10 @@ Invariants:
   on the path, at or after its stretch began, whose words are the memory's: telling's
   ``told_about``) is known to them: it is neither labelled nor withheld, and the report
   lists it as ``told``. Undo the telling and the label comes back, by construction.
+- The Story Summary tells everything and is witnessed by no one as a whole: a ``label``
+  turn that addresses someone heads the Memories section with ``summary_note`` (the
+  summary is the narrator's knowledge, not theirs); a ``strict`` one leaves the summary
+  out of that turn's context (``for_summary`` says which; the build does it).
 - ``label`` keeps every memory and marks each unknown one "— Tobin was not there";
   ``strict`` leaves the unknown ones out. Either way the report names them with why: the
   actions of the stretch at which the character was absent.
@@ -30,6 +34,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from talekeeper.services.memory.base import Retrieval, UsedMemory
 from talekeeper.services.world.projection import Ref
@@ -63,6 +68,12 @@ class Unknown:
     why: str  # "absent at actions 12–15"
 
 
+# What a turn addressing someone does with the Story Summary, which no one witnessed as a
+# whole: "labelled" (``summary_note`` heads the Memories section), "withheld" (left out,
+# ``strict``), or None (no one addressed, ``off``, or no summary).
+SummaryHandling = Literal["labelled", "withheld"] | None
+
+
 @dataclass(frozen=True)
 class WitnessReport:
     """Insights' ``witness``: who was addressed, and the memories labelled or withheld."""
@@ -75,11 +86,29 @@ class WitnessReport:
     withheld: tuple[int, ...] = ()
     reasons: tuple[Unknown, ...] = field(default_factory=tuple)
     told: tuple[int, ...] = ()  # memories they did not witness but were told of
+    summary: SummaryHandling = None  # what the turn did with the Story Summary
 
 
 def label(name: str) -> str:
     """The words after a memory its addressed character did not witness."""
     return f"— {name} was not there"
+
+
+def summary_note(name: str) -> str:
+    """The line that heads the Memories section of a ``label`` turn addressing ``name``:
+    the Story Summary tells all, and is marked as the narrator's knowledge, not theirs."""
+    return (
+        f"(The Story Summary is the narrator's knowledge, not {name}'s: {name} knows only "
+        f"what {name} witnessed or was told.)"
+    )
+
+
+def for_summary(report: WitnessReport, summary: str) -> WitnessReport:
+    """``report`` with what the turn does with a Story Summary of ``summary`` (text)."""
+    if report.addressed is None or not summary.strip() or report.mode is WitnessMode.OFF:
+        return report
+    handling: SummaryHandling = "withheld" if report.mode is WitnessMode.STRICT else "labelled"
+    return replace(report, summary=handling)
 
 
 def secret_label(name: str) -> str:

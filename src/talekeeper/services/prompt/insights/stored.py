@@ -390,6 +390,7 @@ class WitnessPart(Part):
     withheld: list[int] = Field(default_factory=list)
     reasons: list[UnknownPart] = Field(default_factory=list)
     told: list[int] = Field(default_factory=list)  # not witnessed, but told of
+    summary: str | None = None  # the Story Summary: "labelled", "withheld" or untouched
 
     @classmethod
     def of(cls, report: WitnessReport | None) -> WitnessPart:
@@ -404,6 +405,7 @@ class WitnessPart(Part):
             withheld=list(report.withheld),
             reasons=[UnknownPart(memory_id=u.memory_id, why=u.why) for u in report.reasons],
             told=list(report.told),
+            summary=report.summary,
         )
 
 

@@ -78,6 +78,10 @@ export function witnessPart(witness) {
       h("strong", { text: witness.addressed }), ` — ${HOW[witness.how] || witness.how || "addressed"}`,
       witness.words ? h("span", { class: "muted small", text: ` (“${witness.words}”)` }) : null),
     h("p", { class: "muted small", text: `Memories they did not witness: ${MODES[witness.mode] || witness.mode}.` }),
+    witness.summary ? h("p", { class: "muted small ins-witness-summary", dataset: { summary: witness.summary },
+      text: witness.summary === "withheld"
+        ? "The Story Summary was left out of this turn: it tells what they may not know."
+        : "The Story Summary is marked as the narrator's knowledge, not theirs." }) : null,
     listed.length
       ? h("ol", { class: "ins-witness-list" }, ...listed.map(([id, what]) =>
         h("li", { class: "ins-witness-memory", dataset: { id: String(id), what } },
