@@ -44,7 +44,12 @@ won each its place (before commit `bcfccfe`); the scripted narrator's `cache` 4,
 was 21% (20% counted with smollm2). At `bcfccfe` the section began to carry its memories'
 other passages, up to 118 tokens a memory: at 4,096 it grew from about 347 tokens to 596,
 new every turn, and the share rose to 26% (the turns that break at the Memories evaluated
-603 tokens, then 850, counted with smollm2). Insights' count is SmolLM2's for `embedded`,
+603 tokens, then 850, counted with smollm2); with the world moving, 30%. Since then a new
+automatic Story Summary waits for a turn that evaluates the whole history anyway, a drop of
+the history stands when the cards heading it are rebuilt smaller (those turns had broken
+the prefix twice), and a memory's passage whose action the history holds is not written
+again: 26% moving, 25% still, the mean evaluated 1,751 → about 1,190 tokens (scripted,
+4,096). Insights' count is SmolLM2's for `embedded`,
 cl100k for `server`; *share* is the `cache` game's evaluated/prompt median, *llama.cpp* what
 the model said it evaluated there.
 

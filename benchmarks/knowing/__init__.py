@@ -1,0 +1,1 @@
+"""The leak-rate benchmark: who knows what, on generated scenes (``run``)."""
