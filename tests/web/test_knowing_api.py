@@ -115,6 +115,8 @@ def test_strict_leaves_the_memory_out_and_off_leaves_it_alone(
 
     assert client.get(f"/api/adventures/{aid}/summary").json()["text"]  # one is in force
     assert summary(strict) == "" and labelled["witness"]["summary"] == "labelled"
+    left = next(s for s in strict["sections"] if s["name"] == "story_summary")
+    assert left["reason"].startswith("left out: the input addresses Tobin")
     assert missed not in [m["id"] for m in strict["memories"]["used"]]
     # (the double's memory of a block is its first reply)
     assert "- (established) Tobin leaves. — Tobin was not there" in memories_text(labelled)

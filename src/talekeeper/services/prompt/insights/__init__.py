@@ -122,7 +122,7 @@ def snapshot(
     report = built.report
     return Snapshot(
         version=INSIGHTS_VERSION,
-        sections=_sections(report, knowledge),
+        sections=_sections(report, knowledge, _left_out(witness)),
         memories=MemoriesPart.model_validate(retrieval),
         knowledge=KnowledgePart.of(knowledge or KnowledgeResult(note="no library attached")),
         cards=[CardPart.of(f) for f in inputs.section_cards(built)],
@@ -164,7 +164,19 @@ def snapshot(
     )
 
 
-def _sections(report: ContextReport, knowledge: KnowledgeResult | None) -> list[SectionPart]:
+def _left_out(witness: WitnessReport | None) -> dict[str, str]:
+    """Why a section is empty when the turn left it out (not because there is none)."""
+    if witness is not None and witness.summary == "withheld":
+        return {
+            "story_summary": f"left out: the input addresses {witness.addressed}, and the "
+            "adventure's witness mode is strict (the summary tells what they may not know)"
+        }
+    return {}
+
+
+def _sections(
+    report: ContextReport, knowledge: KnowledgeResult | None, left_out: dict[str, str]
+) -> list[SectionPart]:
     by_name = {s.name: s for s in report.sections}
     dropped = len(report.history_dropped)
     sections = []
@@ -172,7 +184,7 @@ def _sections(report: ContextReport, knowledge: KnowledgeResult | None) -> list[
         if name == "story_cards_new" and report.layout is not ContextLayout.CACHE:
             continue  # only the ``cache`` layout splits the Story Cards
         section = by_name.get(name)
-        reason = EMPTY_REASONS[name]
+        reason = left_out.get(name, EMPTY_REASONS[name])
         if name == "knowledge" and knowledge is not None and section is None:
             reason = knowledge.reason()
         if section is not None:
