@@ -3,7 +3,8 @@ take switches, undo, redo, edits, deletes, forks, branch switches, the player's 
 and removals), the world's state at the head equals the fold of the path's events, the
 path worked out here from the tree itself rather than by the repository's query; and
 those present at each action of the path (its witnesses, ``witnessed``) are the people
-the fold of the events down to that action shows present.
+the fold of the events down to that action shows present; and what each person was told
+(their ``learned`` events, which make memories known to them) is the path's own.
 
 Real parts: a migrated database (SQLite, or PostgreSQL with ``--db=postgresql``), ``Story``
 as production uses it, the rules reading each written action (``services.world.derive``).
@@ -61,6 +62,9 @@ TEXTS = (
     # Goings and holdings the rules are unsure of (``unsure``), once the place or item is known.
     *(f"Your boots carry you toward {p}." for p in PLACES),
     *(f"Maren weighs {i} in her hand." for i in ITEMS),
+    # Tellings: who learns what (``learned``), which makes a memory known (``knowing``).
+    *(f"You tell {who} about {i}." for who in PEOPLE for i in ITEMS[:2]),
+    "Maren learns of the wreck.",
 )
 OPS = ("do", "reply", "retry", "switch", "undo", "redo", "edit", "delete", "fork", "branch")
 OPS += ("player", "remove")
@@ -142,6 +146,21 @@ def check_witnesses(story: Story, steps: list[tuple[int, Fact]]) -> None:
         assert seen.at(action.depth) == expected, action.depth
 
 
+def check_told(story: Story, steps: list[tuple[int, Fact]]) -> None:
+    """What each person was told along the path (``witnessed.path_knowledge``, one query)
+    is the path's ``learned`` events of theirs, in order; its presence is the same fold."""
+    people = {f.subject.id for _, f in steps if f.subject and f.subject.kind == "person"}
+    for who in people:
+        seen, told = witnessed.path_knowledge(story, who)
+        expected = [
+            (d, f.value or "")
+            for d, f in steps
+            if f.kind is EventKind.LEARNED and f.subject is not None and f.subject.id == who
+        ]
+        assert list(told) == expected, who
+        assert seen == witnessed.path_presence(story)
+
+
 def apply(story: Story, op: str, pick: int) -> None:
     head = story.head()
     text = TEXTS[pick % len(TEXTS)]
@@ -208,3 +227,4 @@ def test_the_state_is_the_fold_of_the_paths_events_after_every_operation(
             steps = path_steps(story)
             assert events.state_through(story, None) == fold_of_the_path(steps), (op, pick)
             check_witnesses(story, steps)
+            check_told(story, steps)
