@@ -7,10 +7,11 @@ Invariants:
   player's action (the question names the object itself). The phrase is the fact's
   "adjective noun", matched case-insensitively; the generator makes it unique to the fact.
   The fact's place is read the same way (``found_place``): a telling names only the object.
-- The Memories section is split into entries (a line opening "- " and the lines under it);
-  an entry is labelled when it carries the product's words for the addressed character
-  ("— Tobin was not there", "— a secret Tobin was not told"). Every other section is a
-  channel of its own, by its Insights name (``history``, ``story_summary``...). The Story
+- The Memories section is split into entries (a line opening "- " and the passage lines
+  under it); a line is labelled when it, or its memory's line, carries the product's words
+  for the addressed character ("— Tobin was not there", "— a secret Tobin was not told").
+  Every other section is a channel of its own, by its Insights name (``history``,
+  ``story_summary``...). The Story
   Summary is labelled as a whole when the Memories section opens with the product's note
   that it is the narrator's knowledge, not the addressed character's (``summary_note``).
 - **Leak** (a question to one who neither saw nor was told): in ``label`` mode the phrase
@@ -72,8 +73,12 @@ def channels(sections: Sequence[SectionPart], phrase: str, who: str | None) -> t
             found.append(section.name)
             continue
         for entry in entries(section.text):
-            if needle in entry.lower():
-                found.append(LABELLED if is_labelled(entry, who) else MEMORIES)
+            # A memory's line covers the passages under it; a passage's own line, itself.
+            head, *passages = entry.split("\n")
+            for line in (head, *passages):
+                if needle in line.lower():
+                    covered = is_labelled(head, who) or is_labelled(line, who)
+                    found.append(LABELLED if covered else MEMORIES)
     return tuple(dict.fromkeys(found))
 
 

@@ -4,9 +4,12 @@ that addresses no one is never touched."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from talekeeper.services.memory.base import Retrieval, UsedMemory
+from talekeeper.core.tokens import CharCounter
+from talekeeper.services.memory.base import CarriedPassage, Retrieval, UsedMemory
 from talekeeper.services.world.knowing import (
     Witness,
     absent_during,
@@ -138,3 +141,38 @@ def test_a_secret_is_known_to_those_it_names_and_to_whoever_is_told_of_it() -> N
     reasons = {u.memory_id: u.why for u in found.reasons}
     assert reasons[11] == "a secret: known only to Mara and you"
     assert reasons[12] == "a secret: known only to you"
+
+
+def test_a_memory_whose_text_tobin_saw_marks_or_drops_only_the_passages_he_missed() -> None:
+    """Tobin saw the hiding (action 4) and left at 5: the memory's own text is a passage it
+    states from action 4, so the memory is his; the passage from action 6 is not."""
+    hid = CarriedPassage(1, "Mara hid the key under the third piling.", 4, 0.9, stated=True)
+    later = CarriedPassage(2, "Mara buried the ledger in the dunes.", 6, 0.8)
+    partial = memory(20, "Mara hid the key under the third piling.", 4, 6)
+    partial.passages = [hid, later]
+
+    def build(mode: WitnessMode) -> tuple[Retrieval, tuple[int, ...], tuple[int, ...]]:
+        used, report = apply(Retrieval(used=[partial]), Witness(mode, TOBIN, "", "", SEEN))
+        assert [u.why for u in report.reasons] == [
+            "absent at actions 5–6: only the passages from then"
+        ]
+        return used, report.labelled, report.withheld
+
+    labelled, ids, _ = build(WitnessMode.LABEL)
+    (shown,) = labelled.used
+    assert ids == (20,) and shown.witness_label == ""
+    assert [p.witness_label for p in shown.passages] == ["", label("Tobin")]
+    labelled.fit_evidence(CharCounter(), 10_000)
+    text = labelled.section_text()
+    assert "third piling. —" not in text  # the memory's own line is his
+    assert "dunes. — Tobin was not there" in text
+    strict, _, withheld = build(WitnessMode.STRICT)
+    assert withheld == (20,) and [p.key for p in strict.used[0].passages] == [1]
+
+    # A text no passage it states accounts for (a model's own words): the whole memory.
+    reworded = memory(21, "Mara keeps the key somewhere below the quay.", 4, 6)
+    reworded.passages = [replace(hid, stated=False), later]
+    used, report = apply(
+        Retrieval(used=[reworded]), Witness(WitnessMode.LABEL, TOBIN, "", "", SEEN)
+    )
+    assert used.used[0].witness_label == label("Tobin")

@@ -75,6 +75,9 @@ class CarriedPassage:
     # Its action is in the history the prompt keeps: it went in there, so the Memories
     # section does not say it again (``order`` still marks it as in the context).
     in_history: bool = False
+    # Written after it: who of those the turn addresses was away at its action
+    # ("— Tobin was not there": ``services.world.knowing``).
+    witness_label: str = ""
 
 
 @dataclass
@@ -154,7 +157,8 @@ class Retrieval:
             for passage in sorted(shown, key=lambda p: (p.depth, p.key)):
                 if passage.in_history:
                     continue
-                lines.append(f"{PASSAGE_INDENT}{EVIDENCE_LEAD} {passage.text}")
+                label = f" {passage.witness_label}" if passage.witness_label else ""
+                lines.append(f"{PASSAGE_INDENT}{EVIDENCE_LEAD} {passage.text}{label}")
         return "\n".join(lines)
 
     def carried(self) -> int:

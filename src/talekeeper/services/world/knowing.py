@@ -24,6 +24,10 @@ Invariants:
   turn that addresses someone heads the Memories section with ``summary_note`` (the
   summary is the narrator's knowledge, not theirs); a ``strict`` one leaves the summary
   out of that turn's context (``for_summary`` says which; the build does it).
+- A memory whose own text the character witnessed (its words are those of passages it
+  states, from actions they were present at) though not its whole stretch is theirs in
+  part: only its passages from the actions they missed are marked (``label``) or left out
+  (``strict``); it is listed, with "only the passages from then" in its reason.
 - ``label`` keeps every memory and marks each unknown one "— Tobin was not there";
   ``strict`` leaves the unknown ones out. Either way the report names them with why: the
   actions of the stretch at which the character was absent.
@@ -37,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from talekeeper.services.memory.base import Retrieval, UsedMemory
+from talekeeper.services.memory.terms import term_set
 from talekeeper.services.world.projection import Ref
 from talekeeper.services.world.secrets import in_on
 from talekeeper.services.world.telling import told_about
@@ -170,7 +175,7 @@ def apply(retrieval: Retrieval, witness: Witness) -> tuple[Retrieval, WitnessRep
     )
     if who is None or presence is None or witness.mode is WitnessMode.OFF:
         return retrieval, report
-    unknown, told, labels = [], [], {}
+    unknown, told, labels, partial = [], [], {}, set()
     for memory in retrieval.used:
         secret = witness.secrets.get(memory.id)
         if secret is not None and in_on(secret, who):
@@ -181,18 +186,56 @@ def apply(retrieval: Retrieval, witness: Witness) -> tuple[Retrieval, WitnessRep
         if _was_told(memory, witness.told):
             told.append(memory.id)
             continue
+        if secret is None and _text_witnessed(memory, who.id, presence):
+            partial.add(memory.id)
+            why += ": only the passages from then"
         unknown.append(Unknown(memory.id, why))
         labels[memory.id] = secret_label(who.name) if secret is not None else label(who.name)
     report = replace(report, told=tuple(told))
     if not unknown:
         return retrieval, report
-    ids = {u.memory_id for u in unknown}
+    ids = [u.memory_id for u in unknown]
+    used = [
+        _in_part(m, who, presence, witness.mode) if m.id in partial else m for m in retrieval.used
+    ]
     if witness.mode is WitnessMode.STRICT:
-        kept = [m for m in retrieval.used if m.id not in ids]
+        kept = [m for m in used if m.id not in ids or m.id in partial]
         return replace(retrieval, used=kept), replace(
-            report, withheld=tuple(u.memory_id for u in unknown), reasons=tuple(unknown)
+            report, withheld=tuple(ids), reasons=tuple(unknown)
         )
-    marked = [replace(m, witness_label=labels[m.id]) if m.id in ids else m for m in retrieval.used]
+    marked = [
+        replace(m, witness_label=labels[m.id]) if m.id in ids and m.id not in partial else m
+        for m in used
+    ]
     return replace(retrieval, used=marked), replace(
-        report, labelled=tuple(u.memory_id for u in unknown), reasons=tuple(unknown)
+        report, labelled=tuple(ids), reasons=tuple(unknown)
     )
+
+
+def _present(presence: Presence, who: int, depth: int) -> bool:
+    return who in {r.id for r in presence.at(depth)}
+
+
+def _text_witnessed(memory: UsedMemory, who: int, presence: Presence) -> bool:
+    """Whether what the memory's own text says comes from actions ``who`` was present at:
+    its words are all words of passages it states (``CarriedPassage.stated``) whose actions
+    they saw. A text no passage offered accounts for (a model's own words) is not."""
+    wanted = term_set(memory.text)
+    seen = [p for p in memory.passages if p.stated and _present(presence, who, p.depth)]
+    have: set[str] = set()
+    for passage in seen:
+        have |= term_set(passage.text)
+    return bool(wanted) and wanted <= have
+
+
+def _in_part(memory: UsedMemory, who: Ref, presence: Presence, mode: WitnessMode) -> UsedMemory:
+    """A memory whose own text ``who`` witnessed, though not all of its stretch: the
+    passages from the actions they missed marked (``label``) or left out (``strict``)."""
+    if mode is WitnessMode.STRICT:
+        kept = [p for p in memory.passages if _present(presence, who.id, p.depth)]
+        return replace(memory, passages=kept)
+    marked = [
+        p if _present(presence, who.id, p.depth) else replace(p, witness_label=label(who.name))
+        for p in memory.passages
+    ]
+    return replace(memory, passages=marked)

@@ -110,6 +110,7 @@ class CarriedPassagePart(Part):
     stated: bool = False
     order: int | None = None
     in_history: bool = False  # in the context by way of the history, not written again
+    witness_label: str = ""  # what the section said after it for the addressed character
 
 
 class MemorySourcePart(Part):

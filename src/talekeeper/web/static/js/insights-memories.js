@@ -139,7 +139,8 @@ function passageList(memory) {
     h("span", { class: "muted", text: `action ${p.depth} · ${score(p.score)} · ` +
       (Number.isInteger(p.order) ? (p.in_history ? "in the context, in the history" : "in the context")
         : p.stated ? "said by the memory itself" : "left out") }),
-    h("blockquote", { class: "ins-passage-text", text: p.text })))));
+    h("blockquote", { class: "ins-passage-text", text: p.text }),
+    p.witness_label ? h("span", { class: "small ins-passage-witness", text: p.witness_label }) : null))));
 }
 
 function ordinal(n) {
