@@ -274,3 +274,24 @@ def test_a_secret_travels_in_an_export(client: TestClient, double: ModelDouble) 
         m["known_by"] = ["   "]
     refused = client.post("/api/adventures/import", json=exported)
     assert refused.status_code == 400, refused.text
+
+
+def test_a_retry_does_not_count_the_telling_of_the_reply_it_replaces(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid, missed = started(client, double)
+    double.script("You tell Tobin about the brass key, and he nods.")
+    asked = client.post(
+        f"/api/adventures/{aid}/actions",
+        json={"type": "say", "text": "Tobin, where is the brass key?"},
+    )
+    assert asked.status_code == 200, asked.text
+    # The reply told him; the next turn counts it.
+    assert ask(client, aid, "say", "Tobin, where is the brass key?")["witness"]["told"] == [missed]
+    # Its retry is read against the story before that reply: not told, so labelled.
+    double.script("Tobin shrugs.")
+    retried = client.post(f"/api/adventures/{aid}/retry")
+    assert retried.status_code == 200, retried.text
+    witness = retried.json()["insights"]["witness"]
+    assert witness["addressed"] == "Tobin"
+    assert witness["told"] == [] and witness["labelled"] == [missed]

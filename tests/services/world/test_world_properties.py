@@ -33,6 +33,7 @@ from talekeeper.services.story.tree import Story
 from talekeeper.services.world import derive, events, witnessed
 from talekeeper.services.world.events import GivenEvent
 from talekeeper.services.world.projection import Fact, Ref, WorldState, project
+from talekeeper.services.world.witnesses import presence, told_to
 from talekeeper.storage import migrate
 from talekeeper.storage.db import make_engine, make_session_factory, session_scope
 from talekeeper.storage.models import Action, WorldEntity, WorldEvent
@@ -147,18 +148,19 @@ def check_witnesses(story: Story, steps: list[tuple[int, Fact]]) -> None:
 
 
 def check_told(story: Story, steps: list[tuple[int, Fact]]) -> None:
-    """What each person was told along the path (``witnessed.path_knowledge``, one query)
-    is the path's ``learned`` events of theirs, in order; its presence is the same fold."""
+    """What each person was told along the path, read from the events a turn reads
+    (``events.for_turn``, ``witnesses.told_to``), is the path's ``learned`` events of
+    theirs, in order; and those events give the same presence."""
+    _, _, read = events.for_turn(story, -1, None)
     people = {f.subject.id for _, f in steps if f.subject and f.subject.kind == "person"}
     for who in people:
-        seen, told = witnessed.path_knowledge(story, who)
         expected = [
             (d, f.value or "")
             for d, f in steps
             if f.kind is EventKind.LEARNED and f.subject is not None and f.subject.id == who
         ]
-        assert list(told) == expected, who
-        assert seen == witnessed.path_presence(story)
+        assert list(told_to(read, who)) == expected, who
+    assert presence(read) == witnessed.path_presence(story)
 
 
 def apply(story: Story, op: str, pick: int) -> None:

@@ -56,7 +56,7 @@ from talekeeper.services.world.events import EventView
 from talekeeper.services.world.knowing import Witness
 from talekeeper.services.world.projection import WorldState
 from talekeeper.services.world.scene import with_world
-from talekeeper.services.world.witnessed import path_knowledge
+from talekeeper.services.world.witnesses import Step, presence, told_to
 from talekeeper.storage.models import Action, Adventure
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import ActionText
@@ -341,13 +341,15 @@ def _world(
     player's input addresses."""
     # The previous turn read the world down to the action before its reply: what is new since.
     since = next((r.depth - 1 for r, _ in reversed(path.rows) if r.type == NARRATION), -1)
-    state, changes = world_events.for_turn(story, since, retry_of.depth - 1 if retry_of else None)
-    return state, changes, _witness(story, path, state)
+    max_depth = retry_of.depth - 1 if retry_of else None
+    state, changes, steps = world_events.for_turn(story, since, max_depth)
+    return state, changes, _witness(story, path, state, steps)
 
 
-def _witness(story: Story, path: _Path, state: WorldState) -> Witness:
+def _witness(story: Story, path: _Path, state: WorldState, steps: list[Step]) -> Witness:
     """Who the player's input addresses, and (when the adventure's mode asks) who was
-    present along the path, to tell what that character did not witness."""
+    present along the path and what they were told: from the same events the turn's state
+    was folded from (for a retry, not the retried reply's)."""
     mode = WitnessMode(story.adventure.witness_mode)
     people = [r for r in state.entities if r.kind == EntityKind.PERSON]
     found = addressed(path.player_type, path.player_text, state.present, people)
@@ -355,7 +357,7 @@ def _witness(story: Story, path: _Path, state: WorldState) -> Witness:
         return Witness(mode)
     if mode is WitnessMode.OFF:
         return Witness(mode, found.who, found.how.value, found.words)
-    seen, told = path_knowledge(story, found.who.id)
+    seen, told = presence(steps), told_to(steps, found.who.id)
     secrets = MemoryRepository(story.session).secrets(story.adventure.id)
     return Witness(mode, found.who, found.how.value, found.words, seen, told, secrets)
 

@@ -174,13 +174,15 @@ def state_through(story: Story, max_depth: int | None) -> WorldState:
 
 def for_turn(
     story: Story, after_depth: int, max_depth: int | None
-) -> tuple[WorldState, list[EventView]]:
+) -> tuple[WorldState, list[EventView], list[tuple[int, Fact]]]:
     """What a turn reads of the world, in one query: the state down to ``max_depth`` (None:
-    the whole path), and its events deeper than ``after_depth`` (what changed since the
-    previous reply, for Insights)."""
+    the whole path), its events deeper than ``after_depth`` (what changed since the
+    previous reply, for Insights), and the events it was folded from, each with its
+    action's depth (who was present, and who was told what: ``witnesses``)."""
     rows = WorldRepository(story.session).path_events(story.lineage(), max_depth)
     changed = [_event_view(r.event, r) for r in rows if r.event.depth > after_depth]
-    return project((fact_of(r) for r in rows), None), changed
+    steps = [(r.event.depth, fact_of(r)) for r in rows]
+    return project((fact for _, fact in steps), None), changed, steps
 
 
 def world_at(story: Story, at: int | None = None) -> WorldView:

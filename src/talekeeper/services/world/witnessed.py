@@ -25,26 +25,13 @@ from talekeeper.services.story.tree import Story
 from talekeeper.services.world.events import fact_of
 from talekeeper.services.world.witnesses import Presence, presence
 from talekeeper.storage.repositories.world import WorldRepository
-from talekeeper.storage.vocabulary import EventKind, MemoryStatus
+from talekeeper.storage.vocabulary import MemoryStatus
 
 
 def path_presence(story: Story) -> Presence:
     """Who was present at each action of the current path."""
     rows = WorldRepository(story.session).path_events(story.lineage())
     return presence((r.event.depth, fact_of(r)) for r in rows)
-
-
-def path_knowledge(story: Story, who: int) -> tuple[Presence, tuple[tuple[int, str], ...]]:
-    """Who was present at each action of the current path, and what entity ``who`` was told
-    along it (each ``learned`` event of theirs: its depth and what they learned), read in
-    one query."""
-    rows = WorldRepository(story.session).path_events(story.lineage())
-    told = tuple(
-        (r.event.depth, r.event.value or "")
-        for r in rows
-        if r.event.kind == EventKind.LEARNED and r.subject is not None and r.subject.id == who
-    )
-    return presence((r.event.depth, fact_of(r)) for r in rows), told
 
 
 def _derived(memory: MemoryView, lineage: Lineage) -> bool:

@@ -14,6 +14,8 @@ Invariants:
   order alike: the fold and its reading of who is present are projection's own (``Fold``,
   ``step``, ``present_of``), stepped once through the path (the property test in
   tests/services/world checks the two agree).
+- What someone was told is their ``learned`` events among the same steps (``told_to``):
+  read from the steps a turn reads, never from events beyond them (a retried reply's).
 - An event's witnesses are those present at its action. A memory's witnesses are those
   present at every action of its source stretch (``throughout``), in the order they
   came. The player's character witnessed everything it was there for and is never
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 # ``project`` only hands back the state at the end, and folding every prefix again is
 # quadratic (about 100 s for a 3,000-action path).
 from talekeeper.services.world.projection import Fact, Fold, Ref, present_of, step
+from talekeeper.storage.vocabulary import EventKind
 
 Step = tuple[int, Fact]  # an event as the path holds it: its action's depth, and the fact
 
@@ -57,6 +60,16 @@ class Presence:
             kept &= {r.id for r in self.present[i]}
             i += 1
         return tuple(r for r in self.at(first) if r.id in kept)
+
+
+def told_to(steps: Iterable[Step], who: int) -> tuple[tuple[int, str], ...]:
+    """What entity ``who`` learned along the path: each ``learned`` event of theirs, its
+    action's depth and its value, oldest first."""
+    return tuple(
+        (depth, fact.value or "")
+        for depth, fact in steps
+        if fact.kind is EventKind.LEARNED and fact.subject is not None and fact.subject.id == who
+    )
 
 
 def presence(steps: Iterable[Step]) -> Presence:
