@@ -77,20 +77,20 @@ def build(
     unfiltered = _own_retrieval(retrieval)
     retrieval, witness = knowing.apply(_own_retrieval(retrieval), inputs.witness)
     witness = knowing.for_summary(witness, _summary_text(inputs))
-    shown = _witnessed(inputs, witness)
+    shown = _Shown(*_witnessed(inputs, witness))
     if witness.withheld or witness.summary == "withheld":
         first = _assemble(inputs, unfiltered, _own_knowledge(knowledge), ())[0].history
-        shown = replace(shown, history_floor=first[0].depth if first else None)
+        shown = replace(shown, floor=first[0].depth if first else None)
     knowledge = _own_knowledge(knowledge)
-    built, variants, passages = _assemble(shown, retrieval, knowledge, ())
+    built, variants, passages = _assemble(shown.inputs, retrieval, knowledge, (), shown)
     held = _whole_history(built)
     carried = {p.depth for m in retrieval.used for p in m.passages if p.order is not None}
     if carried & held:
-        again = _assemble(shown, retrieval, knowledge, held)
+        again = _assemble(shown.inputs, retrieval, knowledge, held, shown)
         if retrieval.in_history_depths() <= _whole_history(again[0]):
             built, variants, passages = again
         else:
-            built, variants, passages = _assemble(shown, retrieval, knowledge, ())
+            built, variants, passages = _assemble(shown.inputs, retrieval, knowledge, (), shown)
     _note_dropped_evidence(retrieval, built, variants)
     if knowledge is not None:
         _note_dropped_passages(knowledge, built, passages)
@@ -103,20 +103,31 @@ def _summary_text(inputs: ContextInputs) -> str:
     return held or (inputs.summary_rebuilt.text if inputs.summary_rebuilt else "")
 
 
-def _witnessed(inputs: ContextInputs, witness: WitnessReport) -> ContextInputs:
+@dataclass(frozen=True)
+class _Shown:
+    """What a turn that addresses someone changes of its build: the inputs (without the
+    Story Summary, ``strict``), the line heading the Memories section (``label``), and
+    the earliest action the history may hold (``strict`` left something out)."""
+
+    inputs: ContextInputs
+    note: str = ""
+    floor: int | None = None
+
+
+def _witnessed(inputs: ContextInputs, witness: WitnessReport) -> tuple[ContextInputs, str]:
     """The inputs as a turn addressing someone shows them: without the Story Summary
-    (``strict``), or with the Memories section headed by the note that it is not theirs."""
+    (``strict``), or with the note that heads the Memories section (``label``)."""
     if witness.addressed is None:
-        return inputs
+        return inputs, ""
     if witness.summary == "withheld":
         fixed = tuple(
             Section(s.name, "", "left out: strict witness mode") if s.name == "story_summary" else s
             for s in inputs.fixed
         )
-        return replace(inputs, fixed=fixed, summary_rebuilt=None)
+        return replace(inputs, fixed=fixed, summary_rebuilt=None), ""
     if witness.summary == "labelled":
-        return replace(inputs, memory_note=knowing.summary_note(witness.addressed))
-    return inputs
+        return inputs, knowing.summary_note(witness.addressed)
+    return inputs, ""
 
 
 def _assemble(
@@ -124,14 +135,16 @@ def _assemble(
     retrieval: Retrieval,
     knowledge: KnowledgeResult | None,
     history: Collection[int],
+    shown: _Shown | None = None,
 ) -> tuple[BuiltContext, list[str], list[str]]:
     """The context with the retrieval and the knowledge fitted to their budgets (the
     memories' passages from the actions at ``history`` left to the history), and the
-    shorter forms of the Memories and the Knowledge it was offered."""
+    shorter forms of the Memories and the Knowledge it was offered; ``shown``: the note
+    heading the Memories and the history's floor of a turn addressing someone."""
     slots = max(inputs.top_k, len(retrieval.used))
     budget = memory_budget(inputs.budget, slots)
     retrieval.fit_evidence(inputs.counter, budget, fill=fills(budget, slots), history=history)
-    note = inputs.memory_note
+    note = shown.note if shown else ""
     variants = [_headed(note, text) for text in retrieval.section_variants()]
     text = _headed(note, retrieval.section_text())
     memories = Section("memories", text, _memory_reason(retrieval), tuple(variants))
@@ -154,7 +167,7 @@ def _assemble(
         layout=inputs.layout,
         previous=inputs.previous,
         rebuilt=_rebuilt(inputs),
-        history_floor=inputs.history_floor,
+        history_floor=shown.floor if shown else None,
     )
     return built, variants, passages
 

@@ -149,10 +149,6 @@ class ContextInputs:
     world: WorldState | None = None  # the world's state the turn reads (Current state)
     world_changes: tuple[EventView, ...] = ()  # its events since the previous turn read it
     witness: Witness = Witness()  # who the player's input addresses (nobody by default)
-    # Set by the build for a turn that addresses someone (``build``): the line heading the
-    # Memories section, and the earliest action the history may hold.
-    memory_note: str = ""
-    history_floor: int | None = None
 
     def section_cards(self, built: BuiltContext) -> tuple[FiredCard, ...]:
         """The cards of the Story Cards sections ``built`` holds: as they fire now when its
