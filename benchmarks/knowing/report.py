@@ -143,7 +143,10 @@ def markdown(run: Run) -> str:
         "out; the recent history is not labelled (its own row). (a') questions go to one "
         "who saw the fact but left before its memory's stretch ended: the product's rule "
         "(witnesses are those present throughout the stretch) labels the memory for them, "
-        "so they are reported apart and in the last recall target.",
+        "so they are reported apart and in the last recall target. There is no real-text "
+        "figure beside these: no real story here says who was present at each sentence, "
+        "and the generated one's arrivals and tellings are in the plain words the rules "
+        "read, so real writing would leave more people's presence unknown.",
     ]
     if run.held is not None:
         lines = [f"- {'met' if ok else '**not met**'}: {text}" for text, ok in verdicts(run.held)]

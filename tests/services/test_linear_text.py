@@ -38,6 +38,10 @@ from talekeeper.services.memory.evidence import sentences as evidence_sentences
 from talekeeper.services.memory.excerpt import strip_marker
 from talekeeper.services.memory.prompts import clean_memory
 from talekeeper.services.memory.prose import second_to_third, split_sentences
+from talekeeper.services.world.addressed import addressed
+from talekeeper.services.world.projection import Ref
+from talekeeper.services.world.rules import derive
+from talekeeper.storage.vocabulary import EntityKind
 
 N = 10_000  # characters at the small size; the large one is ten times that
 N_FAST = 100_000  # for work done in C a character at a time: 10,000 read in 0.1 ms
@@ -249,3 +253,35 @@ def test_the_check_fails_on_quadratic_work() -> None:
     backtracking = re.compile(r"\.+x")
     with pytest.raises(AssertionError, match="times as long for 10 times the text"):
         assert_linear(backtracking.search, lambda n: "." * n, 2_000)
+
+
+# --- the world's rules: events, tellings, who is addressed ------------------------------
+
+PEOPLE = [Ref(i, name, EntityKind.PERSON) for i, name in enumerate(("Tobin Hale", "Old Maren"))]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda n: fill("Tobin Hale Maren ", n), id="capitalised-words"),
+        pytest.param(lambda n: fill("You tell Tobin about ", n), id="tellings-unfinished"),
+        pytest.param(lambda n: fill("Tobin learns that ", n), id="learnings-unfinished"),
+        pytest.param(lambda n: fill("You give the rope ", n), id="gives-without-to"),
+    ],
+)
+def test_the_rules_read_a_story_in_linear_time(make: Callable[[int], str]) -> None:
+    assert_linear(lambda text: derive("narration", text), make)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda n: fill("Hey Tobin, ", n), id="vocatives"),
+        pytest.param(lambda n: fill("ask Tobin and Maren ", n), id="spoken-to"),
+        pytest.param(lambda n: fill("what does Tobin know ", n), id="knowledge"),
+        pytest.param(lambda n: "Tobin" + fill(" Hale", n), id="one-long-name"),
+    ],
+)
+def test_who_is_addressed_is_read_in_linear_time(make: Callable[[int], str]) -> None:
+    assert_linear(lambda text: addressed("say", text, PEOPLE, PEOPLE), make)
+    assert_linear(lambda text: addressed("do", text, PEOPLE, PEOPLE), make)
