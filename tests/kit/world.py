@@ -72,6 +72,7 @@ VALID_BODIES: dict[Key, Callable[[World], Any]] = {
         "kind": "took",
         "object": "a lantern",
     },
+    ("PATCH", "/api/world/events/{event_id}"): lambda w: {"known_by": ["Maren"]},
     ("POST", "/api/auth/login"): lambda w: {"username": "mara", "password": "x" * 12},
     ("POST", "/api/auth/setup"): lambda w: {
         "secret": "x" * 43,

@@ -57,7 +57,9 @@ def test_a_card_as_json_is_its_fields_in_order_then_a_subclass_s_own() -> None:
     assert card_json(FULL) == FULL_JSON
     assert list(card_json(FULL)) == list(CARD_FIELDS)
     view = CardView(id=7, **vars(FULL))
-    assert list(card_json(view)) == [*CARD_FIELDS, "id"]
+    assert list(card_json(view)) == [*CARD_FIELDS, "id", "known_by"]
+    assert card_json(view)["known_by"] is None
+    assert card_json(CardView(id=7, **vars(FULL), known_by=("Mara",)))["known_by"] == ["Mara"]
     draft = CardDraft(**vars(FULL), order=2, source="$.entries[0]")
     assert list(card_json(draft))[: len(CARD_FIELDS)] == list(CARD_FIELDS)
     assert list(card_json(draft))[len(CARD_FIELDS) :] == [
@@ -102,7 +104,7 @@ def test_a_stored_card_keeps_every_field() -> None:
 
 
 def test_what_carries_more_than_a_card_adds_only_its_own_fields() -> None:
-    assert [f.name for f in fields(CardView)] == [*CARD_FIELDS, "id"]
+    assert [f.name for f in fields(CardView)] == [*CARD_FIELDS, "id", "known_by"]
     assert [f.name for f in fields(CardDraft)] == [
         *CARD_FIELDS,
         "disabled",
@@ -113,4 +115,4 @@ def test_what_carries_more_than_a_card_adds_only_its_own_fields() -> None:
 
 
 def test_the_export_file_s_card_declares_the_card_s_fields() -> None:
-    assert list(CardEntry.model_fields) == [*CARD_FIELDS, "created_at", "updated_at"]
+    assert list(CardEntry.model_fields) == [*CARD_FIELDS, "known_by", "created_at", "updated_at"]

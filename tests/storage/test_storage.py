@@ -355,6 +355,43 @@ def test_0010_gives_existing_cards_the_rules_they_fired_by_and_downgrades_withou
         assert (bool(row[0]), row[1]) == (False, "any")
 
 
+def test_0019_gives_cards_and_events_no_secret_and_downgrades_without_loss(
+    tmp_path: Path,
+) -> None:
+    """Cards and events written before 0019 are no one's secret; the way down drops the
+    two columns (natively: a batch copy would cascade) and keeps every card and event."""
+    engine = blank(tmp_path / "tk.db")
+    _story_at_0003(engine)
+    migrate.upgrade(engine, "0018")
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO story_cards (adventure_id, name, type, keywords, entry, notes, "
+                "created_at, updated_at) SELECT id, 'Cache', 'other', '[]', 'x', '', "
+                "created_at, created_at FROM adventures"
+            )
+        )
+        connection.execute(
+            text(
+                "INSERT INTO world_events (adventure_id, action_id, branch_id, depth, kind, "
+                "value, origin, evidence, created_at) SELECT adventure_id, id, branch_id, "
+                "depth, 'time', 'dusk', 'rules', '', created_at FROM actions WHERE depth = 0"
+            )
+        )
+    migrate.upgrade(engine)
+    for table in ("story_cards", "world_events"):
+        with engine.begin() as connection:
+            assert connection.execute(text(f"SELECT known_by FROM {table}")).scalar_one() is None
+            connection.execute(text(f"UPDATE {table} SET known_by = '[\"Mara\"]'"))
+    command.downgrade(migrate.alembic_config(engine), "0018")
+    with engine.connect() as connection:
+        for table in ("story_cards", "world_events"):
+            assert "known_by" not in {c["name"] for c in inspect(connection).get_columns(table)}
+        assert connection.execute(text("SELECT name FROM story_cards")).scalar_one() == "Cache"
+        assert connection.execute(text("SELECT value FROM world_events")).scalar_one() == "dusk"
+        assert connection.execute(text("SELECT count(*) FROM actions")).scalar_one() == 3
+
+
 @pytest.mark.sqlite_only("the copy is of SQLite's file; a PostgreSQL server backs up itself")
 def test_an_older_database_is_copied_before_it_is_migrated(
     tmp_path: Path, caplog: pytest.LogCaptureFixture

@@ -176,8 +176,10 @@ def test_a_scenario_card_may_carry_the_rules(client: TestClient) -> None:
 
 def test_the_card_models_declare_the_card_s_fields() -> None:
     """The answer lists ``Card``'s fields in its order (the JSON's key order); the body takes
-    each of them: a field added to ``Card`` and not to these fails here."""
+    each of them: a field added to ``Card`` and not to these fails here. A stored card adds
+    its id and its secret (``known_by``), which a card of a scenario or another tool has
+    not."""
     assert list(CardFields.model_fields) == list(CARD_FIELDS)
-    assert list(CardOut.model_fields) == [*CARD_FIELDS, "id"]
-    assert sorted(CardIn.model_fields) == sorted(CARD_FIELDS)
+    assert list(CardOut.model_fields) == [*CARD_FIELDS, "id", "known_by"]
+    assert sorted(CardIn.model_fields) == sorted([*CARD_FIELDS, "known_by"])
     assert all(not field.is_required() for field in CardIn.model_fields.values())

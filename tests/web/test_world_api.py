@@ -23,7 +23,17 @@ from tests.kit.world_api import event, turn
 from talekeeper_testkit.double import ModelDouble
 
 WORLD_KEYS = ["at_action", "location", "present", "inventory", "time", "quests", "entities"]
-EVENT_KEYS = ["id", "action_id", "kind", "subject", "object", "value", "origin", "evidence"]
+EVENT_KEYS = [
+    "id",
+    "action_id",
+    "kind",
+    "subject",
+    "object",
+    "value",
+    "origin",
+    "evidence",
+    "known_by",
+]
 
 
 @pytest.fixture(params=MODES)

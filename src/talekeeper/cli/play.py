@@ -35,7 +35,7 @@ from talekeeper.services.story.tree import Story
 from talekeeper.services.story.turns import Pending
 from talekeeper.services.story.view import ActionView
 from talekeeper.services.world import derive as world
-from talekeeper.services.world import events
+from talekeeper.services.world import events, marks
 
 PLACEHOLDER = (
     "   (the built-in narrator is a tiny placeholder model: `talekeeper detect` finds the "
@@ -338,7 +338,7 @@ class Terminal:
             self.say(f"(event #{added.id}: {added.kind.value})")
         elif verb == "remove":
             number = _number(rest.strip(), "/world remove ID")
-            await self.on_story(lambda s: events.remove_event(s.session, self.uid, number))
+            await self.on_story(lambda s: marks.remove_event(s.session, self.uid, number))
             self.say(f"(event #{number} removed)")
         elif verb:
             self.say(f"! {world_commands.USAGE}")

@@ -30,7 +30,7 @@ from talekeeper.core.lineage import on_lineage
 from talekeeper.services.memory.base import NullMemory
 from talekeeper.services.story import adventures
 from talekeeper.services.story.tree import Story
-from talekeeper.services.world import derive, events, witnessed
+from talekeeper.services.world import derive, events, marks, witnessed
 from talekeeper.services.world.events import GivenEvent
 from talekeeper.services.world.projection import Fact, Ref, WorldState, project
 from talekeeper.services.world.witnesses import presence, told_to
@@ -199,7 +199,7 @@ def apply(story: Story, op: str, pick: int) -> None:
     elif op == "remove":
         listed = events.path_events(story)
         if listed:
-            events.remove_event(
+            marks.remove_event(
                 story.session, story.adventure.user_id, listed[pick % len(listed)].id
             )
 

@@ -44,7 +44,7 @@ class Card:
 CARD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Card))
 LISTS = ("keywords", "secondary_keywords")  # the fields that are lists of text
 
-CardJsonValue = str | int | bool | list[str]
+CardJsonValue = str | int | bool | list[str] | None
 
 
 def card_json(card: Card) -> dict[str, CardJsonValue]:
@@ -54,6 +54,8 @@ def card_json(card: Card) -> dict[str, CardJsonValue]:
 
 
 def _json(value: object) -> CardJsonValue:
+    if value is None:  # a stored card's ``known_by``: no secret
+        return None
     if isinstance(value, tuple):
         return [str(item) for item in value]
     if isinstance(value, SecondaryRule):

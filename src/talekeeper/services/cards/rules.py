@@ -73,9 +73,11 @@ CARD_SCAN_ACTIONS = 6  # recent actions whose text can fire a card: the current 
 
 @dataclass(frozen=True, kw_only=True)
 class CardView(Card):
-    """A stored card: a ``Card`` and its row's id."""
+    """A stored card: a ``Card``, its row's id, and the characters it is a secret of
+    (``known_by``: None for no secret; docs/world.md, "Who knows what")."""
 
     id: int
+    known_by: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, row: StoryCard) -> CardView:
@@ -89,6 +91,7 @@ class CardView(Card):
             always_on=bool(row.always_on),
             secondary_keywords=tuple(json.loads(row.secondary_keywords or "[]")),
             secondary_rule=SecondaryRule(row.secondary_rule or SecondaryRule.ANY),
+            known_by=None if row.known_by is None else tuple(json.loads(row.known_by)),
         )
 
     def keys(self) -> CardKeys:

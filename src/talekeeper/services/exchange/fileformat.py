@@ -219,6 +219,15 @@ class ActionEntry(Entry):
         return data
 
 
+# A memory's, a card's or an event's secret: the characters it names (docs/world.md, "Who
+# knows what"); null: none. Written only for a secret, so a file of a story without
+# secrets reads as one from before them.
+KnownBy = Annotated[
+    Annotated[list[str], names_list(KNOWN_BY_MAX, NAME_MAX)] | None,
+    Field(exclude_if=lambda names: names is None),
+]
+
+
 class CardEntry(Entry):
     """A story card; a file from before the rules (``always_on`` and the secondary
     keywords) holds none, and its cards take the defaults."""
@@ -231,6 +240,7 @@ class CardEntry(Entry):
     always_on: Flag = False
     secondary_keywords: list[str] = Field(default_factory=list)
     secondary_rule: Annotated[str, choice(RULES)] = SecondaryRule.ANY.value
+    known_by: KnownBy = None
     created_at: Time
     updated_at: Time
 
@@ -284,11 +294,7 @@ class MemoryEntry(Entry):
     created_at: Time
     updated_at: Time
     used_by: list[int] = Field(default_factory=list)  # replies, by action key
-    # A secret of the characters named (docs/world.md, "Who knows what"); null: none.
-    # (written only for a secret, as above)
-    known_by: Annotated[list[str], names_list(KNOWN_BY_MAX, NAME_MAX)] | None = Field(
-        default=None, exclude_if=lambda names: names is None
-    )
+    known_by: KnownBy = None
 
 
 class SummaryEntry(Entry):
@@ -355,6 +361,7 @@ class EventEntry(Entry):
     origin: Annotated[str, choice(tuple(EventOrigin))]
     evidence: Annotated[str, chars(EVIDENCE_MAX)] = ""
     dismissed: Flag = False
+    known_by: KnownBy = None
     created_at: Time
 
 

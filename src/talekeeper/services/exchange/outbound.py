@@ -161,6 +161,7 @@ def _event(
         origin=e.origin,
         evidence=e.evidence,
         dismissed=e.dismissed,
+        known_by=_names(e.known_by),
         created_at=e.created_at,
     )
 
@@ -200,9 +201,15 @@ def _card(c: StoryCard) -> CardEntry:
         always_on=c.always_on,
         secondary_keywords=json.loads(c.secondary_keywords),
         secondary_rule=c.secondary_rule,
+        known_by=_names(c.known_by),
         created_at=c.created_at,
         updated_at=c.updated_at,
     )
+
+
+def _names(known_by: str | None) -> list[str] | None:
+    """A secret's names as stored (JSON text), for the file."""
+    return None if known_by is None else list(json.loads(known_by))
 
 
 def _meta(adventure: Adventure, branch_key: dict[int, int]) -> AdventureMeta:
@@ -253,7 +260,7 @@ def _memories(
             status=m.status,
             pinned=m.pinned,
             stale=m.stale,
-            known_by=json.loads(m.known_by) if m.known_by is not None else None,
+            known_by=_names(m.known_by),
             use_count=m.use_count,
             last_used_at=m.last_used_at,
             created_at=m.created_at,

@@ -190,7 +190,8 @@ def _card(key: int, card: CardEntry) -> Planned:
     as the card routes store them; a file without the rules: the defaults."""
     fields = card.model_dump(exclude={"created_at", "updated_at"})
     times = {"created_at": card.created_at, "updated_at": card.updated_at}
-    return Planned(card_columns(fields) | times, key=key)
+    secret = {"known_by": secrets.dumps(secrets.clean_known_by(card.known_by))}
+    return Planned(card_columns(fields) | secret | times, key=key)
 
 
 def _insights(snaps: Sequence[InsightEntry], action_keys: set[int]) -> list[Planned]:

@@ -30,6 +30,7 @@ from talekeeper.services.exchange.fileformat import (
 )
 from talekeeper.services.exchange.reader import NOT_VALID
 from talekeeper.services.exchange.rows import Planned, Ref, Row, fail, keys_of, ref
+from talekeeper.services.world import secrets
 from talekeeper.services.world.derive import Written, derive_all
 from talekeeper.services.world.events import ROLES
 from talekeeper.services.world.names import clean_name, key_of
@@ -114,6 +115,7 @@ def events(
             "origin": e.origin,
             "evidence": e.evidence,
             "dismissed": e.dismissed,
+            "known_by": secrets.dumps(secrets.clean_known_by(e.known_by)),
             "created_at": e.created_at,
         }
         rows.append(Planned(values, refs=refs))

@@ -41,6 +41,7 @@ from talekeeper.services.story.scenarios import Scenario
 from talekeeper.services.story.tree import Story, load_adventure
 from talekeeper.services.story.view import StoryState
 from talekeeper.services.world import derive as world
+from talekeeper.services.world import secrets
 from talekeeper.services.world.scene import scene_now
 from talekeeper.storage.models import Adventure, Branch, StoryCard
 from talekeeper.storage.repositories.story import StoryRepository
@@ -292,6 +293,7 @@ def add_cards(
     ``Card`` from a scenario or a file): all of them, or (past the card limit, or one
     refused) none, with one count of the adventure's cards however many are added."""
     fields = [clean_card(card) for card in cards]
+    known_by = [secrets.clean_known_by(_secret(card)) for card in cards]
     repo = StoryRepository(session)
     count = repo.count_cards(adventure.id)
     if count + len(fields) > limits.MAX_CARDS:
@@ -302,9 +304,17 @@ def add_cards(
             f"adding {adding}.",
             code="limit_reached",
         )
-    rows = [StoryCard(adventure_id=adventure.id, **card_columns(f)) for f in fields]
+    rows = [
+        StoryCard(adventure_id=adventure.id, known_by=secrets.dumps(k), **card_columns(f))
+        for f, k in zip(fields, known_by, strict=True)
+    ]
     repo.add_cards(rows)
     return [CardView.of(row) for row in rows]
+
+
+def _secret(card: Mapping[str, object] | Card) -> object:
+    """The ``known_by`` a client sent with a card (a ``Card`` from elsewhere has none)."""
+    return card.get("known_by") if isinstance(card, Mapping) else None
 
 
 def cards(session: Session, adventure: Adventure, query: str = "") -> list[CardView]:
@@ -326,7 +336,12 @@ def card_row(session: Session, card_id: int, user_id: int) -> StoryCard:
 
 
 def update_card(session: Session, row: StoryCard, data: Mapping[str, object]) -> CardView:
-    for key, value in card_columns(clean_card_changes(data)).items():
+    """The fields given changed (``known_by``: null clears the secret), all of them checked
+    before any changes."""
+    changes = card_columns(clean_card_changes(data))
+    if "known_by" in data:
+        changes["known_by"] = secrets.dumps(secrets.clean_known_by(data["known_by"]))
+    for key, value in changes.items():
         setattr(row, key, value)
     session.flush()
     return CardView.of(row)

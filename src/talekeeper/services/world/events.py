@@ -15,8 +15,8 @@ Invariants:
   player's own character.
 - An adventure holds at most ``limits.MAX_WORLD_EVENTS`` events: a player's event past
   that is refused (409 ``limit_reached``); derived ones are never refused.
-- Removing a player's event deletes it; removing a derived one dismisses it (kept as
-  evidence, never counted again). Another user's event is not found.
+- A player's event may be a secret from the start (``known_by``, checked before anything
+  is written); removing events and marking them secret later is ``marks``'s.
 """
 
 from __future__ import annotations
@@ -24,12 +24,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from sqlalchemy.orm import Session
-
-from talekeeper.core.errors import Conflict, InvalidInput, NotFound
+from talekeeper.core.errors import Conflict, InvalidInput
 from talekeeper.core.lineage import on_lineage
 from talekeeper.services.common import limits
-from talekeeper.services.story.tree import Story, load_adventure
+from talekeeper.services.story.tree import Story
+from talekeeper.services.world import secrets
 from talekeeper.services.world.names import clean_name, key_of
 from talekeeper.services.world.projection import Fact, Quest, Ref, WorldState, project
 from talekeeper.storage.models import WorldEntity, WorldEvent
@@ -84,6 +83,7 @@ class GivenEvent:
     subject: str | None = None
     object: str | None = None
     value: str | None = None
+    known_by: list[str] | None = None  # names (a secret of theirs), checked by ``secrets``
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,7 @@ class EventView:
     value: str | None
     origin: EventOrigin
     evidence: str
+    known_by: tuple[str, ...] | None = None  # a secret of these characters (``secrets``)
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -180,7 +181,7 @@ def for_turn(
     previous reply, for Insights), and the events it was folded from, each with its
     action's depth (who was present, and who was told what: ``witnesses``)."""
     rows = WorldRepository(story.session).path_events(story.lineage(), max_depth)
-    changed = [_event_view(r.event, r) for r in rows if r.event.depth > after_depth]
+    changed = [event_view_of(r.event, r) for r in rows if r.event.depth > after_depth]
     steps = [(r.event.depth, fact_of(r)) for r in rows]
     return project((fact for _, fact in steps), None), changed, steps
 
@@ -229,7 +230,7 @@ class Named:
     target: WorldEntity | None = None
 
 
-def _event_view(row: WorldEvent, named: Named | PathEvent) -> EventView:
+def event_view_of(row: WorldEvent, named: Named | PathEvent) -> EventView:
     def name(entity: WorldEntity | None) -> str | None:
         return entity.name if entity is not None else None
 
@@ -243,13 +244,14 @@ def _event_view(row: WorldEvent, named: Named | PathEvent) -> EventView:
         value=value,
         origin=EventOrigin(row.origin),
         evidence=row.evidence,
+        known_by=None if row.known_by is None else tuple(json.loads(row.known_by)),
     )
 
 
 def path_events(story: Story) -> list[EventView]:
     """The events of the current path, oldest first."""
     rows = WorldRepository(story.session).path_events(story.lineage())
-    return [_event_view(r.event, r) for r in rows]
+    return [event_view_of(r.event, r) for r in rows]
 
 
 # -- the player's events -------------------------------------------------------------------
@@ -376,7 +378,7 @@ def write_event(
             evidence=evidence,
         )
     )
-    return _event_view(row, named)
+    return event_view_of(row, named)
 
 
 @dataclass(frozen=True)
@@ -402,6 +404,7 @@ def add_player_event(story: Story, given: GivenEvent) -> EventView:
     if head is None:
         raise Conflict("The story has no action yet for the event to belong to.")
     value = checked_value(given)
+    known_by = secrets.dumps(secrets.clean_known_by(given.known_by))
     count = WorldRepository(story.session).count_events(story.adventure.id)
     if count >= limits.MAX_WORLD_EVENTS:
         raise Conflict(
@@ -411,24 +414,15 @@ def add_player_event(story: Story, given: GivenEvent) -> EventView:
         )
     named, value = match_names(story, given.kind, given.subject, given.object, value)
     at = Node(head.id, story.branch.id, head.depth)
-    return write_event(story, at, given.kind, named, value, EventOrigin.PLAYER, "")
+    view = write_event(story, at, given.kind, named, value, EventOrigin.PLAYER, "")
+    if known_by is None:
+        return view
+    row = WorldRepository(story.session).event(view.id)
+    assert row is not None  # written just now, in this unit
+    row.known_by = known_by
+    story.session.flush()
+    return event_view_of(row, named)
 
 
 def _id(entity: WorldEntity | None) -> int | None:
     return None if entity is None else entity.id
-
-
-def remove_event(session: Session, user_id: int, event_id: int) -> None:
-    """Delete a player's event; dismiss a derived one."""
-    world = WorldRepository(session)
-    row = world.event(event_id)
-    if row is None:
-        raise NotFound(f"There is no world event {event_id}.")
-    try:
-        load_adventure(session, row.adventure_id, user_id)
-    except NotFound:
-        raise NotFound(f"There is no world event {event_id}.") from None
-    if row.origin == EventOrigin.PLAYER:
-        world.delete_event(row)
-    else:
-        row.dismissed = True

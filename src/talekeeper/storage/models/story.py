@@ -140,5 +140,8 @@ class StoryCard(Base):
     always_on: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     secondary_keywords: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")
     secondary_rule: Mapped[str] = mapped_column(String(8), default="any", server_default="any")
+    # A secret of the characters named (a JSON list of names; ``services.world.secrets``);
+    # None: no secret.
+    known_by: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)

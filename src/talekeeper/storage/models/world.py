@@ -87,6 +87,9 @@ class WorldEvent(Base):
     origin: Mapped[str] = mapped_column(String(8))
     evidence: Mapped[str] = mapped_column(Text, default="")
     dismissed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # A secret of the characters named (a JSON list of names; ``services.world.secrets``);
+    # None: no secret, who knows it is who witnessed it.
+    known_by: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 

@@ -66,6 +66,8 @@ class CardIn(Strict):
     always_on: bool | None = None
     secondary_keywords: list[str] | None = None
     secondary_rule: SecondaryRule | None = None
+    # Names (checked by the service, which says what to send); null: no secret.
+    known_by: list[str] | None = None
 
 
 def given(body: BaseModel, *skip: str) -> dict[str, object]:
@@ -159,7 +161,7 @@ def create_card(
     uid: int = Depends(user_id),
 ) -> CardView:
     adventure = load_adventure(session, adventure_id, uid)
-    return adventures.add_card(session, adventure, given(body))
+    return adventures.add_card(session, adventure, _card_fields(body))
 
 
 @router.patch("/api/cards/{card_id}", response_model=CardOut)
@@ -170,7 +172,15 @@ def update_card(
     uid: int = Depends(user_id),
 ) -> CardView:
     row = adventures.card_row(session, card_id, uid)
-    return adventures.update_card(session, row, given(body))
+    return adventures.update_card(session, row, _card_fields(body))
+
+
+def _card_fields(body: CardIn) -> dict[str, object]:
+    """The fields sent, ``known_by`` kept when it is null (null clears a secret)."""
+    fields = given(body)
+    if "known_by" in body.model_fields_set:
+        fields["known_by"] = body.known_by
+    return fields
 
 
 @router.delete("/api/cards/{card_id}", response_model=DeletedIdOut)

@@ -31,6 +31,7 @@ class CardFields(Out):
 
 class CardOut(CardFields):
     id: int
+    known_by: list[str] | None  # a secret of these characters; null: no secret
 
 
 class DeletedIdOut(Out):

@@ -48,3 +48,4 @@ class EventOut(Out):
     value: str | None
     origin: EventOrigin
     evidence: str
+    known_by: list[str] | None  # a secret of these characters; null: no secret
