@@ -25,6 +25,16 @@ def event(client: TestClient, aid: int, **body: Any) -> dict[str, Any]:
     return answer
 
 
+def dry_run(client: TestClient, aid: int, kind: str, text: str) -> dict[str, Any]:
+    """The Insights of a dry run of a ``kind`` turn saying ``text`` (nothing is written)."""
+    response = client.post(
+        f"/api/adventures/{aid}/insights/dry-run", json={"type": kind, "text": text}
+    )
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
 def world_of(client: TestClient, aid: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The state at the head without ids, and the path's events without ids."""
     state = client.get(f"/api/adventures/{aid}/world").json()

@@ -13,6 +13,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 from tests.kit.memory import memories, new_adventure, settle
+from tests.kit.world_api import dry_run as ask
 
 from talekeeper.services.world.knowing import summary_note
 from talekeeper_testkit.double import ModelDouble
@@ -54,15 +55,6 @@ def started(client: TestClient, double: ModelDouble) -> tuple[int, int]:
     others = [m for m in memories(client, aid) if m["id"] != missed["id"]]
     assert others and all(m["witnesses"] == ["Maren", "Tobin"] for m in others)
     return aid, missed["id"]
-
-
-def ask(client: TestClient, aid: int, kind: str, text: str) -> dict[str, Any]:
-    response = client.post(
-        f"/api/adventures/{aid}/insights/dry-run", json={"type": kind, "text": text}
-    )
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
 
 
 def memories_text(insights: dict[str, Any]) -> str:

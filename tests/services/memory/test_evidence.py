@@ -10,6 +10,7 @@ import pytest
 
 from talekeeper.core.tokens import CharCounter
 from talekeeper.services.memory.arrays import Bank, BankRow, lineage_mask
+from talekeeper.services.memory.bank import terms_of
 from talekeeper.services.memory.base import (
     CarriedPassage,
     MatchedKey,
@@ -21,6 +22,7 @@ from talekeeper.services.memory.evidence import (
     MIN_KEY_TERMS,
     names,
     passages,
+    said,
     sentences,
     stated,
 )
@@ -507,3 +509,26 @@ def test_an_overflowing_context_drops_passages_before_it_cuts_a_memory() -> None
     assert section.cut
     assert "Wen lost a boot." in section.text and "Harrow" in section.text
     assert "cistern" not in section.text
+
+
+def test_each_sentence_of_a_memory_is_placed_at_the_actions_its_words_come_from() -> None:
+    keys = [
+        (2, terms_of("The tide turns. Gulls cry over the harbour wall.")),  # two joined
+        (3, terms_of("Maren hides the brass key under the third piling.")),
+        (5, terms_of("Odo sells the grey mare at the fair.")),
+    ]
+    text = (
+        "The tide turns. Maren hides the brass key under the third piling and Odo sells the "
+        "grey mare at the fair. Everyone is sad. Yes."
+    )
+    assert said(text, keys) == (
+        ("The tide turns.", (2,)),  # within a key that holds more
+        (  # the keys it states hold all its words together
+            "Maren hides the brass key under the third piling and Odo sells the grey mare "
+            "at the fair.",
+            (3, 5),
+        ),
+        ("Everyone is sad.", ()),  # words from no passage: from no action known
+        ("Yes.", ()),
+    )
+    assert said("Maren hides the brass key.", []) == (("Maren hides the brass key.", ()),)

@@ -9,7 +9,9 @@ from dataclasses import replace
 import pytest
 
 from talekeeper.core.tokens import CharCounter
+from talekeeper.services.memory.bank import terms_of
 from talekeeper.services.memory.base import CarriedPassage, Retrieval, UsedMemory
+from talekeeper.services.memory.evidence import said
 from talekeeper.services.world.knowing import (
     Witness,
     absent_during,
@@ -169,10 +171,68 @@ def test_a_memory_whose_text_tobin_saw_marks_or_drops_only_the_passages_he_misse
     strict, _, withheld = build(WitnessMode.STRICT)
     assert withheld == (20,) and [p.key for p in strict.used[0].passages] == [1]
 
-    # A text no passage it states accounts for (a model's own words): the whole memory.
-    reworded = memory(21, "Mara keeps the key somewhere below the quay.", 4, 6)
+    # A text no passage it states accounts for (a model's own words) is not his: what he
+    # saw of the memory is its best passage from an action he was there for, and it heads
+    # the entry; the text goes on a marked line. With no such passage, the whole memory.
+    words = "Mara keeps the key somewhere below the quay."
+    reworded = memory(21, words, 4, 6)
     reworded.passages = [replace(hid, stated=False), later]
     used, report = apply(
         Retrieval(used=[reworded]), Witness(WitnessMode.LABEL, TOBIN, "", "", SEEN)
     )
-    assert used.used[0].witness_label == label("Tobin")
+    (shown,) = used.used
+    assert (shown.text, shown.missed, shown.witness_label) == (
+        hid.text,
+        f"{words} {label('Tobin')}",
+        "",
+    )
+    assert [p.key for p in shown.passages] == [2]  # the passage heading it is not offered again
+    reworded.passages = [later]
+    used, report = apply(
+        Retrieval(used=[reworded]), Witness(WitnessMode.LABEL, TOBIN, "", "", SEEN)
+    )
+    assert used.used[0].witness_label == label("Tobin") and used.used[0].text == words
+
+
+def test_a_memory_tobin_saw_in_part_keeps_his_sentences_and_marks_the_rest_on_a_line() -> None:
+    """Read sentence by sentence (``said``): Tobin saw the hiding (action 4), not the
+    burying (action 6); the memory keeps his sentence, the other goes on a line of its own,
+    marked, or is left out (``strict``)."""
+    hid, buried = "Mara hid the key under the third piling.", "Mara buried the ledger."
+    keys = [(4, terms_of(hid)), (6, terms_of("Mara buried the ledger in the dunes at dawn."))]
+    both = memory(22, f"{hid} {buried}", 4, 6)
+    both.said = said(both.text, keys)
+    assert both.said == ((hid, (4,)), (buried, (6,)))
+
+    used, report = apply(Retrieval(used=[both]), Witness(WitnessMode.LABEL, TOBIN, "", "", SEEN))
+    assert [u.why for u in report.reasons] == [
+        "absent at actions 5–6: only its words and passages from then"
+    ]
+    assert report.labelled == (22,) and both.text == f"{hid} {buried}"  # a copy is changed
+    assert used.section_text().splitlines() == [
+        f"- (established) {hid}",
+        f"  {buried} {label('Tobin')}",
+    ]
+    strict, report = apply(Retrieval(used=[both]), Witness(WitnessMode.STRICT, TOBIN, "", "", SEEN))
+    assert report.withheld == (22,) and strict.section_text() == f"- (established) {hid}"
+    # Mara saw all of it: nothing is split for her.
+    assert (
+        apply(Retrieval(used=[both]), Witness(WitnessMode.LABEL, MARA, "", "", SEEN))[0]
+        .used[0]
+        .text
+        == both.text
+    )
+
+    # A sentence from no known action is one he missed; nothing he saw: the whole memory.
+    musing = f"{hid} The ledger weighs on her mind."
+    mused = memory(23, musing, 4, 6)
+    mused.said = said(musing, keys)
+    used, _ = apply(Retrieval(used=[mused]), Witness(WitnessMode.LABEL, TOBIN, "", "", SEEN))
+    assert (used.used[0].text, used.used[0].missed) == (
+        hid,
+        f"The ledger weighs on her mind. {label('Tobin')}",
+    )
+    whole = memory(24, buried, 4, 6)
+    whole.said = said(buried, keys)
+    used, _ = apply(Retrieval(used=[whole]), Witness(WitnessMode.LABEL, TOBIN, "", "", SEEN))
+    assert used.used[0].witness_label == label("Tobin") and used.used[0].missed == ""

@@ -107,6 +107,11 @@ class UsedMemory:
     stage: Stage = Stage.TEXT  # what ranked it: its text, its best passage, or the hop
     # Its best passages for the question, best first; those that went in have an ``order``.
     passages: list[CarriedPassage] = field(default_factory=list)
+    # Its sentences, each with the actions it comes from (``evidence.said``; empty: not read).
+    said: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    # What of its text the character the turn addresses did not witness, taken out of
+    # ``text`` and written on a line of its own under it, with its label (``knowing``).
+    missed: str = ""
     # Written after it in the section: who of those the turn addresses did not witness it
     # ("— Tobin was not there": ``services.world.knowing``).
     witness_label: str = ""
@@ -150,6 +155,8 @@ class Retrieval:
             mark = "inference" if memory.authority == Authority.HEURISTIC else "established"
             label = f" {memory.witness_label}" if memory.witness_label else ""
             lines.append(f"- ({mark}) {memory.text}{label}")
+            if memory.missed:
+                lines.append(f"{PASSAGE_INDENT}{memory.missed}")
             shown = [
                 p for p in memory.passages
                 if p.order is not None and (evidence is None or p.order < evidence)

@@ -24,6 +24,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from talekeeper.services.memory.arrays import Bank
+from talekeeper.services.memory.evidence import Said
 from talekeeper.services.memory.int8 import Codes
 from talekeeper.services.memory.keyset import QUANTIZE_AT, Keys, starts_of
 from talekeeper.services.memory.postings import Postings
@@ -67,6 +68,7 @@ class Detail(NamedTuple):
     depth: int
     source_start: int | None
     source_end: int | None
+    said: Said = ()  # its sentences, each with the actions it comes from (``evidence.said``)
 
 
 # A bank this large is kept in a snapshot file (where the cache has a folder for them): a

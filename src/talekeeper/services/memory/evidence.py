@@ -139,6 +139,32 @@ def stated(passage: str, memory_text: str) -> bool:
     return len(terms & term_set(memory_text)) >= STATED_SHARE * len(terms)
 
 
+Said = tuple[tuple[str, tuple[int, ...]], ...]  # each sentence, and the actions it is from
+
+
+def said(memory_text: str, keys: Sequence[tuple[int, str]]) -> Said:
+    """Each sentence of a memory's own text with the actions it comes from, read from the
+    memory's keys ((depth, terms as stored)): those of the keys that hold all its terms,
+    else those of the keys it states, when together they hold all its terms; else none
+    (words no passage accounts for, such as a model's own, come from no action known). A
+    sentence without terms says nothing of any action: it has none either."""
+    out: list[tuple[str, tuple[int, ...]]] = []
+    held = [(depth, set(stored.split())) for depth, stored in keys]
+    for sentence in sentences(memory_text):
+        wanted = term_set(sentence)
+        within = {depth for depth, terms in held if wanted and wanted <= terms}
+        if not within:
+            stating = [
+                (depth, terms)
+                for depth, terms in held
+                if terms and len(terms & wanted) >= STATED_SHARE * len(terms)
+            ]
+            have = set().union(*(terms for _, terms in stating)) if stating else set()
+            within = {depth for depth, _ in stating} if wanted and wanted <= have else set()
+        out.append((sentence, tuple(sorted(within))))
+    return tuple(out)
+
+
 def passages(actions: Sequence[tuple[int, str]]) -> list[Passage]:
     """The keys of a memory whose source block is ``actions`` ((depth, rendered text) in
     story order): see the module docstring."""

@@ -35,7 +35,7 @@ from talekeeper.services.memory.base import (
     UsedMemory,
 )
 from talekeeper.services.memory.cache import BankCache, Detail
-from talekeeper.services.memory.evidence import stated
+from talekeeper.services.memory.evidence import said, stated
 from talekeeper.services.memory.ranking import rank
 from talekeeper.services.memory.scoring import DUPLICATE_COSINE, WEIGHTS, Ranking, Scored
 from talekeeper.services.memory.terms import terms
@@ -113,11 +113,21 @@ def _read_details(
     """The chosen memories' details not cached yet, and the matched passages' texts."""
     with read_scope(sessions) as session:
         rows = MemoryRepository(session).texts(ids)
+        keys = KeyRepository(session)
+        own = keys.depth_terms(list(rows))
         details = {
-            i: Detail(r.text, r.authority, r.branch_id, r.depth, r.source_start, r.source_end)
+            i: Detail(
+                r.text,
+                r.authority,
+                r.branch_id,
+                r.depth,
+                r.source_start,
+                r.source_end,
+                said(r.text, own[i]),
+            )
             for i, r in rows.items()
         }
-        return details, KeyRepository(session).texts(key_ids)
+        return details, keys.texts(key_ids)
 
 
 def _result(
@@ -156,6 +166,7 @@ def used_memory(s: Scored, detail: Detail, passages: dict[int, tuple[str, int]])
             "source_end": detail.source_end,
         },
     )
+    used.said = detail.said
     used.text_rank, used.passage_rank = s.text_rank or None, s.key_rank
     used.fused_score = round(s.fused, 4)
     if s.via is not None:

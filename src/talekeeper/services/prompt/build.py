@@ -31,6 +31,7 @@ from talekeeper.services.cards.rules import cards_section
 from talekeeper.services.endpoints.models import ContextLayout, ModelSet
 from talekeeper.services.library.search import KnowledgeResult
 from talekeeper.services.memory.base import Retrieval
+from talekeeper.services.prompt import witnessed
 from talekeeper.services.prompt.built import BuiltContext, SectionReport
 from talekeeper.services.prompt.context import build_context
 from talekeeper.services.prompt.inputs import (
@@ -43,6 +44,7 @@ from talekeeper.services.prompt.inputs import (
 from talekeeper.services.prompt.sections import Section, render_fixed
 from talekeeper.services.world import knowing
 from talekeeper.services.world.knowing import WitnessReport
+from talekeeper.services.world.knowing_world import Handling
 
 COMPLETION_STOP = ("\n>",)  # in completion mode the model must not write the player's next move
 
@@ -77,8 +79,8 @@ def build(
     unfiltered = _own_retrieval(retrieval)
     retrieval, witness = knowing.apply(_own_retrieval(retrieval), inputs.witness)
     witness = knowing.for_summary(witness, _summary_text(inputs))
-    shown = _Shown(*_witnessed(inputs, witness))
-    if witness.withheld or witness.summary == "withheld":
+    shown, witness = witnessed.shown(inputs, witness)
+    if witness.withheld or witness.summary == "withheld" or _left_out(witness):
         first = _assemble(inputs, unfiltered, _own_knowledge(knowledge), ())[0].history
         shown = replace(shown, floor=first[0].depth if first else None)
     knowledge = _own_knowledge(knowledge)
@@ -97,37 +99,16 @@ def build(
     return BuiltTurn(built, retrieval, knowledge, witness)
 
 
+def _left_out(witness: WitnessReport) -> bool:
+    """Whether a ``strict`` turn left out a card or an entry of the Current state."""
+    marks = [m.handling for m in witness.cards] + [m.handling for m in witness.state]
+    return Handling.WITHHELD in marks
+
+
 def _summary_text(inputs: ContextInputs) -> str:
     """The Story Summary the turn would show (the one a rebuild brings in, when newer)."""
     held = next((s.text for s in inputs.fixed if s.name == "story_summary"), "")
     return held or (inputs.summary_rebuilt.text if inputs.summary_rebuilt else "")
-
-
-@dataclass(frozen=True)
-class _Shown:
-    """What a turn that addresses someone changes of its build: the inputs (without the
-    Story Summary, ``strict``), the line heading the Memories section (``label``), and
-    the earliest action the history may hold (``strict`` left something out)."""
-
-    inputs: ContextInputs
-    note: str = ""
-    floor: int | None = None
-
-
-def _witnessed(inputs: ContextInputs, witness: WitnessReport) -> tuple[ContextInputs, str]:
-    """The inputs as a turn addressing someone shows them: without the Story Summary
-    (``strict``), or with the note that heads the Memories section (``label``)."""
-    if witness.addressed is None:
-        return inputs, ""
-    if witness.summary == "withheld":
-        fixed = tuple(
-            Section(s.name, "", "left out: strict witness mode") if s.name == "story_summary" else s
-            for s in inputs.fixed
-        )
-        return replace(inputs, fixed=fixed, summary_rebuilt=None), ""
-    if witness.summary == "labelled":
-        return inputs, knowing.summary_note(witness.addressed)
-    return inputs, ""
 
 
 def _assemble(
@@ -135,7 +116,7 @@ def _assemble(
     retrieval: Retrieval,
     knowledge: KnowledgeResult | None,
     history: Collection[int],
-    shown: _Shown | None = None,
+    shown: witnessed.Shown | None = None,
 ) -> tuple[BuiltContext, list[str], list[str]]:
     """The context with the retrieval and the knowledge fitted to their budgets (the
     memories' passages from the actions at ``history`` left to the history), and the

@@ -54,12 +54,14 @@ from talekeeper.services.world import events as world_events
 from talekeeper.services.world.addressed import addressed
 from talekeeper.services.world.events import EventView
 from talekeeper.services.world.knowing import Witness
+from talekeeper.services.world.knowing_world import setters
 from talekeeper.services.world.projection import WorldState
 from talekeeper.services.world.scene import with_world
 from talekeeper.services.world.witnesses import Step, presence, told_to
 from talekeeper.storage.models import Action, Adventure
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import ActionText
+from talekeeper.storage.repositories.world import WorldRepository
 from talekeeper.storage.vocabulary import EntityKind, SummaryTrigger, WitnessMode
 
 HISTORY_PAGE = 64  # actions per read: one indexed range, about a screen of story
@@ -355,7 +357,17 @@ def _witness(story: Story, path: _Path, state: WorldState, steps: list[Step]) ->
         return Witness(mode, found.who, found.how.value, found.words)
     seen, told = presence(steps), told_to(steps, found.who.id)
     secrets = MemoryRepository(story.session).secrets(story.adventure.id)
-    return Witness(mode, found.who, found.how.value, found.words, seen, told, secrets)
+    return Witness(
+        mode,
+        found.who,
+        found.how.value,
+        found.words,
+        seen,
+        told,
+        secrets,
+        setters(steps, state.ignored),
+        WorldRepository(story.session).secrets(story.adventure.id),
+    )
 
 
 def _summary(

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services.prompt.sections import Section
-from talekeeper.services.world.projection import WorldState
-from talekeeper.storage.vocabulary import QuestState
+from talekeeper.services.world.projection import OPEN, WorldState
 
 STATE_TOKENS = 120  # a handful of short lines: where, who, what, when
-OPEN = (QuestState.OPENED, QuestState.ADVANCED)
 
 
 def state_lines(state: WorldState) -> list[str]:

@@ -24,10 +24,14 @@ Invariants:
   turn that addresses someone heads the Memories section with ``summary_note`` (the
   summary is the narrator's knowledge, not theirs); a ``strict`` one leaves the summary
   out of that turn's context (``for_summary`` says which; the build does it).
-- A memory whose own text the character witnessed (its words are those of passages it
-  states, from actions they were present at) though not its whole stretch is theirs in
-  part: only its passages from the actions they missed are marked (``label``) or left out
-  (``strict``); it is listed, with "only the passages from then" in its reason.
+- A memory the character witnessed in part is theirs in part. Its text is read sentence by
+  sentence (``UsedMemory.said``: the actions each sentence comes from, read from all its
+  passages); when every sentence with words comes from known actions and they saw at least
+  one, the memory's text keeps what they saw, and what they missed goes on a line of its
+  own under it, marked (``label``) or left out (``strict``), as do its passages from the
+  actions they missed. It is listed, with "only its words and passages from then" (or
+  "only the passages from then", when they saw all its words) in its reason. A memory
+  whose sentences were not read falls back to the offered passages it states.
 - ``label`` keeps every memory and marks each unknown one "— Tobin was not there";
   ``strict`` leaves the unknown ones out. Either way the report names them with why: the
   actions of the stretch at which the character was absent.
@@ -42,10 +46,11 @@ from typing import Literal
 
 from talekeeper.services.memory.base import Retrieval, UsedMemory
 from talekeeper.services.memory.terms import term_set
-from talekeeper.services.world.projection import Ref
-from talekeeper.services.world.secrets import in_on
+from talekeeper.services.world.knowing_world import CardMark, EntryMark, Knowing
+from talekeeper.services.world.projection import Coordinate, Ref
+from talekeeper.services.world.secrets import in_on, secret_why
 from talekeeper.services.world.telling import told_about
-from talekeeper.services.world.witnesses import Presence
+from talekeeper.services.world.witnesses import Presence, Step
 from talekeeper.storage.vocabulary import WitnessMode
 
 
@@ -63,6 +68,19 @@ class Witness:
     presence: Presence | None = None
     told: tuple[tuple[int, str], ...] = ()  # their ``learned`` events: (depth, what)
     secrets: Mapping[int, Sequence[str]] = field(default_factory=dict)  # memory id -> who knows
+    # The event each coordinate of the state is there by, and the events' secrets
+    # (``knowing_world``: the Current state's entries).
+    setters: Mapping[Coordinate, Step] = field(default_factory=dict)
+    event_secrets: Mapping[int, Sequence[str]] = field(default_factory=dict)
+
+    def knowing(self) -> Knowing | None:
+        """What ``knowing_world`` reads of this turn (None: it addresses no one, or the
+        mode is ``off``)."""
+        if self.addressed is None or self.presence is None or self.mode is WitnessMode.OFF:
+            return None
+        return Knowing(
+            self.addressed, self.mode, self.presence, self.told, self.setters, self.event_secrets
+        )
 
 
 @dataclass(frozen=True)
@@ -92,6 +110,8 @@ class WitnessReport:
     reasons: tuple[Unknown, ...] = field(default_factory=tuple)
     told: tuple[int, ...] = ()  # memories they did not witness but were told of
     summary: SummaryHandling = None  # what the turn did with the Story Summary
+    cards: tuple[CardMark, ...] = ()  # secret cards they are not in on
+    state: tuple[EntryMark, ...] = ()  # entries of the Current state they do not know
 
 
 def label(name: str) -> str:
@@ -119,10 +139,6 @@ def for_summary(report: WitnessReport, summary: str) -> WitnessReport:
 def secret_label(name: str) -> str:
     """The words after a secret its addressed character is not in on."""
     return f"— a secret {name} was not told"
-
-
-def _secret_why(names: Sequence[str]) -> str:
-    return "a secret: known only to " + (", ".join(names) + " and you" if names else "you")
 
 
 def absent_during(presence: Presence, who: int, first: int, last: int) -> tuple[int, int] | None:
@@ -175,20 +191,22 @@ def apply(retrieval: Retrieval, witness: Witness) -> tuple[Retrieval, WitnessRep
     )
     if who is None or presence is None or witness.mode is WitnessMode.OFF:
         return retrieval, report
-    unknown, told, labels, partial = [], [], {}, set()
+    unknown, told, labels = [], [], {}
+    partial: dict[int, Split] = {}
     for memory in retrieval.used:
         secret = witness.secrets.get(memory.id)
         if secret is not None and in_on(secret, who):
             continue
-        why = _secret_why(secret) if secret is not None else _why(memory, who, presence)
+        why = secret_why(secret) if secret is not None else _why(memory, who, presence)
         if why is None:
             continue
         if _was_told(memory, witness.told):
             told.append(memory.id)
             continue
-        if secret is None and _text_witnessed(memory, who.id, presence):
-            partial.add(memory.id)
-            why += ": only the passages from then"
+        split = _split(memory, who.id, presence) if secret is None else None
+        if split is not None:
+            partial[memory.id] = split
+            why += IN_PART_SAID if split[1] else IN_PART
         unknown.append(Unknown(memory.id, why))
         labels[memory.id] = secret_label(who.name) if secret is not None else label(who.name)
     report = replace(report, told=tuple(told))
@@ -196,7 +214,8 @@ def apply(retrieval: Retrieval, witness: Witness) -> tuple[Retrieval, WitnessRep
         return retrieval, report
     ids = [u.memory_id for u in unknown]
     used = [
-        _in_part(m, who, presence, witness.mode) if m.id in partial else m for m in retrieval.used
+        _in_part(m, who, presence, witness.mode, partial[m.id]) if m.id in partial else m
+        for m in retrieval.used
     ]
     if witness.mode is WitnessMode.STRICT:
         kept = [m for m in used if m.id not in ids or m.id in partial]
@@ -212,14 +231,49 @@ def apply(retrieval: Retrieval, witness: Witness) -> tuple[Retrieval, WitnessRep
     )
 
 
+IN_PART = ": only the passages from then"  # the memory's own words were all witnessed
+IN_PART_SAID = ": only its words and passages from then"
+
+
 def _present(presence: Presence, who: int, depth: int) -> bool:
     return who in {r.id for r in presence.at(depth)}
 
 
+Split = tuple[str, str, int | None]  # what they saw, what of the text they missed, its passage
+
+
+def _split(memory: UsedMemory, who: int, presence: Presence) -> Split | None:
+    """(what of the memory ``who`` witnessed, what of its own text they missed) when it is
+    theirs in part, else None. Its text is read sentence by sentence (``UsedMemory.said``:
+    the actions each comes from); a sentence from no action known is missed. A memory whose
+    sentences were not read is seen whole when the offered passages it states, from actions
+    they saw, hold its words (``_text_witnessed``), else missed whole. When they saw none of
+    its own words, what they saw of it is its best offered passage from an action they were
+    present at; with none, it is not theirs at all."""
+    if not memory.said:
+        seen_whole = _text_witnessed(memory, who, presence)
+        seen, missed = ([memory.text], []) if seen_whole else ([], [memory.text])
+    else:
+        seen, missed = [], []
+        for sentence, depths in memory.said:
+            if depths and all(_present(presence, who, depth) for depth in depths):
+                seen.append(sentence)
+            elif term_set(sentence) or missed:
+                missed.append(sentence)  # (a sentence without words goes with its neighbours)
+            else:
+                seen.append(sentence)
+    if not any(term_set(sentence) for sentence in seen):
+        best = next((p for p in memory.passages if _present(presence, who, p.depth)), None)
+        if best is None:
+            return None
+        return best.text, memory.text, best.key
+    return " ".join(seen), " ".join(missed), None
+
+
 def _text_witnessed(memory: UsedMemory, who: int, presence: Presence) -> bool:
-    """Whether what the memory's own text says comes from actions ``who`` was present at:
-    its words are all words of passages it states (``CarriedPassage.stated``) whose actions
-    they saw. A text no passage offered accounts for (a model's own words) is not."""
+    """Whether the memory's words are all words of offered passages it states
+    (``CarriedPassage.stated``) whose actions ``who`` saw. A text no passage accounts for
+    (a model's own words) is not."""
     wanted = term_set(memory.text)
     seen = [p for p in memory.passages if p.stated and _present(presence, who, p.depth)]
     have: set[str] = set()
@@ -228,14 +282,21 @@ def _text_witnessed(memory: UsedMemory, who: int, presence: Presence) -> bool:
     return bool(wanted) and wanted <= have
 
 
-def _in_part(memory: UsedMemory, who: Ref, presence: Presence, mode: WitnessMode) -> UsedMemory:
-    """A memory whose own text ``who`` witnessed, though not all of its stretch: the
-    passages from the actions they missed marked (``label``) or left out (``strict``)."""
+def _in_part(
+    memory: UsedMemory, who: Ref, presence: Presence, mode: WitnessMode, split: Split
+) -> UsedMemory:
+    """A memory ``who`` witnessed in part: its text what they saw of it (``split``; a
+    passage it heads is no longer offered under it), what they missed of its text on a
+    line of its own, marked (``label``) or left out (``strict``), and so its passages from
+    the actions they missed."""
+    seen, missed, heading = split
+    offered = [p for p in memory.passages if p.key != heading]
     if mode is WitnessMode.STRICT:
-        kept = [p for p in memory.passages if _present(presence, who.id, p.depth)]
-        return replace(memory, passages=kept)
+        kept = [p for p in offered if _present(presence, who.id, p.depth)]
+        return replace(memory, text=seen, passages=kept)
     marked = [
         p if _present(presence, who.id, p.depth) else replace(p, witness_label=label(who.name))
-        for p in memory.passages
+        for p in offered
     ]
-    return replace(memory, passages=marked)
+    line = f"{missed} {label(who.name)}" if missed else ""
+    return replace(memory, text=seen, missed=line, passages=marked)

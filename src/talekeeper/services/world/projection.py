@@ -41,9 +41,10 @@ from talekeeper.services.world.clock import Moment
 from talekeeper.services.world.names import key_of
 from talekeeper.services.world.refusal import REFUSED
 from talekeeper.services.world.unsure import UNSURE
-from talekeeper.storage.vocabulary import EntityKind, EventKind, EventOrigin
+from talekeeper.storage.vocabulary import EntityKind, EventKind, EventOrigin, QuestState
 
 DEAD = "dead"  # a status that takes someone out of every scene
+OPEN = (QuestState.OPENED, QuestState.ADVANCED)  # the quests still to do
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ class Fold:
 PLAYER = 0  # the player's character as an item's holder
 
 
-def _coordinate(fact: Fact) -> Coordinate | None:
+def coordinate(fact: Fact) -> Coordinate | None:
     """The one fact of the state ``fact`` sets (None: it sets none the state shows)."""
     subject, thing = fact.subject, fact.object
     match fact.kind:
@@ -193,7 +194,7 @@ def step(fold: Fold, fact: Fact) -> None:
     for ref in (fact.subject, fact.object, fact.target):
         if ref is not None:
             fold.refs.setdefault(ref.id, ref)
-    at = _coordinate(fact)
+    at = coordinate(fact)
     if at is None:
         _apply(fold, fact)
         return

@@ -64,6 +64,11 @@ def in_on(names: Sequence[str], who: Ref) -> bool:
     return False
 
 
+def secret_why(names: Sequence[str]) -> str:
+    """Why a secret is unknown to someone not in on it."""
+    return "a secret: known only to " + (", ".join(names) + " and you" if names else "you")
+
+
 def edit_memory(
     session: Session,
     row: Memory,

@@ -97,6 +97,20 @@ class KeyRepository:
             out += [KeyRow._make(r) for r in connection.execute(query).all()]
         return out
 
+    def depth_terms(self, memory_ids: Sequence[int]) -> dict[int, list[tuple[int, str]]]:
+        """Each memory's keys as (depth, terms as stored), in story order."""
+        out: dict[int, list[tuple[int, str]]] = {i: [] for i in memory_ids}
+        ids = sorted(set(memory_ids))
+        for start in range(0, len(ids), _IN_CHUNK):
+            query = (
+                select(MemoryKey.memory_id, MemoryKey.depth, MemoryKey.terms)
+                .where(MemoryKey.memory_id.in_(ids[start : start + _IN_CHUNK]))
+                .order_by(MemoryKey.memory_id, MemoryKey.position)
+            )
+            for memory_id, depth, terms in self.session.execute(query).all():
+                out[memory_id].append((depth, terms))
+        return out
+
     def texts(self, key_ids: Sequence[int]) -> dict[int, tuple[str, int]]:
         """(text, depth) of each key."""
         if not key_ids:

@@ -54,10 +54,9 @@ from talekeeper.services.prompt.insights.stored import (
     RepairPart,
     SectionPart,
     Snapshot,
-    StatePart,
     TokensPart,
-    WitnessPart,
 )
+from talekeeper.services.prompt.insights.world_parts import StatePart, WitnessPart
 from talekeeper.services.prompt.prefix import PrefixUse
 from talekeeper.services.prompt.sections import AUTHORS_NOTE_DEPTH, FIXED_ORDER, TITLES
 from talekeeper.services.story.tree import Story
@@ -118,14 +117,16 @@ def snapshot(
     dry_run: bool = False,
     witness: WitnessReport | None = None,
 ) -> Snapshot:
-    """The snapshot of a reply (or a dry run's) whose prompt was ``built`` from ``inputs``."""
+    """The snapshot of a reply (or a dry run's) whose prompt was ``built`` from ``inputs``
+    (the cards a ``strict`` turn left out are not among its cards)."""
     report = built.report
+    hidden = {m.card_id for m in witness.cards if m.handling == "withheld"} if witness else set()
     return Snapshot(
         version=INSIGHTS_VERSION,
         sections=_sections(report, knowledge, _left_out(witness)),
         memories=MemoriesPart.model_validate(retrieval),
         knowledge=KnowledgePart.of(knowledge or KnowledgeResult(note="no library attached")),
-        cards=[CardPart.of(f) for f in inputs.section_cards(built)],
+        cards=[CardPart.of(f) for f in inputs.section_cards(built) if f.card.id not in hidden],
         history=HistoryPart(
             kept=len(report.history_kept),
             dropped=len(report.history_dropped),

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from talekeeper.services.library.ranking import (
     CONTEXT_WEIGHT,
@@ -34,27 +34,14 @@ from talekeeper.services.library.ranking import (
     SEMANTIC_WEIGHT,
 )
 from talekeeper.services.library.search import KnowledgeResult
-from talekeeper.storage.vocabulary import WitnessMode
+from talekeeper.services.prompt.insights.part import Part
+from talekeeper.services.prompt.insights.world_parts import StatePart, WitnessPart
 
 if TYPE_CHECKING:
     from talekeeper.services.cards.rules import FiredCard
     from talekeeper.services.prompt.built import ContextReport
-    from talekeeper.services.world.events import EventView
-    from talekeeper.services.world.knowing import WitnessReport
-    from talekeeper.services.world.projection import WorldState
 
 INSIGHTS_VERSION = 1  # 1: the first to say so; before it, the same fields without a version
-
-
-class Part(BaseModel):
-    """A part of a stored snapshot (see the module docstring): built from the services'
-    own objects by attribute, read back from JSON; unknown keys are kept."""
-
-    model_config = ConfigDict(extra="allow", frozen=True, from_attributes=True)
-
-    def public(self) -> dict[str, object]:
-        """As JSON values, with only the keys it was written or read with."""
-        return self.model_dump(mode="json", exclude_unset=True)
 
 
 class PassagePart(Part):
@@ -315,99 +302,6 @@ class RepairPart(Part):
 
     kind: str = ""
     meaning: str = ""
-
-
-class ChangePart(Part):
-    """A world event since the previous turn read the world (``world.events.EventView``)."""
-
-    id: int = 0
-    action_id: int = 0
-    kind: str = ""
-    subject: str | None = None
-    object: str | None = None
-    value: str | None = None
-    origin: str = ""
-    evidence: str = ""
-    overrides: int | None = None  # the player's event whose fact this one changed
-    kept: str | None = None  # why it was kept as evidence and not applied (``Why``)
-
-
-class QuestPart(Part):
-    name: str = ""
-    state: str = ""
-
-
-def _change(event: EventView, state: WorldState) -> ChangePart:
-    """One event since the previous turn, with what the fold did with it."""
-    overrode = {o.event_id: o.player_event_id for o in state.overrides}
-    why = state.why.get(event.id)
-    return ChangePart.model_validate(event).model_copy(
-        update={"overrides": overrode.get(event.id), "kept": why.value if why else None}
-    )
-
-
-class StatePart(Part):
-    """The world's state the turn read (its Current state section), and what changed in it
-    since the previous turn read it."""
-
-    location: str | None = None
-    present: list[str] = Field(default_factory=list)
-    inventory: list[str] = Field(default_factory=list)
-    time: str | None = None
-    quests: list[QuestPart] = Field(default_factory=list)
-    changed: list[ChangePart] = Field(default_factory=list)
-    ignored: list[int] = Field(default_factory=list)  # events kept but not applied
-
-    @classmethod
-    def of(cls, state: WorldState | None, changes: Sequence[EventView]) -> StatePart:
-        if state is None:
-            return cls()
-        return cls(
-            location=state.location.name if state.location is not None else None,
-            present=[r.name for r in state.present],
-            inventory=[r.name for r in state.inventory],
-            time=state.time,
-            quests=[QuestPart(name=q.name, state=q.state) for q in state.quests],
-            changed=[_change(c, state) for c in changes],
-            ignored=list(state.ignored),
-        )
-
-
-class UnknownPart(Part):
-    memory_id: int = 0
-    why: str = ""  # "absent at actions 12–15"
-
-
-class WitnessPart(Part):
-    """Who the player's input addressed, and the memories that character did not witness:
-    labelled or withheld by the adventure's witness mode (docs/world.md, "Who knows
-    what"). A snapshot from before there was one reads as nobody addressed."""
-
-    mode: str = WitnessMode.LABEL.value
-    addressed: str | None = None
-    how: str | None = None  # vocative, spoken_to, about_knowledge
-    words: str = ""  # the input's words that named them
-    labelled: list[int] = Field(default_factory=list)
-    withheld: list[int] = Field(default_factory=list)
-    reasons: list[UnknownPart] = Field(default_factory=list)
-    told: list[int] = Field(default_factory=list)  # not witnessed, but told of
-    summary: str | None = None  # the Story Summary: "labelled", "withheld" or untouched
-
-    @classmethod
-    def of(cls, report: WitnessReport | None) -> WitnessPart:
-        if report is None:
-            return cls()
-        return cls(
-            mode=report.mode.value,
-            addressed=report.addressed,
-            how=report.how,
-            words=report.words,
-            labelled=list(report.labelled),
-            withheld=list(report.withheld),
-            reasons=[UnknownPart(memory_id=u.memory_id, why=u.why) for u in report.reasons],
-            told=list(report.told),
-            summary=report.summary,
-        )
 
 
 class Snapshot(Part):

@@ -1,7 +1,9 @@
 // The Insights dialog's World part: the state the turn read (its Current state section) and
 // the events that changed it since the previous turn, each with its action, who said it,
-// its evidence, and what the fold did with it. Pure rendering from a snapshot's `state`
-// part; every name and sentence is the story's and is shown as text only.
+// its evidence, and what the fold did with it; and who the input addressed, with what they
+// did not know (memories, secret cards, Current state entries). Pure rendering from a
+// snapshot's `state` and `witness` parts; every name and sentence is the story's or the
+// player's and is shown as text only.
 import { h } from "./ui.js";
 import { part } from "./insights-parts.js";
 
@@ -59,8 +61,27 @@ const MODES = {
   off: "kept as they are (witness mode off)",
 };
 
-/** Who the player's input addressed, and the memories that character did not witness:
- * labelled or withheld, each with why. Nothing for a snapshot from before there was one. */
+// The secret cards and the Current state entries the addressed character did not know
+// (`cards`, `state`: absent from a snapshot written before they were kept).
+function marks(witness) {
+  const rows = [
+    ...(witness.cards || []).map((m) => ["card", `Card “${m.name}”`, m]),
+    ...(witness.state || []).map((m) => ["state", `Current state: ${m.name}`, m]),
+  ];
+  if (!rows.length) return null;
+  return [
+    h("p", { class: "muted small", text: "Secret cards and entries of the Current state they did not know:" }),
+    h("ol", { class: "ins-witness-list ins-witness-marks" }, ...rows.map(([kind, label, m]) =>
+      h("li", { class: "ins-witness-mark", dataset: { kind, id: String(m.id), what: m.handling } },
+        h("span", { class: "badge", text: m.handling }), " ",
+        h("span", { class: "ins-witness-name", text: label }), " ",
+        h("span", { class: "muted small", text: m.why ? `— ${m.why}` : "" })))),
+  ];
+}
+
+/** Who the player's input addressed, the memories that character did not witness, and the
+ * secret cards and Current state entries they did not know: labelled or withheld, each
+ * with why. Nothing for a snapshot from before there was one. */
 export function witnessPart(witness) {
   if (!witness) return null;
   if (!witness.addressed) {
@@ -89,5 +110,6 @@ export function witnessPart(witness) {
           h("span", { text: `memory #${id}` }), " ",
           h("span", { class: "muted small",
             text: what === "told" ? "not there, but told of it since" : reasons.get(id) || "" }))))
-      : h("p", { class: "muted small", text: "None: they witnessed every memory retrieved." }));
+      : h("p", { class: "muted small", text: "None: they witnessed every memory retrieved." }),
+    marks(witness));
 }

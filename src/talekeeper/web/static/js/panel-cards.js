@@ -5,10 +5,12 @@
 // server's refusal is shown as it is. A card's rules are edited with it: "Always on" (in
 // the context every turn, marked in the list), its secondary keywords and their rule
 // (any / all / none, the server's SecondaryRule), shown in the list when it has some.
+// A card may be a secret ("Secret" in the list: who knows it, as a memory's): the list
+// marks it, and a turn addressing someone not in on it marks or leaves out the card.
 // Other tools' lore comes in through a preview and goes out as their files
 // (panel-cards-lore.js).
 import { h, fill, api, notify, attempt, plural } from "./ui.js";
-import { confirmButton, refresher, splitList } from "./panel-kit.js";
+import { confirmButton, refresher, secretBadge, secretForm, splitList } from "./panel-kit.js";
 import { loreTools } from "./panel-cards-lore.js";
 
 const TYPES = ["character", "location", "item", "faction", "lore", "other"];
@@ -20,6 +22,8 @@ const RULES = [
   ["none", "none: not one of them appears"],
 ];
 const RULE_WORDS = { any: "With any of", all: "With all of", none: "With none of" };
+const SECRET_TITLE = "A character you address who is not named here is not told what this card says: "
+  + "the narrator is told so, or the card is left out (the adventure's witness mode).";
 
 export function cardsPanel(ctx) {
   const search = h("input", {
@@ -71,7 +75,13 @@ export function cardsPanel(ctx) {
             ? h("span", { class: "badge card-always", text: "always on",
               title: "In the context every turn, before the cards a keyword fired" })
             : null,
+          secretBadge(card.known_by, "card-secret", SECRET_TITLE),
           h("span", { class: "spacer" }),
+          h("button", {
+            type: "button", class: "link", text: "Secret",
+            attrs: { "aria-label": `Say who knows card ${card.name}` },
+            on: { click: () => secret(card, item) },
+          }),
           h("button", {
             type: "button", class: "link", text: "Edit",
             attrs: { "aria-label": `Edit card ${card.name}` },
@@ -106,6 +116,21 @@ export function cardsPanel(ctx) {
     }
     show();
     return item;
+  }
+
+  // Who knows the card, set on its own (the editor's Save leaves `known_by` as it is).
+  function secret(card, item) {
+    const open = item.querySelector(".secret-form");
+    if (open) return open.querySelector("input").focus();
+    item.querySelector(".card-head").after(secretForm({
+      knownBy: card.known_by,
+      onSave: async (known) => {
+        const stored = await api("PATCH", `/api/cards/${card.id}`, { known_by: known });
+        notify(known ? `The card “${card.name}” is a secret.` : `The card “${card.name}” is no longer a secret.`);
+        refresh();
+        return stored;
+      },
+    }));
   }
 
   /** The form for a new card (`card` null) or an existing one. `close()` runs after a save

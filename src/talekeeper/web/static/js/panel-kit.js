@@ -5,6 +5,9 @@
 //   player is typing. Closing an editor fires "tk:panel-idle" so the waiting refresh runs.
 // - A destructive button asks first, in the page (`confirmButton`), never with a browser
 //   dialog that a stray Enter would accept.
+// - A secret (a memory's, a card's or a world event's `known_by`: names, [] for one only the
+//   player's character keeps, null for none) is shown and set the same way in every panel:
+//   `secretBadge` and `secretForm`.
 import { h, fill, attempt, confirmGroup } from "./ui.js";
 
 /** A refresh for one panel: `load()` fetches, `draw(data)` redraws. Calls never overlap (a
@@ -151,4 +154,50 @@ export function block(title, ...children) {
 /** "a, b ,c" -> ["a", "b", "c"] (empty parts dropped). */
 export function splitList(text) {
   return String(text || "").split(",").map((part) => part.trim()).filter(Boolean);
+}
+
+/** The badge of a secret ("secret: known only to Mara and you"), or nothing where
+ * `knownBy` is not a list (no secret). `className` names what it marks; `title` says what
+ * the secret does to a turn. */
+export function secretBadge(knownBy, className, title) {
+  if (!Array.isArray(knownBy)) return null;
+  const who = knownBy.length ? `${knownBy.join(", ")} and you` : "you";
+  return h("span", { class: `badge secret ${className}`, text: `secret: known only to ${who}`, title });
+}
+
+/** The form that says who knows a secret: names separated by commas (none: only the
+ * player's character), "Keep secret", "No longer a secret" where it is one, and Cancel.
+ * `onSave(list | null)` stores it and returns a promise of what was stored; a failure keeps
+ * the form open with what was typed and shows the server's message. The caller places it
+ * and refreshes its panel from `onSave`: the refresh waits until the form is gone.
+ * `className`, where given, is added to the form's own classes ("editor secret-form"). */
+export function secretForm({ knownBy, onSave, className = "" }) {
+  const names = h("input", {
+    type: "text", value: (knownBy || []).join(", "),
+    attrs: { "aria-label": "Known only by (names, separated by commas)", maxlength: 2000 },
+  });
+  async function keep(known) {
+    const done = await attempt(() => onSave(known));
+    if (done !== undefined) close();
+  }
+  const form = h("form", {
+    class: `editor secret-form ${className}`.trim(), dataset: { editing: "1" },
+    on: {
+      submit: (event) => {
+        event.preventDefault();
+        keep(splitList(names.value));
+      },
+    },
+  }, names, h("div", { class: "row" },
+    h("button", { type: "submit", class: "primary", text: "Keep secret" }),
+    Array.isArray(knownBy)
+      ? h("button", { type: "button", text: "No longer a secret", on: { click: () => keep(null) } })
+      : null,
+    h("button", { type: "button", text: "Cancel", on: { click: close } })));
+  function close() {
+    form.remove();
+    closed(form);
+  }
+  setTimeout(() => names.focus(), 0);
+  return form;
 }

@@ -9,7 +9,7 @@
 //   a background refresh that redraws the list opens it again instead of closing it.
 // - Every change asks the panel to refresh (`changed()`), so what is shown is what is stored.
 import { h, fill, api, notify, attempt, emit, when, plural } from "./ui.js";
-import { confirmButton } from "./panel-kit.js";
+import { confirmButton, secretBadge, secretForm } from "./panel-kit.js";
 
 const MEMORY_MAX = 2000;
 const AUTHORITY = {
@@ -43,14 +43,7 @@ function witnessLabel(memory) {
 }
 
 // A secret: the player said who knows it, whoever was there (docs/world.md, "Who knows what").
-function secretLabel(memory) {
-  if (!Array.isArray(memory.known_by)) return null;
-  const who = memory.known_by.length ? `${memory.known_by.join(", ")} and you` : "you";
-  return h("span", {
-    class: "badge memory-secret", text: `secret: known only to ${who}`,
-    title: "A character you address who is not named here is told it is a secret they were not told.",
-  });
-}
+const SECRET_TITLE = "A character you address who is not named here is told it is a secret they were not told.";
 
 function meta(memory) {
   const [authority, why] = AUTHORITY[memory.authority] || [memory.authority, ""];
@@ -75,7 +68,7 @@ function meta(memory) {
     }),
     h("span", { class: "muted", text: sourceLabel(memory) }),
     witnessLabel(memory),
-    secretLabel(memory));
+    secretBadge(memory.known_by, "memory-secret", SECRET_TITLE));
 }
 
 async function sourceDetail(memory) {
@@ -208,37 +201,13 @@ export function memoryItem(memory, { used, headReplyId, open, changed, watch }) 
 
   // Who knows it: names separated by commas; none for a secret only the player keeps.
   function secret() {
-    const names = h("input", {
-      type: "text", value: (memory.known_by || []).join(", "),
-      attrs: { "aria-label": "Known only by (names, separated by commas)", maxlength: 2000 },
-    });
-    const form = h("form", {
-      class: "editor memory-secret-form", dataset: { editing: "1" },
-      on: {
-        submit: async (event) => {
-          event.preventDefault();
-          const known = names.value.split(",").map((n) => n.trim()).filter(Boolean);
-          const done = await attempt(() => patch({ known_by: known }, "Memory marked as a secret."));
-          if (done !== undefined) close();
-        },
-      },
-    }, names, h("div", { class: "row" },
-      h("button", { type: "submit", class: "primary", text: "Keep secret" }),
-      Array.isArray(memory.known_by) ? h("button", {
-        type: "button", text: "No longer a secret",
-        on: { click: async () => {
-          const done = await attempt(() => patch({ known_by: null }, "Memory no longer a secret."));
-          if (done !== undefined) close();
-        } },
-      }) : null,
-      h("button", { type: "button", text: "Cancel", on: { click: () => close() } })));
-    function close() {
-      delete form.dataset.editing;
-      form.remove();
-      document.dispatchEvent(new Event("tk:panel-idle"));
-    }
-    detail.before(form);
-    names.focus();
+    const shown = item.querySelector(".secret-form");
+    if (shown) return shown.querySelector("input").focus();
+    detail.before(secretForm({
+      knownBy: memory.known_by, className: "memory-secret-form",
+      onSave: (known) => patch({ known_by: known },
+        known ? "Memory marked as a secret." : "Memory no longer a secret."),
+    }));
   }
 
   const actions = h("div", { class: "row memory-actions" },

@@ -7,13 +7,17 @@
 //   decides); either way the panel is read again, never patched by hand.
 // - The state can be shown at an earlier action of the path (an event's "State here");
 //   when that action is no longer on the path (an undo, another branch), it shows now.
+// - Any event may be made a secret ("Secret": who knows it, as a memory's), which changes
+//   no state shown here: only what a turn addressing someone not in on it is told.
 import { h, fill, api, notify, attempt } from "./ui.js";
-import { block, refresher } from "./panel-kit.js";
+import { block, refresher, secretBadge, secretForm } from "./panel-kit.js";
 
 const KINDS = ["moved", "arrived", "left", "took", "dropped", "gave", "equipped", "used_up",
   "status", "relation", "time", "quest", "learned"];
 const ORIGINS = { rules: "read from the story", model: "read by the model", player: "set by you" };
 const SHOWN = 30; // events listed, newest first
+const SECRET_TITLE = "A character you address who is not named here is not told what this "
+  + "event made true: the narrator is told so, or it is left out (the adventure's witness mode).";
 
 export function worldPanel(ctx) {
   const el = h("div", { class: "panel-body" });
@@ -70,10 +74,12 @@ export function worldPanel(ctx) {
 
   function eventItem(event) {
     const roles = [event.subject, event.object, event.value].filter((v) => v !== null).join(" · ");
-    return h("li", { class: "world-event", dataset: { id: String(event.id), origin: event.origin } },
+    const item = h("li", { class: "world-event", dataset: { id: String(event.id), origin: event.origin } });
+    return fill(item,
       h("span", { class: "world-kind", text: event.kind }), " ",
       h("span", { class: "world-roles", text: roles || "(you)" }), " ",
       h("span", { class: "badge", text: ORIGINS[event.origin] || event.origin }), " ",
+      secretBadge(event.known_by, "world-secret", SECRET_TITLE), event.known_by ? " " : null,
       h("button", {
         type: "button", class: "link", text: `action #${event.action_id}`,
         title: "Show the action this event belongs to",
@@ -88,6 +94,11 @@ export function worldPanel(ctx) {
         type: "button", class: "link", text: event.origin === "player" ? "Remove" : "Dismiss",
         attrs: { "aria-label": `${event.origin === "player" ? "Remove" : "Dismiss"} event ${event.id}` },
         on: { click: () => remove(event) },
+      }), " ",
+      h("button", {
+        type: "button", class: "link", text: "Secret",
+        attrs: { "aria-label": `Say who knows event ${event.id}` },
+        on: { click: () => secret(event, item) },
       }),
       event.evidence ? h("div", { class: "muted small world-evidence", text: event.evidence }) : null);
   }
@@ -103,6 +114,21 @@ export function worldPanel(ctx) {
     if (done === undefined) return;
     notify(event.origin === "player" ? "Event removed." : "Event dismissed.");
     refresh();
+  }
+
+  // Who knows the event: its facts stay as they are, so only the list is read again.
+  function secret(event, item) {
+    const open = item.querySelector(".secret-form");
+    if (open) return open.querySelector("input").focus();
+    item.appendChild(secretForm({
+      knownBy: event.known_by,
+      onSave: async (known) => {
+        const stored = await api("PATCH", `/api/world/events/${event.id}`, { known_by: known });
+        notify(known ? "Event marked as a secret." : "Event no longer a secret.");
+        refresh();
+        return stored;
+      },
+    }));
   }
 
   function addForm() {
