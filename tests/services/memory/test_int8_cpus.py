@@ -34,9 +34,14 @@ QEMU = shutil.which("qemu-x86_64")
 REQUIRE_ENV = "REQUIRE_QEMU_FOR_TESTS"
 # Each emulated CPU: what its kernel makes of full-range codes, and which of the int8 tests
 # run there on it (those on the machine's own kernel: the models run natively already).
-# The large banks run on AVX2's kernel, the one that used to rank them wrong.
+# The large banks run on AVX2's kernel, the one that used to rank them wrong: the first
+# bank only, since with the whole int8 range every one of them was ranked wrong (the
+# native test of the whole range shows it on all four) and each costs about 18 s emulated.
 CPUS = {
-    "Haswell": (FullRange.SATURATES_PAIRS, "this-cpu or every_kernel"),
+    "Haswell": (
+        FullRange.SATURATES_PAIRS,
+        "(this-cpu and not large) or every_kernel or (large and this-cpu-0)",
+    ),
     "Nehalem": (FullRange.EXACT, "bound and this-cpu or every_kernel"),
 }
 
