@@ -7,8 +7,10 @@ Pure: reads files, starts nothing.
 - Every ``#anchor``, on its own or after a Markdown file, names a heading of that file,
   by GitHub's rule (lowercase; punctuation but ``-`` and ``_`` dropped; spaces to ``-``;
   a repeated heading gets ``-1``, ``-2``, ...).
-- Every ``docs/<page>.md`` a module under src/ cites exists, and every ``§N`` cited after
-  it is a heading of that page that starts with ``§N`` (docs/memory.md: ``## §5 Retrieval``).
+- Every ``docs/<page>.md`` a module under src/, benchmarks/ or tests/ cites exists, and
+  every ``§N`` cited after it (one, a list or a range "§2 to §5") is a heading of that
+  page that starts with ``§N`` (docs/memory.md: ``## §5 Retrieval``); a page cited by its
+  bare name ("memory.md §2") is refused.
 - Every file a module of src/, benchmarks/ or tests/ names as a path in double backquotes
   (````services/memory/snapshot.py````) exists, read from the repository's root, from
   ``src/`` or ``src/talekeeper/``, or from the module's own folder or the one above it.
@@ -34,7 +36,9 @@ HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$", re.M)
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 LINK_TEXT = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 NAMED_FILE = re.compile(r"``([\w.-]+(?:/[\w.-]+)+\.(?:py|md|json|txt|sh))``")
-CITATION = re.compile(r"(docs/[\w./-]+?\.md)\b((?:[\s#]*,?[\s#]*§\d+)*)")
+CITATION = re.compile(r"(docs/[\w./-]+?\.md)\b((?:[\s#]*(?:,|to|–)?[\s#]*§\d+)*)")
+# A page cited by its name alone ("memory.md §2"): the reader cannot tell where it is.
+BARE_CITATION = re.compile(r"(?<![\w/.-])([\w-]+\.md)\s*§\d+")
 
 
 def prose(text: str) -> str:
@@ -100,9 +104,20 @@ def test_every_link_of_the_readme_and_docs_resolves(page: Path) -> None:
     assert not problems, "broken links:\n" + "\n".join(problems)
 
 
+def cited_modules() -> list[Path]:
+    """The modules whose citations are checked: src/, benchmarks/ and tests/ (not the
+    archived studies, kept as they last ran, nor this file, whose examples are made up)."""
+    return [
+        module
+        for folder in ("src", "benchmarks", "tests")
+        for module in sorted((ROOT / folder).rglob("*.py"))
+        if "archive" not in module.relative_to(ROOT).parts and module != Path(__file__).resolve()
+    ]
+
+
 def citations() -> list[tuple[Path, str, list[str]]]:
     found = []
-    for module in sorted((ROOT / "src").rglob("*.py")):
+    for module in cited_modules():
         for match in CITATION.finditer(module.read_text(encoding="utf-8")):
             found.append((module, match.group(1), re.findall(r"§(\d+)", match.group(2))))
     return found
@@ -121,8 +136,22 @@ def test_every_docs_page_a_module_cites_exists_with_the_sections_it_cites() -> N
         problems += [
             f"{shown} §{n}, which has no heading '§{n} …'" for n in sections if n not in numbered
         ]
+    problems += [
+        f"{module.relative_to(ROOT)} cites {match.group(0)!r}: name the page as docs/…"
+        for module in cited_modules()
+        for match in BARE_CITATION.finditer(module.read_text(encoding="utf-8"))
+    ]
     assert not problems, "\n".join(problems)
     assert any(sections for _, _, sections in cited), "no module cites a docs section any more"
+
+
+def test_a_citation_is_read_whole_and_a_bare_page_name_is_caught() -> None:
+    text = "(docs/memory.md §2 to §5), docs/memory.md §1, §3; (memory.md §8); x/memory.md §1"
+    assert [(m.group(1), re.findall(r"§(\d+)", m.group(2))) for m in CITATION.finditer(text)] == [
+        ("docs/memory.md", ["2", "5"]),
+        ("docs/memory.md", ["1", "3"]),
+    ]
+    assert [m.group(0) for m in BARE_CITATION.finditer(text)] == ["memory.md §8"]
 
 
 def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
@@ -162,13 +191,7 @@ def unnamed_files(module: Path, root: Path) -> list[str]:
 
 
 def test_every_file_a_module_names_is_in_the_repository() -> None:
-    modules = [
-        module
-        for folder in ("src", "benchmarks", "tests")
-        for module in sorted((ROOT / folder).rglob("*.py"))
-        if "archive" not in module.relative_to(ROOT).parts and module != Path(__file__).resolve()
-    ]
-    problems = [problem for module in modules for problem in unnamed_files(module, ROOT)]
+    problems = [problem for module in cited_modules() for problem in unnamed_files(module, ROOT)]
     assert not problems, "\n".join(problems)
 
 

@@ -1,4 +1,5 @@
-"""The memory system's exit scenario (memory.md §8), end to end against the loopback double.
+"""The memory system's exit scenario (docs/memory.md §2 to §5), end to end against the
+loopback double.
 
 A 44+ action game through the JSON API: memories appear every 6 actions from 12,
 the Story Summary every 15, a fact planted early is retrieved through the Memory

@@ -1,5 +1,5 @@
-"""The memory system through the app, against the loopback double: the rules of memory.md
-§2–§7 that need the whole machine (worker, passes, retrieval, tree changes)."""
+"""The memory system through the app, against the loopback double: the rules of docs/memory.md
+§2 to §6 that need the whole machine (worker, passes, retrieval, tree changes)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Properties of the memory system under random story changes (memory.md §2, §3, §5, §6).
+"""Properties of the memory system under random story changes (docs/memory.md §2, §3, §5, §6).
 
 A hypothesis state machine plays an adventure through ``Story`` exactly as production
 does (each change in its own ``session_scope``, the ``MemorySystem`` as the memory

@@ -1,4 +1,4 @@
-"""``plan_blocks``: which blocks of the path the next memory run writes (memory.md §2)."""
+"""``plan_blocks``: which blocks of the path the next memory run writes (docs/memory.md §2)."""
 
 from __future__ import annotations
 
