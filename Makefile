@@ -43,7 +43,7 @@ $(STAMP): pyproject.toml Makefile scripts/step.py
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "==> Talekeeper \
 	needs Python 3.11 or newer and $(PYTHON) is older: install a newer one, or name it with \
 	make PYTHON=python3.12 run."; exit 1; }
-	@echo "Setting up Talekeeper in $(VENV): the first time takes about 8 minutes on two \
+	@echo "Setting up Talekeeper in $(VENV): the first time takes about 7 minutes on two \
 	cores, most of it building llama.cpp; after that, seconds."
 	@test -x $(BIN)/python || $(STEP) "Creating the virtual environment $(VENV)" \
 		--log build/logs/venv.log --fix "$(VENV_FIX)" -- $(PYTHON) -m venv $(VENV)
