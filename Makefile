@@ -87,7 +87,7 @@ PG_TESTS := tests/storage tests/services tests/web tests/cli
 # Both passes run side by side (tests/both_passes.sh); the PostgreSQL pass's output follows.
 test: lint
 	@echo "==> Running the tests: the whole suite on SQLite, its database tests on PostgreSQL \
-	beside it (about 13 minutes on two cores; pytest prints a dot per test)"
+	beside it (about 20 minutes on two cores; pytest prints a dot per test)"
 	@tests/both_passes.sh $(BIN) $(PG_TESTS)
 
 format: install
