@@ -37,6 +37,7 @@ from talekeeper.storage.db import (
 from talekeeper.storage.models import Base, User
 from talekeeper.storage.postgresql import WRITER_LOCK
 from talekeeper.storage.repositories.users import UserRepository
+from talekeeper.storage.sqlite import native_alter_or_refuse
 from talekeeper_testkit import pg
 
 SQLITE_ITSELF = "about SQLite itself"
@@ -606,3 +607,12 @@ def test_writers_of_one_process_take_the_lock_in_turn(tmp_path: Path) -> None:
         worker.join()
     assert len(overtaken) == threads * rounds and committed == threads * rounds
     assert max(overtaken) <= 4 * (threads - 1)
+
+
+def test_a_sqlite_too_old_to_alter_in_place_is_refused_saying_what_to_do() -> None:
+    """Migrations that alter a table in place stop on a SQLite before 3.35 rather than copy
+    it (a copy's drop would cascade); 3.35 and later go on."""
+    with pytest.raises(RuntimeError, match=r"SQLite 3\.35 or newer to downgrade .*has 3\.34\.1"):
+        native_alter_or_refuse("3.34.1", "downgrade")
+    for fine in ("3.35.0", "3.45.1", "4.0"):
+        native_alter_or_refuse(fine, "upgrade")

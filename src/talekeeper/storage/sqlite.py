@@ -229,3 +229,24 @@ def sqlite_busy(error: BaseException | None) -> bool:
         return code & 0xFF in _BUSY_CODES
     text = str(error).lower()
     return "database is locked" in text or "database is busy" in text
+
+
+NATIVE_ALTER = (3, 35, 0)  # the SQLite that drops a column in place (ALTER TABLE DROP COLUMN)
+
+
+def require_native_alter(bind: Connection, direction: str) -> None:
+    """Stop a migration that alters a table in place (``direction``: "upgrade" or
+    "downgrade") on a SQLite too old to: a batch "move and copy" instead would drop the
+    table, and with foreign keys on that drop cascades to every row that refers to it."""
+    if bind.dialect.name == "sqlite":
+        found = str(bind.exec_driver_sql("select sqlite_version()").scalar() or "0")
+        native_alter_or_refuse(found, direction)
+
+
+def native_alter_or_refuse(found: str, direction: str) -> None:
+    """Refuse, saying what to do, when SQLite ``found`` predates ``NATIVE_ALTER``."""
+    if tuple(int(p) for p in found.split(".")) < NATIVE_ALTER:
+        raise RuntimeError(
+            f"Talekeeper needs SQLite 3.35 or newer to {direction} this database (this "
+            f"Python has {found}): use a Python built with a newer SQLite."
+        )

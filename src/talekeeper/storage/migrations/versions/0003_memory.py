@@ -14,6 +14,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from talekeeper.storage.sqlite import require_native_alter
+
 revision: str = "0003"
 down_revision: str | None = "0002"
 branch_labels: str | Sequence[str] | None = None
@@ -164,7 +166,7 @@ def upgrade() -> None:
     # Native ALTER TABLE only (SQLite >= 3.35): a batch "move and copy" would drop and
     # recreate ``adventures``, and with foreign keys on that drop cascades to every branch,
     # action and memory of every adventure.
-    _require_native_alter()
+    require_native_alter(op.get_bind(), "upgrade")
     op.add_column(
         "adventures",
         sa.Column("scene_location", sa.String(length=200), nullable=False, server_default=""),
@@ -195,21 +197,8 @@ def upgrade() -> None:
     op.drop_column("adventures", "story_summary")
 
 
-def _require_native_alter() -> None:
-    bind = op.get_bind()
-    if bind.dialect.name != "sqlite":
-        return
-    found = str(bind.exec_driver_sql("select sqlite_version()").scalar() or "0")
-    version = tuple(int(p) for p in found.split("."))
-    if version < (3, 35, 0):
-        raise RuntimeError(
-            f"Talekeeper needs SQLite 3.35 or newer to upgrade this database (this Python has "
-            f"{'.'.join(map(str, version))}): use a Python built with a newer SQLite."
-        )
-
-
 def downgrade() -> None:
-    _require_native_alter()
+    require_native_alter(op.get_bind(), "downgrade")
     op.add_column(
         "adventures", sa.Column("story_summary", sa.Text(), nullable=False, server_default="")
     )

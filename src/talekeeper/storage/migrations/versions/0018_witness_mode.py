@@ -17,6 +17,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from talekeeper.storage.sqlite import require_native_alter
+
 revision: str = "0018"
 down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
@@ -32,19 +34,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    _require_native_drop()
+    require_native_alter(op.get_bind(), "downgrade")
     op.drop_column("memories", "known_by")
     op.drop_column("adventures", "witness_mode")
-
-
-def _require_native_drop() -> None:
-    bind = op.get_bind()
-    if bind.dialect.name != "sqlite":
-        return
-    found = str(bind.exec_driver_sql("select sqlite_version()").scalar() or "0")
-    version = tuple(int(p) for p in found.split("."))
-    if version < (3, 35, 0):
-        raise RuntimeError(
-            f"Talekeeper needs SQLite 3.35 or newer to downgrade this database (this Python "
-            f"has {found}): use a Python built with a newer SQLite."
-        )
