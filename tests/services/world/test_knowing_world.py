@@ -7,14 +7,8 @@ from __future__ import annotations
 import pytest
 
 from talekeeper.services.cards.rules import CardView, FiredCard
-from talekeeper.services.world.knowing_world import (
-    Handling,
-    Knowing,
-    cards_note,
-    cards_shown,
-    setters,
-    state_shown,
-)
+from talekeeper.services.world.knowing import Handling, Witness
+from talekeeper.services.world.knowing_world import cards_note, cards_shown, setters, state_shown
 from talekeeper.services.world.projection import Fact, Ref, project
 from talekeeper.services.world.witnesses import Step, presence
 from talekeeper.storage.vocabulary import EntityKind, EventKind, WitnessMode
@@ -48,8 +42,11 @@ STEPS: list[Step] = [
 STATE = project([f for _, f in STEPS], 7)
 
 
-def knowing(who: Ref = TOBIN, mode: WitnessMode = WitnessMode.LABEL, **more: object) -> Knowing:
-    return Knowing(who, mode, presence(STEPS), setters=setters(STEPS, ()), **more)  # type: ignore[arg-type]
+def knowing(who: Ref = TOBIN, mode: WitnessMode = WitnessMode.LABEL, **more: object) -> Witness:
+    """A turn addressing ``who`` over the steps above."""
+    return Witness(
+        mode, who, "vocative", who.name, presence(STEPS), setters=setters(STEPS, ()), **more
+    )  # type: ignore[arg-type]
 
 
 def test_what_tobin_was_away_for_is_marked_and_a_closed_quest_is_not_looked_at() -> None:
@@ -71,7 +68,7 @@ def test_what_tobin_was_away_for_is_marked_and_a_closed_quest_is_not_looked_at()
     assert [q.name for q in strict.quests] == ["Sell the map"]
     assert {m.handling for m in marks} == {Handling.WITHHELD}
     assert state_shown(STATE, knowing(mode=WitnessMode.OFF)) == (STATE, ())
-    assert state_shown(STATE, None) == (STATE, ())
+    assert state_shown(STATE, Witness()) == (STATE, ())
 
 
 def test_a_telling_counts_from_its_action_on_and_a_secret_outweighs_presence() -> None:
@@ -109,4 +106,4 @@ def test_only_a_secret_card_not_theirs_is_marked_and_strict_leaves_it_out() -> N
     kept, marks = cards_shown(cards, knowing(mode=WitnessMode.STRICT))
     assert [f.card.id for f in kept] == [2, 3] and cards_note("Tobin", marks) == ""
     assert [m.card_id for m in cards_shown(cards, knowing(MARA))[1]] == [3]
-    assert cards_shown(cards, None) == (cards, ())
+    assert cards_shown(cards, Witness()) == (cards, ())

@@ -151,7 +151,7 @@ def check_told(story: Story, steps: list[tuple[int, Fact]]) -> None:
     """What each person was told along the path, read from the events a turn reads
     (``events.for_turn``, ``witnesses.told_to``), is the path's ``learned`` events of
     theirs, in order; and those events give the same presence."""
-    _, _, read = events.for_turn(story, -1, None)
+    read = events.for_turn(story, -1, None).steps
     people = {f.subject.id for _, f in steps if f.subject and f.subject.kind == "person"}
     for who in people:
         expected = [

@@ -43,8 +43,7 @@ from talekeeper.services.prompt.inputs import (
 )
 from talekeeper.services.prompt.sections import Section, render_fixed
 from talekeeper.services.world import knowing
-from talekeeper.services.world.knowing import WitnessReport
-from talekeeper.services.world.knowing_world import Handling
+from talekeeper.services.world.knowing import Handling, WitnessReport
 
 COMPLETION_STOP = ("\n>",)  # in completion mode the model must not write the player's next move
 

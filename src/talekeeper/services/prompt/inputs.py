@@ -52,16 +52,15 @@ from talekeeper.services.prompt.state import state_section
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import events as world_events
 from talekeeper.services.world.addressed import addressed
-from talekeeper.services.world.events import EventView
+from talekeeper.services.world.events import EventView, TurnWorld
 from talekeeper.services.world.knowing import Witness
 from talekeeper.services.world.knowing_world import setters
 from talekeeper.services.world.projection import WorldState
 from talekeeper.services.world.scene import with_world
-from talekeeper.services.world.witnesses import Step, presence, told_to
+from talekeeper.services.world.witnesses import presence, told_to
 from talekeeper.storage.models import Action, Adventure
 from talekeeper.storage.repositories.memory import MemoryRepository
 from talekeeper.storage.repositories.story import ActionText
-from talekeeper.storage.repositories.world import WorldRepository
 from talekeeper.storage.vocabulary import EntityKind, SummaryTrigger, WitnessMode
 
 HISTORY_PAGE = 64  # actions per read: one indexed range, about a screen of story
@@ -340,15 +339,16 @@ def _world(
     # The previous turn read the world down to the action before its reply: what is new since.
     since = next((r.depth - 1 for r, _ in reversed(path.rows) if r.type == NARRATION), -1)
     max_depth = retry_of.depth - 1 if retry_of else None
-    state, changes, steps = world_events.for_turn(story, since, max_depth)
-    return state, changes, _witness(story, path, state, steps)
+    read = world_events.for_turn(story, since, max_depth)
+    return read.state, read.changed, _witness(story, path, read)
 
 
-def _witness(story: Story, path: _Path, state: WorldState, steps: list[Step]) -> Witness:
+def _witness(story: Story, path: _Path, read: TurnWorld) -> Witness:
     """Who the player's input addresses, and (when the adventure's mode asks) who was
     present along the path and what they were told: from the same events the turn's state
     was folded from (for a retry, not the retried reply's)."""
     mode = WitnessMode(story.adventure.witness_mode)
+    state, steps = read.state, read.steps
     people = [r for r in state.entities if r.kind == EntityKind.PERSON]
     found = addressed(path.player_type, path.player_text, state.present, people)
     if found is None:
@@ -366,7 +366,7 @@ def _witness(story: Story, path: _Path, state: WorldState, steps: list[Step]) ->
         told,
         secrets,
         setters(steps, state.ignored),
-        WorldRepository(story.session).secrets(story.adventure.id),
+        read.secrets,
     )
 
 

@@ -26,8 +26,7 @@ from talekeeper.services.prompt.inputs import ContextInputs, card_sections
 from talekeeper.services.prompt.sections import Section
 from talekeeper.services.prompt.state import state_section
 from talekeeper.services.world import knowing, knowing_world
-from talekeeper.services.world.knowing import WitnessReport
-from talekeeper.services.world.knowing_world import CardMark
+from talekeeper.services.world.knowing import CardMark, EntryMark, WitnessReport
 from talekeeper.storage.vocabulary import WitnessMode
 
 
@@ -45,20 +44,20 @@ class Shown:
 def shown(inputs: ContextInputs, report: WitnessReport) -> tuple[Shown, WitnessReport]:
     """The inputs as the turn shows them, and the report with the cards and the Current
     state's entries it marked or left out."""
-    know = inputs.witness.knowing()
-    if report.addressed is None or know is None:
+    witness = inputs.witness
+    if report.addressed is None or witness.mode is WitnessMode.OFF:
         return Shown(inputs), report
-    cards, marks = knowing_world.cards_shown(inputs.cards, know)
-    rebuilt, more = knowing_world.cards_shown(inputs.cards_rebuilt, know)
+    cards, marks = knowing_world.cards_shown(inputs.cards, witness)
+    rebuilt, more = knowing_world.cards_shown(inputs.cards_rebuilt, witness)
     card_marks = tuple({m.card_id: m for m in (*marks, *more)}.values())
     fixed = list(inputs.fixed)
-    entries: tuple[knowing_world.EntryMark, ...] = ()
+    entries: tuple[EntryMark, ...] = ()
     if inputs.world is not None:
-        state, entries = knowing_world.state_shown(inputs.world, know)
+        state, entries = knowing_world.state_shown(inputs.world, witness)
         if entries:
             section = state_section(state, inputs.counter)
             fixed = [section if s.name == "current_state" else s for s in fixed]
-    if card_marks and know.mode is WitnessMode.STRICT:
+    if card_marks and witness.mode is WitnessMode.STRICT:
         fixed = _cards_left_out(inputs, fixed, cards)
         inputs = replace(inputs, cards=tuple(cards), cards_rebuilt=tuple(rebuilt))
     if report.summary == "withheld":

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from talekeeper.core.errors import Conflict, InvalidInput
 from talekeeper.core.lineage import on_lineage
@@ -173,17 +174,26 @@ def state_through(story: Story, max_depth: int | None) -> WorldState:
     return project((fact_of(r) for r in rows), None)
 
 
-def for_turn(
-    story: Story, after_depth: int, max_depth: int | None
-) -> tuple[WorldState, list[EventView], list[tuple[int, Fact]]]:
+class TurnWorld(NamedTuple):
+    """What a turn reads of the world (``for_turn``)."""
+
+    state: WorldState  # down to the turn's depth
+    changed: list[EventView]  # since the previous reply read the world (for Insights)
+    steps: list[tuple[int, Fact]]  # the events folded, each with its action's depth
+    secrets: dict[int, tuple[str, ...]]  # the secrets among those events: id -> who knows
+
+
+def for_turn(story: Story, after_depth: int, max_depth: int | None) -> TurnWorld:
     """What a turn reads of the world, in one query: the state down to ``max_depth`` (None:
     the whole path), its events deeper than ``after_depth`` (what changed since the
     previous reply, for Insights), and the events it was folded from, each with its
-    action's depth (who was present, and who was told what: ``witnesses``)."""
+    action's depth (who was present, and who was told what: ``witnesses``), with their
+    secrets."""
     rows = WorldRepository(story.session).path_events(story.lineage(), max_depth)
     changed = [event_view_of(r.event, r) for r in rows if r.event.depth > after_depth]
     steps = [(r.event.depth, fact_of(r)) for r in rows]
-    return project((fact for _, fact in steps), None), changed, steps
+    secrets = {r.event.id: names for r in rows if (names := known_by(r.event)) is not None}
+    return TurnWorld(project((fact for _, fact in steps), None), changed, steps, secrets)
 
 
 def world_at(story: Story, at: int | None = None) -> WorldView:
@@ -244,8 +254,13 @@ def event_view_of(row: WorldEvent, named: Named | PathEvent) -> EventView:
         value=value,
         origin=EventOrigin(row.origin),
         evidence=row.evidence,
-        known_by=None if row.known_by is None else tuple(json.loads(row.known_by)),
+        known_by=known_by(row),
     )
+
+
+def known_by(row: WorldEvent) -> tuple[str, ...] | None:
+    """The characters an event is a secret of (None: no secret)."""
+    return None if row.known_by is None else tuple(json.loads(row.known_by))
 
 
 def path_events(story: Story) -> list[EventView]:
@@ -361,8 +376,10 @@ def write_event(
     value: str | None,
     origin: EventOrigin,
     evidence: str,
+    known_by: str | None = None,
 ) -> EventView:
-    """One event on its action and node (``at``), in the caller's unit."""
+    """One event on its action and node (``at``), in the caller's unit (``known_by``: its
+    secret, as stored)."""
     row = WorldRepository(story.session).add_event(
         WorldEvent(
             adventure_id=story.adventure.id,
@@ -376,6 +393,7 @@ def write_event(
             value=value,
             origin=origin,
             evidence=evidence,
+            known_by=known_by,
         )
     )
     return event_view_of(row, named)
@@ -404,7 +422,7 @@ def add_player_event(story: Story, given: GivenEvent) -> EventView:
     if head is None:
         raise Conflict("The story has no action yet for the event to belong to.")
     value = checked_value(given)
-    known_by = secrets.dumps(secrets.clean_known_by(given.known_by))
+    secret = secrets.dumps(secrets.clean_known_by(given.known_by))
     count = WorldRepository(story.session).count_events(story.adventure.id)
     if count >= limits.MAX_WORLD_EVENTS:
         raise Conflict(
@@ -414,14 +432,7 @@ def add_player_event(story: Story, given: GivenEvent) -> EventView:
         )
     named, value = match_names(story, given.kind, given.subject, given.object, value)
     at = Node(head.id, story.branch.id, head.depth)
-    view = write_event(story, at, given.kind, named, value, EventOrigin.PLAYER, "")
-    if known_by is None:
-        return view
-    row = WorldRepository(story.session).event(view.id)
-    assert row is not None  # written just now, in this unit
-    row.known_by = known_by
-    story.session.flush()
-    return event_view_of(row, named)
+    return write_event(story, at, given.kind, named, value, EventOrigin.PLAYER, "", secret)
 
 
 def _id(entity: WorldEntity | None) -> int | None:

@@ -42,11 +42,11 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Literal
 
 from talekeeper.services.memory.base import Retrieval, UsedMemory
 from talekeeper.services.memory.terms import term_set
-from talekeeper.services.world.knowing_world import CardMark, EntryMark, Knowing
 from talekeeper.services.world.projection import Coordinate, Ref
 from talekeeper.services.world.secrets import in_on, secret_why
 from talekeeper.services.world.telling import told_about
@@ -73,14 +73,33 @@ class Witness:
     setters: Mapping[Coordinate, Step] = field(default_factory=dict)
     event_secrets: Mapping[int, Sequence[str]] = field(default_factory=dict)
 
-    def knowing(self) -> Knowing | None:
-        """What ``knowing_world`` reads of this turn (None: it addresses no one, or the
-        mode is ``off``)."""
-        if self.addressed is None or self.presence is None or self.mode is WitnessMode.OFF:
-            return None
-        return Knowing(
-            self.addressed, self.mode, self.presence, self.told, self.setters, self.event_secrets
-        )
+
+class Handling(StrEnum):
+    """What a turn addressing someone did with something they do not know."""
+
+    LABELLED = "labelled"
+    WITHHELD = "withheld"
+
+
+@dataclass(frozen=True)
+class CardMark:
+    """A secret card the addressed character is not in on, and why (``knowing_world``)."""
+
+    card_id: int
+    name: str
+    handling: Handling
+    why: str
+
+
+@dataclass(frozen=True)
+class EntryMark:
+    """An entry of the Current state the addressed character does not know: the event it
+    is there by, the entry as the section names it, and why (``knowing_world``)."""
+
+    event_id: int
+    entry: str
+    handling: Handling
+    why: str
 
 
 @dataclass(frozen=True)

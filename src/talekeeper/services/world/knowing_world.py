@@ -22,11 +22,11 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from talekeeper.services.cards.rules import FiredCard
+from talekeeper.services.world.knowing import CardMark, EntryMark, Handling, Witness
 from talekeeper.services.world.projection import (
     OPEN,
     Coordinate,
@@ -38,48 +38,6 @@ from talekeeper.services.world.secrets import in_on, secret_why
 from talekeeper.services.world.telling import told_about
 from talekeeper.services.world.witnesses import Presence, Step
 from talekeeper.storage.vocabulary import WitnessMode
-
-
-class Handling(StrEnum):
-    """What a turn addressing someone did with something they do not know."""
-
-    LABELLED = "labelled"
-    WITHHELD = "withheld"
-
-
-@dataclass(frozen=True)
-class CardMark:
-    """A secret card the addressed character is not in on, and why."""
-
-    card_id: int
-    name: str
-    handling: Handling
-    why: str
-
-
-@dataclass(frozen=True)
-class EntryMark:
-    """An entry of the Current state the addressed character does not know: the event it
-    is there by, the entry as the section names it, and why."""
-
-    event_id: int
-    entry: str
-    handling: Handling
-    why: str
-
-
-@dataclass(frozen=True)
-class Knowing:
-    """What a turn addressing ``who`` needs beyond the memories: who was present along the
-    path, what ``who`` was told (``(depth, what)``), the event each coordinate of the
-    state is there by (``setters``) and the secrets among the events (id -> names)."""
-
-    who: Ref
-    mode: WitnessMode
-    presence: Presence
-    told: tuple[tuple[int, str], ...] = ()
-    setters: Mapping[Coordinate, Step] = field(default_factory=dict)
-    event_secrets: Mapping[int, Sequence[str]] = field(default_factory=dict)
 
 
 def setters(steps: Iterable[Step], ignored: Iterable[int]) -> dict[Coordinate, Step]:
@@ -97,19 +55,30 @@ def _handling(mode: WitnessMode) -> Handling:
     return Handling.WITHHELD if mode is WitnessMode.STRICT else Handling.LABELLED
 
 
+def _addressed(witness: Witness) -> tuple[Ref, Presence] | None:
+    """Who the turn addresses and who was present along the path, when it touches what
+    they are shown (None: it addresses no one, or the mode is ``off``)."""
+    who, presence = witness.addressed, witness.presence
+    if who is None or presence is None or witness.mode is WitnessMode.OFF:
+        return None
+    return who, presence
+
+
 def cards_shown(
-    cards: Sequence[FiredCard], knowing: Knowing | None
+    cards: Sequence[FiredCard], witness: Witness
 ) -> tuple[list[FiredCard], tuple[CardMark, ...]]:
     """The cards a turn shows (``strict`` leaves out the secrets its addressed character
     is not in on) and the marks of those secrets."""
-    if knowing is None or knowing.mode is WitnessMode.OFF:
+    found = _addressed(witness)
+    if found is None:
         return list(cards), ()
+    who, _ = found
     marks = tuple(
-        CardMark(f.card.id, f.card.name, _handling(knowing.mode), secret_why(f.card.known_by))
+        CardMark(f.card.id, f.card.name, _handling(witness.mode), secret_why(f.card.known_by))
         for f in cards
-        if f.card.known_by is not None and not in_on(f.card.known_by, knowing.who)
+        if f.card.known_by is not None and not in_on(f.card.known_by, who)
     )
-    if knowing.mode is not WitnessMode.STRICT:
+    if witness.mode is not WitnessMode.STRICT:
         return list(cards), marks
     left_out = {m.card_id for m in marks}
     return [f for f in cards if f.card.id not in left_out], marks
@@ -124,44 +93,55 @@ def cards_note(name: str, marks: Sequence[CardMark]) -> str:
     return f"({name} was not told what these Story Cards say: {', '.join(labelled)}.)"
 
 
-def _unknown(coord: Coordinate, texts: Sequence[str], knowing: Knowing) -> tuple[int, str] | None:
-    """(the event, why) when the entry at ``coord`` is unknown to the addressed character."""
-    found = knowing.setters.get(coord)
+@dataclass(frozen=True)
+class _Unknown:
+    """Why an entry is unknown to the addressed character: the event it is there by, and
+    whether that event is a secret they are not in on (else they were away at it)."""
+
+    event_id: int
+    why: str
+    secret: bool
+
+
+def _unknown(
+    coord: Coordinate, entry: str, who: Ref, presence: Presence, witness: Witness
+) -> _Unknown | None:
+    """Why the entry at ``coord`` is unknown to ``who`` (None: they know it)."""
+    found = witness.setters.get(coord)
     if found is None:
         return None
     depth, fact = found
-    secret = knowing.event_secrets.get(fact.id)
+    secret = witness.event_secrets.get(fact.id)
     if secret is not None:
-        return None if in_on(secret, knowing.who) else (fact.id, secret_why(secret))
-    if knowing.who.id in {r.id for r in knowing.presence.at(depth)}:
+        return None if in_on(secret, who) else _Unknown(fact.id, secret_why(secret), True)
+    if who.id in {r.id for r in presence.at(depth)}:
         return None
-    said = [fact.evidence, *texts]
-    if any(at >= depth and told_about(what, said) for at, what in knowing.told):
+    said = [fact.evidence, entry]
+    if any(at >= depth and told_about(what, said) for at, what in witness.told):
         return None
-    return fact.id, f"absent at action {depth}"
+    return _Unknown(fact.id, f"absent at action {depth}", False)
 
 
-def state_shown(
-    state: WorldState, knowing: Knowing | None
-) -> tuple[WorldState, tuple[EntryMark, ...]]:
+def state_shown(state: WorldState, witness: Witness) -> tuple[WorldState, tuple[EntryMark, ...]]:
     """The state the Current state section shows and the marks of its unknown entries."""
-    if knowing is None or knowing.mode is WitnessMode.OFF:
+    addressed = _addressed(witness)
+    if addressed is None:
         return state, ()
+    who, presence = addressed
     marks: list[EntryMark] = []
 
     def shown(coord: Coordinate, entry: str) -> str | None:
         """The entry as shown: as it is, marked (``label``) or None (``strict``)."""
-        found = _unknown(coord, [entry], knowing)
-        if found is None:
+        unknown = _unknown(coord, entry, who, presence, witness)
+        if unknown is None:
             return entry
-        marks.append(EntryMark(found[0], entry, _handling(knowing.mode), found[1]))
-        if knowing.mode is WitnessMode.STRICT:
+        marks.append(EntryMark(unknown.event_id, entry, _handling(witness.mode), unknown.why))
+        if witness.mode is WitnessMode.STRICT:
             return None
-        who = knowing.who.name
-        secret = found[1].startswith("a secret")
-        return (
-            f"{entry} (a secret {who} was not told)" if secret else f"{entry} ({who} was not there)"
+        mark = (
+            f"a secret {who.name} was not told" if unknown.secret else f"{who.name} was not there"
         )
+        return f"{entry} ({mark})"
 
     carried = [
         replace(item, name=name)

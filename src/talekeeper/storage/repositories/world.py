@@ -11,7 +11,6 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 from typing import NamedTuple
 
 from sqlalchemy import delete, func, or_, select
@@ -102,13 +101,6 @@ class WorldRepository:
     def has_events(self, adventure_id: int) -> bool:
         query = select(WorldEvent.id).where(WorldEvent.adventure_id == adventure_id).limit(1)
         return self.session.scalar(query) is not None
-
-    def secrets(self, adventure_id: int) -> dict[int, list[str]]:
-        """The adventure's events marked as secrets, by id: the names of who knows each."""
-        query = select(WorldEvent.id, WorldEvent.known_by).where(
-            WorldEvent.adventure_id == adventure_id, WorldEvent.known_by.is_not(None)
-        )
-        return {id_: json.loads(known or "[]") for id_, known in self.session.execute(query)}
 
     def count_events(self, adventure_id: int) -> int:
         query = select(func.count()).where(WorldEvent.adventure_id == adventure_id)

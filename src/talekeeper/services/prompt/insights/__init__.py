@@ -60,7 +60,7 @@ from talekeeper.services.prompt.insights.world_parts import StatePart, WitnessPa
 from talekeeper.services.prompt.prefix import PrefixUse
 from talekeeper.services.prompt.sections import AUTHORS_NOTE_DEPTH, FIXED_ORDER, TITLES
 from talekeeper.services.story.tree import Story
-from talekeeper.services.world.knowing import WitnessReport
+from talekeeper.services.world.knowing import Handling, WitnessReport
 
 __all__ = [
     "INSIGHTS_VERSION",
@@ -120,7 +120,9 @@ def snapshot(
     """The snapshot of a reply (or a dry run's) whose prompt was ``built`` from ``inputs``
     (the cards a ``strict`` turn left out are not among its cards)."""
     report = built.report
-    hidden = {m.card_id for m in witness.cards if m.handling == "withheld"} if witness else set()
+    hidden = (
+        {m.card_id for m in witness.cards if m.handling is Handling.WITHHELD} if witness else set()
+    )
     return Snapshot(
         version=INSIGHTS_VERSION,
         sections=_sections(report, knowledge, _left_out(witness)),
