@@ -120,15 +120,12 @@ def snapshot(
     """The snapshot of a reply (or a dry run's) whose prompt was ``built`` from ``inputs``
     (the cards a ``strict`` turn left out are not among its cards)."""
     report = built.report
-    hidden = (
-        {m.card_id for m in witness.cards if m.handling is Handling.WITHHELD} if witness else set()
-    )
     return Snapshot(
         version=INSIGHTS_VERSION,
         sections=_sections(report, knowledge, _left_out(witness)),
         memories=MemoriesPart.model_validate(retrieval),
         knowledge=KnowledgePart.of(knowledge or KnowledgeResult(note="no library attached")),
-        cards=[CardPart.of(f) for f in inputs.section_cards(built) if f.card.id not in hidden],
+        cards=_cards(inputs, built, witness),
         history=HistoryPart(
             kept=len(report.history_kept),
             dropped=len(report.history_dropped),
@@ -165,6 +162,15 @@ def snapshot(
         state=StatePart.of(inputs.world, inputs.world_changes),
         witness=WitnessPart.of(witness),
     )
+
+
+def _cards(
+    inputs: ContextInputs, built: BuiltContext, witness: WitnessReport | None
+) -> list[CardPart]:
+    """The cards of the Story Cards sections, but those a ``strict`` turn left out."""
+    marks = witness.cards if witness else ()
+    hidden = {m.card_id for m in marks if m.handling is Handling.WITHHELD}
+    return [CardPart.of(f) for f in inputs.section_cards(built) if f.card.id not in hidden]
 
 
 def _left_out(witness: WitnessReport | None) -> dict[str, str]:
