@@ -50,7 +50,19 @@ the history stands when the cards heading it are rebuilt smaller (those turns ha
 the prefix twice), and a memory's passage whose action the history holds is not written
 again: 26% moving, 25% still, the mean evaluated 1,751 → about 1,190 tokens (scripted,
 4,096; on seeds 7 and 31, which nothing was tried on, 26% and 27% moving, 25% and 27%
-still). Insights' count is SmolLM2's for `embedded`,
+still). Tried and not kept (2026-12-06, scripted, `cache` 4,096, moving): a steady Memories
+section, the previous prompt's memories kept in their order with their passages unless
+something new beats them by a margin. The memories a turn's ranking chooses change on
+nearly every turn of this game. Kept only while the fresh choice held no memory the
+section lacked, the section stood on 3 to 8 of 54 turns (share 0.257 → 0.258–0.260). Kept
+unless a new memory's fused score was twice the best kept one's (or a passage beat the best
+kept one's score by 0.5), it stood on 37 of 54 (0.251), but the dense recall set fell from
+0.92 to 0.53 (tune) and 0.96 to 0.46 (held out), and real writing from 0.40 to 0.29 and
+0.42 to 0.30: the question's memory was left out. Kept whatever came (a bound): 50 of 54,
+0.236, the section still moving whenever it was more than 8 actions back. So withholding
+the fresh choice cannot pay; what could is adding a turn's new memories after the kept
+ones, as the Story Cards add the cards fired since.
+Insights' count is SmolLM2's for `embedded`,
 cl100k for `server`; *share* is the `cache` game's evaluated/prompt median, *llama.cpp* what
 the model said it evaluated there.
 
