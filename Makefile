@@ -94,7 +94,7 @@ format: install
 	$(BIN)/ruff format src tests benchmarks scripts
 	$(BIN)/ruff check --fix src tests benchmarks scripts
 
-# Every current figure of docs/benchmarks.md (about an hour on two cores). The studies whose
+# Every current figure of docs/benchmarks.md (over an hour on two cores). The studies whose
 # question is answered are in benchmarks/archive/ and are not run (its README says why).
 bench: install
 	$(BIN)/python -m benchmarks.provider --write docs/benchmarks.md
@@ -107,6 +107,7 @@ bench: install
 	$(BIN)/python -m benchmarks.library.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.state.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.knowing.run --write docs/benchmarks.md
+	$(BIN)/python -m benchmarks.voice.run --once --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.prefix.run --write docs/benchmarks.md
 
 clean:

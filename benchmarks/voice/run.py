@@ -3,7 +3,7 @@ player, and how often its replies are cut short or empty, over 30 turns of each 
 scenario.
 
     .venv/bin/python -m benchmarks.voice.run [--turns 30] [--scenarios lantern-coast ...]
-        [--raw | --model-alone] [--actions held-out|tuning] [--json PATH]
+        [--raw | --model-alone] [--once] [--actions held-out|tuning] [--json PATH]
         [--write docs/benchmarks.md]
 
 Each game is a fresh install's: ``Runtime.build`` on a temporary data dir with the default
@@ -15,14 +15,19 @@ actions: ``tuning`` (the one the worked examples and repairs were chosen on) and
 ``held-out`` (the default, and what docs/benchmarks.md shows; see docs/voice.md for the
 two repairs its first run led to). ``--raw`` plays
 each scenario a second time with the voice repairs off (``EmbeddedProvider.repair_voice``):
-what the model writes with only its prompt and worked example to guide it.
+what the model writes with only its prompt and worked example to guide it. ``--once`` plays
+each scenario a second time with the second take of a repeating reply off
+(``EmbeddedProvider.regenerate_repeats``): the repairs alone, as before that take.
 
 Each stored reply is judged by this benchmark's own reading (``judge``), not by the
 repairs' rules: it speaks as the player when, outside quotation marks, it narrates in the
 first person singular, gives quoted words to "I" or "you" (``"...," you say``), or starts
 the player's next move (a line opening with ``>`` or ``You:``); it is cut short when it does
-not end at the end of a sentence; empty when the turn failed for want of any text. Insights
-says which repairs each reply needed (``repairs``).
+not end at the end of a sentence; empty when the turn failed for want of any text; it
+**repeats** an earlier reply when at least half of its word 4-grams occur in one earlier
+reply of the game (whole replies, any earlier turn: a reading of its own, not the
+product's check of the opening). Insights says which repairs each reply needed
+(``repairs``).
 """
 
 from __future__ import annotations
@@ -39,11 +44,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from talekeeper.bootstrap import Runtime
 from benchmarks.kit.report import machine_description, publish
+
+from talekeeper.bootstrap import Runtime
 from talekeeper.providers.embedded import NARRATOR_LABEL, EmbeddedProvider
-from talekeeper.services.story import adventures
 from talekeeper.services.memory.service import MemorySystem
+from talekeeper.services.story import adventures
 from talekeeper.services.story.scenarios import load_scenarios
 from talekeeper.settings import load_settings
 from talekeeper.storage.db import session_scope
@@ -94,6 +100,8 @@ _GIVEN = re.compile(
 )
 _NEXT_MOVE = re.compile(r"^\s*(>|(you|player|user)\s*:)", re.IGNORECASE | re.MULTILINE)
 _ENDED = re.compile(r"[.!?…][\"”’)\]*]*\s*$")
+_WORD = re.compile(r"[a-z0-9’']+")
+REPEAT_SHARE = 0.5  # of a reply's word 4-grams found in one earlier reply of the game
 
 
 @dataclass
@@ -107,6 +115,7 @@ class Reply:
     cut_short: bool
     empty: bool
     seconds: float
+    repeats: bool = False  # largely an earlier reply of the game again (``repeats``)
 
 
 @dataclass
@@ -117,6 +126,7 @@ class Figures:
     cut_short: float
     empty: float
     repaired: float
+    repeated: float
     words: float  # median words per reply
     seconds: float  # median turn
     why: dict[str, int] = field(default_factory=dict)
@@ -135,13 +145,32 @@ def judge(text: str) -> list[str]:
     return why
 
 
+def _grams(text: str) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return {tuple(words[i : i + 4]) for i in range(len(words) - 3)}
+
+
+def repeats(text: str, earlier: list[str]) -> bool:
+    """Whether at least ``REPEAT_SHARE`` of ``text``'s word 4-grams occur in one of the
+    ``earlier`` replies (a reply of fewer than four 4-grams is judged by none)."""
+    grams = _grams(text)
+    if len(grams) < 4:
+        return False
+    return any(len(grams & _grams(e)) >= REPEAT_SHARE * len(grams) for e in earlier)
+
+
 async def play(
-    scenario: str, turns: int, repair_voice: bool, actions: tuple[tuple[str, str], ...] = ACTIONS
+    scenario: str,
+    turns: int,
+    repair_voice: bool,
+    actions: tuple[tuple[str, str], ...] = ACTIONS,
+    regenerate: bool = True,
 ) -> list[Reply]:
     with tempfile.TemporaryDirectory(prefix="talekeeper-voice-") as root:
         rt = Runtime.build(load_settings({"TALEKEEPER_DATA_DIR": str(Path(root) / "data")}))
         assert isinstance(rt.embedded, EmbeddedProvider)
         rt.embedded.repair_voice = repair_voice
+        rt.embedded.regenerate_repeats = regenerate
         replies: list[Reply] = []
         try:
             await rt.start()
@@ -151,7 +180,9 @@ async def play(
                 adventure_id = story.adventure.id
             for turn in range(1, turns + 1):
                 kind, text = actions[(turn - 1) % len(actions)]
-                replies.append(await _turn(rt, uid, adventure_id, scenario, turn, kind, text))
+                reply = await _turn(rt, uid, adventure_id, scenario, turn, kind, text)
+                reply.repeats = repeats(reply.text, [r.text for r in replies])
+                replies.append(reply)
                 assert isinstance(rt.memory, MemorySystem)
                 await rt.memory.idle()
         finally:
@@ -169,7 +200,7 @@ async def _turn(
     written, repairs, empty = "", [], False
     async for event in rt.turns.run(pending, models):
         if event.kind == "reply":
-            written = event.data["reply"]["text"]
+            written = event.data["reply"].text
             repairs = [r["kind"] for r in event.data["insights"].get("repairs", [])]
         elif event.kind == "error":
             # The only failure of a healthy embedded model: it wrote nothing. The action
@@ -203,6 +234,7 @@ def figures(label: str, replies: list[Reply]) -> Figures:
         cut_short=sum(r.cut_short for r in replies) / n,
         empty=sum(r.empty for r in replies) / n,
         repaired=sum(bool(r.repairs) for r in replies) / n,
+        repeated=sum(r.repeats for r in replies) / n,
         words=statistics.median([len(r.text.split()) for r in written]) if written else 0.0,
         seconds=statistics.median([r.seconds for r in replies]) if replies else 0.0,
         why=why,
@@ -223,19 +255,24 @@ def markdown(rows: list[Figures], run: dict[str, Any], examples: list[Reply]) ->
         'person singular, gives quoted words to "I" or "you", or starts the player\'s next '
         "move; **cut short** when it does not end at a sentence's end; **empty** when the "
         "turn failed for want of any text. `repaired`: the replies the voice repairs "
-        "changed (Insights `repairs`). Rows marked *model alone* are the same games with "
-        "the repairs off: what the prompt and worked examples achieve by themselves. How "
+        "changed (Insights `repairs`, a second take included). A reply **repeats an earlier "
+        "reply** when at least half of its word 4-grams occur in one earlier reply of the "
+        "game. Rows marked *one take* are the same games without the second take of a "
+        'reply whose opening repeats a recent one (docs/voice.md, "Repeated replies"); '
+        "*model alone* with the repairs off too: what the prompt and worked examples "
+        "achieve by themselves. How "
         "the worked examples and the repairs were chosen, on the other set of actions: "
         "[voice.md](voice.md).",
         "",
-        "| game | replies | speaks as the player | cut short | empty | repaired "
-        "| words (median) | turn s (median) | why it spoke as the player |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| game | replies | speaks as the player | repeats an earlier reply | cut short | empty "
+        "| repaired | words (median) | turn s (median) | why it spoke as the player |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for f in rows:
         why = ", ".join(f"{k} {v}" for k, v in sorted(f.why.items())) or "–"
         lines.append(
-            f"| {f.label} | {f.replies} | {_pct(f.speaks)} | {_pct(f.cut_short)} "
+            f"| {f.label} | {f.replies} | {_pct(f.speaks)} | {_pct(f.repeated)} "
+            f"| {_pct(f.cut_short)} "
             f"| {_pct(f.empty)} | {_pct(f.repaired)} | {f.words:.0f} | {f.seconds:.1f} | {why} |"
         )
     if examples:
@@ -250,6 +287,14 @@ def markdown(rows: list[Figures], run: dict[str, Any], examples: list[Reply]) ->
     return "\n".join(lines)
 
 
+# (label suffix, the voice repairs, the second take of a repeating reply)
+MODES = (("", True, True), (", one take", True, False), (", model alone", False, False))
+
+
+def _mode(label: str) -> str:
+    return next((m[0] for m in MODES[1:] if label.endswith(m[0])), "")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -257,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenarios", nargs="+")
     parser.add_argument("--raw", action="store_true", help="also play with the repairs off")
     parser.add_argument("--model-alone", action="store_true", help="only play with the repairs off")
+    parser.add_argument("--once", action="store_true", help="also play without the second take")
     parser.add_argument(
         "--actions", choices=list(SETS), default="held-out", help="the player's actions"
     )
@@ -266,12 +312,16 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     scenarios = args.scenarios or sorted(load_scenarios())
     games: dict[str, list[Reply]] = {}
-    modes = [False] if args.model_alone else [True, False] if args.raw else [True]
-    for repair_voice in modes:
+    modes = [MODES[0]] if not args.model_alone else []
+    modes += [MODES[1]] if args.once else []
+    modes += [MODES[2]] if args.raw or args.model_alone else []
+    for suffix, repair_voice, regenerate in modes:
         for scenario in scenarios:
-            label = scenario if repair_voice else f"{scenario}, model alone"
+            label = scenario + suffix
             print(f"[{label}] playing {args.turns} turns ...", file=sys.stderr, flush=True)
-            games[label] = asyncio.run(play(scenario, args.turns, repair_voice, SETS[args.actions]))
+            games[label] = asyncio.run(
+                play(scenario, args.turns, repair_voice, SETS[args.actions], regenerate)
+            )
             f = figures(label, games[label])
             print(
                 f"[{label}] speaks as the player {_pct(f.speaks)}, cut short "
@@ -280,12 +330,9 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     rows = [figures(label, replies) for label, replies in games.items()]
-    product = [r for label, replies in games.items() if "alone" not in label for r in replies]
-    alone = [r for label, replies in games.items() if "alone" in label for r in replies]
-    if product:
-        rows.append(figures("all scenarios", product))
-    if alone:
-        rows.append(figures("all scenarios, model alone", alone))
+    for suffix, _, _ in modes:
+        every = [r for label, replies in games.items() if _mode(label) == suffix for r in replies]
+        rows.append(figures("all scenarios" + suffix, every))
     run = {
         "turns": args.turns,
         "actions": args.actions,

@@ -4,10 +4,9 @@ narrator's narration goes through them."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
+from tests.kit.scripted_llama import ScriptedLlama
 
 from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.providers.embedded import EmbeddedProvider
@@ -128,29 +127,6 @@ def test_streamed_in_any_pieces_it_gives_out_the_same_text(raw: str) -> None:
         out = "".join(voice.feed(raw[i : i + size]) for i in range(0, len(raw), size))
         out += voice.finish(cut_off=False)
         assert (out, voice.edits) == whole, size
-
-
-class ScriptedLlama:
-    """Stands in for llama-cpp-python's ``Llama`` as the narrator: streams a fixed reply a
-    few characters at a time, as its ``create_chat_completion(stream=True)`` does (the
-    token counts come from the real SmolLM2 vocabulary)."""
-
-    def __init__(self, *replies: str, finish: str = "stop") -> None:
-        self.replies = list(replies)  # one per call; the last one again after that
-        self.finish = finish
-        self.calls = 0
-
-    def create_chat_completion(self, messages: list[dict[str, str]], **_: Any) -> Iterator[Any]:
-        reply = self.replies[min(self.calls, len(self.replies) - 1)]
-        self.calls += 1
-        pieces = [reply[i : i + 4] for i in range(0, len(reply), 4)]
-        for n, piece in enumerate(pieces):
-            last = n == len(pieces) - 1
-            yield {
-                "choices": [
-                    {"delta": {"content": piece}, "finish_reason": self.finish if last else None}
-                ]
-            }
 
 
 def generate(provider: EmbeddedProvider, narration: bool) -> tuple[str, str, tuple[str, ...]]:

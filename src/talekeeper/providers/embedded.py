@@ -59,7 +59,14 @@ from talekeeper.providers.embedded_models import (
     load_llama,
     narrator_path,
 )
-from talekeeper.providers.voice import VoiceFilter
+from talekeeper.providers.repeats import (
+    Opening,
+    earlier_replies,
+    elsewhere,
+    first_not,
+    no_repeat,
+)
+from talekeeper.providers.voice import Edit, VoiceFilter
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +75,9 @@ NARRATOR_LABEL = "SmolLM2-135M-Instruct (Q4_1)"
 EMBEDDER_LABEL = "all-MiniLM-L6-v2 (int8 ONNX)"
 EMBEDDING_DIMS = 384
 DEFAULT_N_CTX = 4096  # SmolLM2 trained at 8192; 4096 keeps memory near 300 MB
-VOICE_ATTEMPTS = 2  # a narration its voice repairs left empty is written once more
+# A narration its voice repairs left empty is written once more, and so is one whose opening
+# repeats a recent reply (``repeats``): each reason once, so at most three takes.
+ATTEMPTS = 2
 MAX_TEMPERATURE = 0.3  # above this the 135M model drifts off the story within a sentence
 REPEAT_PENALTY = 1.15  # at 1.0 (llama.cpp's default) it repeats one sentence to the end
 EXAMPLE_TURNS: tuple[tuple[str, str], ...] = tuple(
@@ -102,6 +111,9 @@ class EmbeddedProvider:
         # Narration is repaired as it streams (``providers.voice``); a benchmark turns it
         # off to measure the model alone.
         self.repair_voice = True
+        # A narration that opens by repeating one of the recent replies is written once more
+        # (``repeats``); a benchmark turns it off to measure the model alone.
+        self.regenerate_repeats = True
         self.narrator = Lazy(
             f"narrator {NARRATOR_LABEL}", load_narrator or (lambda: load_llama(False, n_ctx))
         )
@@ -236,16 +248,27 @@ class EmbeddedProvider:
         parts: list[str] = []
         finish: str | None = None
         repairs: list[str] = []
+        earlier = earlier_replies(request) if request.narration and self.regenerate_repeats else []
+        take = _Take(llama, request, kwargs, cancelled)
         with self._generate_lock:
-            # A narration the voice repairs emptied (all of it the player's words) is
-            # written once more: nothing of it was streamed, and its prompt is cached.
-            for _attempt in range(VOICE_ATTEMPTS if request.narration else 1):
+            # A narration the voice repairs emptied (all of it the player's words), or whose
+            # opening repeats a recent reply, is written once more: nothing of it was
+            # streamed, and its prompt is cached.
+            repeats_left = 1 if earlier else 0  # a second take for a repeating opening
+            empties_left = ATTEMPTS - 1  # and one for a narration its repairs emptied
+            while True:
                 voice = VoiceFilter() if request.narration and self.repair_voice else None
-                finish = yield from self._attempt(llama, request, kwargs, cancelled, voice, parts)
+                opening = Opening(earlier) if repeats_left else None
+                finish = yield from take.run(voice, opening, parts)
+                if opening is not None and opening.repeat:
+                    repeats_left -= 1
+                    repairs.append(Edit.REPEATED)  # its own repairs: of a text never shown
+                    continue
                 if voice is not None:
                     repairs += [edit for edit in voice.edits if edit not in repairs]
-                if parts or voice is None or cancelled.is_set():
+                if parts or voice is None or cancelled.is_set() or not empties_left:
                     break
+                empties_left -= 1
         text = "".join(parts)
         prompt = request.prompt or "\n".join(m.content for m in with_example(request))
         yield Chunk(
@@ -260,44 +283,89 @@ class EmbeddedProvider:
             ),
         )
 
-    def _attempt(
+
+class _Take:
+    """One narration's takes on a llama instance: each streamed through the voice repairs
+    and the opening's check when given. A take after one whose opening repeated a recent
+    reply may not open with that take's first token, nor write a run of ``NGRAM`` tokens
+    of the recent replies (``repeats.no_repeat``)."""
+
+    def __init__(
         self,
         llama: Any,
         request: CompletionRequest,
         kwargs: dict[str, Any],
         cancelled: threading.Event,
-        voice: VoiceFilter | None,
-        parts: list[str],
+    ) -> None:
+        self.llama, self.request, self.kwargs, self.cancelled = llama, request, kwargs, cancelled
+        self.banned: int | None = None  # the first token a new take may not open with
+        self.earlier: list[list[int]] = []  # the recent replies, as tokens
+
+    def run(
+        self, voice: VoiceFilter | None, opening: Opening | None, parts: list[str]
     ) -> Generator[Chunk, None, str | None]:
-        """One generation, streamed through ``voice`` when given; appends what it gave out
-        to ``parts`` and returns the finish reason."""
-        if request.mode == "chat":
-            messages = [{"role": m.role, "content": m.content} for m in with_example(request)]
-            events = llama.create_chat_completion(messages=messages, **kwargs)
+        """One take; appends what it gave out to ``parts`` and returns the finish reason
+        ("repeat": its opening repeated a recent reply, and nothing of it was given out)."""
+        first: str | None = None
+        finish: str | None = None
+        for raw, reason in self._pieces():
+            finish = reason
+            first = first if first is not None or not raw.strip() else raw
+            piece = voice.feed(raw) if voice is not None else raw
+            piece = opening.feed(piece) if opening is not None else piece
+            if opening is not None and opening.repeat:
+                self._ban(first, opening.earlier)
+                return "repeat"
+            if piece:
+                parts.append(piece)
+                yield Chunk(text=piece)
+            if self.cancelled.is_set():
+                return "cancelled"
+        tail = voice.finish(cut_off=finish == "length") if voice is not None else ""
+        if opening is not None:
+            tail = opening.feed(tail) + opening.finish()
+            if opening.repeat:
+                self._ban(first, opening.earlier)
+                return "repeat"
+        if tail:
+            parts.append(tail)
+            yield Chunk(text=tail)
+        return finish
+
+    def _pieces(self) -> Iterator[tuple[str, str | None]]:
+        """The model's text as it comes, piece by piece, with the finish reason so far."""
+        kwargs = dict(self.kwargs)
+        if self.banned is not None:
+            kwargs["logits_processor"] = [
+                first_not(self.banned),
+                no_repeat(self.earlier, self._tokens(elsewhere(self.request))),
+            ]
+        if self.request.mode == "chat":
+            messages = [{"role": m.role, "content": m.content} for m in with_example(self.request)]
+            events = self.llama.create_chat_completion(messages=messages, **kwargs)
         else:
-            events = llama.create_completion(prompt=request.prompt, **kwargs)
+            events = self.llama.create_completion(prompt=self.request.prompt, **kwargs)
         finish: str | None = None
         for event in events:
             choice = event["choices"][0]
             piece = (
                 (choice.get("delta") or {}).get("content")
-                if request.mode == "chat"
+                if self.request.mode == "chat"
                 else choice.get("text")
             ) or ""
             finish = choice.get("finish_reason") or finish
-            if voice is not None:
-                piece = voice.feed(piece)
-            if piece:
-                parts.append(piece)
-                yield Chunk(text=piece)
-            if cancelled.is_set():
-                return "cancelled"
-        if voice is not None:
-            tail = voice.finish(cut_off=finish == "length")
-            if tail:
-                parts.append(tail)
-                yield Chunk(text=tail)
-        return finish
+            yield piece, finish
+
+    def _ban(self, first: str | None, earlier: list[str]) -> None:
+        """What the next take may not write: the rejected take's first token to open with,
+        and no run of ``NGRAM`` tokens of the recent replies."""
+        tokens = self._tokens(first or "")
+        self.banned = tokens[0] if tokens else -1  # -1: nothing to keep from the opening
+        self.earlier = [self._tokens(text) for text in earlier]
+
+    def _tokens(self, text: str) -> list[int]:
+        found = self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        return [int(t) for t in found]
 
 
 def _dropped() -> ProviderError:

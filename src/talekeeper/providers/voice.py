@@ -48,6 +48,7 @@ class Edit(StrEnum):
     PLAYER_SPEECH = "player_speech"
     FIRST_PERSON = "first_person"
     UNFINISHED = "unfinished"
+    REPEATED = "repeated"  # not a repair of the text: a take written again (``repeats``)
 
 
 EDIT_MEANINGS = {
@@ -55,6 +56,7 @@ EDIT_MEANINGS = {
     Edit.PLAYER_SPEECH: "dropped words the narrator put in the player's mouth",
     Edit.FIRST_PERSON: "put narration written as the player ('I') in the second person",
     Edit.UNFINISHED: "dropped an unfinished last sentence",
+    Edit.REPEATED: "wrote the reply again: its opening repeated one of the recent replies",
 }
 
 # A unit ends after a sentence's last mark (and any closing quote or bracket) followed by
