@@ -5,6 +5,7 @@ call (the last one again after that), and keeps each call's keyword arguments.""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,3 +35,19 @@ class ScriptedLlama:
     def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
         """One made-up token per byte: the byte's value."""
         return list(text)
+
+
+def narrate(provider: Any, request: Any) -> tuple[str, str, tuple[str, ...]]:
+    """What ``provider`` streams for ``request`` (joined), the text its last chunk stores and
+    its repairs; the provider is closed after."""
+
+    async def run() -> tuple[str, str, tuple[str, ...]]:
+        streamed, done = [], None
+        async for chunk in provider.stream(request):
+            streamed.append(chunk.text)
+            done = chunk.done or done
+        await provider.aclose()
+        assert done is not None
+        return "".join(streamed), done.text, done.repairs
+
+    return asyncio.run(run())

@@ -4,11 +4,9 @@ llama, as a player's turn streams it."""
 
 from __future__ import annotations
 
-import asyncio
-
 import numpy as np
 import pytest
-from tests.kit.scripted_llama import ScriptedLlama
+from tests.kit.scripted_llama import ScriptedLlama, narrate
 
 from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.providers.embedded import ATTEMPTS, EmbeddedProvider
@@ -110,16 +108,7 @@ def _turn(
         narration=narration,
     )
 
-    async def run() -> tuple:
-        streamed, done = [], None
-        async for chunk in provider.stream(request):
-            streamed.append(chunk.text)
-            done = chunk.done or done
-        await provider.aclose()
-        assert done is not None
-        return "".join(streamed), done.text, done.repairs
-
-    return asyncio.run(run())
+    return narrate(provider, request)
 
 
 def test_a_narration_opening_with_a_recent_reply_is_written_once_more_and_never_shown() -> None:

@@ -3,10 +3,8 @@ narrator's narration goes through them."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
-from tests.kit.scripted_llama import ScriptedLlama
+from tests.kit.scripted_llama import ScriptedLlama, narrate
 
 from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.providers.embedded import EmbeddedProvider
@@ -134,17 +132,7 @@ def generate(provider: EmbeddedProvider, narration: bool) -> tuple[str, str, tup
         model="embedded", messages=(Message("user", "> You look at her."),), narration=narration
     )
 
-    async def run() -> tuple[str, str, tuple[str, ...]]:
-        streamed = []
-        done = None
-        async for chunk in provider.stream(request):
-            streamed.append(chunk.text)
-            done = chunk.done or done
-        await provider.aclose()
-        assert done is not None
-        return "".join(streamed), done.text, done.repairs
-
-    return asyncio.run(run())
+    return narrate(provider, request)
 
 
 def test_the_embedded_narrators_narration_is_repaired_as_it_streams() -> None:
