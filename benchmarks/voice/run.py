@@ -48,6 +48,7 @@ from benchmarks.kit.report import machine_description, publish
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.providers.embedded import NARRATOR_LABEL, EmbeddedProvider
+from talekeeper.providers.repeats import grams
 from talekeeper.services.memory.service import MemorySystem
 from talekeeper.services.story import adventures
 from talekeeper.services.story.scenarios import load_scenarios
@@ -100,7 +101,6 @@ _GIVEN = re.compile(
 )
 _NEXT_MOVE = re.compile(r"^\s*(>|(you|player|user)\s*:)", re.IGNORECASE | re.MULTILINE)
 _ENDED = re.compile(r"[.!?…][\"”’)\]*]*\s*$")
-_WORD = re.compile(r"[a-z0-9’']+")
 REPEAT_SHARE = 0.5  # of a reply's word 4-grams found in one earlier reply of the game
 
 
@@ -145,18 +145,13 @@ def judge(text: str) -> list[str]:
     return why
 
 
-def _grams(text: str) -> set[tuple[str, ...]]:
-    words = _WORD.findall(text.lower())
-    return {tuple(words[i : i + 4]) for i in range(len(words) - 3)}
-
-
 def repeats(text: str, earlier: list[str]) -> bool:
     """Whether at least ``REPEAT_SHARE`` of ``text``'s word 4-grams occur in one of the
     ``earlier`` replies (a reply of fewer than four 4-grams is judged by none)."""
-    grams = _grams(text)
-    if len(grams) < 4:
+    mine = grams(text)  # the product's 4-grams; the rule (whole replies, any earlier) is ours
+    if len(mine) < 4:
         return False
-    return any(len(grams & _grams(e)) >= REPEAT_SHARE * len(grams) for e in earlier)
+    return any(len(mine & grams(e)) >= REPEAT_SHARE * len(mine) for e in earlier)
 
 
 async def play(
