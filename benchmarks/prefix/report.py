@@ -61,7 +61,23 @@ kept one's score by 0.5), it stood on 37 of 54 (0.251), but the dense recall set
 0.42 to 0.30: the question's memory was left out. Kept whatever came (a bound): 50 of 54,
 0.236, the section still moving whenever it was more than 8 actions back. So withholding
 the fresh choice cannot pay; what could is adding a turn's new memories after the kept
-ones, as the Story Cards add the cards fired since.
+ones, as the Story Cards add the cards fired since. Tried next and not kept either (the
+same day): that addition. The Memories section a prompt held stayed where it was, byte for
+byte, while its memories were still true on the path (and, on a turn addressing someone,
+while they were in on all of them); what the turn retrieved that it lacked, the held
+memories' new passages with it, went in a section of its own before the player's action.
+Median shares, seed 19 (tuned on) and seeds 7 and 31 (held out), against 0.255, 0.267 and
+0.273 without it: 0.258, 0.253 and 0.274 (mean 0.385 → 0.383 on seed 19). The section held
+on 23 of 60 turns; on 12 others the new section would have pushed the history past its room
+(a drop of the history evaluates all of it again), so those were built fresh, and a fresh
+section after held turns takes every turn since with it (0.30–0.43 of the prompt). Leaving
+out the lowest ranked new memories until they fit reached 0.239, 0.211 and 0.241 (0.232,
+0.179 and 0.204 with the new section capped at half the Memories' budget), but on the dense
+recall set the answer then reached the prompt for 0.50 of the tune questions, not 0.92: a
+question about something new retrieves memories the held section lacks, and there is no
+room for them. Leaving out only their passages, or holding only when one or two memories
+were new: 0.259–0.276, no gain. The room a new section needs is the history's, and the
+history is full on most turns.
 Insights' count is SmolLM2's for `embedded`,
 cl100k for `server`; *share* is the `cache` game's evaluated/prompt median, *llama.cpp* what
 the model said it evaluated there.
