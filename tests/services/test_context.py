@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 
 from talekeeper.core.tokens import CharCounter
+from talekeeper.services.endpoints.models import ContextLayout
 from talekeeper.services.prompt.context import HistoryEntry, Section, build_context
-from talekeeper.services.prompt.history import cut_to_sentences
+from talekeeper.services.prompt.history import (
+    HISTORY_RESERVE_ACTIONS,
+    HISTORY_RESERVE_SHARE,
+    cut_to_sentences,
+)
 from talekeeper.services.prompt.sections import SEPARATOR
 
 pytestmark = pytest.mark.no_database
@@ -94,9 +99,45 @@ def test_overflowing_fixed_sections_are_cut_lowest_priority_first() -> None:
         Section("story_cards", "C" * 50),
         Section("plot_essentials", "P" * 20),
     ]
-    built = build_context(fixed, story(3), "", "> Go.", budget=80, counter=C)
+    built = build_context(fixed, [], "", "> Go.", budget=80, counter=C)
     report = {s.name: s for s in built.report.sections}
     assert report["ai_instructions"].cut is False and report["plot_essentials"].cut is False
     assert report["story_cards"].cut is True
-    assert built.report.history_kept == []
     assert built.report.used <= 80
+
+
+@pytest.mark.parametrize("layout", [ContextLayout.CLASSIC, ContextLayout.CACHE])
+def test_the_newest_actions_keep_their_reserve_ahead_of_the_optional_sections(
+    layout: ContextLayout,
+) -> None:
+    """Sections that would fill the whole budget leave the history its reserve: a third of
+    the budget, or all of a shorter history; the optional sections are cut for it."""
+    fixed = [
+        Section("ai_instructions", "I" * 20),
+        Section("memories", "M" * 300),
+        Section("story_cards", "C" * 300),
+    ]
+    action = "> Go."
+    budget = 240
+    entry = len("Action 0 happens here." + SEPARATOR)  # 24 tokens each
+    share = int((budget - len(action + SEPARATOR)) * HISTORY_RESERVE_SHARE)  # 78
+    built = build_context(fixed, story(9), "", action, budget=budget, counter=C, layout=layout)
+    report = {s.name: s for s in built.report.sections}
+    assert built.report.history_reserve == share
+    kept = built.report.history_kept
+    assert kept == list(range(9 - len(kept), 9)) and len(kept) * entry <= share + entry
+    # ``classic`` fills the reserve; ``cache`` drops a chunk, keeping two thirds of it.
+    least = share if layout is ContextLayout.CLASSIC else share - share // 3
+    assert len(kept) >= least // entry >= 2
+    # The sections alone would have taken all of the budget: they were cut for the history.
+    assert sum(len(s.text) for s in fixed) > budget
+    assert "story_cards" not in report or report["story_cards"].cut
+    assert report["memories"].cut and not report["ai_instructions"].cut
+    assert built.report.used <= budget
+    # A history shorter than the share keeps all of itself, and the sections the rest.
+    short = build_context(fixed, story(1), "", action, budget=budget, counter=C, layout=layout)
+    assert short.report.history_reserve == entry and short.report.history_kept == [0]
+    # In a larger budget the reserve is the newest six actions, not the whole share: the
+    # sections keep the rest.
+    roomy = build_context(fixed, story(9), "", action, budget=900, counter=C, layout=layout)
+    assert roomy.report.history_reserve == HISTORY_RESERVE_ACTIONS * entry < 900 // 3

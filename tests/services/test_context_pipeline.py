@@ -180,7 +180,7 @@ def test_a_strict_turn_keeps_no_more_history_than_it_would_withholding_nothing(
     tobin = Ref(99, "Tobin", EntityKind.PERSON)
     secret = replace(MEMORY, text="Maren hid the lamp-key under the third piling. " * 12)
     secret.source = {"source_start": 0, "source_end": 3}
-    for context in range(420, 900, 20):
+    for context in range(360, 900, 10):  # from below where all the history is its reserve
         gathered = _inputs(sessions, models("chat", context, ContextLayout.CLASSIC))
         witness = Witness(WitnessMode.STRICT, tobin, "vocative", "Tobin,", Presence((), ()))
         plain = build(gathered, Retrieval(used=[replace(secret)])).context

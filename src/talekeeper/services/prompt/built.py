@@ -44,6 +44,7 @@ class ContextReport:
     placement: Placement | None = None  # ``cache`` only
     tail_depth: int = 0  # the depth just after the history: where the player's action is
     rebuilt: bool = False  # ``cache``: the ``rebuilt`` sections were used
+    history_reserve: int = 0  # the room kept for the history before the optional sections
 
     def actions_back(self, name: str) -> int | None:
         """How many actions before the player's action a floating section went (0: just

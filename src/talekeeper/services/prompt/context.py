@@ -17,9 +17,11 @@ Invariants:
 - The budget is counted with the injected ``TokenCounter``; the built context
   never exceeds it (each part is counted with the separator that joins it, apart,
   which can only over-count: ``sections.Cost``).
-- Fixed sections get priority. The history fills what is left, dropping the
-  oldest actions first (``history``).
-- If the fixed sections alone exceed the budget, the lowest-priority ones are
+- Fixed sections get priority, but for the history's reserve (``history.reserve``):
+  the fixed sections fit what the budget leaves after the player's action and the
+  reserve; the history fills what is left, dropping the oldest actions first
+  (``history``), so it is never empty while any story fits.
+- If the fixed sections exceed their room, the lowest-priority ones are
   cut first (``TRIM_ORDER``), each from its end; the player's action is never
   cut. A section that offers shorter forms of itself (``Section.shorter``: the
   Memories without some of their passages of the story) falls back to the
@@ -37,7 +39,7 @@ from talekeeper.core.tokens import TokenCounter
 from talekeeper.services.endpoints.models import ContextLayout
 from talekeeper.services.prompt.built import BuiltContext, ContextReport, SectionReport
 from talekeeper.services.prompt.floating import FLOATING_ORDER, Placement, floating_inserts
-from talekeeper.services.prompt.history import chunked_history, filled_history
+from talekeeper.services.prompt.history import chunked_history, filled_history, reserve
 from talekeeper.services.prompt.sections import (
     AUTHORS_NOTE_DEPTH,
     FIXED_ORDER,
@@ -138,8 +140,9 @@ def _build(
     default the previous prompt's first action)."""
     by_name = {s.name: s for s in fixed}
     action_cost = cost(player_action)
-    parts = _trimmed(by_name, authors_note.strip(), budget - action_cost, cost)
     history = with_depths(history)
+    kept_back = reserve(history, budget - action_cost, cost)
+    parts = _trimmed(by_name, authors_note.strip(), budget - action_cost - kept_back, cost)
     room = budget - action_cost - parts.note_cost - sum(parts.costs.values())
     if layout is ContextLayout.CACHE:
         if history_from is None and previous is not None:
@@ -164,6 +167,7 @@ def _build(
         layout=layout,
         placement=placement,
         tail_depth=tail,
+        history_reserve=kept_back,
     )
     return BuiltContext(
         system=system,

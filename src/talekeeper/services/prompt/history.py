@@ -10,6 +10,11 @@ Invariants:
   so several turns only append again, and it never starts with a part of an action
   (unless a single action alone is larger than all the room).
 - What is kept never costs more than the room (``Cost`` charges every entry).
+- The history's reserve (``reserve``): the room kept for the newest actions before any
+  optional section: what its newest ``HISTORY_RESERVE_ACTIONS`` cost, up to a share of the
+  budget. Where those actions cost more than the share (long narrations, a small context)
+  it is the share, the same every turn, so the sections it trims are trimmed the same way
+  from turn to turn (``cache`` keeps their text).
 """
 
 from __future__ import annotations
@@ -23,7 +28,21 @@ from talekeeper.services.prompt.sections import Cost, HistoryEntry, depth
 # free: the next turns only append until that is used up. A judgement, not tuned: a larger
 # fraction would free less history per drop and drop oftener, a smaller keep less history.
 CHUNK_FRACTION = 3
+# The room kept for the recent history before the optional sections: its newest six actions
+# (three exchanges: the scene the narrator answers), up to a third of the budget, which holds
+# about four actions of 120-200-token narrations at 2,048 tokens of context
+# (docs/context.md, "The history's reserve").
+HISTORY_RESERVE_ACTIONS = 6
+HISTORY_RESERVE_SHARE = 1 / 3
 _SENTENCE_END = re.compile(r"(?<=[.!?…\"”'])\s+")
+
+
+def reserve(history: list[HistoryEntry], budget: int, cost: Cost) -> int:
+    """The room kept for the history ahead of the optional sections: what its newest
+    ``HISTORY_RESERVE_ACTIONS`` actions cost, up to ``budget``'s ``HISTORY_RESERVE_SHARE``."""
+    share = max(int(budget * HISTORY_RESERVE_SHARE), 0)
+    newest = history[-HISTORY_RESERVE_ACTIONS:] if HISTORY_RESERVE_ACTIONS else []
+    return min(sum(cost(e.text) for e in newest), share)
 
 
 def cut_to_sentences(text: str, limit: int, counter: TokenCounter) -> str:

@@ -132,6 +132,7 @@ def snapshot(
             unread_older=inputs.more_history,
             cut_action_id=report.history_cut,
             first_kept_action_id=report.history_kept[0] if report.history_kept else None,
+            reserve=report.history_reserve,
         ),
         budget=BudgetPart(
             context_tokens=models.context_tokens,
@@ -204,6 +205,11 @@ def _sections(
                 reason = f"the {len(report.history_kept)} newest actions that fit" + (
                     f"; {dropped} older ones dropped for budget" if dropped else ""
                 )
+                if any(s.cut for s in report.sections):
+                    reason += (
+                        f"; {report.history_reserve} tokens were kept for them ahead of the "
+                        "sections cut"
+                    )
         part = SectionPart(
             name=name,
             title=SECTION_TITLES[name],

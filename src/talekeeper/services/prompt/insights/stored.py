@@ -243,6 +243,9 @@ class HistoryPart(Part):
     unread_older: bool = False
     cut_action_id: int | None = None
     first_kept_action_id: int | None = None
+    # The room kept for it ahead of the optional sections (docs/context.md, "The history's
+    # reserve"): tokens.
+    reserve: int = 0
 
 
 class BudgetPart(Part):
