@@ -110,8 +110,8 @@ def test_overflowing_fixed_sections_are_cut_lowest_priority_first() -> None:
 def test_the_newest_actions_keep_their_reserve_ahead_of_the_optional_sections(
     layout: ContextLayout,
 ) -> None:
-    """Sections that would fill the whole budget leave the history its reserve: a third of
-    the budget, or all of a shorter history; the optional sections are cut for it."""
+    """Sections that would fill the whole budget leave the history its reserve: its newest
+    six actions, up to a third of the budget; the optional sections are cut for it."""
     fixed = [
         Section("ai_instructions", "I" * 20),
         Section("memories", "M" * 300),

@@ -61,6 +61,7 @@ from talekeeper.providers.embedded_models import (
 )
 from talekeeper.providers.repeats import (
     Opening,
+    Processor,
     earlier_replies,
     elsewhere,
     first_not,
@@ -299,7 +300,9 @@ class _Take:
     ) -> None:
         self.llama, self.request, self.kwargs, self.cancelled = llama, request, kwargs, cancelled
         self.banned: int | None = None  # the first token a new take may not open with
-        self.earlier: list[list[int]] = []  # the recent replies, as tokens
+        # The runs of the recent replies a new take may not write (built once, at the ban:
+        # it reads the whole prompt's tokens).
+        self.no_repeat: Processor | None = None
 
     def run(
         self, voice: VoiceFilter | None, opening: Opening | None, parts: list[str]
@@ -335,11 +338,9 @@ class _Take:
     def _pieces(self) -> Iterator[tuple[str, str | None]]:
         """The model's text as it comes, piece by piece, with the finish reason so far."""
         kwargs = dict(self.kwargs)
-        if self.banned is not None:
-            kwargs["logits_processor"] = [
-                first_not(self.banned),
-                no_repeat(self.earlier, self._tokens(elsewhere(self.request))),
-            ]
+        if self.banned is not None and self.no_repeat is not None:
+            # ``first_not`` keeps the take's start: a new one for each take.
+            kwargs["logits_processor"] = [first_not(self.banned), self.no_repeat]
         if self.request.mode == "chat":
             messages = [{"role": m.role, "content": m.content} for m in with_example(self.request)]
             events = self.llama.create_chat_completion(messages=messages, **kwargs)
@@ -361,7 +362,8 @@ class _Take:
         and no run of ``NGRAM`` tokens of the recent replies."""
         tokens = self._tokens(first or "")
         self.banned = tokens[0] if tokens else -1  # -1: nothing to keep from the opening
-        self.earlier = [self._tokens(text) for text in earlier]
+        replies = [self._tokens(text) for text in earlier]
+        self.no_repeat = no_repeat(replies, self._tokens(elsewhere(self.request)))
 
     def _tokens(self, text: str) -> list[int]:
         found = self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)

@@ -41,8 +41,7 @@ def reserve(history: list[HistoryEntry], budget: int, cost: Cost) -> int:
     """The room kept for the history ahead of the optional sections: what its newest
     ``HISTORY_RESERVE_ACTIONS`` actions cost, up to ``budget``'s ``HISTORY_RESERVE_SHARE``."""
     share = max(int(budget * HISTORY_RESERVE_SHARE), 0)
-    newest = history[-HISTORY_RESERVE_ACTIONS:] if HISTORY_RESERVE_ACTIONS else []
-    return min(sum(cost(e.text) for e in newest), share)
+    return min(sum(cost(e.text) for e in history[-HISTORY_RESERVE_ACTIONS:]), share)
 
 
 def cut_to_sentences(text: str, limit: int, counter: TokenCounter) -> str:
