@@ -10,6 +10,11 @@
 # status is 0 only when both passed. Each pass has temporary folders of its own. Each pass
 # prints its 50 slowest tests, and the end says how long each pass took (wall time).
 set -u
+# The embedded models on one thread each (TALEKEEPER_THREADS, passed on to every Talekeeper a
+# test starts: tests/conftest.py): the two passes already keep both cores of the reference
+# machine busy, and llama.cpp's second thread mostly waits for a core the other pass holds
+# (a 10-turn game beside a busy core: 74 s on two threads, 61 s on one).
+export TALEKEEPER_THREADS="${TALEKEEPER_THREADS:-1}"
 bin=$1
 shift
 work=$(mktemp -d "${TMPDIR:-/tmp}/talekeeper-tests-XXXXXX")

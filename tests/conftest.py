@@ -163,11 +163,29 @@ def _no_database_means_none(request: pytest.FixtureRequest) -> Iterator[None]:
         )
 
 
+# Settings the test process passes on to every Talekeeper it starts, when set in its own
+# environment: ``make test`` runs the embedded models on one thread each, since its two
+# passes already share the machine's cores (``tests/both_passes.sh``).
+PASSED_ON = ("TALEKEEPER_THREADS",)
+
+
+def passed_on() -> dict[str, str]:
+    """The ``PASSED_ON`` settings this test process has."""
+    return {name: os.environ[name] for name in PASSED_ON if os.environ.get(name)}
+
+
+def threads_setting() -> int:
+    """The threads setting passed on (0: the default), for tests that build the embedded
+    provider themselves."""
+    return int(passed_on().get("TALEKEEPER_THREADS", "0"))
+
+
 def data_env(data: Path) -> dict[str, str]:
     """The environment that points Talekeeper at the data folder ``data`` and its database
-    (on the PostgreSQL pass, the database ``make_settings`` gives the same folder)."""
+    (on the PostgreSQL pass, the database ``make_settings`` gives the same folder), with
+    the settings ``passed_on``."""
     _asked[0] += 1
-    env = {"TALEKEEPER_DATA_DIR": str(data)}
+    env = {**passed_on(), "TALEKEEPER_DATA_DIR": str(data)}
     if pg.active is not None:
         env["TALEKEEPER_DATABASE_URL"] = pg.active.url_for(str(data))
     return env
@@ -237,7 +255,7 @@ def make_settings(tmp_path: Path, *, fresh: bool = False, **env: str) -> Setting
     """Settings over the data folder ``tmp_path/data``, whose database starts migrated (a
     copy of the template; the app's own upgrade then has nothing to do), or with ``fresh``
     as a new install finds it: no folder yet."""
-    values = {"TALEKEEPER_DATA_DIR": str(tmp_path / "data")}
+    values = {**passed_on(), "TALEKEEPER_DATA_DIR": str(tmp_path / "data")}
     values.update({"TALEKEEPER_" + k.upper(): v for k, v in env.items()})
     if "database_url" not in env:
         data = Path(values["TALEKEEPER_DATA_DIR"])

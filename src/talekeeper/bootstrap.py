@@ -178,7 +178,9 @@ class Runtime:
             engine=engine,
             sessions=sessions,
             http=shared_client(),
-            embedded=EmbeddedProvider(n_ctx=settings.context_tokens or DEFAULT_N_CTX),
+            embedded=EmbeddedProvider(
+                n_ctx=settings.context_tokens or DEFAULT_N_CTX, threads=settings.threads
+            ),
             schema_head=migrate.head_revision(engine),
             scenarios=load_scenarios(),
             prefixes=PromptPrefixes(belief=prefix_belief(settings, engine)),

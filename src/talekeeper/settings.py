@@ -227,6 +227,16 @@ REGISTRY: tuple[Setting, ...] = (
         minimum=1,
         maximum=100_000,
     ),
+    Setting(
+        "threads",
+        int,
+        0,
+        "CPU threads the embedded narrator and embedder use (llama.cpp's -t); 0: one per "
+        "CPU the system reports. Fewer can be faster where other work shares the cores, or "
+        "where the system counts each core twice (hyper-threading).",
+        minimum=0,
+        maximum=1024,
+    ),
     Setting("host", str, "127.0.0.1", "Where 'talekeeper serve' listens."),
     Setting("port", int, 8000, "Port for 'talekeeper serve'.", minimum=1, maximum=65535),
     Setting(
@@ -332,6 +342,7 @@ class Settings:
     bank_capacity: int
     knowledge_top_k: int
     context_layout: ContextLayout
+    threads: int
     host: str
     port: int
     allowed_hosts: str

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import LOCAL, make_settings
+from tests.conftest import LOCAL, make_settings, threads_setting
 
+from talekeeper.bootstrap import Runtime
+from talekeeper.core.errors import ConfigurationError
 from talekeeper.providers.base import CompletionRequest, Message
 from talekeeper.providers.embedded import (
     EMBEDDING_DIMS,
@@ -17,6 +20,7 @@ from talekeeper.providers.embedded import (
     EmbeddedProvider,
     with_example,
 )
+from talekeeper.settings import load_settings
 from talekeeper.web.app import create_app
 
 pytestmark = pytest.mark.model
@@ -29,7 +33,7 @@ REQUEST = CompletionRequest(
 
 
 def test_nothing_loads_until_first_use_and_the_example_turns_are_in_the_prompt() -> None:
-    provider = EmbeddedProvider()
+    provider = EmbeddedProvider(threads=threads_setting())
     assert provider.loaded() == {"narrator": False, "embedder": False}
     messages = with_example(REQUEST)
     worked = ["user", "assistant"] * len(EXAMPLE_TURNS)
@@ -40,7 +44,7 @@ def test_nothing_loads_until_first_use_and_the_example_turns_are_in_the_prompt()
 
 
 def test_the_embedded_narrator_streams_real_text_and_counts_its_tokens() -> None:
-    provider = EmbeddedProvider()
+    provider = EmbeddedProvider(threads=threads_setting())
 
     async def go() -> tuple[str, str]:
         parts, final = [], ""
@@ -58,7 +62,7 @@ def test_the_embedded_narrator_streams_real_text_and_counts_its_tokens() -> None
 
 
 def test_the_embedded_embedder_gives_normalised_384_vectors_that_mean_something() -> None:
-    provider = EmbeddedProvider()
+    provider = EmbeddedProvider(threads=threads_setting())
     texts = [
         "The red dragon sleeps in the cave.",
         "A red dragon is sleeping inside a cave.",
@@ -85,7 +89,7 @@ def test_a_fresh_install_is_green_and_test_connection_generates_text(tmp_path: P
 def test_a_prompt_longer_than_the_context_is_a_provider_error_not_a_crash() -> None:
     from talekeeper.core.errors import ProviderError
 
-    provider = EmbeddedProvider(n_ctx=256)
+    provider = EmbeddedProvider(n_ctx=256, threads=threads_setting())
     long = CompletionRequest(
         model="embedded",
         messages=(Message("user", "The waves roll in. " * 200),),
@@ -129,7 +133,30 @@ def test_the_embedded_narrator_does_not_loop_on_one_sentence() -> None:
         max_tokens=200,
         temperature=0.0,  # greedy: the same text every run
     )
-    text = asyncio.run(EmbeddedProvider().complete(request)).text
+    text = asyncio.run(EmbeddedProvider(threads=threads_setting()).complete(request)).text
     sentences = [s.strip().lower() for s in re.split(r"[.!?]+", text) if len(s.strip()) > 20]
     repeats = Counter(sentences).most_common(1)[0][1] if sentences else 0
     assert len(sentences) >= 2 and repeats == 1, text
+
+
+@pytest.mark.parametrize("threads", ["1", "0"])
+def test_the_threads_setting_reaches_the_narrator_and_the_embedder(
+    tmp_path: Path, threads: str
+) -> None:
+    """TALEKEEPER_THREADS gives both models their CPU threads; 0 means one per CPU."""
+    runtime = Runtime.build(make_settings(tmp_path, threads=threads))
+    try:
+        provider = runtime.embedded
+        expected = int(threads) or (os.cpu_count() or 1)
+        assert provider.narrator.get().n_threads == expected
+        assert provider.vocab.get().n_threads == expected
+        options = provider.embedder.get()._session.get_session_options()
+        assert options.intra_op_num_threads == expected
+    finally:
+        asyncio.run(runtime.aclose())
+
+
+def test_a_threads_setting_below_zero_is_refused_naming_the_setting() -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        load_settings({"TALEKEEPER_THREADS": "-2"})
+    assert "TALEKEEPER_THREADS" in refused.value.message

@@ -15,6 +15,7 @@ import asyncio
 import time
 
 import pytest
+from tests.conftest import threads_setting
 from tests.kit.gated_llama import REPLY, GatedLlama, default_pool_size
 
 from talekeeper.core.errors import ProviderError
@@ -101,7 +102,7 @@ def test_aclose_drops_waiting_generations_with_a_sentence_and_a_later_one_runs()
 
 @pytest.mark.model
 def test_queued_real_generations_keep_the_default_executor_free() -> None:
-    provider = EmbeddedProvider()
+    provider = EmbeddedProvider(threads=threads_setting())
     request = CompletionRequest(
         model="embedded",
         messages=(Message("system", "You narrate a story."), Message("user", "> You wait.")),

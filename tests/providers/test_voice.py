@@ -4,6 +4,7 @@ narrator's narration goes through them."""
 from __future__ import annotations
 
 import pytest
+from tests.conftest import threads_setting
 from tests.kit.scripted_llama import ScriptedLlama, narrate
 
 from talekeeper.providers.base import CompletionRequest, Message
@@ -169,7 +170,7 @@ def test_the_context_reserve_covers_the_worked_example_turns() -> None:
     from talekeeper.providers.embedded import EXAMPLE_TOKENS, EXAMPLE_TURNS
     from talekeeper.providers.embedded_models import LlamaTokenCounter
 
-    provider = EmbeddedProvider()
+    provider = EmbeddedProvider(threads=threads_setting())
     counter = provider.token_counter("embedded")
     assert isinstance(counter, LlamaTokenCounter)
     # Each message carries ChatML's markers: "<|im_start|>user\n" ... "<|im_end|>\n".

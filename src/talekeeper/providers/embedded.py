@@ -93,11 +93,16 @@ class EmbeddedProvider:
     """In-process narrator and embedder behind the provider protocol."""
 
     def __init__(
-        self, *, n_ctx: int = DEFAULT_N_CTX, load_narrator: Callable[[], Any] | None = None
+        self,
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        threads: int = 0,
+        load_narrator: Callable[[], Any] | None = None,
     ) -> None:
         """``load_narrator`` builds the llama instance (by default SmolLM2 from its
         package); anything with llama-cpp-python's streaming ``create_chat_completion``
-        and ``create_completion`` will do."""
+        and ``create_completion`` will do. ``threads``: the ``threads`` setting (0: one per
+        CPU)."""
         self.info = ProviderInfo(
             name=NAME,
             placeholder=True,
@@ -116,10 +121,11 @@ class EmbeddedProvider:
         # (``repeats``); a benchmark turns it off to measure the model alone.
         self.regenerate_repeats = True
         self.narrator = Lazy(
-            f"narrator {NARRATOR_LABEL}", load_narrator or (lambda: load_llama(False, n_ctx))
+            f"narrator {NARRATOR_LABEL}",
+            load_narrator or (lambda: load_llama(False, n_ctx, threads)),
         )
-        self.vocab = Lazy("narrator tokenizer", lambda: load_llama(True, n_ctx))
-        self.embedder = Lazy(f"embedder {EMBEDDER_LABEL}", MiniLM)
+        self.vocab = Lazy("narrator tokenizer", lambda: load_llama(True, n_ctx, threads))
+        self.embedder = Lazy(f"embedder {EMBEDDER_LABEL}", lambda: MiniLM(threads))
         self._executor: ThreadPoolExecutor | None = None
         self._executor_lock = threading.Lock()
         self._generate_lock = threading.Lock()

@@ -52,8 +52,10 @@ def embedder_paths() -> tuple[Path, Path]:
     )
 
 
-def _threads() -> int:
-    return max(1, os.cpu_count() or 1)
+def threads_for(setting: int) -> int:
+    """The threads a model runs on: the ``threads`` setting, or with 0 one per CPU the
+    system reports."""
+    return setting if setting > 0 else max(1, os.cpu_count() or 1)
 
 
 class Lazy:
@@ -161,7 +163,7 @@ def _route_llama_log() -> None:
     llama_cpp.llama_log_set(_llama_callback, ctypes.c_void_p(0))
 
 
-def load_llama(vocab_only: bool, n_ctx: int) -> Any:
+def load_llama(vocab_only: bool, n_ctx: int, threads: int = 0) -> Any:
     path = narrator_path()
     try:
         from llama_cpp import Llama
@@ -173,7 +175,7 @@ def load_llama(vocab_only: bool, n_ctx: int) -> Any:
     return Llama(
         model_path=str(path),
         n_ctx=n_ctx,
-        n_threads=_threads(),
+        n_threads=threads_for(threads),
         vocab_only=vocab_only,
         verbose=False,
     )
@@ -182,14 +184,14 @@ def load_llama(vocab_only: bool, n_ctx: int) -> Any:
 class MiniLM:
     """all-MiniLM-L6-v2 on onnxruntime: tokenize, run, mean-pool, normalise."""
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 0) -> None:
         import numpy as np
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         model_path, tokenizer_path = embedder_paths()
         options = ort.SessionOptions()
-        options.intra_op_num_threads = _threads()
+        options.intra_op_num_threads = threads_for(threads)
         self._np = np
         self._session = ort.InferenceSession(
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
