@@ -316,3 +316,34 @@ def test_the_witness_part_names_who_was_addressed_and_what_they_did_not_see(
     expect(dialog.locator('.ins-part[data-part="witness"]')).to_contain_text(
         "Your input addressed no one"
     )
+
+
+def test_memories_left_out_for_room_are_listed_apart_from_those_used(live: Live, page: Any) -> None:
+    """A small context with long Plot Essentials: the Memories fall back to fewer memories,
+    and the dialog lists those left out for room apart from the ones that went in."""
+    adventure_id, _ = play_until_memories(live)
+    essentials = {"plot_essentials": " ".join(["The lighthouse keeper guards the coast."] * 40)}
+    assert live.api.patch(f"/api/adventures/{adventure_id}", json=essentials).status_code == 200
+    dry = {"type": "do", "text": QUESTION}
+    found: dict[str, Any] = {}
+    for tokens in range(400, 1600, 50):
+        changed = live.api.patch("/api/settings", json={"context_tokens": tokens})
+        assert changed.status_code == 200, changed.text
+        shown = live.api.post(f"/api/adventures/{adventure_id}/insights/dry-run", json=dry)
+        memories = shown.json()["memories"]
+        if memories["used"] and memories["left_for_room"]:
+            found = memories
+            break
+    assert found, "no context size left memories out"
+    left = found["left_for_room"]
+    page.goto(f"{live.url}/adventures/{adventure_id}")
+    dialog = open_insights(page, {"dryRun": dry})
+    expect(dialog.locator(".ins-used-count")).to_have_text(str(len(found["used"])))
+    expect(dialog.locator(".ins-no-room")).to_have_text(f" · {len(left)} left out for room")
+    listed = dialog.locator(".ins-left-for-room li")
+    expect(listed).to_have_count(len(left))
+    for item, memory in zip(listed.all(), left, strict=True):
+        expect(item).to_contain_text(f"Memory #{memory['id']} was retrieved but did not fit")
+    used_ids = {m["id"] for m in found["used"]}
+    assert used_ids.isdisjoint(m["id"] for m in left)
+    expect(dialog.locator(".ins-memory")).to_have_count(len(found["used"]))

@@ -53,6 +53,10 @@ MEMORY = UsedMemory(
     pinned=False,
     authority="accepted_story",
 )
+LONG = (
+    "the keeper climbed the tower stair at dusk and lit the great lamp while the gulls "
+    "wheeled over the breakwater and the fishing boats turned for the harbour mouth"
+)
 PASSAGE = CarriedPassage(key=1, text="The sea took Tam in the spring storm.", depth=0, score=0.6)
 HIT = Hit(
     passage_id=1,
@@ -194,3 +198,41 @@ def test_a_strict_turn_keeps_no_more_history_than_it_would_withholding_nothing(
             break
     else:
         pytest.fail("no context size made the memory crowd out older actions")
+
+
+@pytest.mark.parametrize("layout", list(ContextLayout))
+def test_memories_that_do_not_fit_even_alone_are_left_out_whole_lowest_ranked_first(
+    sessions: sessionmaker[Session], layout: ContextLayout
+) -> None:
+    """Where the context has no room even for the memories alone, the last (lowest
+    ranked) are left out whole rather than the section cut mid-sentence, and Insights and
+    the uses recorded know which went in."""
+    retrieved = [
+        replace(
+            MEMORY,
+            id=10 + n,
+            text=f"Memory {n}: " + " ".join(f"{word}{n}" for word in LONG.split()),
+        )
+        for n in range(5)
+    ]
+    found_cut = False
+    for context_tokens in range(500, 1100, 50):
+        chosen = models("chat", context_tokens, layout)
+        inputs = _inputs(sessions, chosen)
+        turn = build(inputs, Retrieval(used=[replace(m) for m in retrieved], considered=9))
+        section = next(s for s in turn.context.report.sections if s.name == "memories")
+        went_in = [m.id for m in retrieved if m.text in section.text]
+        # Every memory is in whole or not at all: no line ends mid-memory.
+        for line in section.text.splitlines()[1:]:
+            assert any(line.endswith(m.text) for m in retrieved), line
+        assert went_in == [m.id for m in turn.retrieval.used]  # the best ranked, in order
+        assert went_in == [m.id for m in retrieved[: len(went_in)]]
+        left = [m.id for m in turn.retrieval.left_for_room]
+        assert left == [m.id for m in retrieved[len(went_in) :]]
+        shown = insights.snapshot(inputs, turn.context, turn.retrieval, {}, chosen, None)
+        assert [m.id for m in shown.memories.left_for_room] == left
+        assert [m.id for m in shown.memories.used] == went_in
+        if left:
+            found_cut = True
+            assert section.cut and f"{len(left)} left out for room" in section.reason
+    assert found_cut  # some context size left memories out

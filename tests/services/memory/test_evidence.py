@@ -497,7 +497,12 @@ def test_an_overflowing_context_drops_passages_before_it_cuts_a_memory() -> None
     )
     retrieval.fit_evidence(counter, 10_000)
     variants = retrieval.section_variants()
-    assert variants == [retrieval.section_text(1), retrieval.section_text(0)]
+    # Fewer passages first, then fewer memories (the last dropped first), down to one.
+    assert variants == [
+        retrieval.section_text(1),
+        retrieval.section_text(0),
+        retrieval.section_text(0, 1),
+    ]
     full = Section("memories", retrieval.section_text(), "", tuple(variants))
     action = "look"
     needed = build_context([full], [], "", action, budget=10_000, counter=counter).report.used

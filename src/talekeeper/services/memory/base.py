@@ -145,13 +145,17 @@ class Retrieval:
     query: dict[str, Any] = field(default_factory=dict)
     note: str = ""
     budget: int | None = None  # the Memories section's token budget, once fitted
+    # Retrieved, but left out of the context for room: the lowest ranked, whole, when even
+    # the memories alone did not fit (``section_variants``); not in ``used``.
+    left_for_room: list[UsedMemory] = field(default_factory=list)
 
-    def section_text(self, evidence: int | None = None) -> str:
+    def section_text(self, evidence: int | None = None, memories: int | None = None) -> str:
         """The Memories section: each memory marked as established or as an inference,
         followed by those of its passages that went in, in story order (``evidence``: only
-        the first that many passages to go in)."""
+        the first that many passages to go in; ``memories``: only the first that many
+        memories)."""
         lines = []
-        for memory in self.used:
+        for memory in self.used[:memories]:
             mark = "inference" if memory.authority == Authority.HEURISTIC else "established"
             label = f" {memory.witness_label}" if memory.witness_label else ""
             lines.append(f"- ({mark}) {memory.text}{label}")
@@ -172,9 +176,22 @@ class Retrieval:
         return sum(p.order is not None for m in self.used for p in m.passages)
 
     def section_variants(self) -> list[str]:
-        """The section with fewer and fewer passages (the last to go in dropped first), the
-        memories alone last: what the context builder falls back to before cutting it."""
-        return [self.section_text(n) for n in range(self.carried() - 1, -1, -1)]
+        """The section with fewer and fewer passages (the last to go in dropped first), then
+        the memories alone, fewer and fewer (the last, lowest ranked, dropped first) down to
+        one: what the context builder falls back to before cutting it mid-text."""
+        passages = [self.section_text(n) for n in range(self.carried() - 1, -1, -1)]
+        return passages + self.fewer_memories()
+
+    def fewer_memories(self) -> list[str]:
+        """The memories alone, all but the last, then all but the last two, down to one."""
+        return [self.section_text(0, n) for n in range(len(self.used) - 1, 0, -1)]
+
+    def leave_for_room(self, count: int) -> None:
+        """Only the first ``count`` memories stayed in the context (with none of their
+        passages); the rest move to ``left_for_room``."""
+        self.keep_evidence(0)
+        self.left_for_room = self.used[count:] + self.left_for_room
+        self.used = self.used[:count]
 
     def keep_evidence(self, count: int) -> None:
         """Only the first ``count`` passages to go in stayed in the context."""

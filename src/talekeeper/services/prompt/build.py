@@ -211,14 +211,26 @@ def request(built: BuiltContext, models: ModelSet) -> CompletionRequest:
 
 def _note_dropped_evidence(retrieval: Retrieval, built: BuiltContext, variants: list[str]) -> None:
     """When the whole context overflowed and the Memories fell back to a shorter form, the
-    passages left out are no longer marked as in the context (Insights tells the truth)."""
+    passages left out are no longer marked as in the context, and the memories left out
+    move to ``left_for_room`` (Insights tells the truth; only those in it count as used)."""
     section = next((s for s in built.report.sections if s.name == "memories"), None)
     if section is None or not section.cut:
         return
-    carried = len(variants)
-    for kept, text in zip(range(carried - 1, -1, -1), variants, strict=True):
+    carried = retrieval.carried()
+    fewer = range(carried - 1, -1, -1)
+    for kept, text in zip(fewer, variants[:carried], strict=True):
         if section.text == render_fixed(Section("memories", text)):
             retrieval.keep_evidence(kept)
+            return
+    memories = range(len(retrieval.used) - 1, 0, -1)
+    for count, text in zip(memories, variants[carried:], strict=True):
+        if section.text == render_fixed(Section("memories", text)):
+            retrieval.leave_for_room(count)
+            sections = built.report.sections
+            reason = (
+                f"{_memory_reason(retrieval)}; {len(retrieval.left_for_room)} left out for room"
+            )
+            sections[sections.index(section)] = replace(section, reason=reason)
             return
     retrieval.keep_evidence(0)  # cut mid-text: no passage is whole
 

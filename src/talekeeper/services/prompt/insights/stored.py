@@ -147,6 +147,7 @@ class MemoriesPart(Part):
     used: list[UsedMemoryPart] = Field(default_factory=list)
     considered: int = 0
     suppressed: list[SuppressedPart] = Field(default_factory=list)
+    left_for_room: list[UsedMemoryPart] = Field(default_factory=list)  # retrieved, no room
     query: QueryPart = Field(default_factory=QueryPart)
     note: str = ""
 

@@ -31,17 +31,19 @@ function lexicalWeight(query) {
 export function memoriesPart(memories) {
   const used = Array.isArray(memories.used) ? memories.used : [];
   const suppressed = Array.isArray(memories.suppressed) ? memories.suppressed : [];
+  const noRoom = Array.isArray(memories.left_for_room) ? memories.left_for_room : [];
   const query = memories.query || {};
   const considered = Number(memories.considered) || 0;
   const finalMax = 1 + lexicalWeight(query);
   const byId = new Map(used.map((m) => [m.id, m]));
-  const below = considered - used.length - suppressed.length;
+  const below = considered - used.length - noRoom.length - suppressed.length;
   return part("memories", "Memories",
     h("p", { class: "ins-mem-counts" },
       h("strong", { class: "ins-used-count", text: count(used.length) }), " used of ",
       h("strong", { class: "ins-considered", text: count(considered) }), " considered",
       typeof query.top_k === "number" ? h("span", { class: "muted", text: ` · top-K ${query.top_k}` }) : null,
       h("span", { class: "muted", text: ` · ${count(suppressed.length)} suppressed as duplicates` }),
+      noRoom.length ? h("span", { class: "ins-no-room", text: ` · ${count(noRoom.length)} left out for room` }) : null,
       below > 0 ? h("span", { class: "muted", text: ` · ${count(below)} ranked below the top ${query.top_k ?? "K"}` }) : null,
       budgetNote(memories.budget, query.top_k)),
     memories.note ? h("p", { class: "note ins-note", text: memories.note }) : null,
@@ -50,6 +52,7 @@ export function memoriesPart(memories) {
         `Bars: semantic and lexical out of 1, final out of ${finalMax.toFixed(2)}.`)
       : null,
     h("ol", { class: "ins-memories" }, used.map((m) => memoryItem(m, finalMax))),
+    noRoom.length ? noRoomList(noRoom) : null,
     suppressed.length ? suppressedList(suppressed, byId) : null,
     queryPart(query));
 }
@@ -192,6 +195,16 @@ function sourceLine(source) {
   const where = branch ? ` · branch #${branch}` : "";
   if (start === null || start === undefined) return "written by hand" + where;
   return (start === end ? `from depth ${start}` : `from depths ${start}–${end}`) + where;
+}
+
+// Retrieved, but the context had no room even for the memories alone: the lowest ranked
+// were left out whole, never cut mid-sentence.
+function noRoomList(memories) {
+  return h("div", { class: "ins-suppressed ins-left-for-room" },
+    h("h4", { text: "Left out for room" }),
+    h("ul", {}, memories.map((m) => h("li", { dataset: { memoryId: m.id } },
+      `Memory #${m.id} was retrieved but did not fit the context`,
+      h("span", { class: "muted", text: ` (“${clip(m.text)}”)` }), "."))));
 }
 
 function suppressedList(suppressed, byId) {
