@@ -92,11 +92,12 @@ def admin_live(tmp_path: Path, double: ModelDouble) -> Iterator[Live]:
         yield Live(url=url, double=double, app=app, loop=loop, api=api)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
-    """One Chromium per test module. Not per session: Playwright's sync API keeps an event
-    loop running in this thread while it is open, and later tests that call asyncio.run
-    would find it."""
+    """One Chromium for the browser tests (a launch costs about a second). Closed when they
+    end, not kept for the session: Playwright's sync API keeps an event loop running in
+    this thread while it is open, and later tests that call asyncio.run would find it (no
+    browser test does)."""
     executable = shutil.which("chromium")
     if executable is None:
         pytest.skip("Chromium is not installed: apt-get install -y chromium (.ci/run does).")
