@@ -283,3 +283,12 @@ def test_credentials_in_the_endpoint_url_are_never_sent_back(
         assert plain.json()["values"]["endpoint_credentials_set"] is False
         answers = [read, listed, health, calls, saved, plain]
         assert not any("pw-9931" in a.text or "alice" in a.text for a in answers)
+
+
+def test_the_embedded_models_threads_are_not_a_players_to_set(client: TestClient) -> None:
+    """``threads`` is server-wide (the embedded models load once per process): a request,
+    whoever sends it, cannot change it."""
+    refused = client.patch("/api/settings", json={"threads": 64})
+    assert refused.status_code == 400 and "not a per-user setting" in refused.text
+    assert "threads" in refused.json()["error"]["message"]
+    assert "threads" not in client.get("/api/settings").json()["values"]

@@ -270,8 +270,8 @@ class Terminal:
         for memory in data.memories.used:
             self.say(f"  memory #{memory.id} {memory.final_score:.2f}: {memory.text[:60]}")
         for memory in data.memories.left_for_room:
-            score = f"{memory.final_score:.2f} [left out: no room in the context]"
-            self.say(f"  memory #{memory.id} {score}: {memory.text[:60]}")
+            left = "[left out: no room in the context]"
+            self.say(f"  memory #{memory.id} {memory.final_score:.2f} {left}: {memory.text[:60]}")
         for hit in data.knowledge.used:  # older snapshots have none
             where = f", {hit.location}" if hit.location else ""
             meaning = "-" if hit.semantic_score is None else f"{hit.semantic_score:.2f}"

@@ -180,18 +180,13 @@ class Retrieval:
         the memories alone, fewer and fewer (the last, lowest ranked, dropped first) down to
         one: what the context builder falls back to before cutting it mid-text."""
         passages = [self.section_text(n) for n in range(self.carried() - 1, -1, -1)]
-        return passages + self.fewer_memories()
-
-    def fewer_memories(self) -> list[str]:
-        """The memories alone, all but the last, then all but the last two, down to one."""
-        return [self.section_text(0, n) for n in range(len(self.used) - 1, 0, -1)]
+        return passages + [self.section_text(0, n) for n in range(len(self.used) - 1, 0, -1)]
 
     def leave_for_room(self, count: int) -> None:
         """Only the first ``count`` memories stayed in the context (with none of their
         passages); the rest move to ``left_for_room``."""
         self.keep_evidence(0)
-        self.left_for_room = self.used[count:] + self.left_for_room
-        self.used = self.used[:count]
+        self.used, self.left_for_room = self.used[:count], self.used[count:]
 
     def keep_evidence(self, count: int) -> None:
         """Only the first ``count`` passages to go in stayed in the context."""

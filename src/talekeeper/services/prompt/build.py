@@ -92,7 +92,7 @@ def build(
             built, variants, passages = again
         else:
             built, variants, passages = _assemble(shown.inputs, retrieval, knowledge, (), shown)
-    _note_dropped_evidence(retrieval, built, variants)
+    built = _note_dropped_evidence(retrieval, built, variants)
     if knowledge is not None:
         _note_dropped_passages(knowledge, built, passages)
     return BuiltTurn(built, retrieval, knowledge, witness)
@@ -209,30 +209,29 @@ def request(built: BuiltContext, models: ModelSet) -> CompletionRequest:
     return CompletionRequest(mode="chat", messages=messages, narration=True, **common)  # type: ignore[arg-type]
 
 
-def _note_dropped_evidence(retrieval: Retrieval, built: BuiltContext, variants: list[str]) -> None:
-    """When the whole context overflowed and the Memories fell back to a shorter form, the
-    passages left out are no longer marked as in the context, and the memories left out
-    move to ``left_for_room`` (Insights tells the truth; only those in it count as used)."""
+def _note_dropped_evidence(
+    retrieval: Retrieval, built: BuiltContext, variants: list[str]
+) -> BuiltContext:
+    """When the whole context overflowed and the Memories fell back to a shorter form
+    (``variants``: ``Retrieval.section_variants``), the passages left out are no longer
+    marked as in the context and the memories left out move to ``left_for_room``
+    (Insights tells the truth; only those in it count as used). ``built``, with the
+    section's reason saying so when memories were left out."""
     section = next((s for s in built.report.sections if s.name == "memories"), None)
     if section is None or not section.cut:
-        return
-    carried = retrieval.carried()
-    fewer = range(carried - 1, -1, -1)
-    for kept, text in zip(fewer, variants[:carried], strict=True):
-        if section.text == render_fixed(Section("memories", text)):
-            retrieval.keep_evidence(kept)
-            return
-    memories = range(len(retrieval.used) - 1, 0, -1)
-    for count, text in zip(memories, variants[carried:], strict=True):
-        if section.text == render_fixed(Section("memories", text)):
-            retrieval.leave_for_room(count)
-            sections = built.report.sections
-            reason = (
-                f"{_memory_reason(retrieval)}; {len(retrieval.left_for_room)} left out for room"
-            )
-            sections[sections.index(section)] = replace(section, reason=reason)
-            return
-    retrieval.keep_evidence(0)  # cut mid-text: no passage is whole
+        return built
+    shown = [render_fixed(Section("memories", text)) for text in variants]
+    if section.text not in shown:
+        retrieval.keep_evidence(0)  # cut mid-text: no passage is whole
+        return built
+    carried, index = retrieval.carried(), shown.index(section.text)
+    if index < carried:  # fewer passages: the last to go in dropped first
+        retrieval.keep_evidence(carried - 1 - index)
+        return built
+    retrieval.leave_for_room(len(retrieval.used) - 1 - (index - carried))
+    reason = f"{_memory_reason(retrieval)}; {len(retrieval.left_for_room)} left out for room"
+    sections = [replace(s, reason=reason) if s is section else s for s in built.report.sections]
+    return replace(built, report=replace(built.report, sections=sections))
 
 
 def _note_dropped_passages(
