@@ -173,3 +173,25 @@ def test_who_knows_what_lists_the_secret_card_and_the_state_entry_tobin_missed(
     part = dialog.locator('.ins-part[data-part="witness"]')
     expect(part.locator(".ins-witness-who")).to_contain_text("Maren — spoken to by name")
     expect(part.locator(".ins-witness-mark")).to_have_count(0)
+
+
+FOCUSED_AFTER_CLICK = """async (label) => {
+  document.querySelector(`button[aria-label="${label}"]`).click();
+  await Promise.resolve();  // no timer runs before the player's (or a test's) next keystroke
+  return document.activeElement ? document.activeElement.getAttribute("aria-label")
+    || document.activeElement.id : null;
+}"""
+
+
+def test_a_form_opened_in_the_cards_panel_has_focus_before_the_next_keystroke(
+    live: Live, page: Any
+) -> None:
+    """Focus moved by a timer could land after typing into another field had begun, and
+    the text would go into the wrong one (an entry typed into the name)."""
+    aid = harbour(live)
+    card = add_card(live, aid)
+    panel = open_tab(live, page, aid, "Cards")
+    expect(panel.locator(".card-name")).to_have_text(CACHE)
+    assert page.evaluate(FOCUSED_AFTER_CLICK, f"Say who knows card {CACHE}") == NAMES
+    panel.get_by_role("button", name="Cancel").click()
+    assert page.evaluate(FOCUSED_AFTER_CLICK, f"Edit card {CACHE}") == f"card-{card['id']}-name"

@@ -201,7 +201,8 @@ export function cardsPanel(ctx) {
       done();
       refresh();
     }
-    setTimeout(() => name.focus(), 0);
+    // Once the caller has inserted it, before any further input (panel-kit's secretForm says why).
+    queueMicrotask(() => name.focus());
     return form;
   }
 

@@ -198,6 +198,9 @@ export function secretForm({ knownBy, onSave, className = "" }) {
     form.remove();
     closed(form);
   }
-  setTimeout(() => names.focus(), 0);
+  // A microtask, not a timer: the caller inserts the form in the same handler, and focus
+  // must land before the next input event (a timer could move it after the player, or a
+  // test, has started typing in another field).
+  queueMicrotask(() => names.focus());
   return form;
 }
