@@ -129,6 +129,13 @@ def test_a_reply_shows_its_memories_with_score_bars_sections_and_cards(
         row = dialog.locator(f'.ins-section[data-name="{section["name"]}"]')
         expect(row.locator(".ins-tokens")).to_have_text(f"{section['tokens']:,}")
         expect(row.locator(".ins-why")).to_have_text("Why: " + section["reason"])
+        if section.get("budget") is not None:  # its own budget, a share of the prompt
+            expect(row.locator(".ins-sec-budget")).to_have_text(f"budget {section['budget']:,}")
+        else:
+            expect(row.locator(".ins-sec-budget")).to_have_count(0)
+    budgeted = {s["name"] for s in snapshot["sections"] if s.get("budget") is not None}
+    assert {"memories", "story_cards"} <= budgeted
+    assert "history" not in budgeted and "story_summary" not in budgeted
     memories_section = dialog.locator('.ins-section[data-name="memories"]')
     expect(memories_section.locator(".ins-text")).to_be_hidden()
     memories_section.locator("summary").click()

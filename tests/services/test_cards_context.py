@@ -15,6 +15,7 @@ from talekeeper.core.errors import InvalidInput
 from talekeeper.services.cards.rules import SecondaryRule, turn_cards
 from talekeeper.services.memory.base import NullMemory, Retrieval
 from talekeeper.services.prompt import insights
+from talekeeper.services.prompt.budgets import STORY_CARDS
 from talekeeper.services.prompt.build import build
 from talekeeper.services.prompt.built import BuiltContext
 from talekeeper.services.prompt.inputs import gather
@@ -114,22 +115,32 @@ def test_always_on_cards_lead_the_section_and_insights_says_so(
     assert inputs.scene.location == "Harbour"
 
 
-def test_a_tight_budget_cuts_the_fired_cards_before_the_always_on_ones(
+def test_a_tight_budget_leaves_out_the_fired_cards_whole_before_the_always_on_ones(
     sessions: sessionmaker[Session],
 ) -> None:
-    long_entry = "The harbour wall is old and wet and green with weed. " * 120
+    long_entry = "The harbour wall is old and wet and green with weed. " * 60  # ~700 tokens
     cards = [
         {"name": "Harbour", "type": "location", "keywords": ["harbour"], "entry": long_entry},
         {"name": "Rules", "type": "other", "entry": "Nobody swims at night.", "always_on": True},
     ]
-    _inputs, built, snapshot = _context(sessions, cards, 1024)
+    inputs, built, snapshot = _context(sessions, cards, 1024)
     section = _section(built, "story_cards")
-    assert section.cut
-    lines = section.text.splitlines()
-    assert lines[:2] == ["[World]", "Rules (other): Nobody swims at night."]
-    assert lines[2].startswith("Harbour (location): The harbour wall")  # what room is left
-    assert len(section.text) < len(long_entry)
+    budget = STORY_CARDS.tokens(inputs.budget)
+    assert section.budget == budget < STORY_CARDS.ceiling  # a small context's share
+    assert not section.cut  # left out whole, never cut mid-card
+    assert section.text == "[World]\nRules (other): Nobody swims at night."
+    assert section.reason == (
+        f"Rules: always on; 1 left out for its budget of {budget} tokens: Harbour"
+    )
+    assert [c.name for c in snapshot.cards] == ["Rules"]
+    shown = next(s for s in snapshot.sections if s.name == "story_cards")
+    assert shown.budget == budget and shown.reason.startswith(section.reason)
     assert snapshot.budget.used <= snapshot.budget.available
+    # The same cards in a large context: the budget is the ceiling, and both fit.
+    inputs, built, _snapshot = _context(sessions, cards, 16384)
+    section = _section(built, "story_cards")
+    assert section.budget == STORY_CARDS.ceiling
+    assert [line.split(" (")[0] for line in section.text.splitlines()[1:]] == ["Rules", "Harbour"]
 
 
 def test_turn_cards_reads_the_always_on_cards_and_fired_in_does_not(

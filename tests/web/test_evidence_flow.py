@@ -14,7 +14,7 @@ from sqlalchemy import select
 from tests.conftest import LOCAL, make_settings
 from tests.kit.memory import idle, memories
 
-from talekeeper.services.prompt.inputs import MEMORY_SLOT_TOKENS
+from talekeeper.services.prompt.budgets import MEMORY_SLOT_TOKENS
 from talekeeper.storage.db import session_scope
 from talekeeper.storage.models import Action, Memory, MemoryKey
 from talekeeper.web.app import create_app

@@ -22,7 +22,11 @@ def test_a_small_context_keeps_the_newest_actions_ahead_of_the_sections(
     assert client.patch("/api/settings", json=settings).status_code == 200
     aid = client.post(
         "/api/adventures",
-        json={"title": "Harbour", "opening": "Fog lies on the harbour.", "plot_essentials": LONG},
+        json={
+            "title": "Harbour",
+            "opening": "Fog lies on the harbour.",
+            "plot_essentials": LONG * 2,  # alone more than the context holds
+        },
     ).json()["id"]
     card = {"type": "location", "name": "Harbour", "keywords": ["harbour"], "entry": LONG}
     assert client.post(f"/api/adventures/{aid}/cards", json=card).status_code == 201
@@ -38,7 +42,11 @@ def test_a_small_context_keeps_the_newest_actions_ahead_of_the_sections(
     assert history["kept"] >= 2 and history["reserve"] > 0
     sections = {s["name"]: s for s in insights["sections"]}
     assert sections["history"]["tokens"] >= 1
-    assert sections["plot_essentials"]["cut"] or sections["story_cards"]["cut"]
+    assert sections["plot_essentials"]["cut"]
+    # The card alone is more than its budget (a fifth of the prompt): left out whole.
+    assert not sections["story_cards"]["text"]
+    assert sections["story_cards"]["reason"].startswith("1 left out for its budget of ")
+    assert sections["story_cards"]["reason"].endswith(" tokens: Harbour")
     assert "tokens were kept for them ahead of the sections cut" in sections["history"]["reason"]
     chats = [
         r for r in double.requests if r.path == "/v1/chat/completions" and r.body.get("stream")

@@ -30,7 +30,7 @@ from talekeeper.services.library.ranking import (
     SEMANTIC_WEIGHT,
 )
 from talekeeper.services.library.search import KnowledgeResult, KnowledgeSearch
-from talekeeper.services.prompt.inputs import KNOWLEDGE_SLOT_TOKENS
+from talekeeper.services.prompt.budgets import KNOWLEDGE_SLOT_TOKENS
 from talekeeper.storage.db import session_scope
 from talekeeper_testkit.double import ModelDouble, embed_text
 

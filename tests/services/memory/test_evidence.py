@@ -36,12 +36,9 @@ from talekeeper.services.memory.scoring import (
     Stage,
 )
 from talekeeper.services.memory.terms import terms
+from talekeeper.services.prompt.budgets import MEMORY_SLOT_FLOOR, MEMORY_SLOT_TOKENS
 from talekeeper.services.prompt.context import HistoryEntry, Section, build_context
-from talekeeper.services.prompt.inputs import (
-    MEMORY_SLOT_FLOOR,
-    MEMORY_SLOT_TOKENS,
-    memory_budget,
-)
+from talekeeper.services.prompt.inputs import memory_budget
 
 pytestmark = pytest.mark.no_database
 

@@ -71,3 +71,22 @@ def test_a_crowded_world_keeps_within_its_budget_dropping_the_last_lines_first()
     assert section.text.splitlines()[0] == "Location: Gullreach"
     huge = state_section(state(location=ref(1, "Harbour " * 300, EntityKind.PLACE)), COUNTER)
     assert 0 < COUNTER.count(huge.text) <= STATE_TOKENS
+
+
+def test_a_smaller_budget_drops_more_lines_and_says_which() -> None:
+    world = state(
+        location=ref(1, "Gullreach", EntityKind.PLACE),
+        present=(ref(2, "Old Maren"),),
+        inventory=(ref(4, "the brass key", EntityKind.ITEM),),
+        time="at dusk",
+        quests=(Quest("The Drowned Bell", "opened"),),
+    )
+    whole = state_section(world, COUNTER)
+    budget = COUNTER.count("Location: Gullreach\nPresent: Old Maren")
+    small = state_section(world, COUNTER, budget)
+    assert small.budget == budget and whole.budget == STATE_TOKENS
+    assert small.text.splitlines() == ["Location: Gullreach", "Present: Old Maren"]
+    assert small.reason.endswith(
+        f"; 3 left out for its budget of {budget} tokens: Carrying, Time, Open quests"
+    )
+    assert "left out" not in whole.reason

@@ -7,9 +7,9 @@ Invariants:
   were: it fits copies of the last two (``BuiltTurn``). The ``BuiltContext`` it makes is
   frozen, and the request and the Insights snapshot are both read from what it made.
 - The Memories section gets ``memory_budget`` for the memories retrieved (or asked for,
-  whichever is more), the Knowledge section ``KNOWLEDGE_SLOT_TOKENS`` per passage asked
-  for (both in ``inputs``); each offers shorter forms of itself, without some of its
-  passages, for a context that overflows.
+  whichever is more), the Knowledge section ``budgets.knowledge`` for the passages asked
+  for: shares of the prompt (``budgets``); each offers shorter forms of itself, without
+  some of its passages, for a context that overflows.
 - What the fitted retrieval and knowledge mark as in the context is what went in: when the
   context overflowed and the Memories or the Knowledge fell back to a shorter form or
   were cut, only the passages still whole in the prompt stay marked (Insights tells the
@@ -27,17 +27,16 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from talekeeper.providers.base import CompletionRequest, Message
-from talekeeper.services.cards.rules import cards_section
 from talekeeper.services.endpoints.models import ContextLayout, ModelSet
 from talekeeper.services.library.search import KnowledgeResult
 from talekeeper.services.memory.base import Retrieval
-from talekeeper.services.prompt import witnessed
+from talekeeper.services.prompt import budgets, witnessed
 from talekeeper.services.prompt.built import BuiltContext, SectionReport
 from talekeeper.services.prompt.context import build_context
 from talekeeper.services.prompt.inputs import (
     CHAT_MESSAGE_OVERHEAD,
-    KNOWLEDGE_SLOT_TOKENS,
     ContextInputs,
+    card_sections,
     fills,
     memory_budget,
 )
@@ -127,15 +126,16 @@ def _assemble(
     note = shown.note if shown else ""
     variants = [_headed(note, text) for text in retrieval.section_variants()]
     text = _headed(note, retrieval.section_text())
-    memories = Section("memories", text, _memory_reason(retrieval), tuple(variants))
+    memories = Section("memories", text, _memory_reason(retrieval), tuple(variants), budget)
     fixed = [*inputs.fixed, memories]
     passages: list[str] = []
     if knowledge is not None:
-        knowledge.fit(inputs.counter, KNOWLEDGE_SLOT_TOKENS * max(knowledge.top_k, 1))
+        room = budgets.knowledge(knowledge.top_k).tokens(inputs.budget)
+        knowledge.fit(inputs.counter, room)
         passages = knowledge.section_variants()
-        fixed.append(
-            Section("knowledge", knowledge.section_text(), knowledge.reason(), tuple(passages))
-        )
+        left = [h.source_title for h in knowledge.used if not h.in_context]
+        reason = budgets.left_out_reason(knowledge.reason(), left, room)
+        fixed.append(Section("knowledge", knowledge.section_text(), reason, tuple(passages), room))
     built = build_context(
         fixed,
         inputs.history,
@@ -182,8 +182,12 @@ def _rebuilt(inputs: ContextInputs) -> list[Section] | None:
     cards it held, and a new automatic summary waits)."""
     if inputs.layout is not ContextLayout.CACHE:
         return None
-    text, reason = cards_section(list(inputs.cards_rebuilt))
-    sections = [Section("story_cards", text, reason), Section("story_cards_new", "")]
+    cards, _ = card_sections(
+        list(inputs.cards_rebuilt),
+        budget=inputs.cards_budget,
+        left_out=inputs.cards_rebuilt_left_out,
+    )
+    sections = [cards, Section("story_cards_new", "")]
     if inputs.summary_rebuilt is not None:
         sections.append(inputs.summary_rebuilt)
     return sections

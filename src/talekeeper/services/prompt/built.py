@@ -30,6 +30,7 @@ class SectionReport:
     text: str
     reason: str = ""
     cut: bool = False
+    budget: int | None = None  # the section's own budget, when it has one (``budgets``)
 
 
 @dataclass(frozen=True)

@@ -242,7 +242,14 @@ def _reports(
     """The report's sections in context order, up to the player's action: the fixed ones
     that have text, the history, the Author's Note."""
     reports = [
-        SectionReport(name, parts.costs[name], text, by_name[name].reason, name in parts.cut)
+        SectionReport(
+            name,
+            parts.costs[name],
+            text,
+            by_name[name].reason,
+            name in parts.cut,
+            by_name[name].budget,
+        )
         for name, text in parts.rendered.items()
         if text
     ]

@@ -40,9 +40,8 @@ from talekeeper.services.cards.rules import (
 from talekeeper.services.common.rendering import NARRATION, is_player, render
 from talekeeper.services.endpoints.models import ContextLayout, ModelSet
 from talekeeper.services.library import store as library
-from talekeeper.services.library.search import SLOT_OVERHEAD
-from talekeeper.services.library.store import PASSAGE_TOKENS
 from talekeeper.services.memory.scene import Scene, query_texts, scene_for
+from talekeeper.services.prompt import budgets
 from talekeeper.services.prompt import placement as placement_record
 from talekeeper.services.prompt.built import BuiltContext
 from talekeeper.services.prompt.floating import Placement, top_digest_of
@@ -69,42 +68,22 @@ TEMPLATE_RESERVE = 48  # tokens a template adds once (BOS, the "[Story start]" t
 # own header); per-message markers are charged per part (CHAT_MESSAGE_OVERHEAD)
 CHAT_MESSAGE_OVERHEAD = 8  # ChatML, Llama 3 and Gemma wrap each message in 5-7 tokens
 MIN_BUDGET = 64  # below this no useful context fits
-# The Memories section's budget, per retrieved memory: a memory is at most 50 words (about 65
-# tokens of English with names) plus its mark, and about one sentence of its source (a long
-# literary sentence is 40-60 tokens). Passages of the story carried with the memories fill
-# what the memories leave of it; the memories themselves always go in. At 72 (the memories
-# and little else) real writing's answers reached the prompt for 0.26 of held-out questions,
-# at 118 for 0.50 (docs/benchmarks.md, "Recall on real writing"); 118, so that the section
-# with its heading stays within 600 tokens at the default five. A small context falls back to
-# fewer passages before it cuts anything (``Retrieval.section_variants``).
-MEMORY_SLOT_TOKENS = 118
-# ... but never more than a quarter of the prompt's budget, nor less than the memories alone
-# (72 a memory, the budget before passages filled it). The full 118 applies from about 2,600
-# tokens of context (the default 4,096 has it). At 2,048 a third (600) left the dense recall
-# benchmark's history 11 actions instead of 21; a quarter leaves it about 450. Only a budget
-# above the floor is filled with more than the passage that won each memory its place:
-# passages follow the player's words, so they change every turn, and at 1,200 tokens of
-# context filling the floor took the cache layout from evaluating a quarter of each prompt to
-# more than half.
-MEMORY_SHARE = 1 / 4
-MEMORY_SLOT_FLOOR = 72
 
 
 def memory_budget(prompt_budget: int, slots: int) -> int:
     """The Memories section's budget for ``slots`` memories in a prompt of ``prompt_budget``
-    tokens (the constants above)."""
-    share = int(prompt_budget * MEMORY_SHARE)
-    return max(MEMORY_SLOT_FLOOR * slots, min(MEMORY_SLOT_TOKENS * slots, share))
+    tokens (``budgets.memories``)."""
+    return budgets.memories(slots).tokens(prompt_budget)
 
 
 def fills(budget: int, slots: int) -> bool:
-    """Whether a Memories budget has room for more than each memory's winning passage."""
-    return budget > MEMORY_SLOT_FLOOR * slots
+    """Whether a Memories budget has room for more than each memory's winning passage.
+    Only a budget above the floor is filled: passages follow the player's words, so they
+    change every turn, and at 1,200 tokens of context filling the floor took the cache
+    layout from evaluating a quarter of each prompt to more than half."""
+    return budget > budgets.MEMORY_SLOT_FLOOR * slots
 
 
-# The Knowledge section's budget, per passage asked for (``knowledge_top_k``): a passage is
-# at most PASSAGE_TOKENS, plus the line naming its source and place.
-KNOWLEDGE_SLOT_TOKENS = PASSAGE_TOKENS + SLOT_OVERHEAD
 DEFAULT_INSTRUCTIONS = (Path(__file__).parent / "texts" / "narrator_default.txt").read_text(
     encoding="utf-8"
 )
@@ -142,6 +121,11 @@ class ContextInputs:
     # ones), and the section's cards when the whole history is evaluated again anyway.
     cards_held: tuple[int, ...] = ()
     cards_rebuilt: tuple[FiredCard, ...] = ()
+    # The Story Cards sections' budget (``budgets.STORY_CARDS``), and the names of the cards
+    # fired that it left out (of ``cards``, and of ``cards_rebuilt``).
+    cards_budget: int | None = None
+    cards_left_out: tuple[str, ...] = ()
+    cards_rebuilt_left_out: tuple[str, ...] = ()
     # ``cache``: the Story Summary in force, when a newer automatic one waits for that turn
     # (``fixed`` shows the one the previous prompt had).
     summary_rebuilt: Section | None = None
@@ -181,12 +165,24 @@ def stable_sections(adventure: Adventure) -> tuple[Section, Section]:
 
 
 def card_sections(
-    cards: list[FiredCard], new: list[FiredCard] | None = None
+    cards: list[FiredCard],
+    new: list[FiredCard] | None = None,
+    *,
+    budget: int | None = None,
+    left_out: Sequence[str] = (),
 ) -> tuple[Section, Section]:
     """The Story Cards; ``new``: the ``cache`` layout's newly fired cards, in a section of
-    their own."""
-    return Section("story_cards", *cards_section(cards)), Section(
-        "story_cards_new", *cards_section(new or [])
+    their own. ``budget``: the two sections' budget (``budgets.fit_cards`` chose the cards
+    within it), ``left_out`` the names of the cards it left out."""
+    text, reason = cards_section(cards)
+    text_new, reason_new = cards_section(new or [])
+    if budget is not None and left_out:  # said once, by the section that holds cards
+        if text or not text_new:
+            reason = budgets.left_out_reason(reason, list(left_out), budget)
+        else:
+            reason_new = budgets.left_out_reason(reason_new, list(left_out), budget)
+    return Section("story_cards", text, reason, budget=budget), Section(
+        "story_cards_new", text_new, reason_new, budget=budget
     )
 
 
@@ -284,6 +280,9 @@ def gather(
     cache = models.context_layout is ContextLayout.CACHE  # only it keeps things in place
     previous = previous_placement(story, path.rows, retry_of) if cache else None
     held, new = _held(story, cards.section, previous)
+    cards_budget = budgets.STORY_CARDS.tokens(budget)
+    fitted = budgets.fit_cards(held, new, cards_budget, counter)
+    rebuilt = budgets.fit_cards(cards.section, [], cards_budget, counter)
     state, changes, witness = _world(story, path, retry_of)
     scene = with_world(scene_for(story.adventure, cards.fired, path.recent_text), state)
     narration = path.newest_narration
@@ -291,7 +290,13 @@ def gather(
     lineage = story.lineage()
     stable = stable_sections(story.adventure)
     summary, summary_rebuilt = _summary(story, lineage, previous, stable)
-    fixed = (*stable, summary, *card_sections(held, new), state_section(state, counter))
+    left_out = tuple(f.card.name for f in fitted.left_out)
+    fixed = (
+        *stable,
+        summary,
+        *card_sections(fitted.held, fitted.new, budget=cards_budget, left_out=left_out),
+        state_section(state, counter, budgets.CURRENT_STATE.tokens(budget)),
+    )
     knowledge_sources = library.attached_ids(story.session, story.adventure.id)
     return ContextInputs(
         adventure_id=story.adventure.id,
@@ -311,9 +316,12 @@ def gather(
         bank=story.adventure.memory_bank,
         scene=scene,
         fired=tuple(cards.fired),
-        cards=(*held, *new),
-        cards_rebuilt=tuple(cards.section),
-        cards_held=tuple(f.card.id for f in held),
+        cards=(*fitted.held, *fitted.new),
+        cards_rebuilt=tuple(rebuilt.held),
+        cards_held=tuple(f.card.id for f in fitted.held),
+        cards_budget=cards_budget,
+        cards_left_out=left_out,
+        cards_rebuilt_left_out=tuple(f.card.name for f in rebuilt.left_out),
         summary_rebuilt=summary_rebuilt,
         budget=budget,
         counter=counter,

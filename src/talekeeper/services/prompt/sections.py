@@ -60,6 +60,7 @@ class Section:
     text: str
     reason: str = ""
     shorter: tuple[str, ...] = ()  # shorter forms of ``text``, longest first
+    budget: int | None = None  # its own budget, when it has one (``budgets``), for the report
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ Invariants:
 - It says where the player is, who is present, what the player carries, the time and
   the open quests, a line each, only the lines that have something to say; a state with
   nothing in it is no section at all.
-- It never takes more than ``STATE_TOKENS``: the last lines go first (quests, then time,
-  then what is carried, then who is present), then the location's words.
+- It never takes more than its budget (``budgets.CURRENT_STATE``: a share of the prompt,
+  ``STATE_TOKENS`` at most): the last lines go first (quests, then time, then what is
+  carried, then who is present), then the location's words.
 - It floats with the other volatile sections in the ``cache`` layout
   (``floating.FLOATING_ORDER``), so a change of state never moves the prompt's prefix.
 """
@@ -15,10 +16,11 @@ Invariants:
 from __future__ import annotations
 
 from talekeeper.core.tokens import TokenCounter
+from talekeeper.services.prompt.budgets import CURRENT_STATE, left_out_reason
 from talekeeper.services.prompt.sections import Section
 from talekeeper.services.world.projection import OPEN, WorldState
 
-STATE_TOKENS = 120  # a handful of short lines: where, who, what, when
+STATE_TOKENS = CURRENT_STATE.ceiling  # a handful of short lines: where, who, what, when
 
 
 def state_lines(state: WorldState) -> list[str]:
@@ -37,14 +39,21 @@ def state_lines(state: WorldState) -> list[str]:
     return lines
 
 
-def state_section(state: WorldState, counter: TokenCounter) -> Section:
+def state_section(state: WorldState, counter: TokenCounter, budget: int = STATE_TOKENS) -> Section:
+    """The section within ``budget`` tokens; its reason names the lines the budget left out."""
     lines = state_lines(state)
-    while len(lines) > 1 and counter.count("\n".join(lines)) > STATE_TOKENS:
-        lines.pop()
-    if lines and counter.count(lines[0]) > STATE_TOKENS:
-        words = lines[0].split()
-        while len(words) > 1 and counter.count(" ".join(words)) > STATE_TOKENS:
+    shown = list(lines)
+    while len(shown) > 1 and counter.count("\n".join(shown)) > budget:
+        shown.pop()
+    if shown and counter.count(shown[0]) > budget:
+        words = shown[0].split()
+        while len(words) > 1 and counter.count(" ".join(words)) > budget:
             words.pop()
-        lines = [" ".join(words)]
-    reason = "the world as the story's events leave it on this path" if lines else ""
-    return Section("current_state", "\n".join(lines), reason)
+        shown = [" ".join(words)]
+    if not shown:
+        return Section("current_state", "", "", budget=budget)
+    reason = "the world as the story's events leave it on this path"
+    left = [line.split(":", 1)[0] for line in lines[len(shown) :]]
+    return Section(
+        "current_state", "\n".join(shown), left_out_reason(reason, left, budget), budget=budget
+    )

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from talekeeper.services.cards.rules import FiredCard
 from talekeeper.services.prompt.inputs import ContextInputs, card_sections
 from talekeeper.services.prompt.sections import Section
-from talekeeper.services.prompt.state import state_section
+from talekeeper.services.prompt.state import STATE_TOKENS, state_section
 from talekeeper.services.world import knowing, knowing_world
 from talekeeper.services.world.knowing import CardMark, EntryMark, WitnessReport
 from talekeeper.storage.vocabulary import WitnessMode
@@ -55,7 +55,8 @@ def shown(inputs: ContextInputs, report: WitnessReport) -> tuple[Shown, WitnessR
     if inputs.world is not None:
         state, entries = knowing_world.state_shown(inputs.world, witness)
         if entries:
-            section = state_section(state, inputs.counter)
+            room = next((s.budget for s in fixed if s.name == "current_state"), None)
+            section = state_section(state, inputs.counter, room or STATE_TOKENS)
             fixed = [section if s.name == "current_state" else s for s in fixed]
     if card_marks and witness.mode is WitnessMode.STRICT:
         fixed = _cards_left_out(inputs, fixed, cards)
@@ -77,7 +78,10 @@ def _cards_left_out(
     where they were, the newly fired ones in the section of their own."""
     held = set(inputs.cards_held)
     old, new = card_sections(
-        [f for f in cards if f.card.id in held], [f for f in cards if f.card.id not in held]
+        [f for f in cards if f.card.id in held],
+        [f for f in cards if f.card.id not in held],
+        budget=inputs.cards_budget,
+        left_out=inputs.cards_left_out,
     )
     by_name = {old.name: old, new.name: new}
     return [by_name.get(s.name, s) for s in fixed]

@@ -39,6 +39,7 @@ from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.endpoints.models import ContextLayout, ModelSet
 from talekeeper.services.library.search import KnowledgeResult
 from talekeeper.services.memory.base import Retrieval
+from talekeeper.services.prompt.budgets import left_out_reason
 from talekeeper.services.prompt.built import BuiltContext, ContextReport
 from talekeeper.services.prompt.floating import FLOATING_ORDER
 from talekeeper.services.prompt.inputs import ContextInputs
@@ -122,7 +123,7 @@ def snapshot(
     report = built.report
     return Snapshot(
         version=INSIGHTS_VERSION,
-        sections=_sections(report, knowledge, _left_out(witness)),
+        sections=_sections(report, knowledge, _left_out(inputs, built, witness)),
         memories=MemoriesPart.model_validate(retrieval),
         knowledge=KnowledgePart.of(knowledge or KnowledgeResult(note="no library attached")),
         cards=_cards(inputs, built, witness),
@@ -174,14 +175,21 @@ def _cards(
     return [CardPart.of(f) for f in inputs.section_cards(built) if f.card.id not in hidden]
 
 
-def _left_out(witness: WitnessReport | None) -> dict[str, str]:
-    """Why a section is empty when the turn left it out (not because there is none)."""
+def _left_out(
+    inputs: ContextInputs, built: BuiltContext, witness: WitnessReport | None
+) -> dict[str, str]:
+    """Why a section is empty when the turn left it out (not because there is none): a
+    ``strict`` turn's Story Summary, Story Cards that all went over their budget."""
+    reasons = {}
     if witness is not None and witness.summary == "withheld":
-        return {
-            "story_summary": f"left out: the input addresses {witness.addressed}, and the "
+        reasons["story_summary"] = (
+            f"left out: the input addresses {witness.addressed}, and the "
             "adventure's witness mode is strict (the summary tells what they may not know)"
-        }
-    return {}
+        )
+    cards = inputs.cards_rebuilt_left_out if built.report.rebuilt else inputs.cards_left_out
+    if cards and inputs.cards_budget is not None:
+        reasons["story_cards"] = left_out_reason("", list(cards), inputs.cards_budget)
+    return reasons
 
 
 def _sections(
@@ -217,6 +225,7 @@ def _sections(
             text=section.text if section else "",
             reason=reason,
             cut=bool(section and section.cut),
+            budget=section.budget if section else None,
         )
         if name == "knowledge":  # the passages themselves, with their sources and scores
             hits = knowledge.used if knowledge else []

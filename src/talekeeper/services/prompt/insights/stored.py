@@ -71,6 +71,7 @@ class SectionPart(Part):
     text: str = ""
     reason: str = ""
     cut: bool = False
+    budget: int | None = None  # its own budget (Memories, Story Cards, Knowledge, Current state)
     passages: list[PassagePart] | None = None  # the Knowledge section's only
 
 

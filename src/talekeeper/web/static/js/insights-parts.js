@@ -77,8 +77,11 @@ export function overview(snapshot) {
  * Memories section also shows its own budget beside its tokens. */
 export function sectionsPart(snapshot) {
   const available = (snapshot.budget || {}).available || 0;
+  // A section's own budget (a share of the prompt); a snapshot from before sections carried
+  // one has the Memories' alone.
   const own = { memories: (snapshot.memories || {}).budget };
-  const items = sectionsOf(snapshot).map((s, i) => sectionItem(s, i, available, own[s.name]));
+  const items = sectionsOf(snapshot).map((s, i) =>
+    sectionItem(s, i, available, typeof s.budget === "number" ? s.budget : own[s.name]));
   return part("sections", "Context, top to bottom",
     h("p", { class: "small muted", text: "What the narrator was shown, in order. Open a section "
       + "to read its exact text; each bar is its share of the available budget." }),
