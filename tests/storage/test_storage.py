@@ -393,6 +393,27 @@ def test_0019_gives_cards_and_events_no_secret_and_downgrades_without_loss(
         assert connection.execute(text("SELECT count(*) FROM actions")).scalar_one() == 3
 
 
+def test_0020_gives_adventures_the_default_budgets_and_downgrades_without_loss(
+    tmp_path: Path,
+) -> None:
+    """Adventures from before 0020 have no budgets of their own (the defaults); the way
+    down drops the column natively and keeps every adventure and action."""
+    engine = blank(tmp_path / "tk.db")
+    _story_at_0003(engine)
+    migrate.upgrade(engine, "0019")
+    migrate.upgrade(engine)
+    with engine.begin() as connection:
+        stored = connection.execute(text("SELECT section_budgets FROM adventures")).scalar_one()
+        assert stored is None
+        connection.execute(text("UPDATE adventures SET section_budgets = '{}'"))
+    command.downgrade(migrate.alembic_config(engine), "0019")
+    with engine.connect() as connection:
+        columns = {c["name"] for c in inspect(connection).get_columns("adventures")}
+        assert "section_budgets" not in columns
+        assert connection.execute(text("SELECT count(*) FROM adventures")).scalar_one() == 1
+        assert connection.execute(text("SELECT count(*) FROM actions")).scalar_one() == 3
+
+
 @pytest.mark.sqlite_only("the copy is of SQLite's file; a PostgreSQL server backs up itself")
 def test_an_older_database_is_copied_before_it_is_migrated(
     tmp_path: Path, caplog: pytest.LogCaptureFixture

@@ -373,6 +373,8 @@ def fields_of(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, s
             yield dotted, "choices"
         elif isinstance(annotation, type) and issubclass(annotation, StrEnum):
             yield dotted, "choice"
+        elif get_origin(annotation) is dict:  # an object the service checks key by key
+            yield dotted, "mapping"
         else:
             raise AssertionError(f"{model.__name__}.{name}: teach the sweep type {annotation}")
 
@@ -387,6 +389,7 @@ WRONG_TYPES: dict[str, list[Any]] = {
     # One of a string enum: any other text (huge, or not Unicode) is as wrong as a number.
     "choice": ["x", 5, ["x"], {"a": 1}, HUGE, "\ud800"],
     "object": ["x", 5, [], {"bogus_field": 1}],
+    "mapping": ["x", 5, [], {"bogus_field": {}}],
 }
 
 

@@ -37,6 +37,7 @@ KEYS = [
     "witness",
 ]
 SECTION_KEYS = ["name", "title", "tokens", "text", "reason", "cut"]
+BUDGETED = {"memories", "story_cards", "story_cards_new", "knowledge", "current_state"}
 CARD_KEYS = ["id", "name", "type", "keyword", "where", "always_on"]
 SECONDARY_KEYS = ["secondary_rule", "secondary", "secondary_keywords"]
 # Written by a version before ``version``, ``layout`` and ``knowledge`` (in the order the
@@ -102,8 +103,12 @@ def test_a_snapshot_written_now_is_answered_with_its_keys_and_no_other(
     assert "save_ms" in sent["timings"] and "save_ms" not in read["timings"]  # after the write
     assert {**read, "timings": sent["timings"]} == sent
     for section in read["sections"]:  # the passages are the Knowledge section's only
-        extra = ["passages"] if section["name"] == "knowledge" else []
+        # a budget of its own: the sections with one, when they are in the context
+        own = section["name"] in BUDGETED and bool(section["text"])
+        extra = ["budget"] if own else []
+        extra += ["passages"] if section["name"] == "knowledge" else []
         assert list(section) == SECTION_KEYS + extra
+    assert "story_cards" in {s["name"] for s in read["sections"] if "budget" in s}
     cards = {c["name"]: c for c in read["cards"]}
     assert list(cards["Rules"]) == CARD_KEYS and cards["Rules"]["keyword"] is None
     assert list(cards["Mara"]) == CARD_KEYS

@@ -52,6 +52,7 @@ from talekeeper.services.library import store as library
 from talekeeper.services.memory import scene as scenes
 from talekeeper.services.memory import summary as summaries
 from talekeeper.services.memory.manage import EVERY_STATUS, MEMORY_TEXT_MAX
+from talekeeper.services.prompt import budgets
 from talekeeper.services.world.secrets import KNOWN_BY_MAX
 from talekeeper.storage.models import LibrarySource
 from talekeeper.storage.models.world import ALIASES_MAX, NAME_MAX, VALUE_MAX
@@ -112,6 +113,14 @@ def _scenario(value: object, info: ValidationInfo) -> str | None:
     return value
 
 
+def _budgets(value: object, info: ValidationInfo) -> dict[str, dict[str, int | float]]:
+    """The adventure's own section budgets, checked as the adventure routes check them."""
+    try:
+        return dict(budgets.clean_overrides({} if value is None else value))
+    except InvalidInput as exc:
+        raise refusal(FIELD, exc.message.rstrip(".")) from None
+
+
 def names_list(cap: int, longest: int) -> PlainValidator:
     """A list of at most ``cap`` names of at most ``longest`` characters, none blank."""
     what = f"must be a list of at most {cap} names of at most {longest} characters"
@@ -168,6 +177,10 @@ class AdventureMeta(Entry):
     # reads as it did before there was one (and comes back byte for byte).
     witness_mode: Annotated[str, choice(tuple(WitnessMode))] = Field(
         default=WitnessMode.LABEL.value, exclude_if=lambda mode: mode == WitnessMode.LABEL
+    )
+    # Also written only when set: the shares and ceilings the player gave (``budgets``).
+    section_budgets: Annotated[dict[str, dict[str, int | float]], PlainValidator(_budgets)] = Field(
+        default_factory=dict, exclude_if=lambda given: not given
     )
     scene: Scene = Field(default_factory=Scene)
     current_branch: MaybeKey = None  # an import refuses a key that names no branch

@@ -35,6 +35,7 @@ from talekeeper.services.exchange.fileformat import (
 )
 from talekeeper.services.library import store as library
 from talekeeper.services.memory.manage import EVERY_STATUS
+from talekeeper.services.prompt import budgets
 from talekeeper.services.story.tree import load_adventure
 from talekeeper.storage.models import Action, Adventure, Branch, StoryCard, WorldEvent
 from talekeeper.storage.repositories import memory as memories
@@ -227,6 +228,7 @@ def _meta(adventure: Adventure, branch_key: dict[int, int]) -> AdventureMeta:
         auto_summarize=adventure.auto_summarize,
         memory_bank=adventure.memory_bank,
         witness_mode=adventure.witness_mode,
+        section_budgets=budgets.read_stored(adventure.section_budgets),
         scene=Scene(
             location=adventure.scene_location,
             present=json.loads(adventure.scene_present or "[]"),

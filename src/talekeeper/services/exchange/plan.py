@@ -38,6 +38,7 @@ from talekeeper.services.exchange.placements import PlannedPlacement, card_keys,
 from talekeeper.services.exchange.reader import NOT_VALID, read
 from talekeeper.services.exchange.rows import Planned, Ref, Row, fail, keys_of, ref
 from talekeeper.services.memory.bank import terms_of
+from talekeeper.services.prompt import budgets
 from talekeeper.services.world import secrets
 from talekeeper.storage.vocabulary import ActionState, EntityKind, SummaryTrigger
 
@@ -105,6 +106,7 @@ def _adventure(meta: AdventureMeta, user_id: int) -> Row:
         "auto_summarize": meta.auto_summarize,
         "memory_bank": meta.memory_bank,
         "witness_mode": meta.witness_mode,
+        "section_budgets": budgets.stored_text(meta.section_budgets),
         "scene_location": meta.scene.location,
         "scene_present": json.dumps(meta.scene.present),
         "scene_summary": meta.scene.summary,

@@ -15,14 +15,24 @@ Invariants:
 - A section over its budget gives up whole parts, the lowest ranked first (a memory, a
   card, a passage, a line of the Current state), before anything is cut mid-text; the
   report and Insights say what each budget left out.
+- An adventure may set its own share and ceiling for each section
+  (``SectionBudgets``, stored as JSON in ``adventures.section_budgets``); the floors are
+  fixed. What a client sends is checked by ``clean_overrides``, which names the field and
+  the range of a value it refuses; a stored value that cannot be read is the defaults.
 - The whole context's own overflow comes after: the history's reserve is kept ahead of
   every optional section (``history.reserve``), whatever their budgets allow.
 """
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
+from typing import TypeGuard
 
+from talekeeper.core.errors import InvalidInput
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services.cards.rules import FiredCard, cards_section
 from talekeeper.services.library.search import SLOT_OVERHEAD
@@ -105,3 +115,187 @@ def left_out_reason(reason: str, left_out: list[str], budget: int) -> str:
         return reason
     said = f"{len(left_out)} left out for its budget of {budget} tokens: " + ", ".join(left_out)
     return f"{reason}; {said}" if reason else said
+
+
+class Budgeted(StrEnum):
+    """The sections with a budget of their own."""
+
+    MEMORIES = "memories"
+    STORY_CARDS = "story_cards"
+    KNOWLEDGE = "knowledge"
+    CURRENT_STATE = "current_state"
+
+
+# Each section's default, in the units of docs/context.md's table: the Memories' floor and
+# ceiling are per memory, the Knowledge's ceiling per passage (its floor is one passage).
+DEFAULTS: dict[Budgeted, Share] = {
+    Budgeted.MEMORIES: Share(MEMORY_SHARE, MEMORY_SLOT_FLOOR, MEMORY_SLOT_TOKENS),
+    Budgeted.STORY_CARDS: STORY_CARDS,
+    Budgeted.KNOWLEDGE: Share(KNOWLEDGE_SHARE, KNOWLEDGE_SLOT_TOKENS, KNOWLEDGE_SLOT_TOKENS),
+    Budgeted.CURRENT_STATE: CURRENT_STATE,
+}
+MAX_SHARE = 0.75  # more would leave the history less than its reserve anyway
+MAX_CEILING = 32_768  # tokens: the largest context a local model commonly takes
+FIELDS = ("share", "ceiling")
+
+
+@dataclass(frozen=True)
+class SectionBudgets:
+    """An adventure's budgets: the defaults, with the shares and ceilings it set."""
+
+    shares: dict[Budgeted, Share]
+
+    @classmethod
+    def of(cls, overrides: Mapping[str, Mapping[str, float]] | None) -> SectionBudgets:
+        shares = dict(DEFAULTS)
+        for name, given in (overrides or {}).items():
+            default = DEFAULTS[Budgeted(name)]
+            shares[Budgeted(name)] = Share(
+                float(given.get("share", default.share)),
+                default.floor,
+                int(given.get("ceiling", default.ceiling)),
+            )
+        return cls(shares)
+
+    @classmethod
+    def stored(cls, text: str | None) -> SectionBudgets:
+        """From the adventure's column (``read_stored``)."""
+        return cls.of(read_stored(text))
+
+    def memories(self, slots: int) -> Share:
+        own = self.shares[Budgeted.MEMORIES]
+        return Share(own.share, own.floor * slots, own.ceiling * slots)
+
+    def knowledge(self, top_k: int) -> Share:
+        own = self.shares[Budgeted.KNOWLEDGE]
+        return Share(own.share, own.floor, max(own.ceiling * max(top_k, 1), own.floor))
+
+    @property
+    def story_cards(self) -> Share:
+        return self.shares[Budgeted.STORY_CARDS]
+
+    @property
+    def current_state(self) -> Share:
+        return self.shares[Budgeted.CURRENT_STATE]
+
+
+def clean_overrides(value: object) -> dict[str, dict[str, float]]:
+    """A client's ``section_budgets``, checked: ``{section: {"share": 0.2, "ceiling": 800}}``
+    with either field or both (null or absent: the default); a section with none is left
+    out. A value past a limit is refused, naming it and the range."""
+    where = "'section_budgets'"
+    if not isinstance(value, dict):
+        raise InvalidInput(f'{where} must be an object like {{"story_cards": {{"share": 0.3}}}}.')
+    names = {b.value for b in Budgeted}
+    unknown = sorted(set(value) - names)
+    if unknown:
+        raise InvalidInput(
+            f"{where} has unknown section(s) {', '.join(map(str, unknown))}; "
+            f"it takes {', '.join(b.value for b in Budgeted)}."
+        )
+    out: dict[str, dict[str, float]] = {}
+    for name, given in value.items():
+        fields = _clean_section(name, given)
+        if fields:
+            out[name] = fields
+    return out
+
+
+def _clean_section(name: str, given: object) -> dict[str, float]:
+    where = f"'section_budgets.{name}'"
+    if not isinstance(given, dict):
+        raise InvalidInput(f"{where} must be an object with a share, a ceiling or both.")
+    unknown = sorted(set(given) - set(FIELDS))
+    if unknown:
+        raise InvalidInput(f"{where} has unknown field(s) {', '.join(map(str, unknown))}.")
+    out: dict[str, float] = {}
+    share, ceiling = given.get("share"), given.get("ceiling")
+    if share is not None:
+        if not _number(share) or not 0 < share <= MAX_SHARE:
+            raise InvalidInput(
+                f"{where[:-1]}.share' must be a number above 0 and at most {MAX_SHARE} "
+                "(a share of the prompt: 0.2 is a fifth)."
+            )
+        out["share"] = float(share)
+    if ceiling is not None:
+        floor = DEFAULTS[Budgeted(name)].floor
+        if not _whole(ceiling) or not floor <= ceiling <= MAX_CEILING:
+            unit = {"memories": " a memory", "knowledge": " a passage"}.get(name, "")
+            raise InvalidInput(
+                f"{where[:-1]}.ceiling' must be a whole number of tokens{unit}, at least "
+                f"{floor} (its floor) and at most {MAX_CEILING}."
+            )
+        out["ceiling"] = int(ceiling)
+    return out
+
+
+def _number(value: object) -> TypeGuard[float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: object) -> TypeGuard[int]:
+    """A whole number, written as one (800) or as a float with nothing after the point."""
+    if isinstance(value, float):
+        return math.isfinite(value) and value.is_integer()
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+TITLES = {
+    Budgeted.MEMORIES: "Memories",
+    Budgeted.STORY_CARDS: "Story Cards",
+    Budgeted.KNOWLEDGE: "Knowledge",
+    Budgeted.CURRENT_STATE: "Current state",
+}
+PER = {Budgeted.MEMORIES: "memory", Budgeted.KNOWLEDGE: "passage"}  # the ceiling's unit
+
+
+@dataclass(frozen=True)
+class BudgetView:
+    """A section's budget as the adventure has it, beside the default (the API's)."""
+
+    name: Budgeted
+    title: str
+    share: float
+    ceiling: int
+    floor: int
+    per: str  # "memory", "passage", or "" (the ceiling is the whole section's)
+    default_share: float
+    default_ceiling: int
+    share_set: bool
+    ceiling_set: bool
+
+
+def views(text: str | None) -> list[BudgetView]:
+    """Every section's budget for an adventure's stored ``section_budgets``."""
+    given = read_stored(text)
+    own = SectionBudgets.of(given)
+    return [
+        BudgetView(
+            name=name,
+            title=TITLES[name],
+            share=own.shares[name].share,
+            ceiling=own.shares[name].ceiling,
+            floor=default.floor,
+            per=PER.get(name, ""),
+            default_share=default.share,
+            default_ceiling=default.ceiling,
+            share_set="share" in given.get(name, {}),
+            ceiling_set="ceiling" in given.get(name, {}),
+        )
+        for name, default in DEFAULTS.items()
+    ]
+
+
+def stored_text(value: object) -> str | None:
+    """A client's ``section_budgets`` as the column stores it (None: the defaults)."""
+    cleaned = clean_overrides(value)
+    return json.dumps(cleaned, sort_keys=True) if cleaned else None
+
+
+def read_stored(text: str | None) -> dict[str, dict[str, float]]:
+    """The overrides an adventure's column holds; what cannot be read as valid overrides is
+    none (every write was checked, so only a damaged row gets here)."""
+    try:
+        return clean_overrides(json.loads(text)) if text else {}
+    except (ValueError, InvalidInput):
+        return {}

@@ -6,10 +6,10 @@ Invariants:
 - The build reads its inputs, the retrieval and the knowledge and leaves them as they
   were: it fits copies of the last two (``BuiltTurn``). The ``BuiltContext`` it makes is
   frozen, and the request and the Insights snapshot are both read from what it made.
-- The Memories section gets ``memory_budget`` for the memories retrieved (or asked for,
-  whichever is more), the Knowledge section ``budgets.knowledge`` for the passages asked
-  for: shares of the prompt (``budgets``); each offers shorter forms of itself, without
-  some of its passages, for a context that overflows.
+- The Memories section gets its budget for the memories retrieved (or asked for,
+  whichever is more), the Knowledge section its budget for the passages asked for: the
+  adventure's shares of the prompt (``budgets.SectionBudgets``); each offers shorter
+  forms of itself, without some of its passages, for a context that overflows.
 - What the fitted retrieval and knowledge mark as in the context is what went in: when the
   context overflowed and the Memories or the Knowledge fell back to a shorter form or
   were cut, only the passages still whole in the prompt stay marked (Insights tells the
@@ -32,13 +32,12 @@ from talekeeper.services.library.search import KnowledgeResult
 from talekeeper.services.memory.base import Retrieval
 from talekeeper.services.prompt import budgets, witnessed
 from talekeeper.services.prompt.built import BuiltContext, SectionReport
+from talekeeper.services.prompt.card_sections import card_sections
 from talekeeper.services.prompt.context import build_context
 from talekeeper.services.prompt.inputs import (
     CHAT_MESSAGE_OVERHEAD,
     ContextInputs,
-    card_sections,
     fills,
-    memory_budget,
 )
 from talekeeper.services.prompt.sections import Section, render_fixed
 from talekeeper.services.world import knowing
@@ -121,7 +120,7 @@ def _assemble(
     shorter forms of the Memories and the Knowledge it was offered; ``shown``: the note
     heading the Memories and the history's floor of a turn addressing someone."""
     slots = max(inputs.top_k, len(retrieval.used))
-    budget = memory_budget(inputs.budget, slots)
+    budget = inputs.section_budgets.memories(slots).tokens(inputs.budget)
     retrieval.fit_evidence(inputs.counter, budget, fill=fills(budget, slots), history=history)
     note = shown.note if shown else ""
     variants = [_headed(note, text) for text in retrieval.section_variants()]
@@ -130,7 +129,7 @@ def _assemble(
     fixed = [*inputs.fixed, memories]
     passages: list[str] = []
     if knowledge is not None:
-        room = budgets.knowledge(knowledge.top_k).tokens(inputs.budget)
+        room = inputs.section_budgets.knowledge(knowledge.top_k).tokens(inputs.budget)
         knowledge.fit(inputs.counter, room)
         passages = knowledge.section_variants()
         left = [h.source_title for h in knowledge.used if not h.in_context]

@@ -24,7 +24,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from talekeeper.core.errors import ConfigurationError
@@ -33,8 +33,6 @@ from talekeeper.core.tokens import TokenCounter
 from talekeeper.services.cards.rules import (
     CARD_SCAN_ACTIONS,
     FiredCard,
-    cards_section,
-    held_cards,
     turn_cards,
 )
 from talekeeper.services.common.rendering import NARRATION, is_player, render
@@ -44,6 +42,7 @@ from talekeeper.services.memory.scene import Scene, query_texts, scene_for
 from talekeeper.services.prompt import budgets
 from talekeeper.services.prompt import placement as placement_record
 from talekeeper.services.prompt.built import BuiltContext
+from talekeeper.services.prompt.card_sections import cards_within
 from talekeeper.services.prompt.floating import Placement, top_digest_of
 from talekeeper.services.prompt.placement import Carried
 from talekeeper.services.prompt.sections import HistoryEntry, Section
@@ -124,6 +123,10 @@ class ContextInputs:
     # The Story Cards sections' budget (``budgets.STORY_CARDS``), and the names of the cards
     # fired that it left out (of ``cards``, and of ``cards_rebuilt``).
     cards_budget: int | None = None
+    # The adventure's section budgets (its own shares and ceilings over the defaults).
+    section_budgets: budgets.SectionBudgets = field(
+        default_factory=lambda: budgets.SectionBudgets.of(None)
+    )
     cards_left_out: tuple[str, ...] = ()
     cards_rebuilt_left_out: tuple[str, ...] = ()
     # ``cache``: the Story Summary in force, when a newer automatic one waits for that turn
@@ -161,28 +164,6 @@ def stable_sections(adventure: Adventure) -> tuple[Section, Section]:
             "the adventure's AI Instructions" if instructions else "default narrator instructions",
         ),
         Section("plot_essentials", essentials, "Plot Essentials and the player's persona"),
-    )
-
-
-def card_sections(
-    cards: list[FiredCard],
-    new: list[FiredCard] | None = None,
-    *,
-    budget: int | None = None,
-    left_out: Sequence[str] = (),
-) -> tuple[Section, Section]:
-    """The Story Cards; ``new``: the ``cache`` layout's newly fired cards, in a section of
-    their own. ``budget``: the two sections' budget (``budgets.fit_cards`` chose the cards
-    within it), ``left_out`` the names of the cards it left out."""
-    text, reason = cards_section(cards)
-    text_new, reason_new = cards_section(new or [])
-    if budget is not None and left_out:  # said once, by the section that holds cards
-        if text or not text_new:
-            reason = budgets.left_out_reason(reason, list(left_out), budget)
-        else:
-            reason_new = budgets.left_out_reason(reason_new, list(left_out), budget)
-    return Section("story_cards", text, reason, budget=budget), Section(
-        "story_cards_new", text_new, reason_new, budget=budget
     )
 
 
@@ -238,6 +219,12 @@ class _Path:
     rendered_action: str  # and as the prompt shows it
     player_type: str = ""  # its type (do, say, story; "" for a continue)
 
+    def history(self) -> tuple[HistoryEntry, ...]:
+        return tuple(
+            HistoryEntry(r.id, "narrator" if r.type == NARRATION else "player", rendered, r.depth)
+            for r, rendered in self.rows
+        )
+
     @property
     def newest_narration(self) -> str:
         return next((r.text for r, _ in reversed(self.rows) if r.type == NARRATION), "")
@@ -279,10 +266,8 @@ def gather(
     cards = turn_cards(story.session, story.adventure.id, path.recent_text, path.player_text)
     cache = models.context_layout is ContextLayout.CACHE  # only it keeps things in place
     previous = previous_placement(story, path.rows, retry_of) if cache else None
-    held, new = _held(story, cards.section, previous)
-    cards_budget = budgets.STORY_CARDS.tokens(budget)
-    fitted = budgets.fit_cards(held, new, cards_budget, counter)
-    rebuilt = budgets.fit_cards(cards.section, [], cards_budget, counter)
+    own = budgets.SectionBudgets.stored(story.adventure.section_budgets)
+    card_parts, card_fields = cards_within(story, cards.section, previous, own, budget, counter)
     state, changes, witness = _world(story, path, retry_of)
     scene = with_world(scene_for(story.adventure, cards.fired, path.recent_text), state)
     narration = path.newest_narration
@@ -290,13 +275,8 @@ def gather(
     lineage = story.lineage()
     stable = stable_sections(story.adventure)
     summary, summary_rebuilt = _summary(story, lineage, previous, stable)
-    left_out = tuple(f.card.name for f in fitted.left_out)
-    fixed = (
-        *stable,
-        summary,
-        *card_sections(fitted.held, fitted.new, budget=cards_budget, left_out=left_out),
-        state_section(state, counter, budgets.CURRENT_STATE.tokens(budget)),
-    )
+    current = state_section(state, counter, own.current_state.tokens(budget))
+    fixed = (*stable, summary, *card_parts, current)
     knowledge_sources = library.attached_ids(story.session, story.adventure.id)
     return ContextInputs(
         adventure_id=story.adventure.id,
@@ -305,10 +285,7 @@ def gather(
         base_head_id=path.head_id,
         retry_of=retry_of.id if retry_of else None,
         fixed=fixed,
-        history=tuple(
-            HistoryEntry(r.id, "narrator" if r.type == NARRATION else "player", rendered, r.depth)
-            for r, rendered in path.rows
-        ),
+        history=path.history(),
         authors_note=story.adventure.authors_note,
         player_action=path.rendered_action,
         query_input=query_input,
@@ -316,12 +293,8 @@ def gather(
         bank=story.adventure.memory_bank,
         scene=scene,
         fired=tuple(cards.fired),
-        cards=(*fitted.held, *fitted.new),
-        cards_rebuilt=tuple(rebuilt.held),
-        cards_held=tuple(f.card.id for f in fitted.held),
-        cards_budget=cards_budget,
-        cards_left_out=left_out,
-        cards_rebuilt_left_out=tuple(f.card.name for f in rebuilt.left_out),
+        **card_fields,
+        section_budgets=own,
         summary_rebuilt=summary_rebuilt,
         budget=budget,
         counter=counter,
@@ -403,16 +376,6 @@ def _summary(
         " the history is next evaluated again whole, so that this turn only appends"
     )
     return Section("story_summary", older.text if older else "", reason), current
-
-
-def _held(
-    story: Story, section: list[FiredCard], previous: Carried | None
-) -> tuple[list[FiredCard], list[FiredCard]]:
-    """(the cards the previous prompt's Story Cards section held, as they stand; those of
-    ``section`` it did not hold); with no record of its cards, ``section`` and none new."""
-    if previous is None or previous.cards_held is None:
-        return section, []
-    return held_cards(story.session, story.adventure.id, section, list(previous.cards_held))
 
 
 def previous_placement(

@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from talekeeper.services.cards.rules import FiredCard
-from talekeeper.services.prompt.inputs import ContextInputs, card_sections
+from talekeeper.services.prompt.card_sections import card_sections
+from talekeeper.services.prompt.inputs import ContextInputs
 from talekeeper.services.prompt.sections import Section
 from talekeeper.services.prompt.state import STATE_TOKENS, state_section
 from talekeeper.services.world import knowing, knowing_world

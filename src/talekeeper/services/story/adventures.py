@@ -37,6 +37,8 @@ from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.memory import summary as story_summary
 from talekeeper.services.memory.base import MemoryService
 from talekeeper.services.memory.scene import Scene
+from talekeeper.services.prompt import budgets
+from talekeeper.services.prompt.budgets import BudgetView
 from talekeeper.services.story.scenarios import Scenario
 from talekeeper.services.story.tree import Story, load_adventure
 from talekeeper.services.story.view import StoryState
@@ -96,6 +98,7 @@ class AdventureView(AdventureSummary, StoryState):
     auto_summarize: bool
     memory_bank: bool
     witness_mode: WitnessMode
+    section_budgets: list[BudgetView]  # every budgeted section's share and ceiling
     scene: Scene
     current_branch_id: int | None
     length: int  # the actions on the current path, the opening included
@@ -133,9 +136,9 @@ def _witness_mode(value: object) -> str:
     return value
 
 
-def clean_fields(data: Mapping[str, object]) -> dict[str, str | bool]:
+def clean_fields(data: Mapping[str, object]) -> dict[str, str | bool | None]:
     """Validated adventure columns from a client's fields (only those given)."""
-    out: dict[str, str | bool] = {}
+    out: dict[str, str | bool | None] = {}
     if "title" in data:
         out["title"] = limits.text_field(data["title"], "title", limits.TITLE_MAX, required=True)
     for key in COMPONENTS:
@@ -148,6 +151,8 @@ def clean_fields(data: Mapping[str, object]) -> dict[str, str | bool]:
             out[key] = bool(data[key])
     if "witness_mode" in data:
         out["witness_mode"] = _witness_mode(data["witness_mode"])
+    if "section_budgets" in data:  # the whole set: what is not given takes the default
+        out["section_budgets"] = budgets.stored_text(data["section_budgets"] or {})
     if "persona" in data:
         out.update(_persona(data["persona"]))
     return out
@@ -177,6 +182,7 @@ def adventure_view(story: Story) -> AdventureView:
         auto_summarize=adventure.auto_summarize,
         memory_bank=adventure.memory_bank,
         witness_mode=WitnessMode(adventure.witness_mode),
+        section_budgets=budgets.views(adventure.section_budgets),
         scene=scene_now(story),
         current_branch_id=adventure.current_branch_id,
         length=story.repo.path_length(story.lineage()),
@@ -190,7 +196,7 @@ def create(
     memory: MemoryService,
     scenario: Scenario | None = None,
 ) -> Story:
-    fields: dict[str, str | bool] = {"title": "", **dict.fromkeys(COMPONENTS, "")}
+    fields: dict[str, str | bool | None] = {"title": "", **dict.fromkeys(COMPONENTS, "")}
     opening = ""
     cards: list[Card] = []
     if scenario is not None:

@@ -46,6 +46,9 @@ class Adventure(Base):
     # A ``vocabulary.WitnessMode``: what a turn addressing a character does with a memory
     # that character did not witness.
     witness_mode: Mapped[str] = mapped_column(String(8), default="label", server_default="label")
+    # The shares and ceilings the player set for the sections with budgets of their own
+    # (JSON, checked by ``services.prompt.budgets``); NULL: the documented defaults.
+    section_budgets: Mapped[str | None] = mapped_column(Text, nullable=True, default=None)
     # The Scene: where the story is, who is there, what is happening. Set by the player
     # (``scene_by_player``) or, when not, filled from the story cards of the newest actions.
     scene_location: Mapped[str] = mapped_column(String(200), default="")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from talekeeper.services.cards.rules import SecondaryRule
 from talekeeper.services.common.vocabulary import WitnessMode
+from talekeeper.services.prompt.budgets import Budgeted
 from talekeeper.web.schemas.common import Out, Timestamp
 from talekeeper.web.schemas.memory import SceneOut
 from talekeeper.web.schemas.story import StateOut
@@ -84,6 +85,22 @@ class PersonaOut(Out):
     description: str
 
 
+class SectionBudgetOut(Out):
+    """A section's budget (docs/context.md, "Section budgets"): its share of the prompt and
+    its ceiling as the adventure has them, the fixed floor, and the defaults."""
+
+    name: Budgeted
+    title: str
+    share: float
+    ceiling: int  # tokens; a memory's or a passage's where ``per`` says so
+    floor: int
+    per: str
+    default_share: float
+    default_ceiling: int
+    share_set: bool  # the adventure's own, not the default
+    ceiling_set: bool
+
+
 class AdventureSettingsOut(AdventureSummaryOut):
     """What an adventure is made of, without where the player stands in it."""
 
@@ -95,6 +112,7 @@ class AdventureSettingsOut(AdventureSummaryOut):
     auto_summarize: bool
     memory_bank: bool
     witness_mode: WitnessMode
+    section_budgets: list[SectionBudgetOut]
     scene: SceneOut
     current_branch_id: int | None
 

@@ -225,8 +225,9 @@ def _sections(
             text=section.text if section else "",
             reason=reason,
             cut=bool(section and section.cut),
-            budget=section.budget if section else None,
         )
+        if section is not None and section.budget is not None:  # written only when it has one
+            part = part.model_copy(update={"budget": section.budget})
         if name == "knowledge":  # the passages themselves, with their sources and scores
             hits = knowledge.used if knowledge else []
             passages = [PassagePart.model_validate(h) for h in hits if h.in_context]

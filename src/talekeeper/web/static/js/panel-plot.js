@@ -1,9 +1,11 @@
 // The Plot panel: the plot components the narrator reads on every turn (AI Instructions,
-// Plot Essentials, Author's Note), edited in place; the adventure's toggles; the persona.
+// Plot Essentials, Author's Note), edited in place; the adventure's toggles and section
+// budgets (panel-budgets.js); the persona.
 // Invariants: every change is one PATCH /api/adventures/{id}; what is shown afterwards is
 // what the server stored (its answer), and a refused change leaves the editor open.
 import { h, fill, api, notify, attempt } from "./ui.js";
 import { block, editable, refresher } from "./panel-kit.js";
+import { budgetsBlock } from "./panel-budgets.js";
 
 const COMPONENT_MAX = 20000;
 const COMPONENTS = [
@@ -74,6 +76,7 @@ export function plotPanel(ctx) {
         h("p", { class: "muted small", text: "The narrator reads these on every turn." }),
         COMPONENTS.map(component)),
       block("Settings for this adventure", h("div", { class: "toggles" }, TOGGLES.map(toggle))),
+      block("Section budgets", budgetsBlock(ctx, patch)),
       block("You", personaView()));
   });
 
