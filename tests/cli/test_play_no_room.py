@@ -1,5 +1,6 @@
 """``talekeeper play`` names the memories a small context had no room for: ``/dry`` lists
-them apart, marked as left out, while those that went in are listed as before."""
+them apart, marked as left out, while those that went in are listed as before; each
+section with a budget of its own shows its tokens against it."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ QUESTION = "where did the keepers hide the brass key under the stone"
 
 def test_dry_marks_the_memories_left_out_for_room(cli: Cli) -> None:
     found: dict[str, Any] = {}
+    sections: list[dict[str, Any]] = []
     with api(cli) as client:
         essentials = " ".join(["The lighthouse keeper guards the coast."] * 40)
         made = client.post("/api/adventures", json={"title": "Salt", "plot_essentials": essentials})
@@ -41,6 +43,7 @@ def test_dry_marks_the_memories_left_out_for_room(cli: Cli) -> None:
                 memories = shown.json()["memories"]
                 if memories["used"] and memories["left_for_room"]:
                     found = memories
+                    sections = shown.json()["sections"]
                     break
             else:
                 time.sleep(0.1)  # the memories are still being embedded
@@ -55,3 +58,6 @@ def test_dry_marks_the_memories_left_out_for_room(cli: Cli) -> None:
     for memory in found["used"]:
         line = next(x for x in out.splitlines() if f"memory #{memory['id']} " in x)
         assert "left out" not in line
+    section = next(s for s in sections if s["name"] == "memories")
+    line = next(x for x in out.splitlines() if x.startswith("  Memories "))
+    assert f" {section['tokens']}/{section['budget']} " in line

@@ -3,6 +3,7 @@ narrator's narration goes through them."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from tests.conftest import threads_setting
 from tests.kit.scripted_llama import ScriptedLlama, narrate
@@ -153,6 +154,13 @@ def test_a_narration_the_repairs_emptied_is_written_once_more() -> None:
     streamed, stored, repairs = generate(provider, narration=True)
     assert streamed == stored == "The tide turns. Gulls cry."
     assert llama.calls == 2 and Edit.PLAYER_SPEECH in repairs
+    # The second take may not open as the emptied one did (at a low temperature it would be
+    # the same take again): the scripted llama's tokens are bytes, and the first was '"'.
+    assert "logits_processor" not in llama.kwargs[0]
+    (opens,) = llama.kwargs[1]["logits_processor"]
+    scores = np.zeros(256)
+    opens(np.zeros(10), scores)
+    assert scores[ord('"')] == -np.inf and np.isfinite(np.delete(scores, ord('"'))).all()
     # Only once more: a second empty one is the turn's "empty reply" error, as before.
     llama = ScriptedLlama(player)
     provider = EmbeddedProvider(load_narrator=lambda: llama)

@@ -39,6 +39,7 @@ ADVENTURE_KEYS = [
     "auto_summarize",
     "memory_bank",
     "witness_mode",
+    "section_budgets",
     "scene",
     "current_branch_id",
     "head",

@@ -258,8 +258,9 @@ class Terminal:
             self.say(f"  context layout {layout_line(data.layout)}")
         for repair in data.repairs:
             self.say(f"  reply repaired: {repair.meaning}")
-        for section in data.sections:
-            self.say(f"  {section.title:<18} {section.tokens:>6}  {section.reason}")
+        for section in data.sections:  # "tokens/budget" where the section has a budget
+            used = f"{section.tokens}" + (f"/{section.budget}" if section.budget else "")
+            self.say(f"  {section.title:<18} {used:>9}  {section.reason}")
         for card in data.cards:
             if card.always_on:
                 self.say(f"  card {card.name}: always on")

@@ -276,6 +276,9 @@ class EmbeddedProvider:
                 if parts or voice is None or cancelled.is_set() or not empties_left:
                     break
                 empties_left -= 1
+                # At the narrator's low temperature the same prompt gives the same take
+                # again: the next one may not open as the emptied one did.
+                take.ban_opening()
         text = "".join(parts)
         prompt = request.prompt or "\n".join(m.content for m in with_example(request))
         yield Chunk(
@@ -309,6 +312,7 @@ class _Take:
         # The runs of the recent replies a new take may not write (built once, at the ban:
         # it reads the whole prompt's tokens).
         self.no_repeat: Processor | None = None
+        self.opened: str | None = None  # the last take's first piece with text in it
 
     def run(
         self, voice: VoiceFilter | None, opening: Opening | None, parts: list[str]
@@ -320,6 +324,7 @@ class _Take:
         for raw, reason in self._pieces():
             finish = reason
             first = first if first is not None or not raw.strip() else raw
+            self.opened = first
             piece = voice.feed(raw) if voice is not None else raw
             piece = opening.feed(piece) if opening is not None else piece
             if opening is not None and opening.repeat:
@@ -344,9 +349,10 @@ class _Take:
     def _pieces(self) -> Iterator[tuple[str, str | None]]:
         """The model's text as it comes, piece by piece, with the finish reason so far."""
         kwargs = dict(self.kwargs)
-        if self.banned is not None and self.no_repeat is not None:
+        if self.banned is not None:
             # ``first_not`` keeps the take's start: a new one for each take.
-            kwargs["logits_processor"] = [first_not(self.banned), self.no_repeat]
+            processors = [first_not(self.banned)]
+            kwargs["logits_processor"] = processors + ([self.no_repeat] if self.no_repeat else [])
         if self.request.mode == "chat":
             messages = [{"role": m.role, "content": m.content} for m in with_example(self.request)]
             events = self.llama.create_chat_completion(messages=messages, **kwargs)
@@ -362,6 +368,13 @@ class _Take:
             ) or ""
             finish = choice.get("finish_reason") or finish
             yield piece, finish
+
+    def ban_opening(self) -> None:
+        """The next take may not open with the last take's first token (a take the voice
+        repairs emptied: at a low temperature it would be written the same again)."""
+        tokens = self._tokens(self.opened or "")
+        if tokens:
+            self.banned = tokens[0]
 
     def _ban(self, first: str | None, earlier: list[str]) -> None:
         """What the next take may not write: the rejected take's first token to open with,
