@@ -73,3 +73,15 @@ def test_a_stored_value_that_cannot_be_read_is_the_defaults() -> None:
     for text in (None, "", "not json", "[1, 2]", '{"memories": {"share": 7}}'):
         assert SectionBudgets.stored(text) == SectionBudgets.of(None)
     assert SectionBudgets.stored('{"memories": {"ceiling": 80}}').memories(5).ceiling == 400
+
+
+def test_a_body_of_many_long_unknown_names_gets_a_short_message() -> None:
+    names = {f"section-{n}-" + "x" * 5000: {} for n in range(10_000)}
+    with pytest.raises(InvalidInput) as refused:
+        clean_overrides(names)
+    said = str(refused.value)
+    assert "unknown section(s) section-0-xxx" in said and "and 9995 more" in said
+    assert len(said) < 600
+    with pytest.raises(InvalidInput) as refused:
+        clean_overrides({"memories": {f"f{n}": 1 for n in range(1000)}})
+    assert "and 995 more" in str(refused.value) and len(str(refused.value)) < 300

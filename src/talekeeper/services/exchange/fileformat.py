@@ -113,10 +113,10 @@ def _scenario(value: object, info: ValidationInfo) -> str | None:
     return value
 
 
-def _budgets(value: object, info: ValidationInfo) -> dict[str, dict[str, int | float]]:
+def _budgets(value: object, info: ValidationInfo) -> dict[str, dict[str, float]]:
     """The adventure's own section budgets, checked as the adventure routes check them."""
     try:
-        return dict(budgets.clean_overrides({} if value is None else value))
+        return budgets.clean_overrides({} if value is None else value)
     except InvalidInput as exc:
         raise refusal(FIELD, exc.message.rstrip(".")) from None
 

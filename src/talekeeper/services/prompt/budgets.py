@@ -25,6 +25,7 @@ Invariants:
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Mapping
@@ -75,17 +76,6 @@ STORY_CARDS = Share(1 / 5, 96, 1000)
 CURRENT_STATE = Share(1 / 20, 48, 120)
 
 
-def memories(slots: int) -> Share:
-    """The Memories' budget for ``slots`` memories (retrieved or asked for)."""
-    return Share(MEMORY_SHARE, MEMORY_SLOT_FLOOR * slots, MEMORY_SLOT_TOKENS * slots)
-
-
-def knowledge(top_k: int) -> Share:
-    """The Knowledge's budget for ``top_k`` passages asked for."""
-    slots = max(top_k, 1)
-    return Share(KNOWLEDGE_SHARE, KNOWLEDGE_SLOT_TOKENS, KNOWLEDGE_SLOT_TOKENS * slots)
-
-
 @dataclass(frozen=True)
 class FittedCards:
     """The cards of the Story Cards sections that fit their budget, in their order, and
@@ -103,9 +93,13 @@ def fit_cards(
     ``budget``: the cards come in their priority order (always-on first, then by where
     their keyword fired), so those left out are the last, whole."""
     ordered = [*held, *new]
-    kept = len(ordered)
-    while kept and counter.count(cards_section(ordered[:kept])[0]) > budget:
-        kept -= 1
+    # The section's text grows with each card, so the longest run that fits is found by
+    # halving: a few counts of the text whole, not one for each card left out.
+
+    def cost(count: int) -> int:  # the section's tokens with the first ``count`` cards
+        return counter.count(cards_section(ordered[:count])[0])
+
+    kept = bisect.bisect_right(range(len(ordered) + 1), budget, key=cost) - 1
     return FittedCards(held[:kept], new[: max(kept - len(held), 0)], ordered[kept:])
 
 
@@ -134,6 +128,7 @@ DEFAULTS: dict[Budgeted, Share] = {
     Budgeted.KNOWLEDGE: Share(KNOWLEDGE_SHARE, KNOWLEDGE_SLOT_TOKENS, KNOWLEDGE_SLOT_TOKENS),
     Budgeted.CURRENT_STATE: CURRENT_STATE,
 }
+PER = {Budgeted.MEMORIES: "memory", Budgeted.KNOWLEDGE: "passage"}  # the ceiling's unit
 MAX_SHARE = 0.75  # more would leave the history less than its reserve anyway
 MAX_CEILING = 32_768  # tokens: the largest context a local model commonly takes
 FIELDS = ("share", "ceiling")
@@ -168,7 +163,7 @@ class SectionBudgets:
 
     def knowledge(self, top_k: int) -> Share:
         own = self.shares[Budgeted.KNOWLEDGE]
-        return Share(own.share, own.floor, max(own.ceiling * max(top_k, 1), own.floor))
+        return Share(own.share, own.floor, own.ceiling * max(top_k, 1))
 
     @property
     def story_cards(self) -> Share:
@@ -179,6 +174,16 @@ class SectionBudgets:
         return self.shares[Budgeted.CURRENT_STATE]
 
 
+def memories(slots: int) -> Share:
+    """The default Memories budget for ``slots`` memories (retrieved or asked for)."""
+    return SectionBudgets.of(None).memories(slots)
+
+
+def knowledge(top_k: int) -> Share:
+    """The default Knowledge budget for ``top_k`` passages asked for."""
+    return SectionBudgets.of(None).knowledge(top_k)
+
+
 def clean_overrides(value: object) -> dict[str, dict[str, float]]:
     """A client's ``section_budgets``, checked: ``{section: {"share": 0.2, "ceiling": 800}}``
     with either field or both (null or absent: the default); a section with none is left
@@ -187,10 +192,10 @@ def clean_overrides(value: object) -> dict[str, dict[str, float]]:
     if not isinstance(value, dict):
         raise InvalidInput(f'{where} must be an object like {{"story_cards": {{"share": 0.3}}}}.')
     names = {b.value for b in Budgeted}
-    unknown = sorted(set(value) - names)
+    unknown = sorted(map(str, set(value) - names))
     if unknown:
         raise InvalidInput(
-            f"{where} has unknown section(s) {', '.join(map(str, unknown))}; "
+            f"{where} has unknown section(s) {_listed(unknown)}; "
             f"it takes {', '.join(b.value for b in Budgeted)}."
         )
     out: dict[str, dict[str, float]] = {}
@@ -205,9 +210,9 @@ def _clean_section(name: str, given: object) -> dict[str, float]:
     where = f"'section_budgets.{name}'"
     if not isinstance(given, dict):
         raise InvalidInput(f"{where} must be an object with a share, a ceiling or both.")
-    unknown = sorted(set(given) - set(FIELDS))
+    unknown = sorted(map(str, set(given) - set(FIELDS)))
     if unknown:
-        raise InvalidInput(f"{where} has unknown field(s) {', '.join(map(str, unknown))}.")
+        raise InvalidInput(f"{where} has unknown field(s) {_listed(unknown)}.")
     out: dict[str, float] = {}
     share, ceiling = given.get("share"), given.get("ceiling")
     if share is not None:
@@ -220,13 +225,21 @@ def _clean_section(name: str, given: object) -> dict[str, float]:
     if ceiling is not None:
         floor = DEFAULTS[Budgeted(name)].floor
         if not _whole(ceiling) or not floor <= ceiling <= MAX_CEILING:
-            unit = {"memories": " a memory", "knowledge": " a passage"}.get(name, "")
+            per = PER.get(Budgeted(name))
+            unit = f" a {per}" if per else ""
             raise InvalidInput(
                 f"{where[:-1]}.ceiling' must be a whole number of tokens{unit}, at least "
                 f"{floor} (its floor) and at most {MAX_CEILING}."
             )
         out["ceiling"] = int(ceiling)
     return out
+
+
+def _listed(names: list[str], most: int = 5, longest: int = 40) -> str:
+    """A client's names as a message repeats them: a few, each cut short (a body may hold
+    thousands of keys, each as long as it likes)."""
+    shown = ", ".join(n if len(n) <= longest else n[: longest - 3] + "..." for n in names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def _number(value: object) -> TypeGuard[float]:
@@ -246,7 +259,6 @@ TITLES = {
     Budgeted.KNOWLEDGE: "Knowledge",
     Budgeted.CURRENT_STATE: "Current state",
 }
-PER = {Budgeted.MEMORIES: "memory", Budgeted.KNOWLEDGE: "passage"}  # the ceiling's unit
 
 
 @dataclass(frozen=True)

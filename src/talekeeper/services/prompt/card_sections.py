@@ -13,7 +13,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 from talekeeper.core.tokens import TokenCounter
 from talekeeper.services.cards.rules import FiredCard, cards_section, held_cards
@@ -45,6 +45,17 @@ def card_sections(
     )
 
 
+class CardFields(TypedDict):
+    """The inputs' fields that say which cards the Story Cards sections hold, and which
+    their budget left out (``ContextInputs``)."""
+
+    cards: tuple[FiredCard, ...]
+    cards_rebuilt: tuple[FiredCard, ...]
+    cards_held: tuple[int, ...]
+    cards_left_out: tuple[str, ...]
+    cards_rebuilt_left_out: tuple[str, ...]
+
+
 def cards_within(
     story: Story,
     section: list[FiredCard],
@@ -52,7 +63,7 @@ def cards_within(
     own: budgets.SectionBudgets,
     budget: int,
     counter: TokenCounter,
-) -> tuple[tuple[Section, Section], dict[str, Any]]:
+) -> tuple[tuple[Section, Section], CardFields]:
     """The Story Cards sections within their budget (the adventure's share of ``budget``),
     and the inputs' fields that say which cards they hold and which they left out."""
     held, new = _held(story, section, previous)
@@ -60,14 +71,13 @@ def cards_within(
     fitted = budgets.fit_cards(held, new, room, counter)
     rebuilt = budgets.fit_cards(section, [], room, counter)
     left_out = tuple(f.card.name for f in fitted.left_out)
-    fields = {
-        "cards": (*fitted.held, *fitted.new),
-        "cards_rebuilt": tuple(rebuilt.held),
-        "cards_held": tuple(f.card.id for f in fitted.held),
-        "cards_budget": room,
-        "cards_left_out": left_out,
-        "cards_rebuilt_left_out": tuple(f.card.name for f in rebuilt.left_out),
-    }
+    fields = CardFields(
+        cards=(*fitted.held, *fitted.new),
+        cards_rebuilt=tuple(rebuilt.held),
+        cards_held=tuple(f.card.id for f in fitted.held),
+        cards_left_out=left_out,
+        cards_rebuilt_left_out=tuple(f.card.name for f in rebuilt.left_out),
+    )
     parts = card_sections(fitted.held, fitted.new, budget=room, left_out=left_out)
     return parts, fields
 

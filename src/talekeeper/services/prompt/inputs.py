@@ -120,10 +120,9 @@ class ContextInputs:
     # ones), and the section's cards when the whole history is evaluated again anyway.
     cards_held: tuple[int, ...] = ()
     cards_rebuilt: tuple[FiredCard, ...] = ()
-    # The Story Cards sections' budget (``budgets.STORY_CARDS``), and the names of the cards
-    # fired that it left out (of ``cards``, and of ``cards_rebuilt``).
-    cards_budget: int | None = None
-    # The adventure's section budgets (its own shares and ceilings over the defaults).
+    # The adventure's section budgets (its own shares and ceilings over the defaults), and
+    # the names of the fired cards the Story Cards' budget left out (of ``cards``, and of
+    # ``cards_rebuilt``).
     section_budgets: budgets.SectionBudgets = field(
         default_factory=lambda: budgets.SectionBudgets.of(None)
     )
@@ -137,6 +136,11 @@ class ContextInputs:
     world: WorldState | None = None  # the world's state the turn reads (Current state)
     world_changes: tuple[EventView, ...] = ()  # its events since the previous turn read it
     witness: Witness = Witness()  # who the player's input addresses (nobody by default)
+
+    @property
+    def cards_budget(self) -> int:
+        """The Story Cards sections' budget: the adventure's share of the prompt's."""
+        return self.section_budgets.story_cards.tokens(self.budget)
 
     def section_cards(self, built: BuiltContext) -> tuple[FiredCard, ...]:
         """The cards of the Story Cards sections ``built`` holds: as they fire now when its

@@ -25,7 +25,7 @@ from talekeeper.services.cards.rules import FiredCard
 from talekeeper.services.prompt.card_sections import card_sections
 from talekeeper.services.prompt.inputs import ContextInputs
 from talekeeper.services.prompt.sections import Section
-from talekeeper.services.prompt.state import STATE_TOKENS, state_section
+from talekeeper.services.prompt.state import state_section
 from talekeeper.services.world import knowing, knowing_world
 from talekeeper.services.world.knowing import CardMark, EntryMark, WitnessReport
 from talekeeper.storage.vocabulary import WitnessMode
@@ -56,8 +56,8 @@ def shown(inputs: ContextInputs, report: WitnessReport) -> tuple[Shown, WitnessR
     if inputs.world is not None:
         state, entries = knowing_world.state_shown(inputs.world, witness)
         if entries:
-            room = next((s.budget for s in fixed if s.name == "current_state"), None)
-            section = state_section(state, inputs.counter, room or STATE_TOKENS)
+            room = inputs.section_budgets.current_state.tokens(inputs.budget)
+            section = state_section(state, inputs.counter, room)
             fixed = [section if s.name == "current_state" else s for s in fixed]
     if card_marks and witness.mode is WitnessMode.STRICT:
         fixed = _cards_left_out(inputs, fixed, cards)

@@ -187,7 +187,7 @@ def _left_out(
             "adventure's witness mode is strict (the summary tells what they may not know)"
         )
     cards = inputs.cards_rebuilt_left_out if built.report.rebuilt else inputs.cards_left_out
-    if cards and inputs.cards_budget is not None:
+    if cards:
         reasons["story_cards"] = left_out_reason("", list(cards), inputs.cards_budget)
     return reasons
 
