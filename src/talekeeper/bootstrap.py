@@ -57,12 +57,14 @@ from talekeeper.services.library.indexer import LibraryIndexer
 from talekeeper.services.library.search import KnowledgeSearch
 from talekeeper.services.memory.base import MemoryService, NullMemory
 from talekeeper.services.memory.cache import BankCache
-from talekeeper.services.memory.passes.runner import Runner
+from talekeeper.services.memory.passes.runner import Kinds, Runner
+from talekeeper.services.memory.passes.work import Work
 from talekeeper.services.memory.service import MemorySystem
 from talekeeper.services.memory.snapshot import Snapshots
 from talekeeper.services.prompt.prefix import Belief, PromptPrefixes
 from talekeeper.services.story.scenarios import Scenario, load_scenarios
 from talekeeper.services.story.turns import TurnRunner
+from talekeeper.services.world.clerk_pass import clerk_passes
 from talekeeper.services.world.reading import world_passes
 from talekeeper.settings import (
     DEFAULT_CONTEXT_TOKENS,
@@ -109,6 +111,12 @@ class Background:
     indexer: LibraryIndexer
 
 
+def _more_passes(work: Work) -> Kinds:
+    """What a run does after the memory's own passes: the world model's reading (when
+    the owner has a world model), then the lore clerk's card proposals."""
+    return [*world_passes(work), *clerk_passes(work)]
+
+
 def background_work(
     engine: Engine,
     sessions: sessionmaker[Session],
@@ -122,7 +130,7 @@ def background_work(
     bank snapshots (none: every cold bank is built from the database)."""
     # One per process: retrieval and the passes see the same bank.
     cache = BankCache(snapshots=Snapshots(snapshots) if snapshots is not None else None)
-    runner = Runner(sessions, models_for_user, cache, more=world_passes)
+    runner = Runner(sessions, models_for_user, cache, more=_more_passes)
     runs: dict[WorkKind, RunOf] = {WorkKind.ADVENTURE: runner.run}
     run = dispatch(runs)
     work: BackgroundWork

@@ -21,7 +21,7 @@ def memories(client: TestClient, adventure: int, **params: str) -> list[dict[str
     return rows
 
 
-KINDS = ("memory", "summary", "embedding", "eviction", "world")
+KINDS = ("memory", "summary", "embedding", "eviction", "world", "cards")
 SETTLE_SECONDS = 30.0
 
 

@@ -1,7 +1,8 @@
 """A world of real rows in the app (an adventure with a reply, a card, a memory, a library
-source and a world event, its background work done) and the valid value of every route's
-inputs that refers to it: what a sweep of requests over every route starts from
-(``test_bad_input``, ``test_isolation``), so that only what a test makes wrong is wrong."""
+source, a world event and a card proposal, its background work done) and the valid value
+of every route's inputs that refers to it: what a sweep of requests over every route
+starts from (``test_bad_input``, ``test_isolation``), so that only what a test makes wrong
+is wrong."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ class World:
     memory: int  # a memory the player wrote
     source: int  # a knowledge library source
     event: int  # a world event the player added
+    proposal: int  # an open card proposal (for "Tobin", named in four actions)
 
 
 PATH_VALUES: dict[str, Callable[[World], str]] = {
@@ -37,6 +39,7 @@ PATH_VALUES: dict[str, Callable[[World], str]] = {
     "memory_id": lambda w: str(w.memory),
     "source_id": lambda w: str(w.source),
     "event_id": lambda w: str(w.event),
+    "proposal_id": lambda w: str(w.proposal),
     "scenario_id": lambda w: "lantern-coast",
     "token_id": lambda w: "1",
     "secret": lambda w: "x" * 43,  # local mode has no tokens: a valid id that is not found
@@ -73,6 +76,7 @@ VALID_BODIES: dict[Key, Callable[[World], Any]] = {
         "object": "a lantern",
     },
     ("PATCH", "/api/world/events/{event_id}"): lambda w: {"known_by": ["Maren"]},
+    ("POST", "/api/card-proposals/{proposal_id}/accept"): lambda w: {"entry": "A ferryman."},
     ("POST", "/api/auth/login"): lambda w: {"username": "mara", "password": "x" * 12},
     ("POST", "/api/auth/setup"): lambda w: {
         "secret": "x" * 43,
@@ -103,6 +107,7 @@ def state(client: TestClient, world: World) -> dict[str, Any]:
         "summary": client.get(f"/api/adventures/{world.adventure}/summary").json(),
         "scene": client.get(f"/api/adventures/{world.adventure}/scene").json(),
         "world": client.get(f"/api/adventures/{world.adventure}/world/events").json(),
+        "proposals": client.get(f"/api/adventures/{world.adventure}/card-proposals").json(),
     }
 
 
@@ -114,6 +119,10 @@ def make_world(client: TestClient, double: ModelDouble) -> World:
     double.script("Old Maren nods at the tower.")
     turn = client.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": "wave"})
     assert turn.status_code == 200, turn.text
+    double.script("Tobin rows past the tower.", "Tobin ties his boat to the quay.")
+    for text in ("wave at Tobin", "call Tobin"):
+        more = client.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": text})
+        assert more.status_code == 200, more.text
     card = client.post(f"/api/adventures/{aid}/cards", json={"name": "Brass Key"})
     assert card.status_code == 201, card.text
     memory = client.post(f"/api/adventures/{aid}/memories", json={"text": "Maren is wary."})
@@ -124,6 +133,8 @@ def make_world(client: TestClient, double: ModelDouble) -> World:
         f"/api/adventures/{aid}/world/events", json={"kind": "took", "object": "a rope"}
     )
     assert took.status_code == 201, took.text
+    settled(client, aid)  # the lore clerk proposes a card for Tobin
+    [proposal] = client.get(f"/api/adventures/{aid}/card-proposals").json()
     return World(
         adventure=aid,
         branch=adventure.json()["current_branch_id"],
@@ -133,4 +144,5 @@ def make_world(client: TestClient, double: ModelDouble) -> World:
         memory=memory.json()["id"],
         source=source,
         event=took.json()["id"],
+        proposal=proposal["id"],
     )

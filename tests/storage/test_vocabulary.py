@@ -47,6 +47,7 @@ from talekeeper.storage.models import (
     AiCall,
     BackgroundJob,
     Base,
+    CardProposal,
     DerivedState,
     LibrarySource,
     Memory,
@@ -67,6 +68,8 @@ from talekeeper.storage.vocabulary import (
     MemoryOrigin,
     MemoryStatus,
     PassState,
+    ProposalKind,
+    ProposalState,
     QuestState,
     SourceState,
     SummaryTrigger,
@@ -107,6 +110,8 @@ PINNED: dict[type[StrEnum], tuple[str, ...]] = {
     EventOrigin: ("rules", "model", "player"),
     QuestState: ("opened", "advanced", "done", "failed"),
     WitnessMode: ("label", "strict", "off"),
+    ProposalKind: ("new", "update"),
+    ProposalState: ("open", "accepted", "dismissed"),
 }
 
 # The column each enum is stored in.
@@ -125,6 +130,8 @@ COLUMNS: dict[type[StrEnum], tuple[type[Base], str]] = {
     EventOrigin: (WorldEvent, "origin"),
     QuestState: (WorldEvent, "value"),
     WitnessMode: (Adventure, "witness_mode"),
+    ProposalKind: (CardProposal, "kind"),
+    ProposalState: (CardProposal, "state"),
 }
 
 VALUES = frozenset(value for values in PINNED.values() for value in values)

@@ -254,7 +254,7 @@ def test_an_edited_memory_is_embedded_again_by_background_work(client: TestClien
     assert edited["embedded"] is False
     derived = settle(client, aid)
     assert derived["embedding"]["did_work"] is True
-    kinds = {"memory", "summary", "embedding", "eviction", "world"}
+    kinds = {"memory", "summary", "embedding", "eviction", "world", "cards"}
     assert set(derived) == {"adventure_id", "pending"} | kinds
     assert derived["adventure_id"] == aid and derived["pending"] is False
     for kind in kinds:

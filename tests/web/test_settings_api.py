@@ -205,7 +205,7 @@ def test_every_adventures_background_work_in_one_answer(
     first = client.post("/api/adventures", json={"title": "First"}).json()
     second = client.post("/api/adventures", json={"title": "Second"}).json()
     body = client.get("/api/derived").json()
-    assert body["kinds"] == ["memory", "summary", "embedding", "eviction", "world"]
+    assert body["kinds"] == ["memory", "summary", "embedding", "eviction", "world", "cards"]
     assert all(set(a) == {"id", "title", "derived"} for a in body["adventures"])
     titles = {a["id"]: a["title"] for a in body["adventures"]}
     assert titles == {first["id"]: "First", second["id"]: "Second"}

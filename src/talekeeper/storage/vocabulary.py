@@ -30,6 +30,8 @@ The enums and where each is stored:
 - ``EntityKind``: ``world_entities.kind`` (``models.WorldEntity``).
 - ``EventKind``, ``EventOrigin``: ``world_events.kind`` and ``.origin``
   (``models.WorldEvent``: docs/world.md); ``QuestState``: a quest event's ``value``.
+- ``ProposalKind``, ``ProposalState``: ``card_proposals.kind`` and ``.state``
+  (``models.CardProposal``: docs/world.md, "The lore clerk").
 """
 
 from __future__ import annotations
@@ -160,3 +162,18 @@ class QuestState(StrEnum):
     ADVANCED = "advanced"
     DONE = "done"
     FAILED = "failed"
+
+
+class ProposalKind(StrEnum):
+    """What a card proposal offers: a new card, or lines added to an existing one."""
+
+    NEW = "new"
+    UPDATE = "update"
+
+
+class ProposalState(StrEnum):
+    """Where a card proposal stands: waiting for the player, taken, or turned down."""
+
+    OPEN = "open"
+    ACCEPTED = "accepted"
+    DISMISSED = "dismissed"

@@ -57,6 +57,7 @@ __all__ = [
     "SecondaryRule",
     "TurnCards",
     "card_columns",
+    "clean_keywords",
     "cards_section",
     "clean_card",
     "clean_card_changes",
@@ -231,8 +232,10 @@ def clean_card(data: Mapping[str, object] | Card) -> Card:
     return Card(
         name=limits.text_field(given.get("name", ""), "name", limits.CARD_NAME_MAX, required=True),
         type=_type(given.get("type", "other")),
-        keywords=_keywords(given.get("keywords", []), "keywords"),
-        secondary_keywords=_keywords(given.get("secondary_keywords", []), "secondary_keywords"),
+        keywords=clean_keywords(given.get("keywords", []), "keywords"),
+        secondary_keywords=clean_keywords(
+            given.get("secondary_keywords", []), "secondary_keywords"
+        ),
         entry=limits.text_field(given.get("entry", ""), "entry", limits.CARD_ENTRY_MAX),
         notes=limits.text_field(given.get("notes", ""), "notes", limits.CARD_NOTES_MAX),
         always_on=_flag(given.get("always_on", False)),
@@ -275,7 +278,9 @@ def _rule(value: object) -> SecondaryRule:
     raise InvalidInput(f"'secondary_rule' must be one of {rules}; got {limits.quoted(value)}.")
 
 
-def _keywords(value: object, key: str) -> tuple[str, ...]:
+def clean_keywords(value: object, key: str) -> tuple[str, ...]:
+    """A list of keywords as a card keeps them (each stripped, repeats dropped, every limit
+    held); a refusal names the field ``key``."""
     what = "secondary keywords" if key == "secondary_keywords" else "keywords"
     if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
         raise InvalidInput(f'\'{key}\' must be a list of text, e.g. ["mara", "the smuggler"].')

@@ -1,6 +1,6 @@
 """The stored vocabularies that the entry points name (an action's state, a source's state,
 a call's status, a memory's status and authority, the world's kinds and origins, an
-adventure's witness mode),
+adventure's witness mode, a card proposal's kind and state),
 re-exported so that the entry points never import storage. The definitions stay in
 storage: they are the schema's values."""
 
@@ -12,6 +12,8 @@ from talekeeper.storage.vocabulary import (
     EventKind,
     EventOrigin,
     MemoryStatus,
+    ProposalKind,
+    ProposalState,
     SourceState,
     WitnessMode,
 )
@@ -24,6 +26,8 @@ __all__ = [
     "EventKind",
     "EventOrigin",
     "MemoryStatus",
+    "ProposalKind",
+    "ProposalState",
     "SourceState",
     "WitnessMode",
 ]

@@ -42,6 +42,7 @@ class Kind(StrEnum):
     EMBEDDING = "embedding"
     EVICTION = "eviction"
     WORLD = "world"  # the world model's reading of the newest reply (services.world.reading)
+    CARDS = "cards"  # the lore clerk's card proposals (services.world.clerk_pass)
 
 
 KINDS = tuple(kind.value for kind in Kind)

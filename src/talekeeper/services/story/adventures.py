@@ -43,7 +43,7 @@ from talekeeper.services.story.scenarios import Scenario
 from talekeeper.services.story.tree import Story, load_adventure
 from talekeeper.services.story.view import StoryState
 from talekeeper.services.world import derive as world
-from talekeeper.services.world import secrets
+from talekeeper.services.world import proposals, secrets
 from talekeeper.services.world.scene import scene_now
 from talekeeper.storage.models import Adventure, Branch, StoryCard
 from talekeeper.storage.repositories.story import StoryRepository
@@ -321,6 +321,15 @@ def add_cards(
 def _secret(card: Mapping[str, object] | Card) -> object:
     """The ``known_by`` a client sent with a card (a ``Card`` from elsewhere has none)."""
     return card.get("known_by") if isinstance(card, Mapping) else None
+
+
+def accept_proposal(story: Story, proposal_id: int, edited: Mapping[str, object]) -> CardView:
+    """The lore clerk's proposal as an ordinary card (``world.proposals``), made as any
+    card is; the proposal is marked accepted in the same unit of work."""
+    row, fields = proposals.accepting(story, proposal_id, edited)
+    card = add_card(story.session, story.adventure, fields)
+    proposals.accepted(row, card.id)
+    return card
 
 
 def cards(session: Session, adventure: Adventure, query: str = "") -> list[CardView]:

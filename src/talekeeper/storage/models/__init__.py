@@ -1,7 +1,7 @@
 """SQLAlchemy 2 models: the schema, kept portable between SQLite and PostgreSQL. One module
 per aggregate (``accounts``, ``story``, ``replies``, ``memory``, ``jobs``, ``library``, ``world``,
-``ai_calls``), on the base and column types of ``base``; this package re-exports every
-model, so ``from talekeeper.storage.models import X`` names any of them.
+``proposals``, ``ai_calls``), on the base and column types of ``base``; this package re-exports
+every model, so ``from talekeeper.storage.models import X`` names any of them.
 
 Invariants:
 
@@ -28,6 +28,7 @@ from talekeeper.storage.models.base import ID, NAMING, Base, UtcDateTime
 from talekeeper.storage.models.jobs import BackgroundJob, DerivedState
 from talekeeper.storage.models.library import AdventureKnowledge, LibraryPassage, LibrarySource
 from talekeeper.storage.models.memory import Memory, MemoryKey, MemoryUse, SummaryVersion
+from talekeeper.storage.models.proposals import CardProposal
 from talekeeper.storage.models.replies import ContextPlacement, InsightSnapshot
 from talekeeper.storage.models.story import Action, Adventure, Branch, StoryCard
 from talekeeper.storage.models.world import (
@@ -50,6 +51,7 @@ __all__ = [
     "AuthSession",
     "Base",
     "Branch",
+    "CardProposal",
     "ContextPlacement",
     "DerivedState",
     "InsightSnapshot",

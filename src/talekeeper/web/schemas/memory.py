@@ -141,3 +141,4 @@ class DerivedOut(Out):
     embedding: PassStateOut
     eviction: PassStateOut
     world: PassStateOut  # the world model's reading (idle, never run, without a world model)
+    cards: PassStateOut  # the lore clerk's card proposals

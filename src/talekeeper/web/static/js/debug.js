@@ -11,7 +11,7 @@ const PAGE = 100;
 const CALL_KINDS = ["narration", "memory", "summary", "embedding", "world", "test"];  // the log's kinds
 const STATUSES = ["ok", "error", "cancelled"];
 const WORK_NAMES = { memory: "Memories", summary: "Story Summary", embedding: "Embeddings",
-  eviction: "Forgetting (eviction)" };
+  eviction: "Forgetting (eviction)", cards: "Card proposals" };
 const SHORT_ERROR = 160;  // characters of an error shown before "show all"
 
 const root = document.getElementById("debug-root");

@@ -9,13 +9,14 @@
 import { h, fill, api, showError } from "./ui.js";
 
 const POLL_MS = 1000;
-const KINDS = ["memory", "summary", "embedding", "eviction", "world"];
+const KINDS = ["memory", "summary", "embedding", "eviction", "world", "cards"];
 const DOING = {
   memory: "writing memories…",
   summary: "updating the Story Summary…",
   embedding: "embedding memories…",
   eviction: "making room in the Memory Bank…",
   world: "reading the world from the last reply…",
+  cards: "looking for names that deserve a card…",
 };
 const FAILED = {
   memory: "memory writing failed",
@@ -23,6 +24,7 @@ const FAILED = {
   embedding: "embedding failed",
   eviction: "making room in the Memory Bank failed",
   world: "reading the world failed",
+  cards: "proposing story cards failed",
 };
 
 function busy(derived) {

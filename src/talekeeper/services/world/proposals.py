@@ -1,0 +1,261 @@
+"""Card proposals as the player sees them (docs/world.md, "The lore clerk"): listed for the
+current path, accepted into a card, dismissed.
+
+Invariants:
+
+- Proposals are written by the lore clerk's background pass (``ClerkPass``, after each
+  turn, through the seam every pass goes through): ``record`` makes one open proposal
+  for each candidate of the current path (``clerk.candidates``) that is not
+  ``same_entity`` as a proposal already made, in any state (a dismissed or accepted one
+  is never offered again), and gives each open one the path's draft.
+- Listing writes nothing: it reads the current path's candidates again and shows each
+  open proposal one of them matches, with that draft, so every line shown traces to an
+  action of the path the player is on. A proposal the path no longer supports (its
+  evidence undone, deleted, retried or edited away, or on another branch) is left out,
+  still open, and is listed again when a path supports it.
+- Accepting (``accepting``, then ``story.adventures.accept_proposal``) makes an ordinary
+  card (the draft, or the fields the player edited, checked as any card is) and marks
+  the proposal accepted, in one unit of work; only an open
+  proposal the current path lists can be accepted (else a 409 that says why). Dismissing
+  marks an open proposal dismissed; reopening a dismissed one makes it open again. No
+  card the player wrote is changed.
+- Another user's proposal reads as no proposal at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from talekeeper.core.errors import Conflict, NotFound
+from talekeeper.services.cards.rules import CardView, clean_keywords
+from talekeeper.services.common.rendering import is_player, render
+from talekeeper.services.story.tree import Story, load_adventure
+from talekeeper.services.world import clerk
+from talekeeper.services.world.clerk import Draft, PathText
+from talekeeper.storage.models import CardProposal
+from talekeeper.storage.repositories.proposals import ProposalRepository
+from talekeeper.storage.repositories.story import StoryRepository
+from talekeeper.storage.repositories.world import WorldRepository
+from talekeeper.storage.vocabulary import EntityKind, ProposalKind, ProposalState
+
+_CARD_KINDS = (EntityKind.PERSON, EntityKind.PLACE, EntityKind.ITEM, EntityKind.FACTION)
+
+
+@dataclass(frozen=True)
+class EvidenceView:
+    action_id: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ProposalView:
+    id: int
+    kind: ProposalKind
+    name: str
+    type: str
+    keys: list[str]
+    entry: str
+    card_id: int | None
+    evidence: list[EvidenceView]
+    state: ProposalState
+
+    @classmethod
+    def of(cls, row: CardProposal, made: Draft | None = None) -> ProposalView:
+        """The row as stored, or with the current path's draft ``made``."""
+        if made is None:
+            evidence = [
+                EvidenceView(int(str(e["action_id"])), str(e["text"]))
+                for e in _json(row.evidence)
+                if isinstance(e, dict)
+            ]
+            name, type_, keys, entry = row.name, row.type, _json(row.keys), row.entry
+        else:
+            evidence = [EvidenceView(line.action_id, line.text) for line in made.evidence]
+            name, type_, keys, entry = made.name, made.type, list(made.keys), made.entry
+        return cls(
+            id=row.id,
+            kind=ProposalKind(row.kind),
+            name=name,
+            type=type_,
+            keys=[str(k) for k in keys],
+            entry=entry,
+            card_id=row.card_id,
+            evidence=evidence,
+            state=ProposalState(row.state),
+        )
+
+
+def _json(text: str) -> list[dict[str, object]] | list[str]:
+    value = json.loads(text or "[]")
+    return value if isinstance(value, list) else []
+
+
+def listed(story: Story) -> list[ProposalView]:
+    """The open proposals the current path supports, each with the path's draft."""
+    return [
+        ProposalView.of(row, made)
+        for row, made in matched(story)
+        if row is not None and row.state == ProposalState.OPEN
+    ]
+
+
+def matched(story: Story) -> list[tuple[CardProposal | None, Draft]]:
+    """The path's candidates (``clerk.candidates``), each with the proposal already made
+    for its entity (None: none yet), in order of first mention. Writes nothing."""
+    session, adventure = story.session, story.adventure
+    path = [
+        PathText(a.id, render(a.type, a.text), not is_player(a.type) or a.type == "story")
+        for a in story.repo.path(story.lineage())
+    ]
+    cards = [
+        [c.name, *c.keywords]
+        for c in map(CardView.of, StoryRepository(session).cards(adventure.id))
+    ]
+    rows = ProposalRepository(session).proposals(adventure.id)
+    found = clerk.candidates(path, cards, adventure.persona_name, _known(session, adventure.id))
+    out: list[tuple[CardProposal | None, Draft]] = []
+    for entity, made in found:
+        forms = [entity.name, *entity.keys]
+        row = next((r for r in rows if clerk.same_entity(forms, [r.name, *_json(r.keys)])), None)
+        out.append((row, made))
+    return out
+
+
+def record(story: Story) -> bool:
+    """Write what ``matched`` found: a new open proposal for each candidate without one,
+    the path's draft on each open one (only what changed); whether anything was written.
+    The lore clerk's background pass calls it in its write transaction."""
+    wrote = False
+    for row, made in matched(story):
+        if row is None:
+            row = CardProposal(
+                adventure_id=story.adventure.id,
+                kind=ProposalKind.NEW,
+                state=ProposalState.OPEN,
+                **_values(made),
+            )
+            ProposalRepository(story.session).add(row)  # the next candidate sees it
+            wrote = True
+        elif row.state == ProposalState.OPEN:
+            wrote = _fill(row, made) or wrote
+    return wrote
+
+
+def _known(session: Session, adventure_id: int) -> dict[str, str]:
+    """The world's people, places, items and factions: name -> kind."""
+    rows = WorldRepository(session).entities(adventure_id)
+    return {r.name: r.kind for r in rows if r.kind in _CARD_KINDS}
+
+
+def _values(made: Draft) -> dict[str, str]:
+    return {
+        "key": made.key,
+        "name": made.name,
+        "type": made.type,
+        "keys": json.dumps(list(made.keys), ensure_ascii=False),
+        "entry": made.entry,
+        "evidence": json.dumps(
+            [{"action_id": e.action_id, "text": e.text} for e in made.evidence],
+            ensure_ascii=False,
+        ),
+    }
+
+
+def _stale(row: CardProposal | None, made: Draft) -> bool:
+    """Whether ``record`` would write: no proposal yet, or an open one with another draft."""
+    if row is None:
+        return True
+    if row.state != ProposalState.OPEN:
+        return False
+    return any(getattr(row, k) != v for k, v in _values(made).items())
+
+
+def pending(story: Story) -> bool:
+    """Whether the path has a candidate ``record`` would write."""
+    return any(_stale(row, made) for row, made in matched(story))
+
+
+def _fill(row: CardProposal, made: Draft) -> bool:
+    """The row takes the draft, writing only what changed; whether anything did."""
+    changed = False
+    for name, value in _values(made).items():
+        if getattr(row, name, None) != value:
+            setattr(row, name, value)
+            changed = True
+    return changed
+
+
+def proposal_row(session: Session, proposal_id: int, user_id: int) -> CardProposal:
+    row = ProposalRepository(session).proposal(proposal_id)
+    missing = NotFound(f"There is no card proposal {proposal_id}.")
+    if row is None:
+        raise missing
+    try:
+        load_adventure(session, row.adventure_id, user_id)
+    except NotFound:  # someone else's proposal reads as none at all
+        raise missing from None
+    return row
+
+
+def accepting(
+    story: Story, proposal_id: int, edited: Mapping[str, object]
+) -> tuple[CardProposal, dict[str, object]]:
+    """The open proposal ``proposal_id`` the current path supports, and the fields of the
+    card it makes (the path's draft; ``edited``: the fields the player changed first, by
+    the proposal's names ``name``, ``type``, ``keys``, ``entry``). ``accepted`` marks it
+    once the card is made (``story.adventures.accept_proposal``)."""
+    changes = dict(edited)
+    if "keys" in changes:  # checked here, so that a refusal names the field sent
+        changes["keywords"] = list(clean_keywords(changes.pop("keys"), "keys"))
+    row = _open(story, proposal_id)
+    made = next((m for r, m in matched(story) if r is not None and r.id == row.id), None)
+    if made is None:
+        raise Conflict(
+            f"Card proposal {proposal_id} is no longer supported by the story on this path "
+            "(its sentences were undone, edited or are on another branch)."
+        )
+    _fill(row, made)
+    fields: dict[str, object] = {
+        "name": made.name,
+        "type": made.type,
+        "keywords": list(made.keys),
+        "entry": made.entry,
+    }
+    fields.update(changes)
+    return row, fields
+
+
+def accepted(row: CardProposal, card_id: int) -> None:
+    row.state, row.card_id = ProposalState.ACCEPTED, card_id
+
+
+def dismiss(story: Story, proposal_id: int) -> ProposalView:
+    row = _open(story, proposal_id)
+    row.state = ProposalState.DISMISSED
+    return ProposalView.of(row)
+
+
+def reopen(story: Story, proposal_id: int) -> ProposalView:
+    row = _in(story, proposal_id)
+    if row.state != ProposalState.DISMISSED:
+        raise Conflict(f"Card proposal {proposal_id} is {row.state}; only a dismissed one reopens.")
+    row.state = ProposalState.OPEN
+    return ProposalView.of(row)
+
+
+def _in(story: Story, proposal_id: int) -> CardProposal:
+    row = ProposalRepository(story.session).proposal(proposal_id)
+    if row is None or row.adventure_id != story.adventure.id:
+        raise NotFound(f"There is no card proposal {proposal_id}.")
+    return row
+
+
+def _open(story: Story, proposal_id: int) -> CardProposal:
+    row = _in(story, proposal_id)
+    if row.state != ProposalState.OPEN:
+        raise Conflict(f"Card proposal {proposal_id} is already {row.state}.")
+    return row
