@@ -39,7 +39,7 @@ def test_a_title_joins_its_name_and_one_word_joins_the_one_longer_name_it_belong
         ]
     )
     by_name = {e.name: (e.keys, e.actions) for e in found}
-    assert by_name["Darcy"] == (["Darcy"], [0, 1])  # "Mr. Darcy" and "Darcy": one
+    assert by_name["Mr. Darcy"] == (["Darcy"], [0, 1])  # "Mr. Darcy" and "Darcy": one
     assert by_name["Elizabeth Bennet"] == (["Elizabeth", "Elizabeth Bennet"], [0, 1])
     assert by_name["Bennet"][1] == [2]  # two Bennets: a bare "Bennet" is neither
     assert "Captain Rhys" in by_name or "Rhys" in by_name
@@ -151,7 +151,7 @@ def test_a_possessive_a_saints_place_and_capitals_are_the_names_they_stand_for()
         ]
     )
     by_name = {e.name: (e.keys, e.actions) for e in found}
-    assert by_name["Darcy"] == (["Darcy"], [0, 1, 3])
+    assert by_name["Mr. Darcy"] == (["Darcy"], [0, 1, 3])
     assert by_name["St. James"][1] == [0, 2, 3]
     assert by_name["Caroline Bingley"][0] == ["Caroline Bingley"]  # the capitals are no key
 

@@ -243,12 +243,13 @@ def entities(texts: Sequence[str], known: Mapping[str, str] | None = None) -> li
 
 
 def _display(forms: Counter[str]) -> str:
-    """The entity's name: its longest form (by key), the most used of those; a form in
-    capitals (a letter's signature, a play's speaker) only when it has no other, and then
-    with capitals only at the start of each word."""
+    """The entity's name: its longest form (by key), with its title when it has one ("Mr.
+    Darcy"), the most used of those; a form in capitals (a letter's signature, a play's
+    speaker) only when it has no other, and then with capitals only at the start of each
+    word."""
     plain = [f for f in forms if not f.isupper()] or list(forms)
     longest = max(len(key_of(f)) for f in plain)
-    best = max((f for f in plain if len(key_of(f)) == longest), key=lambda f: (forms[f], -len(f)))
+    best = max((f for f in plain if len(key_of(f)) == longest), key=lambda f: (len(f), forms[f]))
     return best.title() if best.isupper() else best
 
 

@@ -8,10 +8,12 @@
 // A card may be a secret ("Secret" in the list: who knows it, as a memory's): the list
 // marks it, and a turn addressing someone not in on it marks or leaves out the card.
 // Other tools' lore comes in through a preview and goes out as their files
-// (panel-cards-lore.js).
+// (panel-cards-lore.js); the cards the story suggests are listed above the cards, to accept
+// or dismiss (panel-cards-proposals.js), their number on the panel's tab.
 import { h, fill, api, notify, attempt, plural } from "./ui.js";
 import { confirmButton, refresher, secretBadge, secretForm, splitList } from "./panel-kit.js";
 import { loreTools } from "./panel-cards-lore.js";
+import { proposalsBox } from "./panel-cards-proposals.js";
 
 const TYPES = ["character", "location", "item", "faction", "lore", "other"];
 const LIMITS = { name: 120, entry: 8000, notes: 8000, search: 200 };
@@ -35,11 +37,15 @@ export function cardsPanel(ctx) {
   const count = h("p", { class: "muted small cards-count" });
   const list = h("ul", { class: "cards-list", attrs: { "aria-label": "Story cards" } });
   const lore = loreTools(ctx, () => refresh());
+  const proposals = proposalsBox(ctx, {
+    onCount: (n) => ctx.badge("cards", n),
+    onAccepted: () => refreshCards(),
+  });
   const el = h("div", { class: "panel-body" },
     h("div", { class: "row cards-tools" }, search, newButton),
-    lore.tools, lore.box, formBox, count, list);
+    lore.tools, lore.box, formBox, proposals.el, count, list);
 
-  const refresh = refresher(list, async () => {
+  const refreshCards = refresher(list, async () => {
     const q = search.value.trim();
     const query = q ? `?q=${encodeURIComponent(q)}` : "";
     return { q, cards: await api("GET", `/api/adventures/${ctx.id}/cards${query}`) };
@@ -50,10 +56,15 @@ export function cardsPanel(ctx) {
     fill(list, cards.map(cardItem));
   });
 
+  /** The cards and the proposals (a card made or deleted changes what is proposed). */
+  function refresh() {
+    return Promise.all([refreshCards(), proposals.refresh()]);
+  }
+
   let searchTimer = null;
   search.addEventListener("input", () => {
     clearTimeout(searchTimer);
-    searchTimer = setTimeout(refresh, SEARCH_DELAY_MS);
+    searchTimer = setTimeout(refreshCards, SEARCH_DELAY_MS);
   });
   newButton.addEventListener("click", () => {
     newButton.disabled = true;
@@ -206,7 +217,7 @@ export function cardsPanel(ctx) {
     return form;
   }
 
-  return { el, refresh };
+  return { el, refresh, refreshProposals: () => proposals.refresh() };
 }
 
 /** A card's secondary keywords (none for a card from before they existed). */

@@ -8,7 +8,7 @@
 // - A secret (a memory's, a card's or a world event's `known_by`: names, [] for one only the
 //   player's character keeps, null for none) is shown and set the same way in every panel:
 //   `secretBadge` and `secretForm`.
-import { h, fill, attempt, confirmGroup } from "./ui.js";
+import { h, fill, attempt, confirmGroup, notify } from "./ui.js";
 
 /** A refresh for one panel: `load()` fetches, `draw(data)` redraws. Calls never overlap (a
  * call during a run asks for one more run after it). While an editor is open inside `root`
@@ -203,4 +203,11 @@ export function secretForm({ knownBy, onSave, className = "" }) {
   // test, has started typing in another field).
   queueMicrotask(() => names.focus());
   return form;
+}
+
+/** Scroll the story to one of its actions (a world event's, a card proposal's evidence). */
+export function showAction(actionId) {
+  const entry = document.querySelector(`article.entry[data-id="${Number(actionId)}"]`);
+  if (entry) entry.scrollIntoView({ block: "center" });
+  else notify(`Action #${actionId} is further back in the story than the page shows.`);
 }

@@ -10,7 +10,7 @@
 // - Any event may be made a secret ("Secret": who knows it, as a memory's), which changes
 //   no state shown here: only what a turn addressing someone not in on it is told.
 import { h, fill, api, notify, attempt } from "./ui.js";
-import { block, refresher, secretBadge, secretForm } from "./panel-kit.js";
+import { block, refresher, secretBadge, secretForm, showAction } from "./panel-kit.js";
 
 const KINDS = ["moved", "arrived", "left", "took", "dropped", "gave", "equipped", "used_up",
   "status", "relation", "time", "quest", "learned"];
@@ -101,12 +101,6 @@ export function worldPanel(ctx) {
         on: { click: () => secret(event, item) },
       }),
       event.evidence ? h("div", { class: "muted small world-evidence", text: event.evidence }) : null);
-  }
-
-  function showAction(actionId) {
-    const entry = document.querySelector(`article.entry[data-id="${Number(actionId)}"]`);
-    if (entry) entry.scrollIntoView({ block: "center" });
-    else notify(`Action #${actionId} is further back in the story than the page shows.`);
   }
 
   async function remove(event) {

@@ -4,8 +4,9 @@
 // - The adventure is read once on load and again after every "story-changed"; panels read it
 //   from the shared context (`ctx.adventure`), so the newest reply is known in one place.
 // - After a turn (or any change to the story) the background work is polled about once a
-//   second until it is idle; each step it finishes refreshes the Memory Bank and the Summary,
-//   so the player watches memories fill in.
+//   second until it is idle; each step it finishes refreshes the Memory Bank, the Summary and
+//   the card proposals, so the player watches memories fill in.
+// - A tab may carry a count (the Cards tab: the open card proposals), set by its panel.
 import { h, fill, api, attempt, on, adventureId } from "./ui.js";
 import { plotPanel } from "./panel-plot.js";
 import { cardsPanel } from "./panel-cards.js";
@@ -74,7 +75,17 @@ function buildTabs(aside, panels) {
     bar.appendChild(button);
   });
   aside.appendChild(bar);
-  return select;
+  function badge(key, count) {
+    const button = buttons.get(key);
+    const tab = TABS.find((t) => t.key === key);
+    button.textContent = tab.label;
+    button.removeAttribute("aria-label");
+    if (count > 0) {
+      button.appendChild(h("span", { class: "tab-count", text: String(count) }));
+      button.setAttribute("aria-label", `${tab.label} (${count} waiting)`);
+    }
+  }
+  return { select, badge };
 }
 
 async function start() {
@@ -101,6 +112,8 @@ async function start() {
     watch: () => status.check(),
     /** Draw one panel again from ``ctx.adventure`` (after another panel changed it). */
     redraw: (key) => panels.get(key).refresh(),
+    /** A count on a panel's tab (the open card proposals); 0 takes it away. */
+    badge: (key, count) => badge(key, count),
   };
 
   const panels = new Map();
@@ -118,12 +131,15 @@ async function start() {
   });
   fill(aside);
   aside.appendChild(status.el);
-  const select = buildTabs(aside, panels);
+  const { select, badge } = buildTabs(aside, panels);
   for (const panel of panels.values()) aside.appendChild(panel.box);
   select(savedTab());
 
   function refreshDerived() {
-    return Promise.all([panels.get("memory").refresh(), panels.get("summary").refresh()]);
+    return Promise.all([
+      panels.get("memory").refresh(), panels.get("summary").refresh(),
+      panels.get("cards").refreshProposals(),
+    ]);
   }
 
   const loaded = await attempt(() => ctx.reloadAdventure());

@@ -1,0 +1,131 @@
+// The Cards panel's Proposals: cards the story suggests (the lore clerk), for the player to
+// accept, edit and accept, or dismiss. Invariants:
+// - The list is what GET /api/adventures/{id}/card-proposals answers: the open proposals the
+//   current path supports, each with the sentences of the story it is made of; each
+//   sentence's action is a link that scrolls the story to it.
+// - Nothing becomes a card until the player accepts it (POST .../accept, with the fields
+//   they edited); a dismissed name is not proposed again (POST .../dismiss). The server's
+//   refusal (a proposal the path no longer supports, a bad field) is shown as it is.
+// - `onCount(n)` runs after every load with the number of open proposals (the tab's count);
+//   `onAccepted()` after a card was made (the card list is read again).
+import { h, fill, api, notify, attempt, plural } from "./ui.js";
+import { refresher, showAction, splitList } from "./panel-kit.js";
+
+const TYPES = ["character", "location", "item", "faction", "lore", "other"];
+const LIMITS = { name: 120, entry: 8000 };
+
+export function proposalsBox(ctx, { onCount, onAccepted }) {
+  const heading = h("h3", { class: "proposals-heading", text: "Proposals" });
+  const note = h("p", { class: "muted small proposals-note" });
+  const list = h("ul", { class: "proposals-list", attrs: { "aria-label": "Card proposals" } });
+  const el = h("section", { class: "proposals", attrs: { "aria-label": "Card proposals" } },
+    heading, note, list);
+
+  const refresh = refresher(list, () => api("GET", `/api/adventures/${ctx.id}/card-proposals`),
+    (proposals) => {
+      onCount(proposals.length);
+      heading.textContent = proposals.length ? `Proposals (${proposals.length})` : "Proposals";
+      note.textContent = proposals.length
+        ? `${plural(proposals.length, "name")} the story keeps using, drafted from its own sentences. `
+          + "Accept one to make it a card, or dismiss it for good."
+        : "None now: a name the story uses in three actions, with no card of its own, shows up here.";
+      fill(list, proposals.map(item));
+    });
+
+  function item(proposal) {
+    const li = h("li", { class: "proposal-item", dataset: { proposalId: proposal.id } });
+    function show() {
+      delete li.dataset.editing;
+      fill(li,
+        h("div", { class: "row card-head" },
+          h("strong", { class: "card-name", text: proposal.name }),
+          h("span", { class: `badge type-${proposal.type}`, text: proposal.type }),
+          h("span", { class: "spacer" }),
+          h("button", {
+            type: "button", class: "primary", text: "Accept",
+            attrs: { "aria-label": `Accept the card proposal ${proposal.name}` },
+            on: { click: () => accept(proposal, undefined) },
+          }),
+          h("button", {
+            type: "button", class: "link", text: "Edit",
+            attrs: { "aria-label": `Edit the card proposal ${proposal.name}` },
+            on: { click: () => { li.dataset.editing = "1"; fill(li, editor(proposal, show)); } },
+          }),
+          h("button", {
+            type: "button", class: "link", text: "Dismiss",
+            attrs: { "aria-label": `Dismiss the card proposal ${proposal.name}` },
+            on: { click: () => dismiss(proposal) },
+          })),
+        h("p", { class: "small card-keywords" },
+          h("span", { class: "muted", text: "Keywords: " }), proposal.keys.join(", ")),
+        h("p", { class: "small card-entry", text: proposal.entry }),
+        h("details", { class: "small proposal-evidence" },
+          h("summary", { text: `From the story (${plural(proposal.evidence.length, "sentence")})` }),
+          h("ul", {}, proposal.evidence.map((line) => h("li", {},
+            h("button", {
+              type: "button", class: "link", text: `action #${line.action_id}`,
+              title: "Show this action in the story",
+              on: { click: () => showAction(line.action_id) },
+            }), " ", line.text)))));
+    }
+    show();
+    return li;
+  }
+
+  function editor(proposal, close) {
+    const prefix = `proposal-${proposal.id}`;
+    const field = (key, label, input) => {
+      input.id = `${prefix}-${key}`;
+      return [h("label", { text: label, attrs: { for: input.id } }), input];
+    };
+    const name = h("input", { type: "text", value: proposal.name, required: true, attrs: { maxlength: LIMITS.name } });
+    const type = h("select", {}, TYPES.map((t) => h("option", { value: t, text: t, selected: t === proposal.type })));
+    const keys = h("input", { type: "text", value: proposal.keys.join(", ") });
+    const entry = h("textarea", { value: proposal.entry, rows: 5, attrs: { maxlength: LIMITS.entry } });
+    const save = h("button", { type: "submit", class: "primary", text: "Accept as a card" });
+    const form = h("form", {
+      class: "editor card-form", dataset: { editing: "1" },
+      attrs: { "aria-label": `Edit the card proposal ${proposal.name}` },
+      on: {
+        submit: async (event) => {
+          event.preventDefault();
+          save.disabled = true;
+          const body = { name: name.value, type: type.value, keys: splitList(keys.value), entry: entry.value };
+          const made = await accept(proposal, body);
+          save.disabled = false;
+          if (made !== undefined) done();
+        },
+      },
+    },
+      field("name", "Name", name),
+      field("type", "Type", type),
+      field("keys", "Keywords (comma-separated)", keys),
+      field("entry", "Entry (what the narrator reads)", entry),
+      h("div", { class: "row" }, save, h("button", { type: "button", text: "Cancel", on: { click: done } })));
+    function done() {
+      delete form.dataset.editing;
+      close();
+      document.dispatchEvent(new Event("tk:panel-idle"));
+    }
+    queueMicrotask(() => name.focus());
+    return form;
+  }
+
+  async function accept(proposal, body) {
+    const made = await attempt(() => api("POST", `/api/card-proposals/${proposal.id}/accept`, body));
+    if (made === undefined) return undefined;
+    notify(`Created the card “${made.name}”.`);
+    onAccepted();
+    refresh();
+    return made;
+  }
+
+  async function dismiss(proposal) {
+    const done = await attempt(() => api("POST", `/api/card-proposals/${proposal.id}/dismiss`));
+    if (done === undefined) return;
+    notify(`Dismissed “${proposal.name}”: it will not be proposed again.`);
+    refresh();
+  }
+
+  return { el, refresh };
+}
