@@ -5,9 +5,9 @@ with a slash (``/help`` lists them). Replies stream to the terminal as they
 are generated. Every error is printed as one line and the loop goes on: a
 failed reply leaves the action saved, and ``/retry`` generates it.
 
-A number typed as an argument (an id, a take, a count) is ASCII digits no larger than
-``MAX_ID``; anything else is refused in one line, never passed on to the database
-(which cannot hold a larger integer and would fail with a traceback).
+A number typed as an argument (an id, a take, a count) is read by ``cli.common.number_arg``:
+ASCII digits no larger than ``MAX_ID``, anything else refused in one line, never passed on
+to the database (which cannot hold a larger integer and would fail with a traceback).
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TextIO, TypeVar
 
 from talekeeper.bootstrap import Runtime
+from talekeeper.cli import cards as card_commands
 from talekeeper.cli import world as world_commands
+from talekeeper.cli.common import is_number, number_arg
 from talekeeper.core.errors import InvalidInput, TalekeeperError
-from talekeeper.services.common.limits import MAX_ID
 from talekeeper.services.common.rendering import render
 from talekeeper.services.common.units import session_scope
 from talekeeper.services.common.vocabulary import Authority, MemoryStatus
@@ -59,11 +60,13 @@ HELP = """\
   /summary [TEXT]  the Story Summary in force; with TEXT, replace it with yours
   /world           where you are, who is here, what you carry; /world set KIND
                    [subject=NAME] [object=NAME] [value=TEXT] sets it; /world remove ID
+  /cards           the story cards; /cards proposals the lore clerk's proposals;
+                   /cards accept N, /cards dismiss N, /cards reopen N
   /help  /quit"""
 
 T = TypeVar("T")
 RECENT = 6  # actions shown when the game starts and by /show
-SETTLE_SECONDS = 30.0  # /memories and /summary wait this long at most for background work
+SETTLE_SECONDS = 30.0  # /memories, /summary and /cards wait this long at most for background work
 
 
 class Terminal:
@@ -99,6 +102,7 @@ class Terminal:
             "remember": self.remember,
             "summary": self.summary,
             "world": self.world,
+            "cards": self.cards,
             "help": self.help,
             "quit": self.quit,
         }
@@ -177,14 +181,14 @@ class Terminal:
             self.say(line)
 
     async def take(self, arg: str) -> None:
-        number = _number(arg, "/take N")
+        number = number_arg(arg, "/take N")
         await self.change(lambda s: s.switch_take(number), "switched to")
         await self.show("1")
 
     async def edit(self, arg: str) -> None:
         first, _, rest = arg.partition(" ")
-        if _is_number(first) and rest.strip():
-            action_id, text = _number(first, "/edit ID TEXT"), rest
+        if is_number(first) and rest.strip():
+            action_id, text = number_arg(first, "/edit ID TEXT"), rest
         else:
             action_id, text = -1, arg
 
@@ -197,12 +201,12 @@ class Terminal:
         await self.change(run, "edited")
 
     async def delete(self, arg: str) -> None:
-        number = _number(arg, "/delete ID")
+        number = number_arg(arg, "/delete ID")
         await self.change(lambda s: s.delete(number)[0], "deleted")
 
     async def fork(self, arg: str) -> None:
         def run(story: Story) -> str:
-            target = _number(arg, "/fork ID") if arg else _head_id(story)
+            target = number_arg(arg, "/fork ID") if arg else _head_id(story)
             branch = story.fork(target)
             return f"(now on branch {branch.id}, {branch.name!r}, forked from #{target})"
 
@@ -218,7 +222,7 @@ class Terminal:
             self.say(f"{mark} {b.id}: {b.name}{parent}, {b.own_actions} own actions")
 
     async def branch(self, arg: str) -> None:
-        number = _number(arg, "/branch ID")
+        number = number_arg(arg, "/branch ID")
 
         def run(story: Story) -> str:
             branch = story.switch_branch(number)
@@ -235,7 +239,7 @@ class Terminal:
     async def insights(self, arg: str) -> None:
         def run(story: Story) -> Snapshot:
             return insights.of_action(
-                story, _number(arg, "/insights ID") if arg else _head_id(story)
+                story, number_arg(arg, "/insights ID") if arg else _head_id(story)
             )
 
         self.print_insights(await self.on_story(run))
@@ -281,7 +285,7 @@ class Terminal:
             self.say(f"  library {hit.source_title}{where} {scores}{left}: {hit.text[:60]}")
 
     async def show(self, arg: str) -> None:
-        count = _number(arg, "/show N") if arg else RECENT
+        count = number_arg(arg, "/show N") if arg else RECENT
 
         def run(story: Story) -> list[str]:
             rows = story.repo.newest(story.lineage(), count)[::-1]
@@ -341,13 +345,18 @@ class Terminal:
             added = await self.on_story(lambda s: events.add_player_event(s, given))
             self.say(f"(event #{added.id}: {added.kind.value})")
         elif verb == "remove":
-            number = _number(rest.strip(), "/world remove ID")
+            number = number_arg(rest.strip(), "/world remove ID")
             await self.on_story(lambda s: marks.remove_event(s.session, self.uid, number))
             self.say(f"(event #{number} removed)")
         elif verb:
             self.say(f"! {world_commands.USAGE}")
             return
         for line in await self.on_story(world_commands.state_lines):
+            self.say(line)
+
+    async def cards(self, arg: str) -> None:
+        await self.settle()  # the lore clerk proposes after each turn, in the background
+        for line in await self.on_story(lambda story: card_commands.run(story, arg)):
             self.say(line)
 
     async def help(self, _arg: str) -> None:
@@ -358,20 +367,6 @@ class Terminal:
         # also run at the next start, but the player expects to find them at once).
         await self.settle()
         return False
-
-
-def _is_number(text: str) -> bool:
-    # isdigit() alone accepts "²" and other digits int() refuses: ASCII only.
-    return text.isascii() and text.isdigit()
-
-
-def _number(arg: str, usage: str) -> int:
-    text = arg.strip()
-    if not _is_number(text):
-        raise InvalidInput(f"Usage: {usage} (a number).")
-    if int(text) > MAX_ID:
-        raise InvalidInput(f"{text} is too large: no id, take or count is that large.")
-    return int(text)
 
 
 def _head_id(story: Story) -> int:
