@@ -107,6 +107,7 @@ bench: install
 	$(BIN)/python -m benchmarks.library.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.state.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.knowing.run --write docs/benchmarks.md
+	$(BIN)/python -m benchmarks.lore.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.voice.run --once --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.prefix.run --write docs/benchmarks.md
 

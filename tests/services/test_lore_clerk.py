@@ -170,3 +170,23 @@ def test_a_draft_leads_with_sentences_about_the_entity_and_leaves_out_pieces() -
     ]
     clerk_room = clerk.ENTRY_CHARS
     assert len(draft.entry) <= clerk_room
+
+
+def test_a_family_name_does_not_stand_for_each_of_the_family() -> None:
+    # "Elizabeth Bennet" is also "Elizabeth": "Bennet" may be her father.
+    assert not same_entity(["Elizabeth Bennet", "Elizabeth"], ["Mr. Bennet", "Bennet"])
+    assert same_entity(["Elizabeth Bennet"], ["Bennet"])  # known by no other name: one
+    assert same_entity(["Old Maren", "Maren"], ["Maren"])
+
+
+def test_speech_is_kept_as_said_and_a_speakers_capitals_make_a_keyword() -> None:
+    story = path(
+        '"Doraith lives in Hisao by the sea," Grigraen says.',
+        "DORAITH:\nThe tide is late tonight, and the nets are torn.",
+        "Doraith mends the torn nets.",
+        "DORAITH:\nNo.",
+    )
+    [(entity, draft)] = candidates(story, [])
+    assert draft.keys == ("Doraith",)
+    assert draft.evidence[0].text == '"Doraith lives in Hisao by the sea," Grigraen says.'
+    assert "Doraith mends the torn nets." in draft.entry

@@ -115,6 +115,7 @@ class DenseAdventure:
     actions: list[tuple[str, str]]  # (type, text) by depth
     people: list[Person]
     length: int  # actions on the path, the opening included
+    names: tuple[str, ...] = ()  # every proper name the story made, in lower case
 
 
 def bucket_edges(window: int) -> tuple[int, ...]:
@@ -520,4 +521,5 @@ def generate(
         script.actions,
         world.people,
         len(script.actions),
+        tuple(sorted(names_.used)),
     )

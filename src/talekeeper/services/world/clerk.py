@@ -10,16 +10,21 @@ Invariants:
   a sentence the draft can use.
 - ``same_entity``: two sets of names are one entity when a key is shared (``key_of``:
   Unicode form, case, a leading article or title aside), when one is the other told
-  shorter (its last words, or a one-word first name of the other), or, for keys of at
-  least ``FUZZY_FROM`` letters, when they differ by one edit (two from ``FUZZY_TWO_FROM``).
+  shorter (its last words, unless the words before them are a name of the other's on
+  their own: "Bennet" and "Elizabeth Bennet" who is also "Elizabeth" may be two people;
+  or a one-word first name of the other), or, for keys of at least ``FUZZY_FROM``
+  letters, when they differ by one edit (two from ``FUZZY_TWO_FROM``).
   A name in a script without case compares by its letters: "明" and "暗" stay two.
 - **The draft** says nothing the story does not: its entry is the story's sentences that
   name the entity, in story order, each whole, tidied (white space) and told in the third
   person (``third_person``), up to ``ENTRY_CHARS`` (those about it first: ``draft``); its
-  evidence is those sentences, each with its action. A sentence of dialogue, in the first
-  person, a piece of one (it opens in lower case or ends in a colon), one of fewer than
-  ``MIN_WORDS`` words, or one whose "you" cannot be turned into the protagonist's name
-  without changing its grammar is not used.
+  evidence is those sentences, each with its action. Speech stays in its quotation marks,
+  with who said it when the sentence says ('"Doraith lives in Hisao," Grigraen says.'): what
+  a character says is told as said. A sentence in the first person (in speech or not), a
+  piece of one (it opens in lower case or ends in a colon), one of fewer than
+  ``MIN_WORDS`` words (said, for speech: '"Go," cried Rhys.' says little), or one whose
+  "you" cannot be turned into the protagonist's name without changing its grammar is not
+  used.
 """
 
 from __future__ import annotations
@@ -62,8 +67,8 @@ _FACTION_WORDS = frozenset(
 )  # fmt: skip
 _PLACE_ENDINGS = ("shire", "ford", "ton", "bury", "borough", "ham", "wick", "port")
 _KIND_TYPES = {"person": "character", "place": "location", "item": "item", "faction": "faction"}
+_SPOKEN = re.compile(r"[\"“]([^\"”]*)[\"”]")  # what is said in quotation marks
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b")
-_QUOTES = re.compile("[\"“”‘’]|(?:^|\\s)'|'(?:\\s|$)")
 _YOU = re.compile(r"\b(you|your|yours|yourself)\b", re.IGNORECASE)
 _SUBJECT_BEFORE = frozenset(
     {"", "and", "or", "as", "when", "if", "that", "because", "while", "before", "after",
@@ -106,13 +111,19 @@ def same_entity(a: Iterable[str], b: Iterable[str]) -> bool:
     keys_b = {k for k in (key_of(x) for x in b) if k}
     if keys_a & keys_b:
         return True
-    return any(_related(x, y) for x in keys_a for y in keys_b)
+    return any(
+        _related(x, y, keys_a if len(x) > len(y) else keys_b) for x in keys_a for y in keys_b
+    )
 
 
-def _related(a: str, b: str) -> bool:
-    if told_shorter(a, b):
-        return True
+def _related(a: str, b: str, longer_keys: set[str]) -> bool:
+    """Whether keys ``a`` and ``b`` name one entity; ``longer_keys``: every key of the side
+    whose key is the longer of the two."""
     short, long = sorted((a, b), key=len)
+    if told_shorter(a, b):
+        # "Bennet" is "Elizabeth Bennet" told shorter unless "Elizabeth" is a name of hers
+        # on its own: then "Bennet" is her family's name, and may be someone else's.
+        return long[: -len(short) - 1] not in longer_keys
     if " " not in short and " " in long and long.split(" ", 1)[0] == short:
         return True
     if len(short) >= FUZZY_FROM:
@@ -177,9 +188,11 @@ def usable(sentence: str, protagonist: str) -> str | None:
     text = " ".join(sentence.split())
     if not text or len(text) > SENTENCE_CHARS or text.startswith(">") or text.endswith(":"):
         return None
-    if not text[0].isupper() or len(text.split()) < MIN_WORDS:
+    opening = text.lstrip("\"'“‘([")
+    spoken = " ".join(_SPOKEN.findall(text))
+    if not opening[:1].isupper() or len((spoken or text).split()) < MIN_WORDS:
         return None  # a piece of a sentence dialogue cut ("cried Elizabeth.")
-    if _QUOTES.search(text) or _FIRST_PERSON.search(text):
+    if _FIRST_PERSON.search(text):
         return None
     told = third_person(text, protagonist)
     if told is None:

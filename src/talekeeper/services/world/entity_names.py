@@ -67,7 +67,8 @@ OPENERS = frozenset(
         "other", "outside", "over", "perhaps", "please", "since", "some", "someone",
         "something", "somewhere", "soon", "still", "such", "thank", "thanks", "the", "though",
         "through", "to", "today", "tomorrow", "tonight", "under", "until", "up", "upon",
-        "was", "were", "while", "with", "within", "without", "yesterday", "yet",
+        "was", "were", "while", "with", "within", "without", "yesterday", "yet", "word",
+        "news", "rumour", "rumor", "everybody", "somebody", "anybody",
     }
 )  # fmt: skip
 OPENINGS_FOR_A_NAME = 2  # sentences a word never written otherwise must open to be a name
@@ -295,12 +296,13 @@ def _merge(by_key: dict[str, Entity]) -> list[Entity]:
 
 
 def _keys(forms: Counter[str]) -> list[str]:
-    """Each form once, without a leading article or title, most frequent first (a form in
-    capitals only when it is the only one)."""
+    """Each form once, without a leading article or title, most frequent first; a form in
+    capitals with capitals only at the start of each word, and only when no other form
+    has its key (the keywords a card fires on: "Menenius" from a speaker's "MENENIUS")."""
     seen: dict[str, str] = {}
-    plain = {f: n for f, n in forms.items() if not f.isupper()} or dict(forms)
-    for form, _ in sorted(plain.items(), key=lambda kv: (-kv[1], kv[0])):
-        words = form.split()
+    ordered = sorted(forms.items(), key=lambda kv: (kv[0].isupper(), -kv[1], kv[0]))
+    for form, _ in ordered:
+        words = (form.title() if form.isupper() else form).split()
         while len(words) > 1 and words[0].rstrip(".").casefold() in ARTICLES | TITLES:
             words.pop(0)
         bare = " ".join(words)

@@ -1,0 +1,1 @@
+"""The lore clerk's benchmark: card proposals on generated and real stories."""
