@@ -65,3 +65,34 @@ def test_proposals_are_counted_edited_accepted_and_dismissed_in_the_cards_panel(
     expect(tab.locator(".tab-count")).to_have_count(0)
     assert live.api.get(f"/api/adventures/{aid}/card-proposals").json() == []
     assert len(live.api.get(f"/api/adventures/{aid}/cards").json()) == 1  # nothing else made
+
+
+def test_lines_the_story_adds_about_a_card_are_offered_as_an_addition(
+    live: Live, page: Any
+) -> None:
+    aid: int = live.adventure(title="Harbour", opening="Fog lies on the harbour.")["id"]
+    made = live.api.post(
+        f"/api/adventures/{aid}/cards",
+        json={"name": "Rhys", "type": "character", "keywords": ["Rhys"], "entry": "A ferryman."},
+    )
+    assert made.status_code == 201, made.text
+    for reply in ("Rhys ties the ferry to the old post.", "Rhys counts his coins twice over."):
+        live.double.script(reply)
+        live.turn(aid, "look around")
+    live.idle()
+    [update] = live.api.get(f"/api/adventures/{aid}/card-proposals").json()
+    assert (update["kind"], update["card_id"]) == ("update", made.json()["id"])
+
+    panel = open_tab(live, page, aid, "Cards")
+    item = panel.locator(f"li.proposal-item[data-proposal-id='{update['id']}']")
+    expect(item).to_contain_text("Add to")
+    expect(item.locator(".diff-add")).to_have_text(f"+ {update['entry']}")
+    item.get_by_role("button", name="Edit the card proposal Rhys").click()
+    form = panel.get_by_role("form", name="Edit the card proposal Rhys")
+    expect(form.get_by_label("Name")).to_have_count(0)  # an update adds lines, nothing else
+    form.get_by_label("Lines to add after the entry").fill("Rhys runs the ferry.")
+    form.get_by_role("button", name="Add to the card").click()
+    expect(page.locator("#status")).to_have_text("Added to the card “Rhys”.")
+    [card] = live.api.get(f"/api/adventures/{aid}/cards").json()
+    assert card["entry"] == "A ferryman.\nRhys runs the ferry."
+    expect(page.get_by_role("tab", name="Cards").locator(".tab-count")).to_have_count(0)

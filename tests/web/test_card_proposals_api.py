@@ -91,14 +91,14 @@ def test_a_name_in_three_actions_is_proposed_from_the_storys_own_sentences(
     assert proposals(client, aid) == listed  # listing again changes nothing
 
 
-def test_names_the_adventure_has_cards_for_are_never_proposed(
+def test_a_name_with_a_card_gets_no_new_card_but_lines_to_add_shown_as_such(
     client: TestClient, double: ModelDouble
 ) -> None:
     aid = adventure(client)
     cards_before = client.get(f"/api/adventures/{aid}/cards").json()
     assert {"Old Maren", "Gullreach"} <= {c["name"] for c in cards_before}
-    # "Maren" is "Old Maren" told shorter; "gullreach" is the card's name in another case.
-    play(
+    # "Maren" is "Old Maren" told shorter; "GULLREACH" is the card's name in capitals.
+    ids = play(
         client,
         double,
         aid,
@@ -106,8 +106,51 @@ def test_names_the_adventure_has_cards_for_are_never_proposed(
         "Maren hums an old song. Gullreach sleeps.",
         "Maren points at the lighthouse above Gullreach.",
     )
-    assert proposals(client, aid) == []
     assert client.get(f"/api/adventures/{aid}/cards").json() == cards_before  # untouched
+    [update] = proposals(client, aid)  # no new card: lines for the card there is
+    maren = next(c for c in cards_before if c["name"] == "Old Maren")
+    assert (update["kind"], update["card_id"], update["name"]) == (
+        "update",
+        maren["id"],
+        "Old Maren",
+    )
+    assert update["evidence"] == [
+        {"action_id": ids[0], "text": "Maren mends a net on the quay of GULLREACH."},
+        {"action_id": ids[1], "text": "Maren hums an old song."},
+        {"action_id": ids[2], "text": "Maren points at the lighthouse above Gullreach."},
+    ]
+    refused(
+        client.post(f"/api/card-proposals/{update['id']}/accept", json={"name": "Maren"}),
+        400,
+        "only 'entry'",
+    )
+    added = client.post(
+        f"/api/card-proposals/{update['id']}/accept",
+        json={"entry": "Maren mends nets and hums old songs."},
+    )
+    assert added.status_code == 201, added.text
+    # The player's text stays, character for character; the lines come after it.
+    assert added.json()["entry"] == maren["entry"] + "\nMaren mends nets and hums old songs."
+    assert added.json()["id"] == maren["id"]
+    assert proposals(client, aid) == []
+
+
+def test_a_dismissed_update_does_not_come_back_with_the_same_lines(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    play(client, double, aid, "Maren mends a net by the boats.", "Maren hums an old song.")
+    [update] = proposals(client, aid)
+    assert client.post(f"/api/card-proposals/{update['id']}/dismiss").status_code == 200
+    play(client, double, aid, "Maren lights a lamp in her window.")
+    assert proposals(client, aid) == []  # one new line is not enough
+    play(client, double, aid, "Maren counts the boats coming home.")
+    [again] = proposals(client, aid)
+    assert again["id"] != update["id"]
+    assert [e["text"] for e in again["evidence"]] == [
+        "Maren lights a lamp in her window.",
+        "Maren counts the boats coming home.",
+    ]
 
 
 def test_accepting_makes_an_ordinary_card_and_dismissing_keeps_a_name_away(

@@ -3,9 +3,10 @@ proposals (docs/world.md, "The lore clerk"), through the same services as the JS
 
 - ``/cards`` lists the story cards, one line each.
 - ``/cards proposals`` lists the open proposals the current path supports
-  (``world.proposals.listed``): each one's id, name, type, keys and draft entry, and its
-  evidence, each sentence with the ``#ID`` of its action (as ``/show`` numbers actions).
-  None is one line that says what makes one.
+  (``world.proposals.listed``): each one's id, name, type, keys and draft entry (an
+  update: the card it adds to and its lines, marked "+"), and its evidence, each sentence
+  with the ``#ID`` of its action (as ``/show`` numbers actions). None is one line that
+  says what makes one.
 - ``/cards accept N`` makes proposal N a card as drafted
   (``story.adventures.accept_proposal``) and names the card; ``/cards dismiss N``
   dismisses it; ``/cards reopen N`` makes a dismissed one open again.
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from talekeeper.cli.common import number_arg
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.cards.rules import CardView
+from talekeeper.services.common.vocabulary import ProposalKind
 from talekeeper.services.story import adventures
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import proposals
@@ -66,8 +68,12 @@ def proposal_lines(listed: list[ProposalView]) -> list[str]:
         return [NONE_PROPOSED]
     lines = ["Card proposals (/cards accept N, /cards dismiss N):"]
     for p in listed:
-        lines.append(f"  proposal {p.id}: {p.name} ({p.type}), keys: {', '.join(p.keys)}")
-        lines.append(f"    draft: {p.entry}")
+        if p.kind == ProposalKind.UPDATE:  # lines after the card's entry, its text kept
+            lines.append(f"  proposal {p.id}: add to card #{p.card_id} {p.name}")
+            lines.append(f"    + {p.entry}")
+        else:
+            lines.append(f"  proposal {p.id}: {p.name} ({p.type}), keys: {', '.join(p.keys)}")
+            lines.append(f"    draft: {p.entry}")
         lines.extend(f"    from #{e.action_id}: {e.text}" for e in p.evidence)
     return lines
 

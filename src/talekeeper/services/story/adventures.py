@@ -42,8 +42,8 @@ from talekeeper.services.prompt.budgets import BudgetView
 from talekeeper.services.story.scenarios import Scenario
 from talekeeper.services.story.tree import Story, load_adventure
 from talekeeper.services.story.view import StoryState
+from talekeeper.services.world import card_updates, proposals, secrets
 from talekeeper.services.world import derive as world
-from talekeeper.services.world import proposals, secrets
 from talekeeper.services.world.scene import scene_now
 from talekeeper.storage.models import Adventure, Branch, StoryCard
 from talekeeper.storage.repositories.story import StoryRepository
@@ -325,10 +325,16 @@ def _secret(card: Mapping[str, object] | Card) -> object:
 
 def accept_proposal(story: Story, proposal_id: int, edited: Mapping[str, object]) -> CardView:
     """The lore clerk's proposal as an ordinary card (``world.proposals``), made as any
-    card is; the proposal is marked accepted in the same unit of work."""
-    row, fields = proposals.accepting(story, proposal_id, edited)
-    card = add_card(story.session, story.adventure, fields)
-    proposals.accepted(row, card.id)
+    card is, or (an update) its lines added after its card's entry; the proposal is marked
+    accepted in the same unit of work."""
+    done = proposals.accepting(story, proposal_id, edited)
+    if done.card_id is None:
+        card = add_card(story.session, story.adventure, done.fields)
+    else:  # an update: its lines after the entry, the player's text kept as it is
+        row = card_row(story.session, done.card_id, story.adventure.user_id)
+        entry = card_updates.added_to(row.entry, done.entry)
+        card = update_card(story.session, row, {"entry": entry})
+    proposals.accepted(done.row, card.id)
     return card
 
 

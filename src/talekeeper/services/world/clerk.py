@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from talekeeper.services.memory.evidence import sentences
 from talekeeper.services.world.entity_names import Entity, entities
@@ -102,6 +103,7 @@ class PathText:
     action_id: int
     text: str  # as the player read it (``rendering.render``)
     narration: bool  # the narrator's or the player's own prose, not a do or say
+    written: datetime | None = None  # when the action was written (None: not known)
 
 
 def same_entity(a: Iterable[str], b: Iterable[str]) -> bool:
@@ -200,15 +202,15 @@ def usable(sentence: str, protagonist: str) -> str | None:
     return told if told[-1] in ".!?…" else told + "."
 
 
-def draft(entity: Entity, path: Sequence[PathText], protagonist: str) -> Draft | None:
-    """The entity's draft card, or None when no sentence of the story can be its entry.
-    Sentences that name it in their first ``SUBJECT_WORDS`` words (about it, most likely)
-    are chosen first, then the others, each in story order, while the entry has room; the
-    entry keeps story order."""
-    keys = {key_of(k) for k in entity.keys}
-    found: list[tuple[bool, int, Line]] = []
+def sayings(
+    keys: set[str], indexes: Sequence[int], path: Sequence[PathText], protagonist: str
+) -> list[tuple[bool, Line]]:
+    """The usable sentences (``usable``) of the narration at ``indexes`` of the path that
+    name one of ``keys`` (``key_of`` keys), each once, in story order, each with whether
+    it names one in its first ``SUBJECT_WORDS`` words (about it, most likely)."""
+    found: list[tuple[bool, Line]] = []
     seen: set[str] = set()
-    for index in entity.actions:
+    for index in indexes:
         act = path[index]
         if not act.narration:
             continue
@@ -221,11 +223,19 @@ def draft(entity: Entity, path: Sequence[PathText], protagonist: str) -> Draft |
                 continue
             seen.add(text.casefold())
             opening = f" {' '.join(said.split(' ')[:SUBJECT_WORDS])} "
-            about = any(f" {k} " in opening for k in keys)
-            found.append((not about, len(found), Line(act.action_id, text)))
+            found.append((any(f" {k} " in opening for k in keys), Line(act.action_id, text)))
+    return found
+
+
+def draft(entity: Entity, path: Sequence[PathText], protagonist: str) -> Draft | None:
+    """The entity's draft card, or None when no sentence of the story can be its entry.
+    Sentences about it (``sayings``) are chosen first, then the others, each in story
+    order, while the entry has room; the entry keeps story order."""
+    found = sayings({key_of(k) for k in entity.keys}, entity.actions, path, protagonist)
     chosen: list[tuple[int, Line]] = []
     size = 0
-    for _, order, line in sorted(found, key=lambda f: (f[0], f[1])):
+    ranked = sorted(enumerate(found), key=lambda f: (not f[1][0], f[0]))
+    for order, (_, line) in ranked:
         if size + len(line.text) + 1 <= ENTRY_CHARS:
             chosen.append((order, line))
             size += len(line.text) + 1

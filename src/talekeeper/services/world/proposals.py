@@ -30,11 +30,12 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from talekeeper.core.errors import Conflict, NotFound
+from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.services.cards.rules import CardView, clean_keywords
 from talekeeper.services.common.rendering import is_player, render
 from talekeeper.services.story.tree import Story, load_adventure
-from talekeeper.services.world import clerk
+from talekeeper.services.world import card_updates, clerk
+from talekeeper.services.world.card_updates import CardText
 from talekeeper.services.world.clerk import Draft, PathText
 from talekeeper.storage.models import CardProposal
 from talekeeper.storage.repositories.proposals import ProposalRepository
@@ -97,51 +98,78 @@ def _json(text: str) -> list[dict[str, object]] | list[str]:
 def listed(story: Story) -> list[ProposalView]:
     """The open proposals the current path supports, each with the path's draft."""
     return [
-        ProposalView.of(row, made)
-        for row, made in matched(story)
-        if row is not None and row.state == ProposalState.OPEN
+        ProposalView.of(m.row, m.made)
+        for m in matched(story)
+        if m.row is not None and m.row.state == ProposalState.OPEN
     ]
 
 
-def matched(story: Story) -> list[tuple[CardProposal | None, Draft]]:
-    """The path's candidates (``clerk.candidates``), each with the proposal already made
-    for its entity (None: none yet), in order of first mention. Writes nothing."""
+@dataclass(frozen=True)
+class Match:
+    """A draft the path supports, and the proposal already made for it (None: none yet)."""
+
+    row: CardProposal | None
+    made: Draft
+    kind: ProposalKind
+    card_id: int | None = None  # an update's card
+
+
+def matched(story: Story) -> list[Match]:
+    """The path's new cards (``clerk.candidates``, in order of first mention), then its
+    updates (``card_updates.updates``, in card order), each with its proposal. Writes
+    nothing."""
     session, adventure = story.session, story.adventure
     path = [
-        PathText(a.id, render(a.type, a.text), not is_player(a.type) or a.type == "story")
+        PathText(
+            a.id, render(a.type, a.text), not is_player(a.type) or a.type == "story", a.created_at
+        )
         for a in story.repo.path(story.lineage())
     ]
+    rows_ = StoryRepository(session).cards(adventure.id)
     cards = [
-        [c.name, *c.keywords]
-        for c in map(CardView.of, StoryRepository(session).cards(adventure.id))
+        CardText(c.id, c.name, c.type, c.keywords, c.entry, r.created_at)
+        for r, c in zip(rows_, map(CardView.of, rows_), strict=True)
     ]
     rows = ProposalRepository(session).proposals(adventure.id)
-    found = clerk.candidates(path, cards, adventure.persona_name, _known(session, adventure.id))
-    out: list[tuple[CardProposal | None, Draft]] = []
-    for entity, made in found:
+    news = [r for r in rows if r.kind == ProposalKind.NEW]
+    taken = [[c.name, *c.keywords] for c in cards]
+    out: list[Match] = []
+    known = _known(session, adventure.id)
+    for entity, made in clerk.candidates(path, taken, adventure.persona_name, known):
         forms = [entity.name, *entity.keys]
-        row = next((r for r in rows if clerk.same_entity(forms, [r.name, *_json(r.keys)])), None)
-        out.append((row, made))
+        row = next((r for r in news if clerk.same_entity(forms, [r.name, *_json(r.keys)])), None)
+        out.append(Match(row, made, ProposalKind.NEW))
+    olds = [r for r in rows if r.kind == ProposalKind.UPDATE]
+    offered: dict[int, list[str]] = {}
+    for r in olds:
+        if r.state == ProposalState.DISMISSED and r.card_id is not None:
+            offered.setdefault(r.card_id, []).extend(e.text for e in ProposalView.of(r).evidence)
+    for card, made in card_updates.updates(path, cards, adventure.persona_name, offered):
+        row = next(
+            (r for r in olds if r.card_id == card.id and r.state == ProposalState.OPEN), None
+        )
+        out.append(Match(row, made, ProposalKind.UPDATE, card.id))
     return out
 
 
 def record(story: Story) -> bool:
-    """Write what ``matched`` found: a new open proposal for each candidate without one,
-    the path's draft on each open one (only what changed); whether anything was written.
-    The lore clerk's background pass calls it in its write transaction."""
+    """Write what ``matched`` found: a new open proposal for each draft without one, the
+    path's draft on each open one (only what changed); whether anything was written. The
+    lore clerk's background pass calls it in its write transaction."""
     wrote = False
-    for row, made in matched(story):
-        if row is None:
+    for m in matched(story):
+        if m.row is None:
             row = CardProposal(
                 adventure_id=story.adventure.id,
-                kind=ProposalKind.NEW,
+                kind=m.kind,
                 state=ProposalState.OPEN,
-                **_values(made),
+                card_id=m.card_id,
+                **_values(m.made),
             )
             ProposalRepository(story.session).add(row)  # the next candidate sees it
             wrote = True
-        elif row.state == ProposalState.OPEN:
-            wrote = _fill(row, made) or wrote
+        elif m.row.state == ProposalState.OPEN:
+            wrote = _fill(m.row, m.made) or wrote
     return wrote
 
 
@@ -175,8 +203,8 @@ def _stale(row: CardProposal | None, made: Draft) -> bool:
 
 
 def pending(story: Story) -> bool:
-    """Whether the path has a candidate ``record`` would write."""
-    return any(_stale(row, made) for row, made in matched(story))
+    """Whether the path has a draft ``record`` would write."""
+    return any(_stale(m.row, m.made) for m in matched(story))
 
 
 def _fill(row: CardProposal, made: Draft) -> bool:
@@ -201,24 +229,42 @@ def proposal_row(session: Session, proposal_id: int, user_id: int) -> CardPropos
     return row
 
 
-def accepting(
-    story: Story, proposal_id: int, edited: Mapping[str, object]
-) -> tuple[CardProposal, dict[str, object]]:
-    """The open proposal ``proposal_id`` the current path supports, and the fields of the
-    card it makes (the path's draft; ``edited``: the fields the player changed first, by
-    the proposal's names ``name``, ``type``, ``keys``, ``entry``). ``accepted`` marks it
-    once the card is made (``story.adventures.accept_proposal``)."""
+@dataclass(frozen=True)
+class Acceptance:
+    """What accepting a proposal does: a new card with ``fields``, or (an update) the
+    entry ``entry`` for card ``card_id``."""
+
+    row: CardProposal
+    fields: dict[str, object]
+    card_id: int | None = None
+    entry: str = ""
+
+
+def accepting(story: Story, proposal_id: int, edited: Mapping[str, object]) -> Acceptance:
+    """What accepting the open proposal ``proposal_id`` the current path supports does
+    (the path's draft; ``edited``: the fields the player changed first, by the proposal's
+    names ``name``, ``type``, ``keys``, ``entry``; an update takes only ``entry``, the
+    lines it adds). ``accepted`` marks it once done (``story.adventures.accept_proposal``)."""
     changes = dict(edited)
     if "keys" in changes:  # checked here, so that a refusal names the field sent
         changes["keywords"] = list(clean_keywords(changes.pop("keys"), "keys"))
     row = _open(story, proposal_id)
-    made = next((m for r, m in matched(story) if r is not None and r.id == row.id), None)
+    made = next((m.made for m in matched(story) if m.row is not None and m.row.id == row.id), None)
     if made is None:
         raise Conflict(
             f"Card proposal {proposal_id} is no longer supported by the story on this path "
             "(its sentences were undone, edited or are on another branch)."
         )
     _fill(row, made)
+    if row.kind == ProposalKind.UPDATE:
+        other = sorted(set(changes) - {"entry"})
+        if other:
+            raise InvalidInput(
+                f"An update adds lines to its card's entry: send only 'entry' (the lines), "
+                f"not {', '.join(repr(o) for o in other)}."
+            )
+        lines = changes.get("entry", made.entry)
+        return Acceptance(row, {}, row.card_id, lines if isinstance(lines, str) else "")
     fields: dict[str, object] = {
         "name": made.name,
         "type": made.type,
@@ -226,7 +272,7 @@ def accepting(
         "entry": made.entry,
     }
     fields.update(changes)
-    return row, fields
+    return Acceptance(row, fields)
 
 
 def accepted(row: CardProposal, card_id: int) -> None:

@@ -4,8 +4,10 @@
 //   current path supports, each with the sentences of the story it is made of; each
 //   sentence's action is a link that scrolls the story to it.
 // - Nothing becomes a card until the player accepts it (POST .../accept, with the fields
-//   they edited); a dismissed name is not proposed again (POST .../dismiss). The server's
-//   refusal (a proposal the path no longer supports, a bad field) is shown as it is.
+//   they edited); a dismissed name is not proposed again (POST .../dismiss). An update
+//   (lines the story added about a card there is) shows its lines as added ("+"), and only
+//   they can be edited: the card's own text is never changed. The server's refusal (a
+//   proposal the path no longer supports, a bad field) is shown as it is.
 // - `onCount(n)` runs after every load with the number of open proposals (the tab's count);
 //   `onAccepted()` after a card was made (the card list is read again).
 import { h, fill, api, notify, attempt, plural } from "./ui.js";
@@ -33,13 +35,15 @@ export function proposalsBox(ctx, { onCount, onAccepted }) {
     });
 
   function item(proposal) {
-    const li = h("li", { class: "proposal-item", dataset: { proposalId: proposal.id } });
+    const li = h("li", { class: "proposal-item", dataset: { proposalId: proposal.id, kind: proposal.kind } });
+    const update = proposal.kind === "update";
     function show() {
       delete li.dataset.editing;
       fill(li,
         h("div", { class: "row card-head" },
+          update ? h("span", { class: "muted", text: "Add to" }) : null,
           h("strong", { class: "card-name", text: proposal.name }),
-          h("span", { class: `badge type-${proposal.type}`, text: proposal.type }),
+          h("span", { class: `badge type-${proposal.type}`, text: update ? "update" : proposal.type }),
           h("span", { class: "spacer" }),
           h("button", {
             type: "button", class: "primary", text: "Accept",
@@ -56,9 +60,13 @@ export function proposalsBox(ctx, { onCount, onAccepted }) {
             attrs: { "aria-label": `Dismiss the card proposal ${proposal.name}` },
             on: { click: () => dismiss(proposal) },
           })),
-        h("p", { class: "small card-keywords" },
-          h("span", { class: "muted", text: "Keywords: " }), proposal.keys.join(", ")),
-        h("p", { class: "small card-entry", text: proposal.entry }),
+        update
+          ? h("p", { class: "small muted", text: "Lines to add after the card's entry; what it says now stays as it is:" })
+          : h("p", { class: "small card-keywords" },
+            h("span", { class: "muted", text: "Keywords: " }), proposal.keys.join(", ")),
+        update
+          ? h("p", { class: "small card-entry diff-add", text: `+ ${proposal.entry}` })
+          : h("p", { class: "small card-entry", text: proposal.entry }),
         h("details", { class: "small proposal-evidence" },
           h("summary", { text: `From the story (${plural(proposal.evidence.length, "sentence")})` }),
           h("ul", {}, proposal.evidence.map((line) => h("li", {},
@@ -82,7 +90,8 @@ export function proposalsBox(ctx, { onCount, onAccepted }) {
     const type = h("select", {}, TYPES.map((t) => h("option", { value: t, text: t, selected: t === proposal.type })));
     const keys = h("input", { type: "text", value: proposal.keys.join(", ") });
     const entry = h("textarea", { value: proposal.entry, rows: 5, attrs: { maxlength: LIMITS.entry } });
-    const save = h("button", { type: "submit", class: "primary", text: "Accept as a card" });
+    const update = proposal.kind === "update";
+    const save = h("button", { type: "submit", class: "primary", text: update ? "Add to the card" : "Accept as a card" });
     const form = h("form", {
       class: "editor card-form", dataset: { editing: "1" },
       attrs: { "aria-label": `Edit the card proposal ${proposal.name}` },
@@ -90,31 +99,33 @@ export function proposalsBox(ctx, { onCount, onAccepted }) {
         submit: async (event) => {
           event.preventDefault();
           save.disabled = true;
-          const body = { name: name.value, type: type.value, keys: splitList(keys.value), entry: entry.value };
+          const body = update
+            ? { entry: entry.value }
+            : { name: name.value, type: type.value, keys: splitList(keys.value), entry: entry.value };
           const made = await accept(proposal, body);
           save.disabled = false;
           if (made !== undefined) done();
         },
       },
     },
-      field("name", "Name", name),
-      field("type", "Type", type),
-      field("keys", "Keywords (comma-separated)", keys),
-      field("entry", "Entry (what the narrator reads)", entry),
+      update ? null : field("name", "Name", name),
+      update ? null : field("type", "Type", type),
+      update ? null : field("keys", "Keywords (comma-separated)", keys),
+      field("entry", update ? "Lines to add after the entry" : "Entry (what the narrator reads)", entry),
       h("div", { class: "row" }, save, h("button", { type: "button", text: "Cancel", on: { click: done } })));
     function done() {
       delete form.dataset.editing;
       close();
       document.dispatchEvent(new Event("tk:panel-idle"));
     }
-    queueMicrotask(() => name.focus());
+    queueMicrotask(() => (update ? entry : name).focus());
     return form;
   }
 
   async function accept(proposal, body) {
     const made = await attempt(() => api("POST", `/api/card-proposals/${proposal.id}/accept`, body));
     if (made === undefined) return undefined;
-    notify(`Created the card “${made.name}”.`);
+    notify(proposal.kind === "update" ? `Added to the card “${made.name}”.` : `Created the card “${made.name}”.`);
     onAccepted();
     refresh();
     return made;
