@@ -62,6 +62,7 @@ from talekeeper.services.memory.passes.work import Work
 from talekeeper.services.memory.service import MemorySystem
 from talekeeper.services.memory.snapshot import Snapshots
 from talekeeper.services.prompt.prefix import Belief, PromptPrefixes
+from talekeeper.services.story import adventures
 from talekeeper.services.story.scenarios import Scenario, load_scenarios
 from talekeeper.services.story.turns import TurnRunner
 from talekeeper.services.world.clerk_pass import clerk_passes
@@ -114,7 +115,7 @@ class Background:
 def _more_passes(work: Work) -> Kinds:
     """What a run does after the memory's own passes: the world model's reading (when
     the owner has a world model), then the lore clerk's card proposals."""
-    return [*world_passes(work), *clerk_passes(work)]
+    return [*world_passes(work), *clerk_passes(work, adventures.accept_proposal)]
 
 
 def background_work(

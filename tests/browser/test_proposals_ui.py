@@ -96,3 +96,16 @@ def test_lines_the_story_adds_about_a_card_are_offered_as_an_addition(
     [card] = live.api.get(f"/api/adventures/{aid}/cards").json()
     assert card["entry"] == "A ferryman.\nRhys runs the ferry."
     expect(page.get_by_role("tab", name="Cards").locator(".tab-count")).to_have_count(0)
+
+
+def test_the_cards_tab_turns_accepting_without_asking_on_and_off(live: Live, page: Any) -> None:
+    aid: int = live.adventure(title="Harbour", opening="Fog lies on the harbour.")["id"]
+    panel = open_tab(live, page, aid, "Cards")
+    box = panel.get_by_label("Make them cards without asking (updates add their lines)")
+    expect(box).not_to_be_checked()
+    box.check()
+    expect(page.locator("#status")).to_have_text("Proposals now become cards without asking.")
+    assert live.api.get(f"/api/adventures/{aid}").json()["auto_accept_cards"] is True
+    box.uncheck()
+    expect(page.locator("#status")).to_have_text("Proposals now wait for you.")
+    assert live.api.get(f"/api/adventures/{aid}").json()["auto_accept_cards"] is False

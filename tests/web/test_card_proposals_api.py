@@ -281,3 +281,25 @@ def test_another_players_proposals_are_not_found(accounts: TestClient, double: M
     assert [p["state"] for p in mara.get(f"/api/adventures/{aid}/card-proposals").json()] == [
         "open"
     ]
+
+
+def test_an_adventure_that_accepts_proposals_without_asking_gets_the_cards(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = adventure(client)
+    assert client.get(f"/api/adventures/{aid}").json()["auto_accept_cards"] is False
+    refused(client.patch(f"/api/adventures/{aid}", json={"auto_accept_cards": "yes"}), 400)
+    on = client.patch(f"/api/adventures/{aid}", json={"auto_accept_cards": True})
+    assert on.status_code == 200 and on.json()["auto_accept_cards"] is True
+    before = client.get(f"/api/adventures/{aid}/cards").json()
+    play(client, double, aid, *RHYS)
+    assert proposals(client, aid) == []  # accepted, so none waits
+    cards = client.get(f"/api/adventures/{aid}/cards").json()
+    assert cards[: len(before)] == before  # the cards there were, untouched
+    [made] = cards[len(before) :]
+    assert made["name"] == "Captain Rhys" and made["entry"].startswith(RHYS[0])
+    exported = client.get(f"/api/adventures/{aid}/export").json()
+    assert exported["adventure"]["auto_accept_cards"] is True
+    copy = client.post("/api/adventures/import", json=exported)
+    assert copy.status_code == 201, copy.text
+    assert client.get(f"/api/adventures/{copy.json()['id']}").json()["auto_accept_cards"] is True

@@ -39,6 +39,7 @@ ADVENTURE_KEYS = [
     "auto_summarize",
     "memory_bank",
     "witness_mode",
+    "auto_accept_cards",
     "section_budgets",
     "scene",
     "current_branch_id",

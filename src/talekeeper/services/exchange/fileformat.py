@@ -178,6 +178,8 @@ class AdventureMeta(Entry):
     witness_mode: Annotated[str, choice(tuple(WitnessMode))] = Field(
         default=WitnessMode.LABEL.value, exclude_if=lambda mode: mode == WitnessMode.LABEL
     )
+    # Written only when on (the lore clerk's proposals become cards without asking).
+    auto_accept_cards: Flag = Field(default=False, exclude_if=lambda on: not on)
     # Also written only when set: the shares and ceilings the player gave (``budgets``).
     section_budgets: Annotated[dict[str, dict[str, int | float]], PlainValidator(_budgets)] = Field(
         default_factory=dict, exclude_if=lambda given: not given

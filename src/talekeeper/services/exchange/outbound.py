@@ -228,6 +228,7 @@ def _meta(adventure: Adventure, branch_key: dict[int, int]) -> AdventureMeta:
         auto_summarize=adventure.auto_summarize,
         memory_bank=adventure.memory_bank,
         witness_mode=adventure.witness_mode,
+        auto_accept_cards=adventure.auto_accept_cards,
         section_budgets=budgets.read_stored(adventure.section_budgets),
         scene=Scene(
             location=adventure.scene_location,

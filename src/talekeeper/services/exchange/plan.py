@@ -106,6 +106,7 @@ def _adventure(meta: AdventureMeta, user_id: int) -> Row:
         "auto_summarize": meta.auto_summarize,
         "memory_bank": meta.memory_bank,
         "witness_mode": meta.witness_mode,
+        "auto_accept_cards": meta.auto_accept_cards,
         "section_budgets": budgets.stored_text(meta.section_budgets),
         "scene_location": meta.scene.location,
         "scene_present": json.dumps(meta.scene.present),

@@ -58,7 +58,7 @@ PERSONA = (
     ("pronouns", "persona_pronouns", limits.PERSONA_PRONOUNS_MAX),
     ("description", "persona_description", limits.PERSONA_DESCRIPTION_MAX),
 )
-TOGGLES = ("auto_summarize", "memory_bank")
+TOGGLES = ("auto_summarize", "memory_bank", "auto_accept_cards")
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,7 @@ class AdventureView(AdventureSummary, StoryState):
     auto_summarize: bool
     memory_bank: bool
     witness_mode: WitnessMode
+    auto_accept_cards: bool  # the lore clerk's proposals become cards without asking
     section_budgets: list[BudgetView]  # every budgeted section's share and ceiling
     scene: Scene
     current_branch_id: int | None
@@ -182,6 +183,7 @@ def adventure_view(story: Story) -> AdventureView:
         auto_summarize=adventure.auto_summarize,
         memory_bank=adventure.memory_bank,
         witness_mode=WitnessMode(adventure.witness_mode),
+        auto_accept_cards=adventure.auto_accept_cards,
         section_budgets=budgets.views(adventure.section_budgets),
         scene=scene_now(story),
         current_branch_id=adventure.current_branch_id,

@@ -49,6 +49,8 @@ class Adventure(Base):
     # The shares and ceilings the player set for the sections with budgets of their own
     # (JSON, checked by ``services.prompt.budgets``); NULL: the documented defaults.
     section_budgets: Mapped[str | None] = mapped_column(Text, nullable=True, default=None)
+    # The lore clerk's proposals become cards without asking (docs/world.md); off at first.
+    auto_accept_cards: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # The Scene: where the story is, who is there, what is happening. Set by the player
     # (``scene_by_player``) or, when not, filled from the story cards of the newest actions.
     scene_location: Mapped[str] = mapped_column(String(200), default="")

@@ -50,6 +50,7 @@ class AdventureIn(Strict):
     story_summary: str | None = None
     auto_summarize: bool | None = None
     memory_bank: bool | None = None
+    auto_accept_cards: bool | None = None
     # Checked by the service, which names the choices (a bad value is a 400 that says so).
     witness_mode: str | None = None
     # The whole set of the adventure's own section budgets (``{}``: the defaults), checked

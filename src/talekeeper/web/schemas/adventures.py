@@ -112,6 +112,7 @@ class AdventureSettingsOut(AdventureSummaryOut):
     auto_summarize: bool
     memory_bank: bool
     witness_mode: WitnessMode
+    auto_accept_cards: bool  # the lore clerk's proposals become cards without asking
     section_budgets: list[SectionBudgetOut]
     scene: SceneOut
     current_branch_id: int | None

@@ -1,7 +1,11 @@
 """The lore clerk's card proposals (docs/world.md, "The lore clerk"): ``card_proposals``,
 one row per entity the story suggested a card for, with its draft, the sentences it rests
-on and the player's decision. Nothing is derived here: an existing story's proposals are
-found the first time its cards are listed.
+on and the player's decision; ``adventures.auto_accept_cards``, whether they become cards
+without asking (off, as every adventure starts). Nothing is derived here: an existing
+story's proposals are found by the clerk's pass after its next turn.
+
+Native ALTER TABLE only: a batch "move and copy" of ``adventures`` would drop the table,
+and with foreign keys on that drop cascades to every row that refers to it.
 
 Revision ID: 0021
 Revises: 0020
@@ -12,6 +16,8 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
+
+from talekeeper.storage.sqlite import require_native_alter
 
 revision: str = "0021"
 down_revision: str | None = "0020"
@@ -55,8 +61,14 @@ def upgrade() -> None:
     op.create_index(
         op.f("ix_card_proposals_adventure_id"), "card_proposals", ["adventure_id"], unique=False
     )
+    op.add_column(
+        "adventures",
+        sa.Column("auto_accept_cards", sa.Boolean(), server_default=sa.false(), nullable=False),
+    )
 
 
 def downgrade() -> None:
+    require_native_alter(op.get_bind(), "downgrade")
+    op.drop_column("adventures", "auto_accept_cards")
     op.drop_index(op.f("ix_card_proposals_adventure_id"), table_name="card_proposals")
     op.drop_table("card_proposals")

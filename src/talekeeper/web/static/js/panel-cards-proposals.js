@@ -10,6 +10,8 @@
 //   proposal the path no longer supports, a bad field) is shown as it is.
 // - `onCount(n)` runs after every load with the number of open proposals (the tab's count);
 //   `onAccepted()` after a card was made (the card list is read again).
+// - "Make them cards without asking" is the adventure's `auto_accept_cards` (PATCH
+//   /api/adventures/{id}); off, as every adventure starts. Refused, the box goes back.
 import { h, fill, api, notify, attempt, plural } from "./ui.js";
 import { refresher, showAction, splitList } from "./panel-kit.js";
 
@@ -20,11 +22,27 @@ export function proposalsBox(ctx, { onCount, onAccepted }) {
   const heading = h("h3", { class: "proposals-heading", text: "Proposals" });
   const note = h("p", { class: "muted small proposals-note" });
   const list = h("ul", { class: "proposals-list", attrs: { "aria-label": "Card proposals" } });
+  const auto = h("input", { type: "checkbox", id: "proposals-auto" });
+  auto.addEventListener("change", async () => {
+    const on = auto.checked;
+    const saved = await attempt(() => api("PATCH", `/api/adventures/${ctx.id}`, { auto_accept_cards: on }));
+    if (saved === undefined) {
+      auto.checked = !on;
+      return;
+    }
+    ctx.setAdventure(saved);
+    notify(on ? "Proposals now become cards without asking." : "Proposals now wait for you.");
+    ctx.watch();
+  });
   const el = h("section", { class: "proposals", attrs: { "aria-label": "Card proposals" } },
-    heading, note, list);
+    heading, note,
+    h("label", { class: "inline small", attrs: { for: auto.id } }, auto,
+      "Make them cards without asking (updates add their lines)"),
+    list);
 
   const refresh = refresher(list, () => api("GET", `/api/adventures/${ctx.id}/card-proposals`),
     (proposals) => {
+      auto.checked = Boolean(ctx.adventure && ctx.adventure.auto_accept_cards);
       onCount(proposals.length);
       heading.textContent = proposals.length ? `Proposals (${proposals.length})` : "Proposals";
       note.textContent = proposals.length
