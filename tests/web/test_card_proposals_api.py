@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import MODES, each_mode
 from tests.kit.accounts import As
-from tests.kit.memory import idle, refused, settle
+from tests.kit.memory import idle, new_adventure, refused, settle
 from tests.kit.world_api import turn
 
 from talekeeper_testkit.double import ModelDouble
@@ -36,12 +36,6 @@ def client(
     request: pytest.FixtureRequest, tmp_path: Path, double: ModelDouble
 ) -> Iterator[TestClient]:
     yield from each_mode(request.param, tmp_path, double)
-
-
-def adventure(client: TestClient) -> int:
-    response = client.post("/api/adventures", json={"scenario": "lantern-coast"})
-    assert response.status_code == 201, response.text
-    return int(response.json()["id"])
 
 
 def proposals(client: TestClient, aid: int) -> list[dict[str, Any]]:
@@ -65,7 +59,7 @@ def play(client: TestClient, double: ModelDouble, aid: int, *replies: str) -> li
 def test_a_name_in_three_actions_is_proposed_from_the_storys_own_sentences(
     client: TestClient, double: ModelDouble
 ) -> None:
-    aid = adventure(client)
+    aid = int(new_adventure(client)["id"])
     ids = play(client, double, aid, *RHYS[:2])
     assert [p["name"] for p in proposals(client, aid)] == []  # two actions: not yet
     ids += play(client, double, aid, RHYS[2])
@@ -94,7 +88,7 @@ def test_a_name_in_three_actions_is_proposed_from_the_storys_own_sentences(
 def test_a_name_with_a_card_gets_no_new_card_but_lines_to_add_shown_as_such(
     client: TestClient, double: ModelDouble
 ) -> None:
-    aid = adventure(client)
+    aid = int(new_adventure(client)["id"])
     cards_before = client.get(f"/api/adventures/{aid}/cards").json()
     assert {"Old Maren", "Gullreach"} <= {c["name"] for c in cards_before}
     # "Maren" is "Old Maren" told shorter; "GULLREACH" is the card's name in capitals.
@@ -138,7 +132,7 @@ def test_a_name_with_a_card_gets_no_new_card_but_lines_to_add_shown_as_such(
 def test_a_dismissed_update_does_not_come_back_with_the_same_lines(
     client: TestClient, double: ModelDouble
 ) -> None:
-    aid = adventure(client)
+    aid = int(new_adventure(client)["id"])
     play(client, double, aid, "Maren mends a net by the boats.", "Maren hums an old song.")
     [update] = proposals(client, aid)
     assert client.post(f"/api/card-proposals/{update['id']}/dismiss").status_code == 200
@@ -156,7 +150,7 @@ def test_a_dismissed_update_does_not_come_back_with_the_same_lines(
 def test_accepting_makes_an_ordinary_card_and_dismissing_keeps_a_name_away(
     client: TestClient, double: ModelDouble
 ) -> None:
-    aid = adventure(client)
+    aid = int(new_adventure(client)["id"])
     play(client, double, aid, *RHYS)
     play(
         client,
@@ -201,7 +195,7 @@ def test_accepting_makes_an_ordinary_card_and_dismissing_keeps_a_name_away(
 def test_undo_withdraws_a_proposal_a_fork_keeps_its_own_and_redo_brings_it_back(
     client: TestClient, double: ModelDouble
 ) -> None:
-    aid = adventure(client)
+    aid = int(new_adventure(client)["id"])
     ids = play(client, double, aid, *RHYS)
     [rhys] = proposals(client, aid)
     assert client.post(f"/api/adventures/{aid}/undo").status_code == 200  # the reply
@@ -226,7 +220,7 @@ def test_undo_withdraws_a_proposal_a_fork_keeps_its_own_and_redo_brings_it_back(
 def test_a_retry_that_drops_the_name_withdraws_the_proposal(
     client: TestClient, double: ModelDouble
 ) -> None:
-    aid = adventure(client)
+    aid = int(new_adventure(client)["id"])
     play(client, double, aid, *RHYS)
     assert len(proposals(client, aid)) == 1
     double.script("The harbour is quiet tonight.")
@@ -235,7 +229,7 @@ def test_a_retry_that_drops_the_name_withdraws_the_proposal(
 
 
 def test_refusals_say_what_to_fix(client: TestClient, double: ModelDouble) -> None:
-    aid = adventure(client)
+    aid = int(new_adventure(client)["id"])
     play(client, double, aid, *RHYS)
     [rhys] = proposals(client, aid)
     pid = rhys["id"]
@@ -286,9 +280,9 @@ def test_another_players_proposals_are_not_found(accounts: TestClient, double: M
 def test_an_adventure_that_accepts_proposals_without_asking_gets_the_cards(
     client: TestClient, double: ModelDouble
 ) -> None:
-    aid = adventure(client)
+    aid = int(new_adventure(client)["id"])
     assert client.get(f"/api/adventures/{aid}").json()["auto_accept_cards"] is False
-    refused(client.patch(f"/api/adventures/{aid}", json={"auto_accept_cards": "yes"}), 400)
+    refused(client.patch(f"/api/adventures/{aid}", json={"auto_accept_cards": "maybe"}), 400)
     on = client.patch(f"/api/adventures/{aid}", json={"auto_accept_cards": True})
     assert on.status_code == 200 and on.json()["auto_accept_cards"] is True
     before = client.get(f"/api/adventures/{aid}/cards").json()

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import database_url
+from tests.kit.tree_ops import TREE_OPS, tree_op
 
 from talekeeper.core.errors import Conflict, InvalidInput
 from talekeeper.core.lineage import on_lineage
@@ -106,30 +107,8 @@ def cards(story: Story) -> list[tuple[int, str, str, str]]:
 
 
 def apply(story: Story, op: str, pick: int) -> None:
-    head = story.head()
-    text = TEXTS[pick % len(TEXTS)]
-    if op in ("do", "reply"):
-        story.append("story" if op == "do" else "narration", text)
-    elif op == "retry" and head is not None and head.type == "narration":
-        story.add_take(head, text)
-    elif op == "switch" and head is not None and head.type == "narration":
-        takes = story.repo.slot(head.branch_id, head.depth)
-        story.switch_take(takes[pick % len(takes)].take)
-    elif op == "undo":
-        story.undo()
-    elif op == "redo":
-        story.redo()
-    elif op in ("edit", "delete", "fork") and head is not None:
-        path = story.repo.path(story.lineage())
-        target = path[pick % len(path)]
-        if op == "edit":
-            story.edit(target.id, text)
-        elif op == "delete":
-            story.delete(target.id)
-        else:
-            story.fork(target.id)
-    elif op == "branch":
-        story.switch_branch(sorted(story.branches)[pick % len(story.branches)])
+    if op in ("do", "reply", *TREE_OPS):
+        tree_op(story, op, pick, TEXTS[pick % len(TEXTS)], kind="story")
     elif op in ("accept", "dismiss"):
         listed = proposals.listed(story)
         if listed:

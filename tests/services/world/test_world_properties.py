@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 from tests.conftest import database_url
+from tests.kit.tree_ops import TREE_OPS, tree_op
 
 from talekeeper.core.errors import Conflict, InvalidInput
 from talekeeper.core.lineage import on_lineage
@@ -164,31 +165,11 @@ def check_told(story: Story, steps: list[tuple[int, Fact]]) -> None:
 
 
 def apply(story: Story, op: str, pick: int) -> None:
-    head = story.head()
     text = TEXTS[pick % len(TEXTS)]
-    if op in ("do", "reply"):
-        derive.record(story, story.append("do" if op == "do" else "narration", text))
-    elif op == "retry" and head is not None and head.type == "narration":
-        derive.record(story, story.add_take(head, text))
-    elif op == "switch" and head is not None and head.type == "narration":
-        takes = story.repo.slot(head.branch_id, head.depth)
-        story.switch_take(takes[pick % len(takes)].take)
-    elif op == "undo":
-        story.undo()
-    elif op == "redo":
-        story.redo()
-    elif op in ("edit", "delete", "fork") and head is not None:
-        path = story.repo.path(story.lineage())
-        target = path[pick % len(path)]
-        if op == "edit":
-            derive.rederive(story, story.edit(target.id, text))
-        elif op == "delete":
-            story.delete(target.id)
-        else:
-            story.fork(target.id)
-    elif op == "branch":
-        branches = sorted(story.branches)
-        story.switch_branch(branches[pick % len(branches)])
+    if op in ("do", "reply", *TREE_OPS):
+        written = tree_op(story, op, pick, text)
+        if written is not None:
+            (derive.rederive if op == "edit" else derive.record)(story, written)
     elif op == "player":
         kind = (EventKind.TOOK, EventKind.DROPPED, EventKind.MOVED, EventKind.ARRIVED)[pick % 4]
         thing = PLACES[pick % 3] if kind is EventKind.MOVED else ITEMS[pick % 4]
