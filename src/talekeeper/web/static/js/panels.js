@@ -4,8 +4,8 @@
 // - The adventure is read once on load and again after every "story-changed"; panels read it
 //   from the shared context (`ctx.adventure`), so the newest reply is known in one place.
 // - After a turn (or any change to the story) the background work is polled about once a
-//   second until it is idle; each step it finishes refreshes the Memory Bank, the Summary and
-//   the card proposals, so the player watches memories fill in.
+//   second until it is idle; each step it finishes refreshes the Memory Bank and the Summary,
+//   so the player watches memories fill in, and the card proposals are read once it is idle.
 // - A tab may carry a count (the Cards tab: the open card proposals), set by its panel.
 import { h, fill, api, attempt, on, adventureId } from "./ui.js";
 import { plotPanel } from "./panel-plot.js";
@@ -127,7 +127,8 @@ async function start() {
   }
   const status = backgroundStatus(ctx, {
     onProgress: () => refreshDerived(),
-    onSettled: () => refreshDerived(),
+    // The card proposals once the work is done: listing them reads the whole path.
+    onSettled: () => Promise.all([refreshDerived(), panels.get("cards").refreshProposals()]),
   });
   fill(aside);
   aside.appendChild(status.el);
@@ -136,10 +137,7 @@ async function start() {
   select(savedTab());
 
   function refreshDerived() {
-    return Promise.all([
-      panels.get("memory").refresh(), panels.get("summary").refresh(),
-      panels.get("cards").refreshProposals(),
-    ]);
+    return Promise.all([panels.get("memory").refresh(), panels.get("summary").refresh()]);
   }
 
   const loaded = await attempt(() => ctx.reloadAdventure());
@@ -152,7 +150,10 @@ async function start() {
 
   on("story-changed", async () => {
     await attempt(() => ctx.reloadAdventure());
-    await Promise.all([panels.get("scene").refresh(), panels.get("world").refresh(), refreshDerived()]);
+    await Promise.all([
+      panels.get("scene").refresh(), panels.get("world").refresh(), refreshDerived(),
+      panels.get("cards").refreshProposals(), // an undo or an edit may withdraw one
+    ]);
     status.check();
   });
 }
