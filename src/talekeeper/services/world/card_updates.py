@@ -24,6 +24,7 @@ from datetime import datetime
 
 from talekeeper.services.memory.evidence import stated
 from talekeeper.services.world.clerk import ENTRY_CHARS, Draft, Line, PathText, sayings
+from talekeeper.services.world.entity_names import key_kept
 from talekeeper.services.world.names import key_of
 
 UPDATE_LINES = 2  # new lines about a card before an update is proposed
@@ -51,7 +52,7 @@ def updates(
     lines, its ``evidence`` the lines with their actions); ``offered``: by card id, the
     lines its dismissed updates offered (never offered again)."""
     out: list[tuple[CardText, Draft]] = []
-    said = [f" {key_of(p.text)} " for p in path]
+    said = [f" {key_kept(p.text)} " for p in path]
     for card in cards:
         keys = {k for k in map(key_of, (card.name, *card.keywords)) if k}
         if not keys:

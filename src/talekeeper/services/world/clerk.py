@@ -33,9 +33,15 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
-from talekeeper.services.memory.evidence import sentences
-from talekeeper.services.world.entity_names import Entity, entities
+from talekeeper.services.world.entity_names import (
+    SENTENCE_CACHE,
+    Entity,
+    entities,
+    key_kept,
+    split,
+)
 from talekeeper.services.world.names import TITLES, key_of, told_shorter
 
 LEAST_ACTIONS = 3  # a name in this many actions of the path is worth a card
@@ -185,6 +191,11 @@ def third_person(sentence: str, protagonist: str) -> str | None:
     return "".join(out)
 
 
+@lru_cache(maxsize=SENTENCE_CACHE)
+def _usable(sentence: str, protagonist: str) -> str | None:
+    return usable(sentence, protagonist)
+
+
 def usable(sentence: str, protagonist: str) -> str | None:
     """The sentence as a card's line, or None (see the module docstring)."""
     text = " ".join(sentence.split())
@@ -214,11 +225,11 @@ def sayings(
         act = path[index]
         if not act.narration:
             continue
-        for sentence in sentences(act.text):
-            said = key_of(sentence)
+        for sentence in split(act.text):
+            said = key_kept(sentence)
             if not any(f" {k} " in f" {said} " for k in keys):
                 continue
-            text = usable(sentence, protagonist)
+            text = _usable(sentence, protagonist)
             if text is None or text.casefold() in seen:
                 continue
             seen.add(text.casefold())

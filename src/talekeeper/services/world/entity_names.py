@@ -26,6 +26,7 @@ import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from talekeeper.services.memory.evidence import sentences
 from talekeeper.services.world.names import ARTICLES, TITLES, key_of
@@ -71,6 +72,8 @@ OPENERS = frozenset(
         "news", "rumour", "rumor", "everybody", "somebody", "anybody",
     }
 )  # fmt: skip
+# Sentences whose reading is kept (``split``, ``_read``): a long story's worth.
+SENTENCE_CACHE = 200_000
 OPENINGS_FOR_A_NAME = 2  # sentences a word never written otherwise must open to be a name
 
 
@@ -91,6 +94,73 @@ class Entity:
     before: Counter[str] = field(default_factory=Counter)
 
 
+@lru_cache(maxsize=SENTENCE_CACHE)
+def split(text: str) -> tuple[str, ...]:
+    """``text``'s sentences (``evidence.sentences``), kept for the texts read again: the
+    clerk reads the whole path after every turn, and all but the newest action are the
+    same texts as the turn before."""
+    return tuple(sentences(text))
+
+
+@lru_cache(maxsize=SENTENCE_CACHE)
+def key_kept(text: str) -> str:
+    """``names.key_of(text)``, kept for the texts read again (as ``split``)."""
+    return key_of(text)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A run of capitalised words (connectors inside) as a sentence has it."""
+
+    words: tuple[str, ...]
+    spans: tuple[tuple[int, int], ...]  # each word's place in the sentence
+    before: tuple[str, ...]  # the word before each one, folded ("" at the start)
+    opening: bool  # it opens the sentence or a quotation
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What a sentence says for the census and the names, read once (``_read``)."""
+
+    inside: tuple[str, ...]
+    opening: tuple[str, ...]
+    lower: tuple[str, ...]
+    runs: tuple[_Run, ...]
+
+
+@lru_cache(maxsize=SENTENCE_CACHE)
+def _read(sentence: str) -> _Read:
+    words = list(_WORD.finditer(sentence))
+    inside: list[str] = []
+    opening: list[str] = []
+    lower: list[str] = []
+    for i, match in enumerate(words):
+        word = match.group(0)
+        if word[0].islower():
+            lower.append(_bare(word))
+        elif i > 0 and not _opens(sentence, match.start()):
+            inside.append(_bare(word))
+        else:
+            opening.append(_bare(word))
+    runs: list[_Run] = []
+    i = 0
+    while i < len(words):
+        run = _run_at(sentence, words, i)
+        if not run:
+            i += 1
+            continue
+        runs.append(
+            _Run(
+                tuple(words[k].group(0) for k in run),
+                tuple(words[k].span() for k in run),
+                tuple(words[k - 1].group(0).casefold() if k > 0 else "" for k in run),
+                run[0] == 0 or _opens(sentence, words[run[0]].start()),
+            )
+        )
+        i = run[-1] + 1
+    return _Read(tuple(inside), tuple(opening), tuple(lower), tuple(runs))
+
+
 class Census:
     """How the story writes each word: capitalised inside a sentence, at an opening, or in
     lower case."""
@@ -100,16 +170,11 @@ class Census:
         self.opening: Counter[str] = Counter()
         self.lower: Counter[str] = Counter()
         for text in texts:
-            for sentence in sentences(text):
-                for i, match in enumerate(_WORD.finditer(sentence)):
-                    word = match.group(0)
-                    folded = _bare(word)
-                    if word[0].islower():
-                        self.lower[folded] += 1
-                    elif i > 0 and not _opens(sentence, match.start()):
-                        self.inside[folded] += 1
-                    else:
-                        self.opening[folded] += 1
+            for sentence in split(text):
+                read = _read(sentence)
+                self.inside.update(read.inside)
+                self.opening.update(read.opening)
+                self.lower.update(read.lower)
 
     def a_name(self, word: str) -> bool:
         """Whether a capitalised word at an opening is a name: the story writes it
@@ -141,28 +206,13 @@ def _opens(sentence: str, at: int) -> bool:
 def mentions(texts: Sequence[str], census: Census) -> list[Mention]:
     out: list[Mention] = []
     for index, text in enumerate(texts):
-        for sentence in sentences(text):
-            out += _runs(index, sentence, census)
-    return out
-
-
-def _runs(index: int, sentence: str, census: Census) -> list[Mention]:
-    words = list(_WORD.finditer(sentence))
-    out: list[Mention] = []
-    i = 0
-    while i < len(words):
-        run = _run_at(sentence, words, i)
-        if not run:
-            i += 1
-            continue
-        first = run[0]
-        opening = first == 0 or _opens(sentence, words[first].start())
-        kept = _trim(words, run, census, opening)
-        if kept:
-            form = _POSSESSIVE.sub("", sentence[words[kept[0]].start() : words[kept[-1]].end()])
-            before = words[kept[0] - 1].group(0).casefold() if kept[0] > 0 else ""
-            out.append(Mention(index, form, before))
-        i = run[-1] + 1
+        for sentence in split(text):
+            for run in _read(sentence).runs:
+                kept = _trim(run.words, census, run.opening)
+                if kept:
+                    start, end = run.spans[kept[0]][0], run.spans[kept[-1]][1]
+                    form = _POSSESSIVE.sub("", sentence[start:end])
+                    out.append(Mention(index, form, run.before[kept[0]]))
     return out
 
 
@@ -192,27 +242,27 @@ def _run_at(sentence: str, words: list[re.Match[str]], i: int) -> list[int]:
     return run
 
 
-def _trim(words: list[re.Match[str]], run: list[int], census: Census, opening: bool) -> list[int]:
-    """The run without its leading words that are not names (grammar's capitals at an
-    opening, pronouns and the like) nor a trailing connector; a title before a name stays.
-    Empty when no name is left."""
-    kept = list(run)
+def _trim(words: tuple[str, ...], census: Census, opening: bool) -> list[int]:
+    """The positions of the run's words without its leading words that are not names
+    (grammar's capitals at an opening, pronouns and the like) nor a trailing connector; a
+    title before a name stays. Empty when no name is left."""
+    kept = list(range(len(words)))
     while kept:
-        folded = words[kept[0]].group(0).casefold()
+        folded = words[kept[0]].casefold()
         if folded in ABBREVIATED and len(kept) > 1:
             break
-        at_opening = opening and kept[0] == run[0]
+        at_opening = opening and kept[0] == 0
         if (
             folded in CONNECTORS
             or folded in NOT_NAMES
-            or (at_opening and not census.a_name(words[kept[0]].group(0)))
+            or (at_opening and not census.a_name(words[kept[0]]))
         ):
             kept.pop(0)
             continue
         break
-    while kept and words[kept[-1]].group(0).casefold() in CONNECTORS:
+    while kept and words[kept[-1]].casefold() in CONNECTORS:
         kept.pop()
-    names = [words[k].group(0).casefold() for k in kept]
+    names = [words[k].casefold() for k in kept]
     if all(n in TITLES | CONNECTORS | NOT_NAMES for n in names):
         return []
     return kept
