@@ -72,8 +72,9 @@ OPENERS = frozenset(
         "news", "rumour", "rumor", "everybody", "somebody", "anybody",
     }
 )  # fmt: skip
-# Sentences whose reading is kept (``split``, ``_read``): a long story's worth.
-SENTENCE_CACHE = 200_000
+# Sentences whose reading is kept (``split``, ``_read``): a long story's worth (a 10,000-action
+# story has about 50,000), some tens of megabytes at most.
+SENTENCE_CACHE = 50_000
 OPENINGS_FOR_A_NAME = 2  # sentences a word never written otherwise must open to be a name
 
 
