@@ -12,6 +12,12 @@ Invariants:
 - ``generate`` calls no model. ``save`` reads the path again in its own write
   transaction and writes what it says then (``proposals.record``): a turn, an undo or an
   edit that landed since ``read`` is what it writes from, so nothing stale is written.
+- With a world model (``TALEKEEPER_WORLD_MODEL``), ``DraftCards`` asks it to write the
+  entry of one new proposal a run, the oldest no model was asked about, from the path's
+  sentences the story's own draft is made of; what it writes is kept only where it cites
+  them and says nothing they do not (``card_drafting.kept``). A provider's failure is the
+  pass's (recorded, asked again next run); an answer with nothing kept keeps the story's
+  sentences and is not asked again.
 - An adventure with ``auto_accept_cards`` on has each open proposal the path supports
   accepted in that same transaction, as the player's Accept would (a new card, or an
   update's lines added after its card's entry); one refused (the card limit) stays open.
@@ -30,8 +36,10 @@ from talekeeper.services.memory.passes.runner import Kinds
 from talekeeper.services.memory.passes.work import Work
 from talekeeper.services.memory.service import Kind
 from talekeeper.services.story.tree import Story
-from talekeeper.services.world import proposals
+from talekeeper.services.world import card_drafting, proposals
+from talekeeper.services.world.clerk import Line
 from talekeeper.storage.models import Adventure
+from talekeeper.storage.vocabulary import ProposalKind, ProposalState
 
 
 @dataclass(frozen=True)
@@ -76,7 +84,63 @@ class ClerkPass:
         return wrote
 
 
+@dataclass(frozen=True)
+class Asked:
+    """A new card's proposal a model is to write the entry of, from the path's sentences."""
+
+    proposal_id: int
+    name: str
+    names: tuple[str, ...]
+    sources: tuple[Line, ...]
+
+
+class DraftCards:
+    """A model writes a new proposal's entry (``card_drafting``): one call a run, for the
+    oldest open proposal no model was asked about; only with a world model."""
+
+    name = "cards-model"
+
+    def __init__(self, work: Work) -> None:
+        self.work = work
+
+    def read(self, session: Session, adventure: Adventure) -> Sequence[Asked]:
+        if self.work.models.world is None:
+            return []
+        story = Story.load(session, adventure.id, adventure.user_id, NullMemory())
+        for m in proposals.matched(story):
+            row = m.row
+            if row is None or m.kind is not ProposalKind.NEW or not m.made.evidence:
+                continue
+            if row.drafter is None and row.state == ProposalState.OPEN:
+                names = (m.made.name, *m.made.keys)
+                return [Asked(row.id, m.made.name, names, m.made.evidence)]
+        return []
+
+    async def generate(self, piece: Asked) -> card_drafting.Written:
+        model = self.work.models.world
+        assert model is not None
+        ask = card_drafting.request(
+            piece.name, piece.sources, model=model.model, mode=self.work.models.mode
+        )
+        answer = await model.complete(ask, kind="world", adventure_id=self.work.adventure_id)
+        return card_drafting.kept(answer.text, piece.sources, piece.names)
+
+    def save(
+        self, session: Session, adventure: Adventure, piece: Asked, result: card_drafting.Written
+    ) -> bool:
+        story = Story.load(session, adventure.id, adventure.user_id, NullMemory())
+        model = self.work.models.world
+        for m in proposals.matched(story):
+            if m.row is not None and m.row.id == piece.proposal_id:
+                if m.row.drafter is not None or m.made.evidence != piece.sources:
+                    return False  # the story moved, or another run wrote it
+                proposals.written_by(m.row, model.model if model else "", result)
+                return True
+        return False  # no longer supported by the path, or no longer open
+
+
 def clerk_passes(work: Work, accept: Accept | None = None) -> Kinds:
-    """The lore clerk's pass, for every run (``accept``: how an adventure that accepts
-    proposals without asking makes them cards)."""
-    return [(Kind.CARDS, (ClerkPass(work, accept),))]
+    """The lore clerk's passes, for every run (``accept``: how an adventure that accepts
+    proposals without asking makes them cards): the proposals, then a model's entry for one
+    of them when the owner has a world model."""
+    return [(Kind.CARDS, (ClerkPass(work, accept), DraftCards(work)))]

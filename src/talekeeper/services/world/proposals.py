@@ -34,9 +34,9 @@ from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.services.cards.rules import CardView, clean_keywords
 from talekeeper.services.common.rendering import is_player, render
 from talekeeper.services.story.tree import Story, load_adventure
-from talekeeper.services.world import card_updates, clerk
+from talekeeper.services.world import card_drafting, card_updates, clerk
 from talekeeper.services.world.card_updates import CardText
-from talekeeper.services.world.clerk import Draft, PathText
+from talekeeper.services.world.clerk import Draft, Line, PathText
 from talekeeper.storage.models import CardProposal
 from talekeeper.storage.repositories.proposals import ProposalRepository
 from talekeeper.storage.repositories.story import StoryRepository
@@ -75,6 +75,7 @@ class ProposalView:
             ]
             name, type_, keys, entry = row.name, row.type, _json(row.keys), row.entry
         else:
+            made = shown(row, made)
             evidence = [EvidenceView(line.action_id, line.text) for line in made.evidence]
             name, type_, keys, entry = made.name, made.type, list(made.keys), made.entry
         return cls(
@@ -88,6 +89,30 @@ class ProposalView:
             evidence=evidence,
             state=ProposalState(row.state),
         )
+
+
+def _stored_lines(row: CardProposal) -> tuple[Line, ...]:
+    return tuple(
+        Line(int(str(e["action_id"])), str(e["text"]))
+        for e in _json(row.evidence)
+        if isinstance(e, dict)
+    )
+
+
+def model_holds(row: CardProposal, made: Draft) -> bool:
+    """Whether the entry a model wrote for ``row`` still rests on the path: every story
+    sentence it cites is one of the path's draft ``made``."""
+    if not row.drafter:
+        return False
+    return set(_stored_lines(row)) <= set(made.evidence)
+
+
+def shown(row: CardProposal, made: Draft) -> Draft:
+    """The draft ``row`` shows on a path whose own draft is ``made``: the model's entry and
+    evidence while they hold (``model_holds``), else ``made``."""
+    if not model_holds(row, made):
+        return made
+    return Draft(made.key, made.name, made.type, made.keys, row.entry, _stored_lines(row))
 
 
 def _json(text: str) -> list[dict[str, object]] | list[str]:
@@ -199,7 +224,9 @@ def _stale(row: CardProposal | None, made: Draft) -> bool:
         return True
     if row.state != ProposalState.OPEN:
         return False
-    return any(getattr(row, k) != v for k, v in _values(made).items())
+    if row.drafter and not model_holds(row, made):
+        return True  # the model's entry no longer rests on the path: the path's draft
+    return any(getattr(row, k) != v for k, v in _values(shown(row, made)).items())
 
 
 def pending(story: Story) -> bool:
@@ -208,9 +235,13 @@ def pending(story: Story) -> bool:
 
 
 def _fill(row: CardProposal, made: Draft) -> bool:
-    """The row takes the draft, writing only what changed; whether anything did."""
+    """The row takes the draft (a model's entry while it holds: ``shown``), writing only
+    what changed; whether anything did. A model's entry that no longer holds gives way to
+    the path's draft, and the model may be asked again."""
     changed = False
-    for name, value in _values(made).items():
+    if row.drafter and not model_holds(row, made):
+        row.drafter, changed = None, True
+    for name, value in _values(shown(row, made)).items():
         if getattr(row, name, None) != value:
             setattr(row, name, value)
             changed = True
@@ -256,6 +287,7 @@ def accepting(story: Story, proposal_id: int, edited: Mapping[str, object]) -> A
             "(its sentences were undone, edited or are on another branch)."
         )
     _fill(row, made)
+    made = shown(row, made)
     if row.kind == ProposalKind.UPDATE:
         other = sorted(set(changes) - {"entry"})
         if other:
@@ -273,6 +305,19 @@ def accepting(story: Story, proposal_id: int, edited: Mapping[str, object]) -> A
     }
     fields.update(changes)
     return Acceptance(row, fields)
+
+
+def written_by(row: CardProposal, model: str, written: card_drafting.Written) -> None:
+    """A model's entry on the proposal (``card_drafting``); none kept: the story's own
+    sentences stay, and the model is not asked again ("")."""
+    if not written.lines:
+        row.drafter = ""
+        return
+    row.entry = written.entry
+    row.evidence = json.dumps(
+        [{"action_id": e.action_id, "text": e.text} for e in written.evidence], ensure_ascii=False
+    )
+    row.drafter = model
 
 
 def accepted(row: CardProposal, card_id: int) -> None:

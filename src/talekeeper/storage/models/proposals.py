@@ -48,6 +48,10 @@ class CardProposal(Base):
     keys: Mapped[str] = mapped_column(Text, default="[]")
     entry: Mapped[str] = mapped_column(Text, default="")
     evidence: Mapped[str] = mapped_column(Text, default="[]")
+    # Who wrote the entry: NULL, the story's own sentences; a model's name, that model (its
+    # sentences each resting on the story's, ``services.world.card_drafting``); "", a
+    # model was asked and nothing it wrote was kept.
+    drafter: Mapped[str | None] = mapped_column(String(255), nullable=True, default=None)
     card_id: Mapped[int | None] = mapped_column(
         ID, ForeignKey("story_cards.id", ondelete="SET NULL"), nullable=True
     )

@@ -41,6 +41,7 @@ def upgrade() -> None:
         sa.Column("keys", sa.Text(), nullable=False),
         sa.Column("entry", sa.Text(), nullable=False),
         sa.Column("evidence", sa.Text(), nullable=False),
+        sa.Column("drafter", sa.String(length=255), nullable=True),
         sa.Column("card_id", ID, nullable=True),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.Column("updated_at", sa.DateTime(), nullable=False),
