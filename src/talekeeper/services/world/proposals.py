@@ -1,24 +1,28 @@
 """Card proposals as the player sees them (docs/world.md, "The lore clerk"): listed for the
-current path, accepted into a card, dismissed.
+current path, accepted into a card (or, an update, into lines after a card's entry),
+dismissed.
 
 Invariants:
 
-- Proposals are written by the lore clerk's background pass (``ClerkPass``, after each
-  turn, through the seam every pass goes through): ``record`` makes one open proposal
-  for each candidate of the current path (``clerk.candidates``) that is not
-  ``same_entity`` as a proposal already made, in any state (a dismissed or accepted one
-  is never offered again), and gives each open one the path's draft.
-- Listing writes nothing: it reads the current path's candidates again and shows each
-  open proposal one of them matches, with that draft, so every line shown traces to an
+- Proposals are written by the lore clerk's background pass (``clerk_pass``, after each
+  turn, through the seam every pass goes through): ``record`` makes one open proposal for
+  each candidate of the current path (``clerk.candidates``) that is not ``same_entity``
+  as a new card's proposal already made, in any state (a dismissed or accepted one is
+  never offered again), one open update for each card with new lines
+  (``card_updates.updates``), and gives each open one the path's draft.
+- A model's entry (``drafter``, ``card_drafting``) stands while every sentence it cites is
+  one of the path's draft (``model_holds``); then it gives way to the path's draft.
+- Listing writes nothing: it reads the current path again and shows each open proposal
+  a draft of it matches, with that draft (``shown``), so every line shown traces to an
   action of the path the player is on. A proposal the path no longer supports (its
   evidence undone, deleted, retried or edited away, or on another branch) is left out,
   still open, and is listed again when a path supports it.
 - Accepting (``accepting``, then ``story.adventures.accept_proposal``) makes an ordinary
-  card (the draft, or the fields the player edited, checked as any card is) and marks
-  the proposal accepted, in one unit of work; only an open
-  proposal the current path lists can be accepted (else a 409 that says why). Dismissing
-  marks an open proposal dismissed; reopening a dismissed one makes it open again. No
-  card the player wrote is changed.
+  card (the draft, or the fields the player edited, checked as any card is), or adds an
+  update's lines after its card's entry, and marks the proposal accepted, in one unit of
+  work; only an open proposal the current path lists can be accepted (else a 409 that
+  says why). Dismissing marks an open proposal dismissed; reopening a dismissed one makes
+  it open again. No card the player wrote is changed but by an update they accept.
 - Another user's proposal reads as no proposal at all.
 """
 
