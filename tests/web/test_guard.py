@@ -58,6 +58,7 @@ class Story:
             "memory_id": str(self.memory),
             "source_id": str(self.source),
             "event_id": str(self.event),
+            "proposal_id": "1",  # refused before it is looked up: it need not exist
             "scenario_id": "lantern-coast",
             "token_id": "1",
             "user_id": "1",
