@@ -17,7 +17,6 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from talekeeper.providers.base import CompletionRequest
 from talekeeper.services.memory.prompts import completion_request, mode_of
 from talekeeper.services.world.clerk import SENTENCE_CHARS, Line
+from talekeeper.services.world.extraction import listed_in
 
 MAX_SENTENCES = 8
 REPLY_TOKENS = 400
@@ -90,7 +90,7 @@ def request(name: str, sources: Sequence[Line], *, model: str, mode: str) -> Com
 
 def kept(answer: str, sources: Sequence[Line], names: Sequence[str]) -> Written:
     """The sentences of ``answer`` that cite ``sources`` and say only what those do."""
-    entries = _entries(answer)[:MAX_SENTENCES]
+    entries = listed_in(answer, "entry")[:MAX_SENTENCES]
     named = {w for n in names for w in _WORD.findall(n.casefold())}
     out: list[tuple[str, tuple[Line, ...]]] = []
     for entry in entries:
@@ -109,16 +109,3 @@ def kept(answer: str, sources: Sequence[Line], names: Sequence[str]) -> Written:
             continue  # a word its sources do not have: it says more than they do
         out.append((text if text[-1] in ".!?…" else text + ".", cited))
     return Written(tuple(out), len(entries))
-
-
-def _entries(answer: str) -> list[object]:
-    """The answer's ``entry`` list, or none: the first ``{`` to the last ``}`` as JSON."""
-    start, end = answer.find("{"), answer.rfind("}")
-    if start < 0 or end <= start:
-        return []
-    try:
-        value = json.loads(answer[start : end + 1])
-    except ValueError:
-        return []
-    entry = value.get("entry") if isinstance(value, dict) else None
-    return entry if isinstance(entry, list) else []

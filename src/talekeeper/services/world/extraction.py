@@ -123,8 +123,9 @@ def _plain(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
 
 
-def _entries(answer: str) -> list[object]:
-    """The answer's ``events`` list, or none: the first ``{`` to the last ``}`` read as JSON."""
+def listed_in(answer: str, key: str) -> list[object]:
+    """The list under ``key`` of a model's JSON answer, or none: the first ``{`` to the
+    last ``}`` read as JSON (a model may write words around it)."""
     start, end = answer.find("{"), answer.rfind("}")
     if start < 0 or end <= start:
         return []
@@ -132,8 +133,13 @@ def _entries(answer: str) -> list[object]:
         found = json.loads(answer[start : end + 1])
     except ValueError:
         return []
-    events = found.get("events") if isinstance(found, dict) else None
-    return list(events[:MAX_FACTS]) if isinstance(events, list) else []
+    value = found.get(key) if isinstance(found, dict) else None
+    return list(value) if isinstance(value, list) else []
+
+
+def _entries(answer: str) -> list[object]:
+    """The answer's ``events`` list (the first ``MAX_FACTS``), or none."""
+    return listed_in(answer, "events")[:MAX_FACTS]
 
 
 def _text(entry: dict[str, object], field: str) -> str | None:
