@@ -1,12 +1,35 @@
 """Playing a turn and adding a world event through the JSON API, each checked to succeed,
 and the world as the API shows it without ids: what the world's tests (``test_world_api``,
-``test_exchange_world``, ``test_world_backlog``) do most."""
+``test_exchange_world``, ``test_world_backlog``) do most; and the app with a world model
+on the double (``with_world_model``: ``test_world_model``, ``test_card_drafting_model``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
+from tests.conftest import LOCAL, double_settings
+
+from talekeeper.web.app import create_app
+from talekeeper_testkit.double import ModelDouble
+
+WORLD = "double-world"  # the world model the double serves beside its own
+
+
+def world_double() -> Iterator[ModelDouble]:
+    """The double, serving a world model beside its own."""
+    models = ("double-narrator", "double-embed", "double-summary", WORLD)
+    with ModelDouble(models=models) as server:
+        yield server
+
+
+def with_world_model(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
+    """The app with ``WORLD`` as its world model (memories by the extractive writer)."""
+    settings = double_settings(tmp_path, double, world_model=WORLD, summary_model="extractive")
+    with TestClient(create_app(settings), base_url=LOCAL) as test_client:
+        yield test_client
 
 
 def turn(client: TestClient, aid: int, text: str) -> dict[str, Any]:

@@ -20,29 +20,20 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import LOCAL, double_settings
 from tests.kit.memory import settle
-from tests.kit.world_api import turn
+from tests.kit.world_api import WORLD, turn, with_world_model, world_double
 
-from talekeeper.web.app import create_app
 from talekeeper_testkit.double import ModelDouble
-
-WORLD = "double-world"
 
 
 @pytest.fixture
 def double() -> Iterator[ModelDouble]:
-    """The double, serving a world model beside its own."""
-    models = ("double-narrator", "double-embed", "double-summary", WORLD)
-    with ModelDouble(models=models) as server:
-        yield server
+    yield from world_double()
 
 
 @pytest.fixture
 def client(tmp_path: Path, double: ModelDouble) -> Iterator[TestClient]:
-    settings = double_settings(tmp_path, double, world_model=WORLD, summary_model="extractive")
-    with TestClient(create_app(settings), base_url=LOCAL) as test_client:
-        yield test_client
+    yield from with_world_model(tmp_path, double)
 
 
 def answering(double: ModelDouble, answer: Callable[[str], object]) -> list[str]:

@@ -180,7 +180,7 @@ def test_proposals_keep_to_their_path_after_every_operation(
             try:
                 with session.begin_nested():
                     apply(story, op, pick)
-                    proposals.record(story)
+                    proposals.record(story, proposals.matched(story))
             except (Conflict, InvalidInput):
                 pass  # refused by the tree (another branch's past, nothing to redo): no change
             session.expire_all()

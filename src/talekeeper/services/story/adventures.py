@@ -40,7 +40,7 @@ from talekeeper.services.memory.scene import Scene
 from talekeeper.services.prompt import budgets
 from talekeeper.services.prompt.budgets import BudgetView
 from talekeeper.services.story.scenarios import Scenario
-from talekeeper.services.story.tree import Story, load_adventure
+from talekeeper.services.story.tree import Story, load_adventure, owned
 from talekeeper.services.story.view import StoryState
 from talekeeper.services.world import card_updates, proposals, secrets
 from talekeeper.services.world import derive as world
@@ -325,11 +325,17 @@ def _secret(card: Mapping[str, object] | Card) -> object:
     return card.get("known_by") if isinstance(card, Mapping) else None
 
 
-def accept_proposal(story: Story, proposal_id: int, edited: Mapping[str, object]) -> CardView:
+def accept_proposal(
+    story: Story,
+    proposal_id: int,
+    edited: Mapping[str, object],
+    found: Sequence[proposals.Match] | None = None,
+) -> CardView:
     """The lore clerk's proposal as an ordinary card (``world.proposals``), made as any
     card is, or (an update) its lines added after its card's entry; the proposal is marked
-    accepted in the same unit of work."""
-    done = proposals.accepting(story, proposal_id, edited)
+    accepted in the same unit of work (``found``: the path's ``proposals.matched``, when the
+    caller has it)."""
+    done = proposals.accepting(story, proposal_id, edited, found)
     if done.card_id is None:
         card = add_card(story.session, story.adventure, done.fields)
     else:  # an update: its lines after the entry, the player's text kept as it is
@@ -348,14 +354,7 @@ def cards(session: Session, adventure: Adventure, query: str = "") -> list[CardV
 
 def card_row(session: Session, card_id: int, user_id: int) -> StoryCard:
     row = StoryRepository(session).card(card_id)
-    missing = NotFound(f"There is no story card {card_id}.")
-    if row is None:
-        raise missing
-    try:
-        load_adventure(session, row.adventure_id, user_id)
-    except NotFound:  # someone else's card reads as no card at all, not as their adventure
-        raise missing from None
-    return row
+    return owned(session, row, user_id, NotFound(f"There is no story card {card_id}."))
 
 
 def update_card(session: Session, row: StoryCard, data: Mapping[str, object]) -> CardView:

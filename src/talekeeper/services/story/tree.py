@@ -32,7 +32,7 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -67,6 +67,27 @@ def load_adventure(session: Session, adventure_id: int, user_id: int) -> Adventu
     if adventure is None:
         raise NotFound(f"There is no adventure {adventure_id}.")
     return adventure
+
+
+class _OfAdventure(Protocol):
+    @property
+    def adventure_id(self) -> int: ...
+
+
+T = TypeVar("T", bound=_OfAdventure)
+
+
+def owned(session: Session, row: T | None, user_id: int, missing: NotFound) -> T:
+    """``row`` (a card, an event, a proposal: anything of one adventure) when it exists and
+    its adventure is the user's; else ``missing``: someone else's reads as none at all,
+    not as their adventure."""
+    if row is None:
+        raise missing
+    try:
+        load_adventure(session, row.adventure_id, user_id)
+    except NotFound:
+        raise missing from None
+    return row
 
 
 def action_adventure(session: Session, action_id: int) -> int | None:

@@ -22,14 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from talekeeper.providers.base import CompletionRequest
-from talekeeper.services.memory.prompts import completion_request, mode_of
 from talekeeper.services.world.clerk import SENTENCE_CHARS, Line
-from talekeeper.services.world.extraction import listed_in
+from talekeeper.services.world.extraction import json_request, listed_in
 
 MAX_SENTENCES = 8
 REPLY_TOKENS = 400
-TEMPERATURE = 0.0
-CUE = "The JSON object:"
 # Words a sentence may use that its sources need not: the grammar that joins what they say.
 JOINING = frozenset(
     {
@@ -76,16 +73,7 @@ def request(name: str, sources: Sequence[Line], *, model: str, mode: str) -> Com
     """The one request that writes ``name``'s entry from ``sources``."""
     numbered = "\n".join(f"{i}. {line.text}" for i, line in enumerate(sources, 1))
     user = f"The card is about: {name}\n\nThe story's sentences:\n{numbered}"
-    return completion_request(
-        SYSTEM,
-        user,
-        CUE,
-        model=model,
-        mode=mode_of(mode),
-        max_tokens=REPLY_TOKENS,
-        temperature=TEMPERATURE,
-        stop=(),
-    )
+    return json_request(SYSTEM, user, model=model, mode=mode, max_tokens=REPLY_TOKENS)
 
 
 def kept(answer: str, sources: Sequence[Line], names: Sequence[str]) -> Written:

@@ -49,7 +49,7 @@ class Head:
 
 # Accepting a proposal (``story.adventures.accept_proposal``: it makes a card, a layer
 # above this one), handed in by the composition root.
-Accept = Callable[[Story, int, Mapping[str, object]], object]
+Accept = Callable[[Story, int, Mapping[str, object], Sequence[proposals.Match]], object]
 
 
 class ClerkPass:
@@ -61,8 +61,9 @@ class ClerkPass:
 
     def read(self, session: Session, adventure: Adventure) -> Sequence[Head]:
         story = Story.load(session, adventure.id, adventure.user_id, NullMemory())
+        found = proposals.matched(story)
         auto = adventure.auto_accept_cards and self.accept is not None
-        if not proposals.pending(story) and not (auto and proposals.listed(story)):
+        if not proposals.pending(found) and not (auto and proposals.waiting(found)):
             return []
         head = story.head()
         return [Head(head.id if head else None)]
@@ -72,12 +73,14 @@ class ClerkPass:
 
     def save(self, session: Session, adventure: Adventure, piece: Head, result: Head) -> bool:
         story = Story.load(session, adventure.id, adventure.user_id, NullMemory())
-        wrote = proposals.record(story)
+        found = proposals.matched(story)
+        wrote = proposals.record(story, found)
         if adventure.auto_accept_cards and self.accept is not None:
-            for proposal in proposals.listed(story):
+            found = proposals.matched(story)  # with the proposals just made
+            for proposal_id in proposals.waiting(found):
                 try:
                     with session.begin_nested():
-                        self.accept(story, proposal.id, {})
+                        self.accept(story, proposal_id, {}, found)
                     wrote = True
                 except TalekeeperError:
                     pass  # past the card limit, say: it stays open for the player

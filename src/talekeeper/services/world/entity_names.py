@@ -284,8 +284,9 @@ def entities(texts: Sequence[str], known: Mapping[str, str] | None = None) -> li
         entity.before[m.before] += 1
         if not entity.actions or entity.actions[-1] != m.action:
             entity.actions.append(m.action)
+    said = [f" {_words_key(text)} " for text in texts] if known else []
     for name, kind in (known or {}).items():
-        _add_known(by_key, texts, name, kind)
+        _add_known(by_key, said, name, kind)
     merged = [e for e in _merge(by_key) if e.forms]
     for entity in merged:
         entity.actions = sorted(set(entity.actions))
@@ -305,8 +306,9 @@ def _display(forms: Counter[str]) -> str:
     return best.title() if best.isupper() else best
 
 
-def _add_known(by_key: dict[str, Entity], texts: Sequence[str], name: str, kind: str) -> None:
-    """A world entity's mentions, found by its name in whole words (any script)."""
+def _add_known(by_key: dict[str, Entity], said: Sequence[str], name: str, kind: str) -> None:
+    """A world entity's mentions, found by its name in whole words (any script); ``said``:
+    each text's words (``_words_key``), read once for every entity."""
     key = key_of(name)
     if not key:
         return
@@ -315,8 +317,8 @@ def _add_known(by_key: dict[str, Entity], texts: Sequence[str], name: str, kind:
     if entity.forms:
         return
     folded = f" {key} "
-    for index, text in enumerate(texts):
-        if folded in f" {_words_key(text)} ":
+    for index, words in enumerate(said):
+        if folded in words:
             entity.actions.append(index)
             entity.forms[name] += 1
 

@@ -104,13 +104,21 @@ def request(turn: Turn, *, model: str, mode: str) -> CompletionRequest:
         f"The player's action: {turn.action or '(none)'}\n\n"
         f"The story's reply: {turn.reply}"
     )
+    return json_request(SYSTEM, user, model=model, mode=mode, max_tokens=REPLY_TOKENS)
+
+
+def json_request(
+    system: str, user: str, *, model: str, mode: str, max_tokens: int
+) -> CompletionRequest:
+    """A request to the world model for one JSON object (after ``CUE``), the same answer for
+    the same text (``TEMPERATURE``): a turn's reading, a card's entry."""
     return completion_request(
-        SYSTEM,
+        system,
         user,
         CUE,
         model=model,
         mode=mode_of(mode),
-        max_tokens=REPLY_TOKENS,
+        max_tokens=max_tokens,
         temperature=TEMPERATURE,
         stop=(),
     )

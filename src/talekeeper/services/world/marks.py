@@ -18,7 +18,7 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import NotFound
-from talekeeper.services.story.tree import load_adventure
+from talekeeper.services.story.tree import owned
 from talekeeper.services.world import secrets
 from talekeeper.services.world.events import EventView, Named, event_view_of
 from talekeeper.storage.models import WorldEntity, WorldEvent
@@ -29,14 +29,7 @@ from talekeeper.storage.vocabulary import EventOrigin
 def event_row(session: Session, user_id: int, event_id: int) -> WorldEvent:
     """The event ``event_id`` of one of the user's adventures, or not found."""
     row = WorldRepository(session).event(event_id)
-    missing = NotFound(f"There is no world event {event_id}.")
-    if row is None:
-        raise missing
-    try:
-        load_adventure(session, row.adventure_id, user_id)
-    except NotFound:
-        raise missing from None
-    return row
+    return owned(session, row, user_id, NotFound(f"There is no world event {event_id}."))
 
 
 def remove_event(session: Session, user_id: int, event_id: int) -> None:

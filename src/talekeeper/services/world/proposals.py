@@ -29,7 +29,7 @@ Invariants:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
@@ -37,7 +37,7 @@ from sqlalchemy.orm import Session
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.services.cards.rules import CardView, clean_keywords
 from talekeeper.services.common.rendering import is_player, render
-from talekeeper.services.story.tree import Story, load_adventure
+from talekeeper.services.story.tree import Story, owned
 from talekeeper.services.world import card_drafting, card_updates, clerk
 from talekeeper.services.world.card_updates import CardText
 from talekeeper.services.world.clerk import Draft, Line, PathText
@@ -72,16 +72,13 @@ class ProposalView:
     def of(cls, row: CardProposal, made: Draft | None = None) -> ProposalView:
         """The row as stored, or with the current path's draft ``made``."""
         if made is None:
-            evidence = [
-                EvidenceView(int(str(e["action_id"])), str(e["text"]))
-                for e in _json(row.evidence)
-                if isinstance(e, dict)
-            ]
+            lines = _stored_lines(row)
             name, type_, keys, entry = row.name, row.type, _json(row.keys), row.entry
         else:
             made = shown(row, made)
-            evidence = [EvidenceView(line.action_id, line.text) for line in made.evidence]
+            lines = made.evidence
             name, type_, keys, entry = made.name, made.type, list(made.keys), made.entry
+        evidence = [EvidenceView(line.action_id, line.text) for line in lines]
         return cls(
             id=row.id,
             kind=ProposalKind(row.kind),
@@ -117,6 +114,13 @@ def shown(row: CardProposal, made: Draft) -> Draft:
     if not model_holds(row, made):
         return made
     return Draft(made.key, made.name, made.type, made.keys, row.entry, _stored_lines(row))
+
+
+def _lines_json(lines: Sequence[Line]) -> str:
+    """Evidence as ``card_proposals.evidence`` holds it (``_stored_lines`` reads it back)."""
+    return json.dumps(
+        [{"action_id": e.action_id, "text": e.text} for e in lines], ensure_ascii=False
+    )
 
 
 def _json(text: str) -> list[dict[str, object]] | list[str]:
@@ -172,7 +176,7 @@ def matched(story: Story) -> list[Match]:
     offered: dict[int, list[str]] = {}
     for r in olds:
         if r.state == ProposalState.DISMISSED and r.card_id is not None:
-            offered.setdefault(r.card_id, []).extend(e.text for e in ProposalView.of(r).evidence)
+            offered.setdefault(r.card_id, []).extend(e.text for e in _stored_lines(r))
     for card, made in card_updates.updates(path, cards, adventure.persona_name, offered):
         row = next(
             (r for r in olds if r.card_id == card.id and r.state == ProposalState.OPEN), None
@@ -181,12 +185,12 @@ def matched(story: Story) -> list[Match]:
     return out
 
 
-def record(story: Story) -> bool:
-    """Write what ``matched`` found: a new open proposal for each draft without one, the
-    path's draft on each open one (only what changed); whether anything was written. The
-    lore clerk's background pass calls it in its write transaction."""
+def record(story: Story, found: Sequence[Match]) -> bool:
+    """Write what ``matched`` found (``found``): a new open proposal for each draft without
+    one, the path's draft on each open one (only what changed); whether anything was
+    written. The lore clerk's background pass calls it in its write transaction."""
     wrote = False
-    for m in matched(story):
+    for m in found:
         if m.row is None:
             row = CardProposal(
                 adventure_id=story.adventure.id,
@@ -215,10 +219,7 @@ def _values(made: Draft) -> dict[str, str]:
         "type": made.type,
         "keys": json.dumps(list(made.keys), ensure_ascii=False),
         "entry": made.entry,
-        "evidence": json.dumps(
-            [{"action_id": e.action_id, "text": e.text} for e in made.evidence],
-            ensure_ascii=False,
-        ),
+        "evidence": _lines_json(made.evidence),
     }
 
 
@@ -233,9 +234,14 @@ def _stale(row: CardProposal | None, made: Draft) -> bool:
     return any(getattr(row, k) != v for k, v in _values(shown(row, made)).items())
 
 
-def pending(story: Story) -> bool:
-    """Whether the path has a draft ``record`` would write."""
-    return any(_stale(m.row, m.made) for m in matched(story))
+def pending(found: Sequence[Match]) -> bool:
+    """Whether ``record`` would write any of ``found`` (``matched``)."""
+    return any(_stale(m.row, m.made) for m in found)
+
+
+def waiting(found: Sequence[Match]) -> list[int]:
+    """The open proposals of ``found`` (``matched``), by id: those a player could accept."""
+    return [m.row.id for m in found if m.row is not None and m.row.state == ProposalState.OPEN]
 
 
 def _fill(row: CardProposal, made: Draft) -> bool:
@@ -254,14 +260,7 @@ def _fill(row: CardProposal, made: Draft) -> bool:
 
 def proposal_row(session: Session, proposal_id: int, user_id: int) -> CardProposal:
     row = ProposalRepository(session).proposal(proposal_id)
-    missing = NotFound(f"There is no card proposal {proposal_id}.")
-    if row is None:
-        raise missing
-    try:
-        load_adventure(session, row.adventure_id, user_id)
-    except NotFound:  # someone else's proposal reads as none at all
-        raise missing from None
-    return row
+    return owned(session, row, user_id, NotFound(f"There is no card proposal {proposal_id}."))
 
 
 @dataclass(frozen=True)
@@ -275,16 +274,23 @@ class Acceptance:
     entry: str = ""
 
 
-def accepting(story: Story, proposal_id: int, edited: Mapping[str, object]) -> Acceptance:
+def accepting(
+    story: Story,
+    proposal_id: int,
+    edited: Mapping[str, object],
+    found: Sequence[Match] | None = None,
+) -> Acceptance:
     """What accepting the open proposal ``proposal_id`` the current path supports does
     (the path's draft; ``edited``: the fields the player changed first, by the proposal's
     names ``name``, ``type``, ``keys``, ``entry``; an update takes only ``entry``, the
-    lines it adds). ``accepted`` marks it once done (``story.adventures.accept_proposal``)."""
+    lines it adds; ``found``: the path's ``matched``, when the caller has it). ``accepted``
+    marks it once done (``story.adventures.accept_proposal``)."""
     changes = dict(edited)
     if "keys" in changes:  # checked here, so that a refusal names the field sent
         changes["keywords"] = list(clean_keywords(changes.pop("keys"), "keys"))
     row = _open(story, proposal_id)
-    made = next((m.made for m in matched(story) if m.row is not None and m.row.id == row.id), None)
+    found = matched(story) if found is None else found
+    made = next((m.made for m in found if m.row is not None and m.row.id == row.id), None)
     if made is None:
         raise Conflict(
             f"Card proposal {proposal_id} is no longer supported by the story on this path "
@@ -317,11 +323,7 @@ def written_by(row: CardProposal, model: str, written: card_drafting.Written) ->
     if not written.lines:
         row.drafter = ""
         return
-    row.entry = written.entry
-    row.evidence = json.dumps(
-        [{"action_id": e.action_id, "text": e.text} for e in written.evidence], ensure_ascii=False
-    )
-    row.drafter = model
+    row.entry, row.evidence, row.drafter = written.entry, _lines_json(written.evidence), model
 
 
 def accepted(row: CardProposal, card_id: int) -> None:
