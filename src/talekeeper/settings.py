@@ -132,7 +132,8 @@ REGISTRY: tuple[Setting, ...] = (
         str,
         RULES,
         "World state: 'rules' (read by patterns, no model call) or a model name at the "
-        "endpoint that also reads each reply, one call a turn in the background.",
+        "endpoint that also reads each reply, one call a turn in the background, and "
+        "writes each card proposal's entry once.",
         per_user=True,
         check=check_world_model,
     ),

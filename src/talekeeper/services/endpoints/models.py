@@ -36,7 +36,7 @@ class ModelSet:
     bank_capacity: int
     knowledge_top_k: int
     context_layout: ContextLayout
-    world: LoggedModel | None = None  # reads each reply's world; None: the rules alone
+    world: LoggedModel | None = None  # reads each reply, writes card entries; None: rules
 
     def names(self) -> dict[str, str]:
         return {
