@@ -131,9 +131,8 @@ REGISTRY: tuple[Setting, ...] = (
         "world_model",
         str,
         RULES,
-        "World state: 'rules' (read by patterns, no model call) or a model name at the "
-        "endpoint that also reads each reply, one call a turn in the background, and "
-        "writes each card proposal's entry once.",
+        "World state: 'rules' (patterns, no model call) or a model at the endpoint that also "
+        "reads each reply (one background call a turn) and writes card proposals' entries.",
         per_user=True,
         check=check_world_model,
     ),

@@ -23,14 +23,20 @@ export function proposalsBox(ctx, { onCount, onAccepted }) {
   const note = h("p", { class: "muted small proposals-note" });
   const list = h("ul", { class: "proposals-list", attrs: { "aria-label": "Card proposals" } });
   const auto = h("input", { type: "checkbox", id: "proposals-auto" });
+  // While the box's change is being saved, a list drawn meanwhile must not put the box back
+  // to what the adventure said before it (the player's click would be undone on screen).
+  let saving = 0;
   auto.addEventListener("change", async () => {
     const on = auto.checked;
+    saving += 1;
     const saved = await attempt(() => api("PATCH", `/api/adventures/${ctx.id}`, { auto_accept_cards: on }));
+    saving -= 1;
     if (saved === undefined) {
       auto.checked = !on;
       return;
     }
     ctx.setAdventure(saved);
+    if (!saving) auto.checked = Boolean(saved.auto_accept_cards);
     notify(on ? "Proposals now become cards without asking." : "Proposals now wait for you.");
     ctx.watch();
   });
@@ -42,7 +48,7 @@ export function proposalsBox(ctx, { onCount, onAccepted }) {
 
   const refresh = refresher(list, () => api("GET", `/api/adventures/${ctx.id}/card-proposals`),
     (proposals) => {
-      auto.checked = Boolean(ctx.adventure && ctx.adventure.auto_accept_cards);
+      if (!saving) auto.checked = Boolean(ctx.adventure && ctx.adventure.auto_accept_cards);
       onCount(proposals.length);
       heading.textContent = proposals.length ? `Proposals (${proposals.length})` : "Proposals";
       note.textContent = proposals.length
