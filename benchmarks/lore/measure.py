@@ -10,8 +10,9 @@ make the product do). Definitions:
 - A proposal **is** an entity when one of its names (its name or a keyword) has the key of
   one of the entity's names. **Entity recall**: the qualifying entities some proposal is,
   made within ``WITHIN`` actions of the entity's third action. **Title precision**: the
-  proposals that are some entity. **Duplicate rate**: the proposals that are an entity
-  an earlier proposal or a card already is.
+  proposals that are some entity, of those that are not *neutral* (a name the set counts
+  neither way: a play's speaker named by a role). **Duplicate rate**: the proposals that
+  are an entity an earlier proposal or a card already is.
 - A line of a draft is **supported** when every word of it is a word of the action it
   names (the protagonist's name standing for "you" and "your"). **Unsupported**: the
   lines that are not.
@@ -56,6 +57,7 @@ class Score:
     seconds: float = 0.0
     misses: list[str] = field(default_factory=list)  # qualifying entities never proposed
     strays: list[str] = field(default_factory=list)  # proposals that are no entity
+    neutral: int = 0  # proposals of a neutral name, left out of the precision
 
     @property
     def recall(self) -> float:
@@ -108,18 +110,22 @@ def score(story: StorySet, proposed: list[Proposed], seconds: float) -> Score:
     s = Score(story.name, story.held_out, len(story.texts), seconds=seconds)
     entity_keys = [_keys(e) for e in story.entities]
     claimed = {i for i, keys in enumerate(entity_keys) for t in story.taken if keys & _keys(t)}
+    neutral = _keys(story.neutral)
     first_at: dict[int, int] = {}
     for p in proposed:
-        s.proposals += 1
         mine = _keys(p.names)
         hits = [i for i, keys in enumerate(entity_keys) if keys & mine]
+        if not hits and mine & neutral:
+            s.neutral += 1
+        else:
+            s.proposals += 1
         if hits:
             s.titled += 1
             if any(i in claimed or i in first_at for i in hits):
                 s.duplicates += 1
             for i in hits:
                 first_at.setdefault(i, p.at)
-        else:
+        elif not mine & neutral:
             s.strays.append(p.names[0])
         for line in p.lines:
             s.lines += 1

@@ -6,7 +6,7 @@ keeps them apart."""
 from __future__ import annotations
 
 import pytest
-from benchmarks.lore import measure
+from benchmarks.lore import measure, sets
 from benchmarks.lore.measure import Proposed, replay, score
 from benchmarks.lore.sets import StorySet, dense
 
@@ -59,3 +59,29 @@ def test_a_dense_storys_entities_are_its_made_names_and_the_cyrillic_copy_keeps_
     assert all(not any(c.isascii() and c.isalpha() for c in e[0]) for e in cyrillic.entities)
     assert latin.protagonist not in {e[0] for e in latin.entities}
     assert all(t[0] not in {e[0] for e in latin.entities} for t in latin.taken)
+
+
+def test_a_neutral_name_is_neither_an_entity_nor_a_stray() -> None:
+    texts = ["Provost: Rhys rows.", "Provost: Rhys sails.", "Provost: Rhys sleeps."]
+    s = StorySet("hand-made", True, texts, [("Rhys",)], [], "Kit", neutral=["Provost"])
+    proposed = [
+        Proposed(2, ("Rhys",), ()),
+        Proposed(2, ("Provost",), ()),
+        Proposed(2, ("Fog",), ()),
+    ]
+    got = score(s, proposed, 0.0)
+    assert (got.proposals, got.titled, got.neutral, got.strays) == (2, 1, 1, ["Fog"])
+
+
+def test_a_plays_speakers_join_the_listed_names_and_roles_are_neutral() -> None:
+    speeches = [
+        "DUKE VINCENTIO:\nGood morrow.",
+        "First Citizen:\nAy.",
+        "KATHARINA:\nNo.",
+        "Provost:\nHere, my lord.",
+    ]
+    got = sets._play("a play", True, speeches, [("Katharina", "Kate"), ("Padua",)])
+    assert ("Katharina", "Kate") in got.entities
+    assert ("Duke Vincentio", "Vincentio") in got.entities
+    assert ("Padua",) in got.entities
+    assert got.neutral == ["First Citizen", "Citizen", "Provost"]

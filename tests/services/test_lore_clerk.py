@@ -60,6 +60,7 @@ def test_names_in_any_script_keep_their_letters() -> None:
     [
         ("Old Maren", "Maren", True),  # told shorter
         ("Mara Vell", "Mara", True),  # a first name alone
+        ("Caius Marcius Coriolanus", "Caius Marcius", True),  # its leading words
         ("The Brass Key", "brass key", True),
         ("Captain Rhys", "Rhys", True),
         ("Marianne", "Marianna", True),  # long names: one edit apart
@@ -190,3 +191,60 @@ def test_speech_is_kept_as_said_and_a_speakers_capitals_make_a_keyword() -> None
     assert draft.keys == ("Doraith",)
     assert draft.evidence[0].text == '"Doraith lives in Hisao by the sea," Grigraen says.'
     assert "Doraith mends the torn nets." in draft.entry
+
+
+def test_a_scripts_speech_is_told_as_its_speakers_and_first_person_said_by_a_name_is_kept() -> None:
+    story = path(
+        "PETRUCHIO:\nVerona, for a while I take my leave,\nTo see my friends in Padua.",
+        "PETRUCHIO:\nI come to wive it wealthily in Padua.\nGRUMIO:\nNay, look you, sir.",
+        '"I am not afraid of Petruchio in Padua," said Lydia.',
+        '"I like Petruchio," she said. Petruchio bows.',
+    )
+    drafts = {entity.name: d for entity, d in candidates(story, [])}
+    lines = [line.text for line in drafts["Petruchio"].evidence]
+    assert lines[:2] == [
+        'Petruchio: "Verona, for a while I take my leave, To see my friends in Padua."',
+        'Petruchio: "I come to wive it wealthily in Padua."',
+    ]
+    assert '"I am not afraid of Petruchio in Padua," said Lydia.' in lines  # a name says it
+    assert not any("I like" in line for line in lines)  # "she said": whose "I"?
+    assert "Nay, look you" not in drafts["Petruchio"].entry  # Grumio's, not his
+    padua = [line.text for line in drafts["Padua"].evidence]
+    assert padua[0].startswith('Petruchio: "Verona')
+
+
+def test_a_speaker_line_names_someone_even_by_a_common_word() -> None:
+    story = path(
+        "QUEEN ELIZABETH:\nThe rivers rise.\nRIVERS:\nHave patience, madam: the rivers fall.",
+        "RIVERS:\nThe king is well, and the rivers are low.",
+        "RIVERS:\nThe queen is kind to the court.",
+    )
+    drafts = {entity.name: d for entity, d in candidates(story, [])}
+    assert drafts["Rivers"].evidence[0].text == 'Rivers: "Have patience, madam: the rivers fall."'
+    assert "Queen Elizabeth" not in drafts  # one action: no card yet
+
+
+def test_verse_capitals_interjections_and_contractions_are_not_names() -> None:
+    speech = (
+        "MENENIUS:\nNay, these are almost persuaded;\nConsider this, I'll go to Rome;\nLo, Rome {}."
+    )
+    found = named(
+        [speech.format(n) for n in ("waits", "burns", "falls")]
+        + ["Rome sleeps, Richard\nGloucester wakes."]
+    )
+    assert "Nay" not in found and "Lo" not in found and "I'll" not in found
+    assert found["Rome"] == [0, 1, 2, 3] and found["Menenius"] == [0, 1, 2]
+    assert "Richard Gloucester" not in found  # a line's end parts two names
+    assert "Lest I" not in named(["Lest I forget, Mara waits.", "Mara\nLest I go."])
+    verse = "TOBIN:\nThe nets are torn, and yet,\nVouchsafe to mend them, {}.\nTobin sings."
+    found = named([verse.format(n) for n in ("Rhys", "Kit", "Mara")])
+    assert "Vouchsafe" not in found  # it opens only lines that go on with a sentence
+    assert found["Tobin"] == [0, 1, 2]
+
+
+def test_a_family_in_the_plural_is_the_entity_of_its_singular() -> None:
+    found = entities(["Mr. Collins bows.", "The Collinses dine at Rosings.", "Mr. Collins smiles."])
+    by_name = {e.name: e for e in found}
+    assert "Collinses" not in by_name
+    assert by_name["Mr. Collins"].actions == [0, 1, 2]
+    assert named(["Rhys and the Lakes.", "The Lakes are cold."])["Lakes"] == [0, 1]

@@ -24,7 +24,7 @@ from datetime import datetime
 
 from talekeeper.services.memory.evidence import stated
 from talekeeper.services.world.clerk import ENTRY_CHARS, Draft, Line, PathText, sayings
-from talekeeper.services.world.entity_names import key_kept
+from talekeeper.services.world.name_words import key_kept
 from talekeeper.services.world.names import key_of
 
 UPDATE_LINES = 2  # new lines about a card before an update is proposed

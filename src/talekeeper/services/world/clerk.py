@@ -12,19 +12,23 @@ Invariants:
   Unicode form, case, a leading article or title aside), when one is the other told
   shorter (its last words, unless the words before them are a name of the other's on
   their own: "Bennet" and "Elizabeth Bennet" who is also "Elizabeth" may be two people;
-  or a one-word first name of the other), or, for keys of at least ``FUZZY_FROM``
-  letters, when they differ by one edit (two from ``FUZZY_TWO_FROM``).
+  or its leading words: a first name, "Caius Marcius" of "Caius Marcius Coriolanus"),
+  or, for keys of at least ``FUZZY_FROM`` letters, when they differ by one edit (two
+  from ``FUZZY_TWO_FROM``).
   A name in a script without case compares by its letters: "明" and "暗" stay two.
 - **The draft** says nothing the story does not: its entry is the story's sentences that
   name the entity, in story order, each whole, tidied (white space) and told in the third
   person (``third_person``), up to ``ENTRY_CHARS`` (those about it first: ``draft``); its
   evidence is those sentences, each with its action. Speech stays in its quotation marks,
   with who said it when the sentence says ('"Doraith lives in Hisao," Grigraen says.'): what
-  a character says is told as said. A sentence in the first person (in speech or not), a
-  piece of one (it opens in lower case or ends in a colon), one of fewer than
-  ``MIN_WORDS`` words (said, for speech: '"Go," cried Rhys.' says little), or one whose
-  "you" cannot be turned into the protagonist's name without changing its grammar is not
-  used.
+  a character says is told as said. A script's speech (``speech.blocks``) is told as its
+  speaker's, in quotation marks after their name ('Petruchio: "Verona, for a while I take
+  my leave."'), each sentence a line. Not used: a sentence in the first person, unless
+  the "I" is inside quotation marks a name is said to speak (``speech.attributed``) or in
+  a script's speech; a piece of one (it opens in lower case or ends in a colon); one of
+  fewer than ``MIN_WORDS`` words (said, for speech: '"Go," cried Rhys.' says little); one
+  whose "you" cannot be turned into the protagonist's name without changing its grammar,
+  unless every "you" is in speech as above, where it stays as said.
 """
 
 from __future__ import annotations
@@ -35,14 +39,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from talekeeper.services.world.entity_names import (
-    SENTENCE_CACHE,
-    Entity,
-    entities,
-    key_kept,
-    split,
-)
+from talekeeper.services.world.entity_names import Entity, entities
+from talekeeper.services.world.name_words import SENTENCE_CACHE, capitals_key, key_kept, split
 from talekeeper.services.world.names import TITLES, key_of, told_shorter
+from talekeeper.services.world.speech import attributed, blocks, outside_quotes
 
 LEAST_ACTIONS = 3  # a name in this many actions of the path is worth a card
 ENTRY_CHARS = 600  # the draft's entry, whole sentences (about 130 tokens)
@@ -132,7 +132,7 @@ def _related(a: str, b: str, longer_keys: set[str]) -> bool:
         # "Bennet" is "Elizabeth Bennet" told shorter unless "Elizabeth" is a name of hers
         # on its own: then "Bennet" is her family's name, and may be someone else's.
         return long[: -len(short) - 1] not in longer_keys
-    if " " not in short and " " in long and long.split(" ", 1)[0] == short:
+    if long.startswith(short + " "):  # a first name, or "Caius Marcius" of a longer name
         return True
     if len(short) >= FUZZY_FROM:
         return _within(a, b, 2 if len(short) >= FUZZY_TWO_FROM else 1)
@@ -192,12 +192,13 @@ def third_person(sentence: str, protagonist: str) -> str | None:
 
 
 @lru_cache(maxsize=SENTENCE_CACHE)
-def _usable(sentence: str, protagonist: str) -> str | None:
-    return usable(sentence, protagonist)
+def _usable(sentence: str, protagonist: str, speaker: str = "") -> str | None:
+    return usable(sentence, protagonist, speaker)
 
 
-def usable(sentence: str, protagonist: str) -> str | None:
-    """The sentence as a card's line, or None (see the module docstring)."""
+def usable(sentence: str, protagonist: str, speaker: str = "") -> str | None:
+    """The sentence as a card's line, or None (see the module docstring); ``speaker``: the
+    script's speaker whose speech it is ("" for none)."""
     text = " ".join(sentence.split())
     if not text or len(text) > SENTENCE_CHARS or text.startswith(">") or text.endswith(":"):
         return None
@@ -205,36 +206,55 @@ def usable(sentence: str, protagonist: str) -> str | None:
     spoken = " ".join(_SPOKEN.findall(text))
     if not opening[:1].isupper() or len((spoken or text).split()) < MIN_WORDS:
         return None  # a piece of a sentence dialogue cut ("cried Elizabeth.")
-    if _FIRST_PERSON.search(text):
+    if speaker:
+        said = text.strip('"“”')
+        return f'{speaker}: "{said if said[-1] in ".!?…" else said + "."}"'
+    outside = outside_quotes(text)
+    told_as_said = bool(spoken) and attributed(outside)
+    if _FIRST_PERSON.search(outside if told_as_said else text):
         return None
     told = third_person(text, protagonist)
+    if told is None and told_as_said and not _YOU.search(outside):
+        told = text  # every "you" is in what a named speaker says: told as said
     if told is None:
         return None
     return told if told[-1] in ".!?…" else told + "."
 
 
 def sayings(
-    keys: set[str], indexes: Sequence[int], path: Sequence[PathText], protagonist: str
+    keys: set[str],
+    indexes: Sequence[int],
+    path: Sequence[PathText],
+    protagonist: str,
+    cased: bool = False,
 ) -> list[tuple[bool, Line]]:
     """The usable sentences (``usable``) of the narration at ``indexes`` of the path that
-    name one of ``keys`` (``key_of`` keys), each once, in story order, each with whether
-    it names one in its first ``SUBJECT_WORDS`` words (about it, most likely)."""
+    name one of ``keys`` (``key_of`` keys) or are a script's speech of a speaker one of
+    them names, each once, in story order, each with whether it is about it: it names one
+    in its first ``SUBJECT_WORDS`` words, or it is its own speech. ``cased``: the names are
+    names only when capitalised ("Rivers" the man, not "the rivers")."""
     found: list[tuple[bool, Line]] = []
     seen: set[str] = set()
     for index in indexes:
         act = path[index]
         if not act.narration:
             continue
-        for sentence in split(act.text):
-            said = key_kept(sentence)
-            if not any(f" {k} " in f" {said} " for k in keys):
-                continue
-            text = _usable(sentence, protagonist)
-            if text is None or text.casefold() in seen:
-                continue
-            seen.add(text.casefold())
-            opening = f" {' '.join(said.split(' ')[:SUBJECT_WORDS])} "
-            found.append((any(f" {k} " in opening for k in keys), Line(act.action_id, text)))
+        for speaker, speech in blocks(act.text):
+            said_by = key_kept(speaker) if speaker else ""
+            theirs = bool(said_by) and any(k == said_by or told_shorter(k, said_by) for k in keys)
+            # A speech's lines are verse, not sentences: read its sentences across them.
+            for sentence in split(" ".join(speech.split()) if speaker else speech):
+                said = key_kept(sentence)
+                named = capitals_key(sentence) if cased else said
+                if not theirs and not any(f" {k} " in f" {named} " for k in keys):
+                    continue
+                text = _usable(sentence, protagonist, speaker)
+                if text is None or text.casefold() in seen:
+                    continue
+                seen.add(text.casefold())
+                opening = f" {' '.join(said.split(' ')[:SUBJECT_WORDS])} "
+                about = theirs or any(f" {k} " in opening for k in keys)
+                found.append((about, Line(act.action_id, text)))
     return found
 
 
@@ -242,7 +262,8 @@ def draft(entity: Entity, path: Sequence[PathText], protagonist: str) -> Draft |
     """The entity's draft card, or None when no sentence of the story can be its entry.
     Sentences about it (``sayings``) are chosen first, then the others, each in story
     order, while the entry has room; the entry keeps story order."""
-    found = sayings({key_of(k) for k in entity.keys}, entity.actions, path, protagonist)
+    cased = not any(form[:1].islower() for form in entity.forms)
+    found = sayings({key_of(k) for k in entity.keys}, entity.actions, path, protagonist, cased)
     chosen: list[tuple[int, Line]] = []
     size = 0
     ranked = sorted(enumerate(found), key=lambda f: (not f[1][0], f[0]))

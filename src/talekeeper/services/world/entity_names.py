@@ -3,17 +3,23 @@
 A **name** is a run of capitalised words ("Mara", "Old Maren", "Mr. Darcy", "Duke of
 Orsino"), read sentence by sentence. Invariants:
 
-- A word opening a sentence or a quotation is capitalised by grammar, not by being a
-  name: it counts when the story also writes it capitalised inside a sentence more often
-  than in lower case, or when it opens several sentences, is never written otherwise and
-  is no common opener (``Census.a_name``): "Suddenly" or "Yes" never become names, "Mara"
-  opening every sentence she is in still is.
-- Pronouns, articles, days, months and words of address (``NOT_NAMES``) are never a name
-  on their own; a title ("Mr.", "Captain") joins the name after it and is no name alone.
+- A word opening a sentence, a quotation or a line (verse capitalises each) is
+  capitalised by grammar or layout, not by being a name: it counts when the story also
+  writes it capitalised inside a sentence more often than in lower case, or when it
+  opens several sentences, going straight on to a word at least once ("Nay," never
+  does), is never written otherwise and is no common opener (``Census.a_name``):
+  "Suddenly" or "Yes" never become names, "Mara" opening every sentence she is in still
+  is. A line going on with a sentence the line before left open is no opening the census
+  counts: verse's capitals say nothing either way.
+- Pronouns, articles, days, months, words of address and old contractions (``NOT_NAMES``)
+  are never a name on their own, nor the first or last word of one ("Lest I" is no
+  name); a title ("Mr.", "Captain") joins the name after it and is no name alone.
 - Two runs are one entity when their keys are equal (``names.key_of``: case, Unicode
   form, a leading article or title aside) or when one is a single word that is the first
   or last word of exactly one longer name ("Elizabeth" and "Elizabeth Bennet"); the
-  entity's name is its most frequent longest form, its keys all its forms.
+  entity's name is its most frequent longest form, its keys all its forms. A family told
+  in the plural ("the Collinses", "the Miss Bennets") is the entity of its singular when
+  the story has one ("Collins", "Bennet").
 - An entity's **actions** are those of the path that name it in any form (whole words).
   Scripts without case (Chinese, Japanese, Arabic…) have no capitals to find: their names
   come only from the world's entities (``services.world``), given in ``known``.
@@ -28,53 +34,29 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from talekeeper.services.memory.evidence import sentences
+from talekeeper.services.world.name_words import (
+    ABBREVIATED,
+    CONNECTORS,
+    NOT_NAMES,
+    OPENERS,
+    SENTENCE_CACHE,
+    bare,
+    no_name,
+    speaker_of,
+    split,
+    without_possessive,
+)
 from talekeeper.services.world.names import ARTICLES, TITLES, key_of
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
-# What may stand between two words of one name: a space; after a title, its full stop.
-_GAP = re.compile(r"\s+")
-_TITLE_GAP = re.compile(r"\.?\s+")
-_POSSESSIVE = re.compile(r"['’]s$")  # "Darcy's" is Darcy
-# Words a full stop may follow inside a name: titles, and "St." of a saint's place.
-ABBREVIATED = TITLES | {"st", "mt", "ft"}
+# What may stand between two words of one name: a space, not a line's end (verse capitalises
+# each line: "Richard" ending one and "Gloucester" opening the next are two names); after a
+# title, its full stop.
+_GAP = re.compile(r"[^\S\n]+")
+_TITLE_GAP = re.compile(r"\.?[^\S\n]+")
+_ENDED = re.compile(r"[.!?…:][\"'”’)\]]*\s*$")  # a sentence (or a speaker's line) ends
+_SPEAKER_END = re.compile(r"[^\S\n]*:[^\S\n]*(?:\n|$)")
 _OPENERS = "\"'“‘(["
-CONNECTORS = frozenset({"of", "de", "van", "von", "la", "le", "du", "del", "da"})
-NOT_NAMES = frozenset(
-    {
-        *ARTICLES, "i", "you", "he", "she", "it", "we", "they", "me", "him", "her", "us",
-        "them", "my", "your", "his", "its", "our", "their", "mine", "yours", "this", "that",
-        "these", "those", "yes", "no", "oh", "ah", "well", "sir", "madam", "ma'am", "lord",
-        "lady", "god", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-        "sunday", "january", "february", "march", "april", "may", "june", "july", "august",
-        "september", "october", "november", "december", "chapter", "act", "scene", "enter",
-        "exit", "exeunt", "christmas", "easter", "st", "mt", "ft", "what", "who", "where",
-        "when", "why", "how", "there", "here", "then", "now", "if", "but", "and", "or", "so",
-        "not", "all", "one",
-    }
-)  # fmt: skip
-
-
-# Words that open sentences without being names (beside ``NOT_NAMES``): a story may use one
-# capitalised and never in lower case, and must still not make it a name.
-OPENERS = frozenset(
-    {
-        "after", "again", "above", "across", "along", "also", "although", "another", "any",
-        "around", "at", "before", "behind", "below", "beside", "besides", "beyond", "both",
-        "by", "did", "do", "does", "down", "during", "each", "even", "every", "everyone",
-        "everything", "few", "for", "from", "had", "has", "have", "however", "in", "inside",
-        "instead", "is", "later", "let", "many", "maybe", "meanwhile", "more", "most", "much",
-        "near", "never", "next", "nobody", "none", "nothing", "of", "on", "once", "only",
-        "other", "outside", "over", "perhaps", "please", "since", "some", "someone",
-        "something", "somewhere", "soon", "still", "such", "thank", "thanks", "the", "though",
-        "through", "to", "today", "tomorrow", "tonight", "under", "until", "up", "upon",
-        "was", "were", "while", "with", "within", "without", "yesterday", "yet", "word",
-        "news", "rumour", "rumor", "everybody", "somebody", "anybody",
-    }
-)  # fmt: skip
-# Sentences whose reading is kept (``split``, ``_read``): a long story's worth (a 10,000-action
-# story has about 50,000), some tens of megabytes at most.
-SENTENCE_CACHE = 50_000
 OPENINGS_FOR_A_NAME = 2  # sentences a word never written otherwise must open to be a name
 
 
@@ -93,20 +75,7 @@ class Entity:
     kind: str = ""  # an ``EntityKind`` value when the world knows it; else guessed
     forms: Counter[str] = field(default_factory=Counter)
     before: Counter[str] = field(default_factory=Counter)
-
-
-@lru_cache(maxsize=SENTENCE_CACHE)
-def split(text: str) -> tuple[str, ...]:
-    """``text``'s sentences (``evidence.sentences``), kept for the texts read again: the
-    clerk reads the whole path after every turn, and all but the newest action are the
-    same texts as the turn before."""
-    return tuple(sentences(text))
-
-
-@lru_cache(maxsize=SENTENCE_CACHE)
-def key_kept(text: str) -> str:
-    """``names.key_of(text)``, kept for the texts read again (as ``split``)."""
-    return key_of(text)
+    plural: set[str] = field(default_factory=set)  # keys of its forms in the plural
 
 
 @dataclass(frozen=True)
@@ -125,24 +94,31 @@ class _Read:
 
     inside: tuple[str, ...]
     opening: tuple[str, ...]
+    going_on: tuple[str, ...]  # the opening words a word follows straight on ("Mara nods")
     lower: tuple[str, ...]
     runs: tuple[_Run, ...]
+    first: int  # 1 when ``opening[0]`` is the sentence's first word
+    first_goes_on: int  # 1 when ``going_on[0]`` is
 
 
 @lru_cache(maxsize=SENTENCE_CACHE)
 def _read(sentence: str) -> _Read:
     words = list(_WORD.finditer(sentence))
+    speaker = bool(speaker_of(sentence))  # a script's "PETRUCHIO:" line names someone
     inside: list[str] = []
     opening: list[str] = []
+    going_on: list[str] = []
     lower: list[str] = []
     for i, match in enumerate(words):
         word = match.group(0)
         if word[0].islower():
-            lower.append(_bare(word))
-        elif i > 0 and not _opens(sentence, match.start()):
-            inside.append(_bare(word))
+            lower.append(bare(word))
+        elif speaker or (i > 0 and not _opens(sentence, match.start())):
+            inside.append(bare(word))
         else:
-            opening.append(_bare(word))
+            opening.append(bare(word))
+            if _goes_on(sentence, words, i):
+                going_on.append(bare(word))
     runs: list[_Run] = []
     i = 0
     while i < len(words):
@@ -155,11 +131,15 @@ def _read(sentence: str) -> _Read:
                 tuple(words[k].group(0) for k in run),
                 tuple(words[k].span() for k in run),
                 tuple(words[k - 1].group(0).casefold() if k > 0 else "" for k in run),
-                run[0] == 0 or _opens(sentence, words[run[0]].start()),
+                not speaker and (run[0] == 0 or _opens(sentence, words[run[0]].start())),
             )
         )
         i = run[-1] + 1
-    return _Read(tuple(inside), tuple(opening), tuple(lower), tuple(runs))
+    first = int(bool(words) and words[0].group(0)[0].isupper())
+    goes = int(bool(first) and bool(going_on) and going_on[0] == bare(words[0].group(0)))
+    return _Read(
+        tuple(inside), tuple(opening), tuple(going_on), tuple(lower), tuple(runs), first, goes
+    )
 
 
 class Census:
@@ -169,39 +149,54 @@ class Census:
     def __init__(self, texts: Iterable[str]) -> None:
         self.inside: Counter[str] = Counter()
         self.opening: Counter[str] = Counter()
+        self.going_on: Counter[str] = Counter()
         self.lower: Counter[str] = Counter()
         for text in texts:
+            ended = True
             for sentence in split(text):
                 read = _read(sentence)
                 self.inside.update(read.inside)
-                self.opening.update(read.opening)
                 self.lower.update(read.lower)
+                # A line that goes on with a sentence the line before left open (verse)
+                # opens with a capital of layout: no sign of a name either way.
+                skip, skip_on = (0, 0) if ended else (read.first, read.first_goes_on)
+                self.opening.update(read.opening[skip:])
+                self.going_on.update(read.going_on[skip_on:])
+                ended = _ENDED.search(sentence) is not None
 
     def a_name(self, word: str) -> bool:
         """Whether a capitalised word at an opening is a name: the story writes it
         capitalised inside sentences more often than in lower case; or, never inside and
-        never in lower case, it opens ``OPENINGS_FOR_A_NAME`` sentences and is no word
-        that commonly opens one (``OPENERS``, an adverb in -ly, a participle in -ing)."""
-        folded = _bare(word)
+        never in lower case, it opens ``OPENINGS_FOR_A_NAME`` sentences, going straight on
+        to the next word at least once ("Mara nods", where "Nay," and "Lo," never do), and
+        is no word that commonly opens one (``OPENERS``, an adverb in -ly, a participle in
+        -ing)."""
+        folded = bare(word)
         if self.inside[folded]:
             return self.lower[folded] < self.inside[folded]
         return (
             not self.lower[folded]
             and self.opening[folded] >= OPENINGS_FOR_A_NAME
+            and self.going_on[folded] > 0
             and folded not in OPENERS
             and not folded.endswith(("ly", "ing"))
         )
 
 
-def _bare(word: str) -> str:
-    """A word as the census counts it: folded, a possessive's "'s" aside."""
-    return _POSSESSIVE.sub("", word).casefold()
+def _goes_on(sentence: str, words: list[re.Match[str]], i: int) -> bool:
+    """Whether word ``i`` goes straight on to the next word ("Mara nods"), or is a script's
+    speaker line ("MENENIUS:" alone on its line names someone)."""
+    end = words[i].end()
+    if i + 1 < len(words) and _GAP.fullmatch(sentence[end : words[i + 1].start()]):
+        return True
+    return _SPEAKER_END.match(sentence, end) is not None
 
 
 def _opens(sentence: str, at: int) -> bool:
-    """Whether the word at ``at`` opens a quotation or follows a colon or dash."""
-    before = sentence[:at].rstrip()
-    return not before or before[-1] in _OPENERS + ":;—–-"
+    """Whether the word at ``at`` opens a quotation or a line, or follows a colon or dash."""
+    before = sentence[:at]
+    bare = before.rstrip()
+    return not bare or bare[-1] in _OPENERS + ":;—–-" or "\n" in before[len(bare) :]
 
 
 def mentions(texts: Sequence[str], census: Census) -> list[Mention]:
@@ -212,7 +207,7 @@ def mentions(texts: Sequence[str], census: Census) -> list[Mention]:
                 kept = _trim(run.words, census, run.opening)
                 if kept:
                     start, end = run.spans[kept[0]][0], run.spans[kept[-1]][1]
-                    form = _POSSESSIVE.sub("", sentence[start:end])
+                    form = without_possessive(sentence[start:end])
                     out.append(Mention(index, form, run.before[kept[0]]))
     return out
 
@@ -249,19 +244,19 @@ def _trim(words: tuple[str, ...], census: Census, opening: bool) -> list[int]:
     title before a name stays. Empty when no name is left."""
     kept = list(range(len(words)))
     while kept:
-        folded = words[kept[0]].casefold()
+        folded = bare(words[kept[0]])
         if folded in ABBREVIATED and len(kept) > 1:
             break
         at_opening = opening and kept[0] == 0
         if (
             folded in CONNECTORS
-            or folded in NOT_NAMES
+            or no_name(folded)
             or (at_opening and not census.a_name(words[kept[0]]))
         ):
             kept.pop(0)
             continue
         break
-    while kept and words[kept[-1]].casefold() in CONNECTORS:
+    while kept and (bare(words[kept[-1]]) in CONNECTORS or no_name(words[kept[-1]])):
         kept.pop()
     names = [words[k].casefold() for k in kept]
     if all(n in TITLES | CONNECTORS | NOT_NAMES for n in names):
@@ -287,20 +282,21 @@ def entities(texts: Sequence[str], known: Mapping[str, str] | None = None) -> li
     said = [f" {_words_key(text)} " for text in texts] if known else []
     for name, kind in (known or {}).items():
         _add_known(by_key, said, name, kind)
-    merged = [e for e in _merge(by_key) if e.forms]
+    merged = [e for e in _merge(_plurals(by_key)) if e.forms]
     for entity in merged:
         entity.actions = sorted(set(entity.actions))
-        entity.name = _display(entity.forms)
+        entity.name = _display(entity.forms, entity.plural)
         entity.keys = _keys(entity.forms)
     return sorted(merged, key=lambda e: (e.actions[0] if e.actions else 0, e.name))
 
 
-def _display(forms: Counter[str]) -> str:
+def _display(forms: Counter[str], plural: set[str]) -> str:
     """The entity's name: its longest form (by key), with its title when it has one ("Mr.
     Darcy"), the most used of those; a form in capitals (a letter's signature, a play's
     speaker) only when it has no other, and then with capitals only at the start of each
-    word."""
-    plain = [f for f in forms if not f.isupper()] or list(forms)
+    word; a form in the plural ("Miss Bennets") only when it has no other."""
+    singular = [f for f in forms if key_of(f) not in plural] or list(forms)
+    plain = [f for f in singular if not f.isupper()] or singular
     longest = max(len(key_of(f)) for f in plain)
     best = max((f for f in plain if len(key_of(f)) == longest), key=lambda f: (len(f), forms[f]))
     return best.title() if best.isupper() else best
@@ -327,6 +323,29 @@ def _words_key(text: str) -> str:
     return " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
 
 
+def _plurals(by_key: dict[str, Entity]) -> dict[str, Entity]:
+    """A family in the plural ("collinses", "bennets") folded into its singular's entity."""
+    out = dict(by_key)
+    for key, entity in by_key.items():
+        if " " in key or not key.endswith("s"):
+            continue
+        tries = (key[:-2] if key.endswith("es") else "", key[:-1])
+        singular = next((k for k in tries if k and k in out), None)
+        if singular is not None:
+            out[singular].plural.add(key)
+            _fold(out[singular], entity)
+            del out[key]
+    return out
+
+
+def _fold(into: Entity, entity: Entity) -> None:
+    into.forms.update(entity.forms)
+    into.before.update(entity.before)
+    into.actions += entity.actions
+    into.kind = into.kind or entity.kind
+    into.plural |= entity.plural
+
+
 def _merge(by_key: dict[str, Entity]) -> list[Entity]:
     """A one-word entity folded into the one longer entity it opens or ends."""
     holders: dict[str, list[str]] = defaultdict(list)
@@ -339,11 +358,7 @@ def _merge(by_key: dict[str, Entity]) -> list[Entity]:
     for key, entity in by_key.items():
         if " " in key or len(holders.get(key, [])) != 1:
             continue
-        into = out[holders[key][0]]
-        into.forms.update(entity.forms)
-        into.before.update(entity.before)
-        into.actions += entity.actions
-        into.kind = into.kind or entity.kind
+        _fold(out[holders[key][0]], entity)
         del out[key]
     return list(out.values())
 
