@@ -58,6 +58,7 @@ class Score:
     misses: list[str] = field(default_factory=list)  # qualifying entities never proposed
     strays: list[str] = field(default_factory=list)  # proposals that are no entity
     neutral: int = 0  # proposals of a neutral name, left out of the precision
+    repeats: list[str] = field(default_factory=list)  # each duplicate, "Kate (Katharina)"
 
     @property
     def recall(self) -> float:
@@ -123,6 +124,7 @@ def score(story: StorySet, proposed: list[Proposed], seconds: float) -> Score:
             s.titled += 1
             if any(i in claimed or i in first_at for i in hits):
                 s.duplicates += 1
+                s.repeats.append(f"{p.names[0]} ({story.entities[hits[0]][0]})")
             for i in hits:
                 first_at.setdefault(i, p.at)
         elif not mine & neutral:

@@ -94,11 +94,12 @@ def markdown(scores: list[Score], clock: Clock, found_corpus: bool) -> str:
             f"unsupported lines {sum(s.unsupported for s in held)}.",
         ]
     for s in scores:
-        if s.misses or s.strays:
+        if s.misses or s.strays or s.repeats:
             lines += [
                 "",
                 f"{s.name}: not proposed in time: {', '.join(s.misses[:12]) or 'none'}"
                 f"; proposals that are no entity: {', '.join(s.strays[:12]) or 'none'}"
+                f"; duplicates (the entity): {', '.join(s.repeats[:12]) or 'none'}"
                 + (f"; neutral proposals: {s.neutral}." if s.neutral else "."),
             ]
     lines += ["", HISTORY]

@@ -35,6 +35,7 @@ def test_found_in_time_titles_duplicates_and_unsupported_lines_are_counted_as_de
     assert (got.proposals, got.titled, got.duplicates) == (3, 2, 1)
     assert (got.lines, got.unsupported) == (2, 1)
     assert got.strays == ["The Sea"]
+    assert got.repeats == ["Rhys (Rhys)"]
     late = score(s, [Proposed(3 + measure.WITHIN, ("Rhys",), ())], 0.0)
     assert (late.found, late.misses) == (0, ["Rhys"])
 
