@@ -62,6 +62,8 @@ def test_a_new_player_starts_a_scenario_in_one_click(live: Live, page: Any) -> N
 
 def test_start_a_scenario_with_your_own_character(live: Live, page: Any) -> None:
     page.goto(live.url + "/")
+    # The list above renders after the scenarios and moves them: click once it is there.
+    expect(page.locator("#adventures-root")).to_contain_text("No adventures yet.")
     page.get_by_role("button", name="Choose your character for “The Lantern Coast”").click()
     form = page.get_by_role("form", name="New adventure: The Lantern Coast")
     expect(form).to_contain_text("fantasy")
@@ -90,6 +92,7 @@ def test_start_a_scenario_with_your_own_character(live: Live, page: Any) -> None
 
 def test_a_blank_adventure_keeps_its_plot_components(live: Live, page: Any) -> None:
     page.goto(live.url + "/")
+    expect(page.locator("#adventures-root")).to_contain_text("No adventures yet.")
     page.get_by_role("button", name="Start from a blank page…").click()
     form = page.get_by_role("form", name="New adventure: a blank page")
     form.get_by_label("Title").fill("   ")
