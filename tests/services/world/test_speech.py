@@ -40,7 +40,10 @@ def test_a_text_is_cut_into_its_speeches() -> None:
         ('"Oh!" said Lydia stoutly, "I am not afraid."', True),
         ('Mr. Bennet replied, "I know it."', True),
         ('"I am not afraid," she said.', False),
-        ('Softly she said, "I know."', False),  # the sentence's first word, not a name
+        ('Softly she said, "I know."', False),
+        ('In Rome he said, "I know."', False),  # a name, but not the one saying it
+        ('"I know," Lydia said.', True),
+        ('"I know," said Miss Bingley.', True),
         ('"I am not afraid," Lydia thought.', False),  # no verb of saying
     ],
 )

@@ -9,7 +9,7 @@ Two ways a story tells speech, both read in code:
   each with its speaker ("" for what no tag opens); a speaker named in capitals is told
   with capitals only at the start of each word ("Petruchio").
 - **Prose**: what is said in quotation marks, **attributed** when the words outside them
-  have a verb of saying and a name ('"I am not afraid," said Lydia'): ``attributed``.
+  put a name next to a verb of saying ('"I am not afraid," said Lydia'): ``attributed``.
   "She said" names no one, so its "I" cannot be told as anyone's.
 
 Invariants: a speaker's name is one to four words, each capitalised (a connector such as
@@ -65,11 +65,19 @@ def outside_quotes(sentence: str) -> str:
 
 
 def attributed(outside: str) -> bool:
-    """Whether the words outside a sentence's quotations say who speaks: a verb of saying
-    and a name ("said Lydia", "Mr. Bennet replied"), the sentence's first word aside."""
+    """Whether the words outside a sentence's quotations say who speaks: a name next to a
+    verb of saying ("said Lydia", "Lydia said", "said Mr. Bennet"; a title between)."""
     words = _WORD.findall(outside)
-    if not any(w.casefold() in SAYING for w in words):
-        return False
-    if words and outside.lstrip().startswith(words[0]):
-        words = words[1:]  # the sentence's first word is capitalised by grammar ("Softly")
-    return any(w[0].isupper() and w.casefold() not in NOT_NAMES | TITLES | SAYING for w in words)
+    for i, word in enumerate(words):
+        if word.casefold() not in SAYING:
+            continue
+        after = i + 1
+        while after < len(words) - 1 and words[after].casefold() in TITLES:
+            after += 1
+        if any(_a_name(words[j]) for j in (i - 1, after) if 0 <= j < len(words)):
+            return True
+    return False
+
+
+def _a_name(word: str) -> bool:
+    return word[0].isupper() and word.casefold() not in NOT_NAMES | TITLES | SAYING
