@@ -248,3 +248,18 @@ def test_a_family_in_the_plural_is_the_entity_of_its_singular() -> None:
     assert "Collinses" not in by_name
     assert by_name["Mr. Collins"].actions == [0, 1, 2]
     assert named(["Rhys and the Lakes.", "The Lakes are cold."])["Lakes"] == [0, 1]
+
+
+def test_a_cards_own_speeches_are_no_update_but_what_the_story_tells_of_it_is() -> None:
+    from talekeeper.services.world.card_updates import CardText, updates
+
+    card = CardText(1, "Rhys", "character", ("Rhys",), "A ferryman.")
+    speeches = path(
+        "Fog.",
+        "RHYS:\nThe tide turns at noon, and the ferry waits.",
+        "RHYS:\nThe river is high tonight, and the rope is old.",
+    )
+    assert updates(speeches, [card]) == []
+    told = path(*[a.text for a in speeches], "Rhys loses his oar.", "Rhys swims to Gullreach.")
+    [(_, update)] = updates(told, [card])
+    assert update.entry == "Rhys loses his oar. Rhys swims to Gullreach."

@@ -4,7 +4,8 @@ something that already has a card, proposed as lines to add to its entry.
 Invariants:
 
 - A card's **new lines** are the usable sentences of the path about it (``clerk.sayings``:
-  naming the card's name or a keyword in their first words) in actions after the opening
+  naming the card's name or a keyword in their first words; its character's own speeches
+  in a script are not news about it) in actions after the opening
   written after the card was made (the story adds to it: a scenario's card is not told its
   own opening again), in story order, that its
   entry does not already say (``evidence.stated``: most of a line's terms are the
@@ -65,7 +66,8 @@ def updates(
         refused = set((offered or {}).get(card.id, ()))
         lines: list[Line] = []
         size = 0
-        for about, line in sayings(keys, indexes, path, protagonist):
+        # What the card's own character says is not news about them: no update of speeches.
+        for about, line in sayings(keys, indexes, path, protagonist, own_speech=False):
             if not about or line.text in refused or stated(line.text, card.entry):
                 continue
             if size + len(line.text) + 1 > ENTRY_CHARS:

@@ -227,12 +227,15 @@ def sayings(
     path: Sequence[PathText],
     protagonist: str,
     cased: bool = False,
+    own_speech: bool = True,
 ) -> list[tuple[bool, Line]]:
     """The usable sentences (``usable``) of the narration at ``indexes`` of the path that
     name one of ``keys`` (``key_of`` keys) or are a script's speech of a speaker one of
     them names, each once, in story order, each with whether it is about it: it names one
     in its first ``SUBJECT_WORDS`` words, or it is its own speech. ``cased``: the names are
-    names only when capitalised ("Rivers" the man, not "the rivers")."""
+    names only when capitalised ("Rivers" the man, not "the rivers"). ``own_speech``: a
+    script's speech of a speaker one of them names is used (else only where it names one,
+    as any other sentence)."""
     found: list[tuple[bool, Line]] = []
     seen: set[str] = set()
     for index in indexes:
@@ -241,7 +244,11 @@ def sayings(
             continue
         for speaker, speech in blocks(act.text):
             said_by = key_kept(speaker) if speaker else ""
-            theirs = bool(said_by) and any(k == said_by or told_shorter(k, said_by) for k in keys)
+            theirs = (
+                own_speech
+                and bool(said_by)
+                and any(k == said_by or told_shorter(k, said_by) for k in keys)
+            )
             # A speech's lines are verse, not sentences: read its sentences across them.
             for sentence in split(" ".join(speech.split()) if speaker else speech):
                 said = key_kept(sentence)
