@@ -32,6 +32,8 @@ def test_a_new_user_starts_a_scenario_and_plays_on_the_embedded_model(
 ) -> None:
     page.goto(live.url + "/")
     expect(page.locator(".topbar .models")).to_contain_text("embedded")
+    # The list above renders after the scenarios and moves them: click once it is there.
+    expect(page.locator("#adventures-root")).to_contain_text("No adventures yet.")
     page.get_by_role("button", name="Start “The Lantern Coast”").click()
     expect(page).to_have_url(f"{live.url}/adventures/1")
     expect(page.locator(STORY)).to_have_count(1)  # the scenario's opening

@@ -5,6 +5,7 @@
 // - The filters are the API's own (kind, status, adventure), the log is newest first, and
 //   "Show older calls" pages by id, so what is shown is what the server stored.
 // - "Refresh" reloads both parts.
+// - The log drawn is the answer to the newest read: one that answers late is dropped.
 import { h, fill, api, when, plural, duration } from "./ui.js";
 
 const PAGE = 100;
@@ -138,7 +139,12 @@ function renderCalls() {
       state.full ? h("button", { type: "button", text: "Show older calls", on: { click: () => loadCalls(true) } }) : null));
 }
 
+// Each read of the log is numbered: only the newest one's answer is drawn, so an older read
+// answering late (the filters changed while it ran) cannot put back rows the filters left out.
+let reads = 0;
+
 async function loadCalls(older = false) {
+  const read = ++reads;
   const params = new URLSearchParams({ limit: String(PAGE) });
   for (const [name, select] of [["kind", parts.kind], ["status", parts.status], ["adventure_id", parts.adventure]]) {
     if (select.value) params.set(name, select.value);
@@ -148,9 +154,11 @@ async function loadCalls(older = false) {
   try {
     rows = await api("GET", "/api/ai-calls?" + params.toString());
   } catch (error) {
+    if (read !== reads) return;
     fill(parts.calls, h("p", { class: "form-error", text: `The AI calls could not be read: ${error.message}` }));
     return;
   }
+  if (read !== reads) return;
   state.calls = older ? state.calls.concat(rows) : rows;
   state.full = rows.length === PAGE;
   renderCalls();
