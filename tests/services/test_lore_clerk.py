@@ -263,3 +263,8 @@ def test_a_cards_own_speeches_are_no_update_but_what_the_story_tells_of_it_is() 
     told = path(*[a.text for a in speeches], "Rhys loses his oar.", "Rhys swims to Gullreach.")
     [(_, update)] = updates(told, [card])
     assert update.entry == "Rhys loses his oar. Rhys swims to Gullreach."
+
+
+def test_a_narrators_heading_on_its_own_line_is_no_speaker() -> None:
+    story = path(*[f"Rain falls.\nInventory:\nA rusty sword and a lamp, {n}." for n in "abc"])
+    assert candidates(story, []) == []

@@ -21,6 +21,8 @@ pytestmark = pytest.mark.no_database
         ("the end:", ""),
         ("You:", ""),
         ("One Two Three Four Five:", ""),
+        ("Inventory:", ""),  # a narrator's heading, no one speaking
+        ("STATUS:", ""),
     ],
 )
 def test_a_speaker_line_is_only_a_name_and_a_colon(line: str, speaker: str) -> None:

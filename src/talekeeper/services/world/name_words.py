@@ -56,6 +56,17 @@ OPENERS = frozenset(
         "unless", "whether", "whilst", "till", "ere", "whereas",
     }
 )  # fmt: skip
+# Headings a narrator puts on a line of their own before a list or a block ("Inventory:",
+# "Status:"): a line that is one of them and a colon is no speaker.
+HEADINGS = frozenset(
+    {
+        "inventory", "status", "stats", "location", "locations", "note", "notes", "summary",
+        "options", "choices", "objective", "objectives", "quest", "quests", "health", "time",
+        "date", "warning", "hint", "hints", "result", "results", "items", "equipment", "goal",
+        "goals", "mood", "setting", "characters", "party", "skills", "abilities", "map",
+        "exits", "actions", "ooc", "narrator", "story", "memory", "memories", "world",
+    }
+)  # fmt: skip
 # Sentences whose reading is kept (``split``, ``_read``): a long story's worth (a 10,000-action
 # story has about 50,000), some tens of megabytes at most.
 SENTENCE_CACHE = 50_000
@@ -107,15 +118,15 @@ def no_name(word: str) -> bool:
 def speaker_of(line: str) -> str:
     """The speaker a line names when it is only a name and a colon ("PETRUCHIO:", "First
     Citizen:"): one to four words, each capitalised (a connector aside), the first no
-    pronoun or the like; else "". A name in capitals is told with capitals only at the
-    start of each word."""
+    pronoun or the like, and no heading a narrator prints ("Inventory:", ``HEADINGS``);
+    else "". A name in capitals is told with capitals only at the start of each word."""
     match = _SPEAKER_LINE.fullmatch(line)
     if match is None:
         return ""
     words = match.group(1).split()
     if not all(w[0].isupper() or w.casefold() in CONNECTORS for w in words):
         return ""
-    if no_name(words[0]):
+    if no_name(words[0]) or (len(words) == 1 and words[0].casefold() in HEADINGS):
         return ""
     name = " ".join(words)
     return name.title() if name.isupper() else name
