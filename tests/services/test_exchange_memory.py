@@ -233,6 +233,7 @@ def test_each_version_holds_its_sections_and_the_adventure_every_plot_component(
         2: memory,
         3: memory | {"knowledge"},
         4: memory | {"knowledge"} | world,
+        5: memory | {"knowledge"} | world | {"card_proposals"},
     } == SECTIONS
     assert set(COMPONENTS) | set(TOGGLES) <= set(AdventureMeta.model_fields)
     assert SUMMARY not in AdventureMeta.model_fields  # a version 1 file's alone

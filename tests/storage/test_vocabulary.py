@@ -154,6 +154,9 @@ ALLOWED = {
     # Nouns the world's rules never take for an item or a place ("take a left", "take
     # time"): words of the story, not stored event kinds.
     ("services/world/grammar.py", "NOT_THINGS"): "words that are no item or place",
+    # Headings a narrator prints ("Status:", "Quest:", "Time:"): words of the story, never a
+    # speaker, and no stored value.
+    ("services/world/name_words.py", "HEADINGS"): "a narrator's headings",
     # TALEKEEPER_WORLD_MODEL's value for "no model": a setting, not an event's origin.
     ("settings.py", "RULES"): "the world model setting's value for the rules alone",
 }

@@ -109,8 +109,8 @@ FREE_FORM_CASES: dict[Key, list[Case]] = {
     ("POST", "/api/adventures/import"): [
         Case(lambda w: {"format": "x"}, ("not a Talekeeper adventure export",)),
         Case(lambda w: {"bogus_field": 1}, ("not a Talekeeper adventure export",)),
-        Case(_export_with(lambda e: e.update(version=5)), ("version 1, 2, 3 or 4",)),
-        Case(_export_with(lambda e: e.update(version=True)), ("version 1, 2, 3 or 4",)),
+        Case(_export_with(lambda e: e.update(version=6)), ("version 1, 2, 3, 4 or 5",)),
+        Case(_export_with(lambda e: e.update(version=True)), ("version 1, 2, 3, 4 or 5",)),
         Case(_export_with(lambda e: e.update(adventure=[])), ("file.adventure",)),
         Case(_export_with(lambda e: e["adventure"].update(title=5)), ("file.adventure.title",)),
         Case(_export_with(lambda e: e["adventure"].update(title="")), ("file.adventure.title",)),
@@ -137,6 +137,22 @@ FREE_FORM_CASES: dict[Key, list[Case]] = {
         Case(
             _export_with(lambda e: e["world_entities"].append(e["world_entities"][0])),
             ("used twice",),
+        ),
+        Case(
+            _export_with(lambda e: e["card_proposals"][0]["evidence"][0].update(action=999)),
+            ("file.card_proposals[0].evidence[0].action names no action",),
+        ),
+        Case(
+            _export_with(lambda e: e["card_proposals"][0].update(card=999)),
+            ("file.card_proposals[0].card names no story card",),
+        ),
+        Case(
+            _export_with(lambda e: e["card_proposals"][0].update(state="maybe")),
+            ("file.card_proposals[0].state", "dismissed"),
+        ),
+        Case(
+            _export_with(lambda e: e["card_proposals"][0].update(keys=[""])),
+            ("file.card_proposals[0].keys",),
         ),
         Case(
             _export_with(lambda e: e["world_entities"][0].update(name="\u200b")),

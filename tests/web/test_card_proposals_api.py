@@ -297,3 +297,41 @@ def test_an_adventure_that_accepts_proposals_without_asking_gets_the_cards(
     copy = client.post("/api/adventures/import", json=exported)
     assert copy.status_code == 201, copy.text
     assert client.get(f"/api/adventures/{copy.json()['id']}").json()["auto_accept_cards"] is True
+
+
+def test_proposals_travel_in_the_export_and_a_dismissed_name_stays_away_in_the_copy(
+    client: TestClient, double: ModelDouble
+) -> None:
+    aid = int(new_adventure(client)["id"])
+    abbey = (
+        "A bell rings in Saltmarsh Abbey.",
+        "The monks of Saltmarsh Abbey sing at dusk.",
+        "Saltmarsh Abbey stands dark against the sky.",
+    )
+    play(client, double, aid, *RHYS, *abbey, "Mara Vell mends a net.", "Mara Vell sings.")
+    play(client, double, aid, "Mara Vell rows out to the reef.")
+    listed = {p["name"]: p for p in proposals(client, aid)}
+    rhys = next(p for name, p in listed.items() if "Rhys" in name)
+    card = client.post(f"/api/card-proposals/{rhys['id']}/accept")
+    assert card.status_code == 201, card.text
+    dismissed = client.post(f"/api/card-proposals/{listed['Saltmarsh Abbey']['id']}/dismiss")
+    assert dismissed.status_code == 200, dismissed.text
+    waiting = listed["Mara Vell"]
+    exported = client.get(f"/api/adventures/{aid}/export").json()
+    assert exported["version"] == 5
+    offered = {p["name"]: p for p in exported["card_proposals"]}
+    assert {p["state"] for p in offered.values()} == {"accepted", "dismissed", "open"}
+    assert offered[rhys["name"]]["card"] is not None  # the card it became, by its file key
+    copy = client.post("/api/adventures/import", json=exported)
+    assert copy.status_code == 201, copy.text
+    cid = int(copy.json()["id"])
+    assert client.get(f"/api/adventures/{cid}/export").json() == exported  # whole, unchanged
+    [mara] = proposals(client, cid)  # the open one waits again; the others stay decided
+    assert (mara["name"], mara["entry"]) == ("Mara Vell", waiting["entry"])
+    story = {
+        a["id"]: a["text"] for a in client.get(f"/api/adventures/{cid}/actions").json()["actions"]
+    }
+    for line in mara["evidence"]:  # each on the copy's own action that says it
+        assert line["text"] in story[line["action_id"]]
+    play(client, double, cid, "The bells of Saltmarsh Abbey ring for Rhys.")
+    assert [p["name"] for p in proposals(client, cid)] == ["Mara Vell"]

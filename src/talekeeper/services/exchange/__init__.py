@@ -50,6 +50,10 @@ Invariants:
   an entity or an event, else 3 when a source is attached, else 2. A version 1 file still
   imports: its ``story_summary`` becomes the player's Story Summary version before the
   first action of the first branch.
+- Version 5 is version 4 with the lore clerk's ``card_proposals``, in every state, each
+  naming its actions and its card by their file keys (``proposals``); written when the
+  adventure has a proposal. An older file imports with none: the clerk proposes again from
+  its story.
 - A file from before the world (versions 1 to 3) imports with the world the rules read
   from its actions, read while the file is planned, outside the write: the events play
   would have written as each action was (``world.derive.derive_all``). So

@@ -2,9 +2,9 @@
 takes, and the limits an import holds a file to.
 
 The file is a data format, so it is declared as pydantic models (the one part of the
-services that uses pydantic): ``AdventureFileV1`` to ``V4``, one per version, each
+services that uses pydantic): ``AdventureFileV1`` to ``V5``, one per version, each
 refusing a field it does not declare (``extra="forbid"``). The export builds a ``V2``, a
-``V3`` or a ``V4`` and dumps it; an import validates the file against the model of its
+``V3``, a ``V4`` or a ``V5`` and dumps it; an import validates the file against the model of its
 version (the values, and how one is refused: ``values``).
 
 Fields are declared in the order the export writes them, and every field is written,
@@ -29,6 +29,8 @@ from talekeeper.services.cards.model import card_json
 from talekeeper.services.cards.rules import SecondaryRule, clean_card
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import ACTION_TYPES
+from talekeeper.services.exchange import proposal_entries
+from talekeeper.services.exchange.proposal_entries import ProposalEntry
 from talekeeper.services.exchange.values import (
     ENTRY,
     FIELD,
@@ -45,6 +47,7 @@ from talekeeper.services.exchange.values import (
     choice,
     importing,
     maybe_chars,
+    names_list,
     refusal,
     shown,
 )
@@ -71,6 +74,7 @@ FORMAT: Final = "talekeeper-adventure"
 VERSION: Final = 2  # what an export is written as, unless it holds a section of a later version
 KNOWLEDGE_VERSION: Final = 3  # version 2 with ``knowledge``: the attached library sources
 WORLD_VERSION: Final = 4  # version 3 with the world: ``world_entities`` and ``world_events``
+PROPOSALS_VERSION: Final = proposal_entries.PROPOSALS_VERSION  # 4 with ``card_proposals``
 STATES = tuple(ActionState)  # active, take, undone, removed
 KIND_MAX = 16  # a source's kind ("pdf", "epub", ...), as a reference names it
 AUTHORITIES = tuple(Authority)
@@ -97,6 +101,7 @@ ENTRY_CAPS = {
     "knowledge": (library.MAX_ATTACHED, "attached library sources"),
     "world_entities": (limits.MAX_WORLD_ENTITIES, "world entities"),
     "world_events": (limits.MAX_WORLD_EVENTS, "world events"),
+    "card_proposals": proposal_entries.CAP,
 }
 EVIDENCE_MAX = limits.NARRATION_MAX  # an event's sentence: never longer than its action
 
@@ -119,29 +124,6 @@ def _budgets(value: object, info: ValidationInfo) -> dict[str, dict[str, float]]
         return budgets.clean_overrides({} if value is None else value)
     except InvalidInput as exc:
         raise refusal(FIELD, exc.message.rstrip(".")) from None
-
-
-def names_list(cap: int, longest: int) -> PlainValidator:
-    """A list of at most ``cap`` names of at most ``longest`` characters, none blank."""
-    what = f"must be a list of at most {cap} names of at most {longest} characters"
-
-    def check(value: object, info: ValidationInfo) -> list[str]:
-        names: list[str] = value if isinstance(value, list) else []
-        if (
-            not isinstance(value, list)
-            or not all(isinstance(name, str) for name in names)
-            or (
-                importing(info)
-                and (
-                    len(names) > cap
-                    or not all(name.strip() and len(name) <= longest for name in names)
-                )
-            )
-        ):
-            raise refusal(FIELD, what)
-        return [str(name) for name in names]
-
-    return PlainValidator(check)
 
 
 # -- the adventure ---------------------------------------------------------------------------
@@ -425,14 +407,23 @@ class AdventureFileV4(MemoryFile):
     world_events: list[EventEntry] = Field(default_factory=list)
 
 
-AnyFile = AdventureFileV1 | AdventureFileV2 | AdventureFileV3 | AdventureFileV4
+class AdventureFileV5(AdventureFileV4):
+    """Version 4 with the lore clerk's card proposals, in every state."""
+
+    version: Literal[5]  # type: ignore[assignment]
+    card_proposals: list[ProposalEntry] = Field(default_factory=list)
+
+
+AnyFile = AdventureFileV1 | AdventureFileV2 | AdventureFileV3 | AdventureFileV4 | AdventureFileV5
 ExportedFile = Annotated[
-    AdventureFileV2 | AdventureFileV3 | AdventureFileV4, Field(discriminator="version")
+    AdventureFileV2 | AdventureFileV3 | AdventureFileV4 | AdventureFileV5,
+    Field(discriminator="version"),
 ]
 FILES: dict[int, type[AdventureFile]] = {
     1: AdventureFileV1,
     2: AdventureFileV2,
     3: AdventureFileV3,
     4: AdventureFileV4,
+    5: AdventureFileV5,
 }
 SECTIONS = {version: frozenset(model.model_fields) for version, model in FILES.items()}

@@ -1,6 +1,7 @@
 """Export: a whole adventure as one file of Talekeeper's own format (see the package's
 invariants), built as the model of its version: the lowest that holds what the adventure
-has. Version 4 when its world has entities or events (``world_entities``,
+has. Version 5 when it has card proposals (``card_proposals``, in every state); else
+version 4 when its world has entities or events (``world_entities``,
 ``world_events``: every event, on any branch, dismissed ones too); else version 3 when
 sources are attached to the adventure (listed by reference in ``knowledge``); else
 version 2."""
@@ -12,15 +13,18 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from talekeeper.services.exchange import proposals
 from talekeeper.services.exchange.fileformat import (
     FORMAT,
     KNOWLEDGE_VERSION,
+    PROPOSALS_VERSION,
     VERSION,
     WORLD_VERSION,
     ActionEntry,
     AdventureFileV2,
     AdventureFileV3,
     AdventureFileV4,
+    AdventureFileV5,
     AdventureMeta,
     BranchEntry,
     CardEntry,
@@ -39,6 +43,7 @@ from talekeeper.services.prompt import budgets
 from talekeeper.services.story.tree import load_adventure
 from talekeeper.storage.models import Action, Adventure, Branch, StoryCard, WorldEvent
 from talekeeper.storage.repositories import memory as memories
+from talekeeper.storage.repositories.proposals import ProposalRepository
 from talekeeper.storage.repositories.story import StoryRepository
 from talekeeper.storage.repositories.world import WorldRepository
 
@@ -53,13 +58,15 @@ def export(session: Session, adventure_id: int, user_id: int) -> dict[str, objec
 
 def export_file(
     session: Session, adventure_id: int, user_id: int
-) -> AdventureFileV2 | AdventureFileV3 | AdventureFileV4:
+) -> AdventureFileV2 | AdventureFileV3 | AdventureFileV4 | AdventureFileV5:
     adventure = load_adventure(session, adventure_id, user_id)
     repo = StoryRepository(session)
     tree = story_entries(repo, adventure.id)
     branch_key, action_key = tree.branch_key, tree.action_key
     meta = _meta(adventure, branch_key)
-    cards = [_card(c) for c in repo.cards(adventure.id)]
+    stored_cards = repo.cards(adventure.id)
+    cards = [_card(c) for c in stored_cards]
+    card_key = {c.id: key for key, c in enumerate(stored_cards, 1)}  # as an import keys them
     snapshots = sorted(repo.insights_for(list(action_key)), key=lambda s: action_key[s.action_id])
     insights = [
         InsightEntry(
@@ -81,6 +88,14 @@ def export_file(
         "summaries": versions,
     }
     entities, events = _world(session, adventure.id, branch_key, action_key)
+    offered = ProposalRepository(session).proposals(adventure.id)
+    if offered:
+        return AdventureFileV5.model_validate(
+            common
+            | {"version": PROPOSALS_VERSION, "knowledge": knowledge}
+            | {"world_entities": entities, "world_events": events}
+            | {"card_proposals": proposals.exported(offered, action_key, card_key)}
+        )
     if entities or events:
         return AdventureFileV4.model_validate(
             common

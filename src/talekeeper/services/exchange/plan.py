@@ -19,12 +19,14 @@ from datetime import datetime
 import talekeeper.services.exchange.world as world
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.cards.rules import card_columns
+from talekeeper.services.exchange import proposals
 from talekeeper.services.exchange.fileformat import (
     USES_MAX,
     ActionEntry,
     AdventureFileV1,
     AdventureFileV3,
     AdventureFileV4,
+    AdventureFileV5,
     AdventureMeta,
     BranchEntry,
     CardEntry,
@@ -35,6 +37,7 @@ from talekeeper.services.exchange.fileformat import (
     SummaryEntry,
 )
 from talekeeper.services.exchange.placements import PlannedPlacement, card_keys, planned
+from talekeeper.services.exchange.proposals import PlannedProposal
 from talekeeper.services.exchange.reader import NOT_VALID, read
 from talekeeper.services.exchange.rows import Planned, Ref, Row, fail, keys_of, ref
 from talekeeper.services.memory.bank import terms_of
@@ -53,6 +56,7 @@ class ImportPlan:
     knowledge: list[SourceRef] = field(default_factory=list)  # matched as it is written
     # What the replies leave for the next turn, from their snapshots (``placements``).
     placements: list[PlannedPlacement] = field(default_factory=list)
+    proposals: list[PlannedProposal] = field(default_factory=list)  # the lore clerk's
 
 
 def plan_import(data: object, user_id: int) -> ImportPlan:
@@ -89,7 +93,14 @@ def plan_import(data: object, user_id: int) -> ImportPlan:
     knowledge = list(file.knowledge) if isinstance(file, AdventureFileV3 | AdventureFileV4) else []
     adventure = _adventure(meta, user_id) | {"memory_revision": len(memories)}  # they take 1..n
     carried = planned(file.insights, card_keys(file.cards))
-    return ImportPlan(user_id, adventure, current, meta.updated_at, sections, knowledge, carried)
+    offered = (
+        proposals.planned(file.card_proposals, action_keys, len(file.cards))
+        if isinstance(file, AdventureFileV5)
+        else []
+    )
+    return ImportPlan(
+        user_id, adventure, current, meta.updated_at, sections, knowledge, carried, offered
+    )
 
 
 def _adventure(meta: AdventureMeta, user_id: int) -> Row:

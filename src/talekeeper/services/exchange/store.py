@@ -38,6 +38,7 @@ from talekeeper.storage.models import (
     Action,
     Base,
     Branch,
+    CardProposal,
     ContextPlacement,
     InsightSnapshot,
     Memory,
@@ -80,6 +81,8 @@ def write(session: Session, plan: ImportPlan) -> Written:
         ids[section] = _insert(repo, section, plan.sections[section], adventure_id, ids)
     records = [_placement(row, ids) for row in plan.placements]
     repo.insert_rows(ContextPlacement, records, adventure_id=adventure_id)
+    offered = [p.row(ids["actions"], ids["cards"]) for p in plan.proposals]
+    repo.insert_rows(CardProposal, offered, adventure_id=adventure_id)
     for section in ("branches", "summaries"):
         _link(repo, section, plan.sections[section], ids)
     repo.insert_memory_uses(

@@ -148,3 +148,26 @@ class Entry(BaseModel):
     """One object of the file: strict, immutable, refusing a field it does not declare."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def names_list(cap: int, longest: int) -> PlainValidator:
+    """A list of at most ``cap`` names of at most ``longest`` characters, none blank."""
+    what = f"must be a list of at most {cap} names of at most {longest} characters"
+
+    def check(value: object, info: ValidationInfo) -> list[str]:
+        names: list[str] = value if isinstance(value, list) else []
+        if (
+            not isinstance(value, list)
+            or not all(isinstance(name, str) for name in names)
+            or (
+                importing(info)
+                and (
+                    len(names) > cap
+                    or not all(name.strip() and len(name) <= longest for name in names)
+                )
+            )
+        ):
+            raise refusal(FIELD, what)
+        return [str(name) for name in names]
+
+    return PlainValidator(check)

@@ -72,7 +72,7 @@ class ProposalView:
     def of(cls, row: CardProposal, made: Draft | None = None) -> ProposalView:
         """The row as stored, or with the current path's draft ``made``."""
         if made is None:
-            lines = _stored_lines(row)
+            lines = stored_lines(row)
             name, type_, keys, entry = row.name, row.type, _json(row.keys), row.entry
         else:
             made = shown(row, made)
@@ -92,7 +92,7 @@ class ProposalView:
         )
 
 
-def _stored_lines(row: CardProposal) -> tuple[Line, ...]:
+def stored_lines(row: CardProposal) -> tuple[Line, ...]:
     return tuple(
         Line(int(str(e["action_id"])), str(e["text"]))
         for e in _json(row.evidence)
@@ -105,7 +105,7 @@ def model_holds(row: CardProposal, made: Draft) -> bool:
     sentence it cites is one of the path's draft ``made``."""
     if not row.drafter:
         return False
-    return set(_stored_lines(row)) <= set(made.evidence)
+    return set(stored_lines(row)) <= set(made.evidence)
 
 
 def shown(row: CardProposal, made: Draft) -> Draft:
@@ -113,11 +113,11 @@ def shown(row: CardProposal, made: Draft) -> Draft:
     evidence while they hold (``model_holds``), else ``made``."""
     if not model_holds(row, made):
         return made
-    return Draft(made.key, made.name, made.type, made.keys, row.entry, _stored_lines(row))
+    return Draft(made.key, made.name, made.type, made.keys, row.entry, stored_lines(row))
 
 
-def _lines_json(lines: Sequence[Line]) -> str:
-    """Evidence as ``card_proposals.evidence`` holds it (``_stored_lines`` reads it back)."""
+def lines_json(lines: Sequence[Line]) -> str:
+    """Evidence as ``card_proposals.evidence`` holds it (``stored_lines`` reads it back)."""
     return json.dumps(
         [{"action_id": e.action_id, "text": e.text} for e in lines], ensure_ascii=False
     )
@@ -176,7 +176,7 @@ def matched(story: Story) -> list[Match]:
     offered: dict[int, list[str]] = {}
     for r in olds:
         if r.state == ProposalState.DISMISSED and r.card_id is not None:
-            offered.setdefault(r.card_id, []).extend(e.text for e in _stored_lines(r))
+            offered.setdefault(r.card_id, []).extend(e.text for e in stored_lines(r))
     for card, made in card_updates.updates(path, cards, adventure.persona_name, offered):
         row = next(
             (r for r in olds if r.card_id == card.id and r.state == ProposalState.OPEN), None
@@ -219,7 +219,7 @@ def _values(made: Draft) -> dict[str, str]:
         "type": made.type,
         "keys": json.dumps(list(made.keys), ensure_ascii=False),
         "entry": made.entry,
-        "evidence": _lines_json(made.evidence),
+        "evidence": lines_json(made.evidence),
     }
 
 
@@ -323,7 +323,7 @@ def written_by(row: CardProposal, model: str, written: card_drafting.Written) ->
     if not written.lines:
         row.drafter = ""
         return
-    row.entry, row.evidence, row.drafter = written.entry, _lines_json(written.evidence), model
+    row.entry, row.evidence, row.drafter = written.entry, lines_json(written.evidence), model
 
 
 def accepted(row: CardProposal, card_id: int) -> None:
