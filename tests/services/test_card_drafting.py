@@ -44,7 +44,11 @@ def test_a_cited_sentence_that_says_only_what_its_sources_say_is_kept() -> None:
 
 
 @pytest.mark.parametrize(
-    "garbage", ["", "no JSON at all", "{not json}", '{"entry": "text"}', "[1, 2]", '{"x": []}']
+    "garbage",
+    [
+        *("", "no JSON at all", "{not json}", '{"entry": "text"}', "[1, 2]", '{"x": []}'),
+        '{"entry": ' + "[" * 5000 + "]" * 5000 + "}",  # nested past the JSON reader's depth
+    ],
 )
 def test_garbage_keeps_nothing(garbage: str) -> None:
     assert kept(garbage, SOURCES, ("Rhys",)).lines == ()

@@ -61,7 +61,11 @@ def test_what_the_turn_does_not_bear_out_is_dropped(entry: object) -> None:
 
 
 @pytest.mark.parametrize(
-    "answer", ["", "no", "{", "{]", '{"events": 3}', '{"facts": []}', "[1, 2]", "null", "{}"]
+    "answer",
+    [
+        *("", "no", "{", "{]", '{"events": 3}', '{"facts": []}', "[1, 2]", "null", "{}"),
+        '{"events": ' + "[" * 5000 + "]" * 5000 + "}",  # nested past the JSON reader's depth
+    ],
 )
 def test_an_answer_that_is_no_list_of_events_keeps_nothing(answer: str) -> None:
     assert facts(answer, TURN) == (0, [])

@@ -23,17 +23,18 @@ from dataclasses import dataclass
 from talekeeper.services.exchange.proposal_entries import EvidenceLine, ProposalEntry
 from talekeeper.services.exchange.rows import Row, ref
 from talekeeper.services.world.clerk import Line
-from talekeeper.services.world.proposals import lines_json, stored_lines
+from talekeeper.services.world.proposals import lines_json, stored_keys, stored_lines
 from talekeeper.storage.models import CardProposal
 
 
 def exported(
     rows: Sequence[CardProposal], action_key: dict[int, int], card_key: dict[int, int]
 ) -> list[ProposalEntry]:
-    """The adventure's proposals as the file lists them, oldest first; a line whose action
-    is gone (never, as actions are kept in every state) is left out."""
+    """The adventure's proposals as the file lists them, in the order given (the repository
+    gives the oldest first); a line whose action is gone (never, as actions are kept in
+    every state) is left out."""
     out: list[ProposalEntry] = []
-    for row in sorted(rows, key=lambda r: r.id):
+    for row in rows:
         lines = [line for line in stored_lines(row) if line.action_id in action_key]
         out.append(
             ProposalEntry(
@@ -42,7 +43,7 @@ def exported(
                 key=row.key,
                 name=row.name,
                 type=row.type,
-                keys=_names(row.keys),
+                keys=stored_keys(row),
                 entry=row.entry,
                 evidence=[EvidenceLine(action=action_key[x.action_id], text=x.text) for x in lines],
                 drafter=row.drafter,
@@ -52,11 +53,6 @@ def exported(
             )
         )
     return out
-
-
-def _names(stored: str) -> list[str]:
-    value = json.loads(stored or "[]")
-    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,6 @@ _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 # title, its full stop.
 _GAP = re.compile(r"[^\S\n]+")
 _TITLE_GAP = re.compile(r"\.?[^\S\n]+")
-_ENDED = re.compile(r"[.!?…:][\"'”’)\]]*\s*$")  # a sentence (or a speaker's line) ends
-_SPEAKER_END = re.compile(r"[^\S\n]*:[^\S\n]*(?:\n|$)")
 _OPENERS = "\"'“‘(["
 OPENINGS_FOR_A_NAME = 2  # sentences a word never written otherwise must open to be a name
 
@@ -98,7 +96,7 @@ class _Read:
     lower: tuple[str, ...]
     runs: tuple[_Run, ...]
     first: int  # 1 when ``opening[0]`` is the sentence's first word
-    first_goes_on: int  # 1 when ``going_on[0]`` is
+    first_goes_on: int  # 1 when ``going_on[0]`` is (it goes straight on to a word)
 
 
 @lru_cache(maxsize=SENTENCE_CACHE)
@@ -109,6 +107,7 @@ def _read(sentence: str) -> _Read:
     opening: list[str] = []
     going_on: list[str] = []
     lower: list[str] = []
+    first = first_goes_on = 0
     for i, match in enumerate(words):
         word = match.group(0)
         if word[0].islower():
@@ -117,8 +116,11 @@ def _read(sentence: str) -> _Read:
             inside.append(bare(word))
         else:
             opening.append(bare(word))
-            if _goes_on(sentence, words, i):
+            goes = _goes_on(sentence, words, i)
+            if goes:
                 going_on.append(bare(word))
+            if i == 0:
+                first, first_goes_on = 1, int(goes)
     runs: list[_Run] = []
     i = 0
     while i < len(words):
@@ -135,10 +137,14 @@ def _read(sentence: str) -> _Read:
             )
         )
         i = run[-1] + 1
-    first = int(bool(words) and words[0].group(0)[0].isupper())
-    goes = int(bool(first) and bool(going_on) and going_on[0] == bare(words[0].group(0)))
     return _Read(
-        tuple(inside), tuple(opening), tuple(going_on), tuple(lower), tuple(runs), first, goes
+        tuple(inside),
+        tuple(opening),
+        tuple(going_on),
+        tuple(lower),
+        tuple(runs),
+        first,
+        first_goes_on,
     )
 
 
@@ -162,7 +168,7 @@ class Census:
                 skip, skip_on = (0, 0) if ended else (read.first, read.first_goes_on)
                 self.opening.update(read.opening[skip:])
                 self.going_on.update(read.going_on[skip_on:])
-                ended = _ENDED.search(sentence) is not None
+                ended = _ends(sentence)
 
     def a_name(self, word: str) -> bool:
         """Whether a capitalised word at an opening is a name: the story writes it
@@ -184,19 +190,25 @@ class Census:
 
 
 def _goes_on(sentence: str, words: list[re.Match[str]], i: int) -> bool:
-    """Whether word ``i`` goes straight on to the next word ("Mara nods"), or is a script's
-    speaker line ("MENENIUS:" alone on its line names someone)."""
-    end = words[i].end()
-    if i + 1 < len(words) and _GAP.fullmatch(sentence[end : words[i + 1].start()]):
-        return True
-    return _SPEAKER_END.match(sentence, end) is not None
+    """Whether word ``i`` goes straight on to the next word ("Mara nods", not "Nay,")."""
+    if i + 1 >= len(words):
+        return False
+    return _GAP.fullmatch(sentence[words[i].end() : words[i + 1].start()]) is not None
 
 
 def _opens(sentence: str, at: int) -> bool:
-    """Whether the word at ``at`` opens a quotation or a line, or follows a colon or dash."""
-    before = sentence[:at]
-    bare = before.rstrip()
-    return not bare or bare[-1] in _OPENERS + ":;—–-" or "\n" in before[len(bare) :]
+    """Whether the word at ``at`` opens a quotation or a line, or follows a colon or dash.
+    Only the white space before it is read: the work is the gap's, not the sentence's."""
+    start = at
+    while start > 0 and sentence[start - 1].isspace():
+        start -= 1
+    return start == 0 or sentence[start - 1] in _OPENERS + ":;—–-" or "\n" in sentence[start:at]
+
+
+def _ends(sentence: str) -> bool:
+    """Whether a sentence (or a speaker's line) is ended: its last mark, closing quotes and
+    brackets aside, is a full stop, "!", "?", "…" or a colon."""
+    return sentence.rstrip().rstrip("\"'”’)]").endswith((".", "!", "?", "…", ":"))
 
 
 def mentions(texts: Sequence[str], census: Census) -> list[Mention]:

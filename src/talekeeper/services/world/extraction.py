@@ -133,13 +133,14 @@ def _plain(text: str) -> str:
 
 def listed_in(answer: str, key: str) -> list[object]:
     """The list under ``key`` of a model's JSON answer, or none: the first ``{`` to the
-    last ``}`` read as JSON (a model may write words around it)."""
+    last ``}`` read as JSON (a model may write words around it). An answer nested past what
+    the reader recurses through is garbage like any other, not a failure of the pass."""
     start, end = answer.find("{"), answer.rfind("}")
     if start < 0 or end <= start:
         return []
     try:
         found = json.loads(answer[start : end + 1])
-    except ValueError:
+    except (ValueError, RecursionError):
         return []
     value = found.get(key) if isinstance(found, dict) else None
     return list(value) if isinstance(value, list) else []

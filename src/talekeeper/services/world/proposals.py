@@ -73,7 +73,7 @@ class ProposalView:
         """The row as stored, or with the current path's draft ``made``."""
         if made is None:
             lines = stored_lines(row)
-            name, type_, keys, entry = row.name, row.type, _json(row.keys), row.entry
+            name, type_, keys, entry = row.name, row.type, stored_keys(row), row.entry
         else:
             made = shown(row, made)
             lines = made.evidence
@@ -84,7 +84,7 @@ class ProposalView:
             kind=ProposalKind(row.kind),
             name=name,
             type=type_,
-            keys=[str(k) for k in keys],
+            keys=keys,
             entry=entry,
             card_id=row.card_id,
             evidence=evidence,
@@ -98,6 +98,11 @@ def stored_lines(row: CardProposal) -> tuple[Line, ...]:
         for e in _json(row.evidence)
         if isinstance(e, dict)
     )
+
+
+def stored_keys(row: CardProposal) -> list[str]:
+    """The proposal's names as ``card_proposals.keys`` holds them."""
+    return [str(k) for k in _json(row.keys)]
 
 
 def model_holds(row: CardProposal, made: Draft) -> bool:
@@ -170,7 +175,7 @@ def matched(story: Story) -> list[Match]:
     known = _known(session, adventure.id)
     for entity, made in clerk.candidates(path, taken, adventure.persona_name, known):
         forms = [entity.name, *entity.keys]
-        row = next((r for r in news if clerk.same_entity(forms, [r.name, *_json(r.keys)])), None)
+        row = next((r for r in news if clerk.same_entity(forms, [r.name, *stored_keys(r)])), None)
         out.append(Match(row, made, ProposalKind.NEW))
     olds = [r for r in rows if r.kind == ProposalKind.UPDATE]
     offered: dict[int, list[str]] = {}
