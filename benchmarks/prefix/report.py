@@ -77,7 +77,15 @@ recall set the answer then reached the prompt for 0.50 of the tune questions, no
 question about something new retrieves memories the held section lacks, and there is no
 room for them. Leaving out only their passages, or holding only when one or two memories
 were new: 0.259–0.276, no gain. The room a new section needs is the history's, and the
-history is full on most turns.
+history is full on most turns. Tried and not kept (2026-12-07): a memory's passages on one
+line under one "from the story:" lead, joined by " … ", about 28 tokens a turn fewer for
+the same passages. The Memories fill their budget, so the room went to more passages (10.8
+to 12.2 a turn) and the share did not fall (0.257, 0.265, 0.288 on seeds 19, 7, 31). With
+the ceiling lowered from 118 to 105 tokens a memory as well (about the passages a turn as
+before, 10.2), 0.248, 0.247 and 0.262; but on real writing at 4,096
+(`benchmarks.recall.real.run --context 4096`) the answer reached the prompt at top 5 for
+0.46 of the tune questions and 0.46 of the held-out ones, against 0.50 and 0.50 (top 10:
+0.54 and 0.50, against 0.53 and 0.50), in 534 Memories tokens against 596.
 Insights' count is SmolLM2's for `embedded`,
 cl100k for `server`; *share* is the `cache` game's evaluated/prompt median, *llama.cpp* what
 the model said it evaluated there.

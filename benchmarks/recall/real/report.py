@@ -29,6 +29,7 @@ class Run:
     regions: list[str]
     clock: Clock
     background: Background = field(default_factory=Background)
+    context: int = CONTEXT_TOKENS  # the context it played at
 
 
 def method_table(rs: Sequence[RealResult]) -> list[str]:
@@ -165,7 +166,7 @@ def markdown(run: Run) -> str:
         "answer words. **Raw sentences**: every sentence of that text, ranked by the hybrid, "
         "taken best first within Talekeeper's own token count for the question.",
         "",
-        f"Embedder: {EMBEDDERS[run.embedder].label}; context {CONTEXT_TOKENS:,} tokens; "
+        f"Embedder: {EMBEDDERS[run.embedder].label}; context {run.context:,} tokens; "
         f"{bg.memories} memories written over {bg.turns} turns. " + run.clock.footer(),
         "",
         *verdict(run),

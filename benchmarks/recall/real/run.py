@@ -5,7 +5,10 @@ Plays each region of ``texts.REGIONS`` through the real pipeline and asks its qu
 folder (``texts.find_corpus``); without it the benchmark says so and writes nothing.
 
     .venv/bin/python -m benchmarks.recall.real.run [--write docs/benchmarks.md]
-        [--regions pp-tune sh-tune] [--corpus DIR]
+        [--regions pp-tune sh-tune] [--corpus DIR] [--context 2048]
+
+``--context``: the context size played at (2,048, the recall benchmarks' own, by default;
+the Memories are at their ceiling from about 2,600).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import time
 from pathlib import Path
 
 from benchmarks.kit.report import Clock, arguments, publish
-from benchmarks.kit.runtime import EMBEDDERS, player
+from benchmarks.kit.runtime import CONTEXT_TOKENS, EMBEDDERS, player
 from benchmarks.recall.dense.play import Background
 from benchmarks.recall.real.play import RealResult, play_region
 from benchmarks.recall.real.questions import Question, load
@@ -35,12 +38,12 @@ def log(message: str) -> None:
 
 
 async def _play(
-    folder: Path, sets: dict[str, list[Question]], embedder: str
+    folder: Path, sets: dict[str, list[Question]], embedder: str, context: int
 ) -> tuple[list[RealResult], Background]:
     results: list[RealResult] = []
     background = Background()
     with ModelDouble() as double:
-        async with player(EMBEDDERS[embedder], double) as p:
+        async with player(EMBEDDERS[embedder], double, context_tokens=context) as p:
             for key, questions in sets.items():
                 began = time.perf_counter()
                 got, bg = await play_region(p, folder, REGIONS[key], questions)
@@ -55,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--regions", nargs="+", choices=sorted(REGIONS), default=list(REGIONS))
     parser.add_argument("--corpus", help="the folder holding the texts")
     parser.add_argument("--embedder", choices=sorted(EMBEDDERS), default="embedded")
+    parser.add_argument("--context", type=int, default=CONTEXT_TOKENS)
     args = parser.parse_args(argv)
     try:
         folder = find_corpus(args.corpus)
@@ -63,13 +67,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     sets = {key: load(folder, key) for key in args.regions}  # checked once
     clock = Clock(COMMAND)
-    results, background = asyncio.run(_play(folder, sets, args.embedder))
+    results, background = asyncio.run(_play(folder, sets, args.embedder, args.context))
     run = Run(
         results=results,
         embedder=args.embedder,
         regions=list(args.regions),
         clock=clock.stop(),
         background=background,
+        context=args.context,
     )
     publish(markdown(run), args.write, SECTION, TITLE)
     return 0
