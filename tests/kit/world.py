@@ -44,6 +44,8 @@ PATH_VALUES: dict[str, Callable[[World], str]] = {
     "token_id": lambda w: "1",
     "secret": lambda w: "x" * 43,  # local mode has no tokens: a valid id that is not found
     "user_id": lambda w: "1",  # local mode has no accounts: a valid id that is not found
+    "invite_id": lambda w: "1",  # local mode has no sharing (test_isolation makes one)
+    "code": lambda w: "x" * 24,  # an invite code no invite has
 }
 
 # Valid values of the query parameters some routes require, so that only what a test makes
@@ -87,6 +89,9 @@ VALID_BODIES: dict[Key, Callable[[World], Any]] = {
     ("POST", "/api/tokens"): lambda w: {"name": "script", "scopes": ["read"]},
     ("POST", "/api/admin/users"): lambda w: {"name": "tove", "password": "x" * 12, "admin": False},
     ("PATCH", "/api/admin/users/{user_id}"): lambda w: {"disabled": False, "password": "y" * 12},
+    ("POST", "/api/adventures/{adventure_id}/invites"): lambda w: {"role": "viewer"},
+    ("POST", "/api/invites/{code}/join"): lambda w: {"persona": {"name": "Tove"}},
+    ("PATCH", "/api/adventures/{adventure_id}/members/{user_id}"): lambda w: {"role": "viewer"},
     ("PUT", "/api/adventures/{adventure_id}/knowledge"): lambda w: {"source_ids": [w.source]},
     ("PUT", "/api/adventures/{adventure_id}/scene"): lambda w: {
         "location": "The Great Lantern",

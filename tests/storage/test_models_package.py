@@ -32,6 +32,7 @@ def test_each_model_lives_in_its_aggregates_module_on_the_one_base() -> None:
         "memory",
         "proposals",
         "replies",
+        "sharing",
         "story",
         "world",
     }

@@ -44,6 +44,7 @@ from talekeeper.storage.db import make_engine, make_session_factory, read_scope,
 from talekeeper.storage.models import (
     Action,
     Adventure,
+    AdventureMember,
     AiCall,
     BackgroundJob,
     Base,
@@ -65,6 +66,7 @@ from talekeeper.storage.vocabulary import (
     EntityKind,
     EventKind,
     EventOrigin,
+    MemberRole,
     MemoryOrigin,
     MemoryStatus,
     PassState,
@@ -112,6 +114,7 @@ PINNED: dict[type[StrEnum], tuple[str, ...]] = {
     WitnessMode: ("label", "strict", "off"),
     ProposalKind: ("new", "update"),
     ProposalState: ("open", "accepted", "dismissed"),
+    MemberRole: ("host", "player", "viewer"),
 }
 
 # The column each enum is stored in.
@@ -132,6 +135,7 @@ COLUMNS: dict[type[StrEnum], tuple[type[Base], str]] = {
     WitnessMode: (Adventure, "witness_mode"),
     ProposalKind: (CardProposal, "kind"),
     ProposalState: (CardProposal, "state"),
+    MemberRole: (AdventureMember, "role"),
 }
 
 VALUES = frozenset(value for values in PINNED.values() for value in values)

@@ -62,6 +62,8 @@ class Story:
             "scenario_id": "lantern-coast",
             "token_id": "1",
             "user_id": "1",
+            "invite_id": "1",
+            "code": "x" * 24,
         }
 
 

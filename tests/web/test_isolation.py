@@ -47,6 +47,7 @@ def test_no_route_lets_one_account_read_or_change_anothers(
 ) -> None:
     mara, mara_world, mara_token = owned(base, double, "mara")
     tal, tal_world, _ = owned(base, double, "tal")
+    invite = mara.post(f"/api/adventures/{mara_world.adventure}/invites", json={}).json()
     before = everything(mara, mara_world)
     swept = 0
     for endpoint in endpoints(base.app):
@@ -58,6 +59,8 @@ def test_no_route_lets_one_account_read_or_change_anothers(
         values = {name: PATH_VALUES[name](mara_world) for name in params}
         if "token_id" in values:
             values["token_id"] = str(mara_token)
+        if "invite_id" in values:
+            values["invite_id"] = str(invite["id"])
         url = endpoint.path.format(**values)
         body = VALID_BODIES[endpoint.key](tal_world) if endpoint.key in VALID_BODIES else None
         query = {n: v for n, v in QUERY_VALUES.items() if n in dict(endpoint.query_params())}

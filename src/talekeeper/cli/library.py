@@ -380,7 +380,7 @@ def run_search(settings: Any, args: argparse.Namespace) -> int:
 def _change_attachment(settings: Any, args: argparse.Namespace, *, attach: bool) -> int:
     from talekeeper.services.common.units import session_scope
     from talekeeper.services.library import store
-    from talekeeper.services.story.tree import load_adventure
+    from talekeeper.services.story.access import load_adventure
 
     async def work(rt: Any, uid: int) -> int:
         with session_scope(rt.sessions) as session:

@@ -126,7 +126,7 @@ def card_lines(cards: Sequence[CardDraft]) -> list[str]:
 def run_import(settings: Any, args: argparse.Namespace) -> int:
     from talekeeper.services.common.units import read_scope, session_scope
     from talekeeper.services.story import lore_apply
-    from talekeeper.services.story.tree import load_adventure
+    from talekeeper.services.story.access import load_adventure
 
     data = read_file(args.file)
     name = Path(args.file).name
@@ -154,7 +154,7 @@ def run_export(settings: Any, args: argparse.Namespace) -> int:
     from talekeeper.services.common.units import read_scope
     from talekeeper.services.lore import export_cards
     from talekeeper.services.story import adventures
-    from talekeeper.services.story.tree import load_adventure
+    from talekeeper.services.story.access import load_adventure
 
     async def work(rt: Any, uid: int) -> int:
         with read_scope(rt.sessions) as session:

@@ -35,6 +35,14 @@ class NotFound(TalekeeperError):
     code = "not_found"
 
 
+class Forbidden(TalekeeperError):
+    """The user may see the thing but not do this to it (a viewer of a shared adventure
+    acting in it); the message says who may."""
+
+    status = 403
+    code = "forbidden"
+
+
 class Conflict(TalekeeperError):
     """The request is valid but not in the story's current state (e.g. retry of an old action)."""
 

@@ -32,6 +32,9 @@ The enums and where each is stored:
   (``models.WorldEvent``: docs/world.md); ``QuestState``: a quest event's ``value``.
 - ``ProposalKind``, ``ProposalState``: ``card_proposals.kind`` and ``.state``
   (``models.CardProposal``: docs/world.md, "The lore clerk").
+- ``MemberRole``: ``adventure_members.role`` and ``adventure_invites.role``
+  (``models.AdventureMember``: docs/sharing.md); the host is the adventure's owner and
+  has no row.
 """
 
 from __future__ import annotations
@@ -177,3 +180,12 @@ class ProposalState(StrEnum):
     OPEN = "open"
     ACCEPTED = "accepted"
     DISMISSED = "dismissed"
+
+
+class MemberRole(StrEnum):
+    """What a member of a shared adventure may do: the host (its owner) everything, a
+    player act in the story, a viewer only follow it."""
+
+    HOST = "host"
+    PLAYER = "player"
+    VIEWER = "viewer"

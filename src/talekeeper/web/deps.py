@@ -28,6 +28,7 @@ from talekeeper.core.errors import TalekeeperError
 from talekeeper.services.accounts import Principal
 from talekeeper.services.common.limits import MAX_ID
 from talekeeper.services.common.units import read_scope, session_scope
+from talekeeper.services.common.vocabulary import MemberRole
 from talekeeper.services.story.tree import Story
 from talekeeper.web.guard import SAFE_METHODS  # the methods that change nothing
 
@@ -85,5 +86,15 @@ def adventure_story(
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> Story:
-    """The adventure's tree, in the request's unit of work."""
+    """The adventure's tree, in the request's unit of work, for its host."""
     return Story.load(session, adventure_id, uid, rt.memory)
+
+
+def followed_story(
+    adventure_id: RowId,
+    session: Session = DB,
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> Story:
+    """The adventure's tree, for any of its members to read (docs/sharing.md)."""
+    return Story.load(session, adventure_id, uid, rt.memory, MemberRole.VIEWER)

@@ -40,7 +40,7 @@ from talekeeper.services.exchange.fileformat import (
 from talekeeper.services.library import store as library
 from talekeeper.services.memory.manage import EVERY_STATUS
 from talekeeper.services.prompt import budgets
-from talekeeper.services.story.tree import load_adventure
+from talekeeper.services.story.access import load_adventure
 from talekeeper.storage.models import Action, Adventure, Branch, StoryCard, WorldEvent
 from talekeeper.storage.repositories import memory as memories
 from talekeeper.storage.repositories.proposals import ProposalRepository

@@ -39,15 +39,17 @@ from talekeeper.services.memory.base import MemoryService
 from talekeeper.services.memory.scene import Scene
 from talekeeper.services.prompt import budgets
 from talekeeper.services.prompt.budgets import BudgetView
+from talekeeper.services.story.access import load_adventure, owned
 from talekeeper.services.story.scenarios import Scenario
-from talekeeper.services.story.tree import Story, load_adventure, owned
+from talekeeper.services.story.tree import Story
 from talekeeper.services.story.view import StoryState
 from talekeeper.services.world import card_updates, proposals, secrets
 from talekeeper.services.world import derive as world
 from talekeeper.services.world.scene import scene_now
 from talekeeper.storage.models import Adventure, Branch, StoryCard
+from talekeeper.storage.repositories.sharing import SharingRepository
 from talekeeper.storage.repositories.story import StoryRepository
-from talekeeper.storage.vocabulary import WitnessMode
+from talekeeper.storage.vocabulary import MemberRole, WitnessMode
 
 COMPONENTS = ("ai_instructions", "plot_essentials", "authors_note")
 # The Story Summary is a plot component too, but versioned (``memory.summary``): writing it
@@ -74,9 +76,11 @@ class AdventureSummary:
 
 @dataclass(frozen=True)
 class ListedAdventure(AdventureSummary):
-    """``length``: the actions on the current branch's path; None without a usable branch."""
+    """``length``: the actions on the current branch's path; None without a usable branch.
+    ``role``: the user's in it, ``host`` for their own (docs/sharing.md)."""
 
     length: int | None
+    role: MemberRole = MemberRole.HOST
 
 
 @dataclass(frozen=True)
@@ -263,12 +267,14 @@ def listing(session: Session, user_id: int) -> list[AdventureSummary]:
 
 
 def listing_with_lengths(session: Session, user_id: int) -> list[ListedAdventure]:
-    """``listing`` with each adventure's ``length``: the actions on its current branch's
+    """The user's own adventures, then those shared with them (each with their ``role``),
+    with each adventure's ``length``: the actions on its current branch's
     path (the opening included), as ``adventure_view`` counts them. One count per adventure,
     so only the adventures list asks for it."""
     repo = StoryRepository(session)
     out: list[ListedAdventure] = []
-    for adventure in repo.adventures(user_id):
+    shared = SharingRepository(session).shared_with(user_id)
+    for adventure, role in [(a, None) for a in repo.adventures(user_id)] + shared:
         links = repo.links(adventure.id)
         current = adventure.current_branch_id
         length = None  # an adventure without a usable current branch has no length to show
@@ -282,6 +288,7 @@ def listing_with_lengths(session: Session, user_id: int) -> list[ListedAdventure
                 created_at=adventure.created_at,
                 updated_at=adventure.updated_at,
                 length=length,
+                role=MemberRole(role) if role is not None else MemberRole.HOST,
             )
         )
     return out

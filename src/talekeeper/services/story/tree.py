@@ -32,7 +32,7 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -49,6 +49,7 @@ from talekeeper.core.lineage import (
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import NARRATION, is_player
 from talekeeper.services.memory.base import MemoryService, StoryChange
+from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.view import (
     ActionView,
     BranchView,
@@ -59,35 +60,7 @@ from talekeeper.services.story.view import (
 )
 from talekeeper.storage.models import Action, Adventure, Branch
 from talekeeper.storage.repositories.story import StoryRepository
-from talekeeper.storage.vocabulary import ActionState
-
-
-def load_adventure(session: Session, adventure_id: int, user_id: int) -> Adventure:
-    adventure = StoryRepository(session).adventure(adventure_id, user_id)
-    if adventure is None:
-        raise NotFound(f"There is no adventure {adventure_id}.")
-    return adventure
-
-
-class _OfAdventure(Protocol):
-    @property
-    def adventure_id(self) -> int: ...
-
-
-T = TypeVar("T", bound=_OfAdventure)
-
-
-def owned(session: Session, row: T | None, user_id: int, missing: NotFound) -> T:
-    """``row`` (a card, an event, a proposal: anything of one adventure) when it exists and
-    its adventure is the user's; else ``missing``: someone else's reads as none at all,
-    not as their adventure."""
-    if row is None:
-        raise missing
-    try:
-        load_adventure(session, row.adventure_id, user_id)
-    except NotFound:
-        raise missing from None
-    return row
+from talekeeper.storage.vocabulary import ActionState, MemberRole
 
 
 def action_adventure(session: Session, action_id: int) -> int | None:
@@ -109,9 +82,14 @@ class Story:
 
     @classmethod
     def load(
-        cls, session: Session, adventure_id: int, user_id: int, memory: MemoryService
+        cls,
+        session: Session,
+        adventure_id: int,
+        user_id: int,
+        memory: MemoryService,
+        need: MemberRole = MemberRole.HOST,
     ) -> Story:
-        adventure = load_adventure(session, adventure_id, user_id)
+        adventure = load_adventure(session, adventure_id, user_id, need)
         repo = StoryRepository(session)
         branches = {b.id: b for b in repo.branches(adventure.id)}
         if adventure.current_branch_id not in branches:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import NotFound
-from talekeeper.services.story.tree import owned
+from talekeeper.services.story.access import owned
 from talekeeper.services.world import secrets
 from talekeeper.services.world.events import EventView, Named, event_view_of
 from talekeeper.storage.models import WorldEntity, WorldEvent

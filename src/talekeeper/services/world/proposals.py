@@ -37,7 +37,8 @@ from sqlalchemy.orm import Session
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.services.cards.rules import CardView, clean_keywords
 from talekeeper.services.common.rendering import is_player, render
-from talekeeper.services.story.tree import Story, owned
+from talekeeper.services.story.access import owned
+from talekeeper.services.story.tree import Story
 from talekeeper.services.world import card_drafting, card_updates, clerk
 from talekeeper.services.world.card_updates import CardText
 from talekeeper.services.world.clerk import Draft, Line, PathText

@@ -1,7 +1,7 @@
 """SQLAlchemy 2 models: the schema, kept portable between SQLite and PostgreSQL. One module
 per aggregate (``accounts``, ``story``, ``replies``, ``memory``, ``jobs``, ``library``, ``world``,
-``proposals``, ``ai_calls``), on the base and column types of ``base``; this package re-exports
-every model, so ``from talekeeper.storage.models import X`` names any of them.
+``proposals``, ``sharing``, ``ai_calls``), on the base and column types of ``base``; this
+package re-exports every model, so ``from talekeeper.storage.models import X`` names any of them.
 
 Invariants:
 
@@ -30,6 +30,7 @@ from talekeeper.storage.models.library import AdventureKnowledge, LibraryPassage
 from talekeeper.storage.models.memory import Memory, MemoryKey, MemoryUse, SummaryVersion
 from talekeeper.storage.models.proposals import CardProposal
 from talekeeper.storage.models.replies import ContextPlacement, InsightSnapshot
+from talekeeper.storage.models.sharing import AdventureInvite, AdventureMember
 from talekeeper.storage.models.story import Action, Adventure, Branch, StoryCard
 from talekeeper.storage.models.world import (
     WorldBacklog,
@@ -45,7 +46,9 @@ __all__ = [
     "NAMING",
     "Action",
     "Adventure",
+    "AdventureInvite",
     "AdventureKnowledge",
+    "AdventureMember",
     "AiCall",
     "ApiToken",
     "AuthSession",

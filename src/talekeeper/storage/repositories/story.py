@@ -165,9 +165,10 @@ class StoryRepository:
 
     # -- adventures and branches ------------------------------------------------------
 
-    def adventure(self, adventure_id: int, user_id: int) -> Adventure | None:
+    def adventure(self, adventure_id: int, user_id: int | None) -> Adventure | None:
+        """The adventure, when ``user_id`` owns it (``None``: whoever does)."""
         row = self.session.get(Adventure, adventure_id)
-        return row if row is not None and row.user_id == user_id else None
+        return row if row is not None and user_id in (None, row.user_id) else None
 
     def adventures(self, user_id: int) -> Sequence[Adventure]:
         query = select(Adventure).where(Adventure.user_id == user_id)

@@ -16,10 +16,12 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import InvalidInput
 from talekeeper.services.cards.rules import CardView, SecondaryRule
+from talekeeper.services.common.vocabulary import MemberRole
 from talekeeper.services.story import adventures
+from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.adventures import AdventureView, Deleted, ListedAdventure
 from talekeeper.services.story.scenarios import ScenarioDetail, ScenarioSummary
-from talekeeper.services.story.tree import Story, load_adventure
+from talekeeper.services.story.tree import Story
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
 from talekeeper.web.schemas.adventures import (
     AdventureOut,
@@ -114,7 +116,8 @@ def read_adventure(
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> AdventureView:
-    return adventures.adventure_view(Story.load(session, adventure_id, uid, rt.memory))
+    story = Story.load(session, adventure_id, uid, rt.memory, MemberRole.VIEWER)
+    return adventures.adventure_view(story)
 
 
 @router.patch("/api/adventures/{adventure_id}", response_model=AdventureOut)

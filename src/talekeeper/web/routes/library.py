@@ -36,7 +36,7 @@ from talekeeper.services.common.units import read_scope, session_scope
 from talekeeper.services.common.vocabulary import SourceState
 from talekeeper.services.library import parsing, store
 from talekeeper.services.library.search import Hit
-from talekeeper.services.story.tree import load_adventure
+from talekeeper.services.story.access import load_adventure
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
 
 router = APIRouter(tags=["library"])

@@ -45,7 +45,8 @@ from talekeeper.services.lore import (
     export_cards,
 )
 from talekeeper.services.story import adventures, lore_apply
-from talekeeper.services.story.tree import Story, load_adventure
+from talekeeper.services.story.access import load_adventure
+from talekeeper.services.story.tree import Story
 from talekeeper.web.deps import DB, RowId, runtime, user_id
 from talekeeper.web.schemas.adventures import AdventureOut, CardFields
 

@@ -20,7 +20,8 @@ from talekeeper.services.memory.manage import MemorySource, MemoryUses, MemoryVi
 from talekeeper.services.memory.scene import Scene, set_scene
 from talekeeper.services.memory.service import derived_view
 from talekeeper.services.memory.summary import SummaryView
-from talekeeper.services.story.tree import Story, load_adventure
+from talekeeper.services.story.access import load_adventure
+from talekeeper.services.story.tree import Story
 from talekeeper.services.world import secrets
 from talekeeper.services.world.scene import scene_now
 from talekeeper.services.world.witnessed import with_witnesses

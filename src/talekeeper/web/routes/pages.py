@@ -28,7 +28,9 @@ from sqlalchemy.orm import Session
 from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import NotFound
-from talekeeper.services.story.tree import load_adventure
+from talekeeper.services.common.vocabulary import MemberRole
+from talekeeper.services.story.access import load_adventure
+from talekeeper.services.story.sharing import LOCAL_MODE
 from talekeeper.web.auth import accounts_mode
 from talekeeper.web.deps import DB, RowId, principal, runtime, user_id
 from talekeeper.web.guard import LIBRARY_FILE_MAX
@@ -106,7 +108,7 @@ def play_page(
     account: Viewer | None = Depends(viewer),
 ) -> HTMLResponse:
     try:
-        adventure = load_adventure(session, adventure_id, uid)
+        adventure = load_adventure(session, adventure_id, uid, MemberRole.VIEWER)
     except NotFound as missing:
         return render(
             rt,
@@ -115,6 +117,17 @@ def play_page(
             404,
             heading="No such adventure",
             message=str(missing),
+            account=account,
+        )
+    if adventure.user_id != uid:  # a member: the story is theirs to read through the API
+        return render(
+            rt,
+            uid,
+            "message.html",
+            heading=adventure.title,
+            message="You are a member of this shared adventure. Its play page is its "
+            "host's for now; you can read its story through the JSON API "
+            "(docs/sharing.md).",
             account=account,
         )
     return render(
@@ -172,6 +185,26 @@ def safe_next(target: str) -> str:
     if any(ch in target for ch in "\r\n\t"):
         return "/"
     return target
+
+
+@router.get("/join", response_class=HTMLResponse)
+def join_page(
+    rt: Runtime = Depends(runtime),
+    uid: int = Depends(user_id),
+    account: Viewer | None = Depends(viewer),
+) -> HTMLResponse:
+    """An invite link's page (``/join#CODE``: docs/sharing.md)."""
+    if account is None:
+        return render(
+            rt,
+            uid,
+            "message.html",
+            404,
+            heading="No sharing here",
+            message=LOCAL_MODE,
+            account=account,
+        )
+    return render(rt, uid, "join.html", nav="adventures", account=account)
 
 
 @router.get("/login", response_class=HTMLResponse)

@@ -40,7 +40,15 @@ from talekeeper.services.story.tree import Story, action_adventure
 from talekeeper.services.story.turns import Pending
 from talekeeper.services.story.view import ActionView, StoryPage, TreeView
 from talekeeper.services.world import derive as world
-from talekeeper.web.deps import DB, RowId, Strict, adventure_story, runtime, user_id
+from talekeeper.web.deps import (
+    DB,
+    RowId,
+    Strict,
+    adventure_story,
+    followed_story,
+    runtime,
+    user_id,
+)
 from talekeeper.web.errors import answer
 from talekeeper.web.schemas.story import (
     ActionOut,
@@ -207,9 +215,10 @@ def read_story(
     before_depth: int | None = Query(
         None, ge=0, le=MAX_ID, description="only actions above this depth"
     ),
-    story: Story = Depends(adventure_story),
+    story: Story = Depends(followed_story),
 ) -> StoryPage:
-    """The current path, a page at a time: the newest ``limit`` actions, oldest first."""
+    """The current path, a page at a time: the newest ``limit`` actions, oldest first
+    (for every member of a shared adventure)."""
     return story.page(limit, before_depth)
 
 

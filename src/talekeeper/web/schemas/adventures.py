@@ -9,7 +9,7 @@ beside what the adventure is made of; its ``scene`` is the one ``GET .../scene``
 from __future__ import annotations
 
 from talekeeper.services.cards.rules import SecondaryRule
-from talekeeper.services.common.vocabulary import WitnessMode
+from talekeeper.services.common.vocabulary import MemberRole, WitnessMode
 from talekeeper.services.prompt.budgets import Budgeted
 from talekeeper.web.schemas.common import Out, Timestamp
 from talekeeper.web.schemas.memory import SceneOut
@@ -77,6 +77,7 @@ class AdventureSummaryOut(Out):
 
 class ListedAdventureOut(AdventureSummaryOut):
     length: int | None  # null when the adventure has no usable current branch
+    role: MemberRole  # the user's: ``host`` of their own, or as a member (docs/sharing.md)
 
 
 class PersonaOut(Out):

@@ -34,8 +34,19 @@ function row(adventure, ctx) {
     h("h3", { class: "adv-title" }, h("a", { href: playUrl(adventure), text: adventure.title })),
     h("p", { class: "adv-meta small muted" }, meta(adventure, ctx))),
   actions);
-  showButtons(actions, adventure, ctx);
+  if (shared(adventure)) {
+    // Exporting and deleting are its host's (docs/sharing.md): a member only opens it.
+    fill(actions, h("a", { class: "button", href: playUrl(adventure), text: "Open",
+      attrs: { "aria-label": `Open “${adventure.title}”` } }));
+  } else {
+    showButtons(actions, adventure, ctx);
+  }
   return item;
+}
+
+/** An adventure someone else hosts, which this account joined (its role is not "host"). */
+function shared(adventure) {
+  return Boolean(adventure.role) && adventure.role !== "host";
 }
 
 function playUrl(adventure) {
@@ -49,7 +60,9 @@ function meta(adventure, ctx) {
   const played = length === null || length > 1;
   const stamp = played ? adventure.updated_at : adventure.created_at;
   const parts = [
-    scenario ? h("span", { class: "badge", text: scenario }) : h("span", { text: "Your own story" }),
+    shared(adventure)
+      ? h("span", { class: "badge", text: `Shared with you: ${adventure.role}` })
+      : scenario ? h("span", { class: "badge", text: scenario }) : h("span", { text: "Your own story" }),
     h("span", {}, played ? "Last played " : "Started ",
       h("time", { attrs: { datetime: stamp }, text: when(stamp) })),
   ];

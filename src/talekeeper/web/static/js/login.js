@@ -3,7 +3,8 @@
 // - Where it goes next is a path on this server and nothing else: `safeNext` keeps a
 //   "/path" that the browser resolves to this very origin, and turns anything else
 //   ("//host", "/\host", "https://host", "javascript:", text with control characters) into
-//   the adventures page, so a link to the sign-in page cannot send anyone off-site.
+//   the adventures page, so a link to the sign-in page cannot send anyone off-site. The
+//   fragment the page was opened with is kept (`withFragment`): it is this origin's too.
 // - A refusal (wrong name or password, too many tries) shows the server's own sentence in
 //   the form's alert; the password field is emptied for the next try, the name kept.
 import { api } from "./ui.js";
@@ -56,7 +57,14 @@ async function signIn(event) {
     password.focus();
     return;
   }
-  window.location.assign(safeNext(form.dataset.next));
+  window.location.assign(withFragment(safeNext(form.dataset.next), window.location.hash));
+}
+
+/** `next` with the fragment this page was opened with, when `next` has none of its own: a
+ * link whose secret rides in its fragment (an invite: "/join#CODE") keeps it through the
+ * sign-in it was redirected to, since a redirect keeps the fragment but `next` cannot. */
+export function withFragment(next, hash) {
+  return next.includes("#") || !hash || hash === "#" ? next : next + hash;
 }
 
 form.addEventListener("submit", signIn);

@@ -1,0 +1,226 @@
+"""Shared adventures: invites, joining, members and their roles (docs/sharing.md).
+
+Invariants:
+
+- Accounts mode only: without accounts there is one player and nothing to share, and
+  every call here says so (``needs_accounts``), once what was asked is checked: an
+  unknown adventure or a bad field is told as such first. In local mode no invite, member
+  or code exists, so revoking, changing or removing one is "not found".
+- An invite's code is shown once, when it is made; only its SHA-256 is kept. It admits
+  while it is not revoked, not expired and has uses left; each join spends one use.
+- An adventure has at most ``MAX_MEMBERS`` people, its host counted.
+- Only the host makes and revokes invites, changes roles, removes others and ends
+  sharing; a member may leave; every member may list the members.
+- Joining again with any valid code changes nothing and spends nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy.orm import Session
+
+from talekeeper.core.clock import utcnow
+from talekeeper.core.errors import Conflict, InvalidInput, NotFound
+from talekeeper.services.accounts.base import digest
+from talekeeper.services.common import limits
+from talekeeper.services.story.access import load_adventure
+from talekeeper.storage.models import Adventure, AdventureInvite, AdventureMember, User
+from talekeeper.storage.repositories.sharing import SharingRepository
+from talekeeper.storage.vocabulary import MemberRole
+
+MAX_MEMBERS = 8  # the host and seven others
+INVITE_HOURS = 72  # how long an invite admits, unless the host says otherwise
+INVITE_HOURS_MAX = 24 * 30
+# An invite's link: this, then its code, in the fragment, which a browser never sends (no
+# access log or proxy sees the code; the join page reads it there).
+JOIN_PATH = "/join#"
+
+
+LOCAL_MODE = (
+    "Shared adventures need accounts: this server plays in local mode, one player and no "
+    "sign-in. Start it with TALEKEEPER_AUTH=accounts to invite others (docs/sharing.md)."
+)
+
+
+@dataclass(frozen=True)
+class Asker:
+    """Who asks, and whether the server has accounts: what is asked is checked first (an
+    unknown adventure is one, a bad field is named), then the mode (``needs_accounts``)."""
+
+    uid: int
+    accounts: bool
+
+
+def needs_accounts(who: Asker) -> None:
+    if not who.accounts:
+        raise InvalidInput(LOCAL_MODE, code="sharing_needs_accounts")
+
+
+@dataclass(frozen=True)
+class InviteView:
+    id: int
+    role: MemberRole
+    uses_left: int
+    expires_at: datetime
+    revoked: bool
+
+
+@dataclass(frozen=True)
+class NewInvite:
+    """An invite as made: the only time its code is seen."""
+
+    id: int
+    code: str
+    url: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class PersonaView:
+    name: str
+    pronouns: str
+    description: str
+
+
+@dataclass(frozen=True)
+class MemberView:
+    user_id: int
+    name: str  # the account's
+    role: MemberRole
+    persona: PersonaView
+
+
+def _invite_view(row: AdventureInvite) -> InviteView:
+    return InviteView(
+        row.id, MemberRole(row.role), row.uses_left, row.expires_at, row.revoked_at is not None
+    )
+
+
+def invite(
+    session: Session, adventure_id: int, who: Asker, role: MemberRole, hours: int, uses: int
+) -> NewInvite:
+    load_adventure(session, adventure_id, who.uid)
+    _not_host(role)
+    if not 1 <= hours <= INVITE_HOURS_MAX:
+        raise InvalidInput(f"'expires_in_hours' must be 1 to {INVITE_HOURS_MAX}.")
+    if not 1 <= uses <= MAX_MEMBERS - 1:
+        raise InvalidInput(f"'uses' must be 1 to {MAX_MEMBERS - 1}: at most {MAX_MEMBERS} play.")
+    needs_accounts(who)
+    code = secrets.token_urlsafe(18)
+    row = AdventureInvite(
+        adventure_id=adventure_id,
+        code_hash=digest(code),
+        role=role,
+        uses_left=uses,
+        expires_at=utcnow() + timedelta(hours=hours),
+    )
+    SharingRepository(session).add(row)
+    return NewInvite(row.id, code, JOIN_PATH + code, row.expires_at)
+
+
+def invites(session: Session, adventure_id: int, who: Asker) -> list[InviteView]:
+    load_adventure(session, adventure_id, who.uid)
+    needs_accounts(who)
+    return [_invite_view(row) for row in SharingRepository(session).invites(adventure_id)]
+
+
+def revoke(session: Session, adventure_id: int, invite_id: int, who: Asker) -> InviteView:
+    load_adventure(session, adventure_id, who.uid)
+    row = SharingRepository(session).invite(invite_id)
+    if row is None or row.adventure_id != adventure_id:
+        raise NotFound(f"Adventure {adventure_id} has no invite {invite_id}.")
+    row.revoked_at = row.revoked_at or utcnow()
+    return _invite_view(row)
+
+
+def _not_host(role: MemberRole) -> None:
+    if role is MemberRole.HOST:
+        raise InvalidInput("'role' must be player or viewer: an adventure has one host.")
+
+
+def _persona(value: dict[str, str | None]) -> dict[str, str]:
+    fields = (
+        ("name", "persona_name", limits.PERSONA_NAME_MAX),
+        ("pronouns", "persona_pronouns", limits.PERSONA_PRONOUNS_MAX),
+        ("description", "persona_description", limits.PERSONA_DESCRIPTION_MAX),
+    )
+    return {
+        column: limits.text_field(value.get(key) or "", f"persona.{key}", limit,
+                                  required=key == "name")
+        for key, column, limit in fields
+    }  # fmt: skip
+
+
+def join(session: Session, code: str, who: Asker, persona: dict[str, str | None]) -> int:
+    """Make the asker a member by ``code``; the adventure's id."""
+    fields = _persona(persona)
+    repo = SharingRepository(session)
+    row = repo.invite_by_hash(digest(code)) if len(code) <= 100 else None
+    if row is None:
+        hint = "" if who.accounts else f" {LOCAL_MODE}"
+        raise NotFound(
+            f"There is no such invite: check the link, or ask the host for a new one.{hint}"
+        )
+    needs_accounts(who)
+    adventure = session.get(Adventure, row.adventure_id)
+    if adventure is None or adventure.user_id == who.uid or repo.member(adventure.id, who.uid):
+        return row.adventure_id  # the host, or a member already: nothing to do
+    if row.revoked_at is not None or row.uses_left <= 0 or row.expires_at <= utcnow():
+        why = "was revoked" if row.revoked_at is not None else (
+            "is used up" if row.uses_left <= 0 else "has expired"
+        )  # fmt: skip
+        raise Conflict(f"This invite {why}: ask the host for a new one.")
+    if repo.count(adventure.id) >= MAX_MEMBERS - 1:
+        raise Conflict(f"This adventure is full: at most {MAX_MEMBERS} play it.")
+    repo.add(AdventureMember(adventure_id=adventure.id, user_id=who.uid, role=row.role, **fields))
+    row.uses_left -= 1
+    return adventure.id
+
+
+def members(session: Session, adventure_id: int, who: Asker) -> list[MemberView]:
+    """The host first, then the members in the order they joined."""
+    adventure = load_adventure(session, adventure_id, who.uid, MemberRole.VIEWER)
+    needs_accounts(who)
+    host = session.get(User, adventure.user_id)
+    persona = PersonaView(
+        adventure.persona_name, adventure.persona_pronouns, adventure.persona_description
+    )
+    name = host.name if host is not None else ""
+    out = [MemberView(adventure.user_id, name, MemberRole.HOST, persona)]
+    for row, name in SharingRepository(session).members(adventure_id):
+        persona = PersonaView(row.persona_name, row.persona_pronouns, row.persona_description)
+        out.append(MemberView(row.user_id, name, MemberRole(row.role), persona))
+    return out
+
+
+def _member(session: Session, adventure_id: int, user_id: int) -> AdventureMember:
+    row = SharingRepository(session).member(adventure_id, user_id)
+    if row is None:
+        raise NotFound(f"Adventure {adventure_id} has no member {user_id}.")
+    return row
+
+
+def set_role(
+    session: Session, adventure_id: int, user_id: int, role: MemberRole, who: Asker
+) -> list[MemberView]:
+    load_adventure(session, adventure_id, who.uid)
+    _not_host(role)
+    _member(session, adventure_id, user_id).role = role
+    return members(session, adventure_id, who)
+
+
+def remove(session: Session, adventure_id: int, user_id: int, who: Asker) -> None:
+    """The host removes a member, or a member leaves (``user_id`` is their own)."""
+    need = MemberRole.VIEWER if user_id == who.uid else MemberRole.HOST
+    load_adventure(session, adventure_id, who.uid, need)
+    SharingRepository(session).remove(_member(session, adventure_id, user_id))
+
+
+def end(session: Session, adventure_id: int, who: Asker) -> None:
+    """No one but the host is left, and no invite admits anyone."""
+    load_adventure(session, adventure_id, who.uid)
+    needs_accounts(who)
+    SharingRepository(session).end(adventure_id)

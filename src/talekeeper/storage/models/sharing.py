@@ -1,0 +1,60 @@
+"""Shared adventures (docs/sharing.md): who besides the host belongs to an adventure, and
+the invites that let them in.
+
+Invariants:
+
+- The host is the adventure's owner (``adventures.user_id``) and has no member row; a
+  member row is a ``vocabulary.MemberRole`` other than ``host``, one per account and
+  adventure (unique), with the persona that account plays in it.
+- An invite's code is never stored: only its SHA-256 (``code_hash``), so a copy of the
+  database lets no one in. An invite admits while it is not revoked, not past
+  ``expires_at`` and has ``uses_left``.
+- Deleting an adventure or an account deletes its member and invite rows.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from talekeeper.core.clock import utcnow
+from talekeeper.storage.models.base import ID, Base, UtcDateTime
+
+
+class AdventureMember(Base):
+    """An account that joined an adventure, with its persona; ``role`` (a
+    ``vocabulary.MemberRole``) is ``player`` or ``viewer``, never ``host``."""
+
+    __tablename__ = "adventure_members"
+    __table_args__ = (UniqueConstraint("adventure_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
+    adventure_id: Mapped[int] = mapped_column(
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    role: Mapped[str] = mapped_column(String(8))  # a ``vocabulary.MemberRole``
+    persona_name: Mapped[str] = mapped_column(String(120))
+    persona_pronouns: Mapped[str] = mapped_column(String(40), default="")
+    persona_description: Mapped[str] = mapped_column(Text, default="")
+    joined_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class AdventureInvite(Base):
+    """A code the host handed out: whoever holds it may join, as ``role``, until it
+    expires, is used up or is revoked."""
+
+    __tablename__ = "adventure_invites"
+
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
+    adventure_id: Mapped[int] = mapped_column(
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+    )
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)  # SHA-256, hex
+    role: Mapped[str] = mapped_column(String(8))  # a ``vocabulary.MemberRole``
+    uses_left: Mapped[int] = mapped_column(Integer)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -1,0 +1,73 @@
+"""Members and invites of shared adventures (``models.AdventureMember``,
+``models.AdventureInvite``). Never commits.
+
+Invariants: members come in the order they joined (by id); an invite is found only by the
+SHA-256 of its code.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from talekeeper.storage.models import Adventure, AdventureInvite, AdventureMember, User
+
+
+class SharingRepository:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def member(self, adventure_id: int, user_id: int) -> AdventureMember | None:
+        query = select(AdventureMember).where(
+            AdventureMember.adventure_id == adventure_id, AdventureMember.user_id == user_id
+        )
+        return self.session.scalars(query).first()
+
+    def members(self, adventure_id: int) -> list[tuple[AdventureMember, str]]:
+        """Each member with its account's name, in the order they joined."""
+        query = (
+            select(AdventureMember, User.name)
+            .join(User, User.id == AdventureMember.user_id)
+            .where(AdventureMember.adventure_id == adventure_id)
+            .order_by(AdventureMember.id)
+        )
+        return [(row, name) for row, name in self.session.execute(query)]
+
+    def count(self, adventure_id: int) -> int:
+        query = select(func.count()).where(AdventureMember.adventure_id == adventure_id)
+        return int(self.session.scalar(query) or 0)
+
+    def shared_with(self, user_id: int) -> list[tuple[Adventure, str]]:
+        """The adventures ``user_id`` is a member of (not the host of), each with the role,
+        the most recently played first."""
+        query = (
+            select(Adventure, AdventureMember.role)
+            .join(AdventureMember, AdventureMember.adventure_id == Adventure.id)
+            .where(AdventureMember.user_id == user_id)
+            .order_by(Adventure.updated_at.desc())
+        )
+        return [(adventure, role) for adventure, role in self.session.execute(query)]
+
+    def invite(self, invite_id: int) -> AdventureInvite | None:
+        return self.session.get(AdventureInvite, invite_id)
+
+    def invite_by_hash(self, code_hash: str) -> AdventureInvite | None:
+        query = select(AdventureInvite).where(AdventureInvite.code_hash == code_hash)
+        return self.session.scalars(query.with_for_update()).first()
+
+    def invites(self, adventure_id: int) -> list[AdventureInvite]:
+        query = select(AdventureInvite).where(AdventureInvite.adventure_id == adventure_id)
+        return list(self.session.scalars(query.order_by(AdventureInvite.id)))
+
+    def add(self, row: AdventureMember | AdventureInvite) -> None:
+        self.session.add(row)
+        self.session.flush()
+
+    def remove(self, row: AdventureMember) -> None:
+        self.session.delete(row)
+        self.session.flush()
+
+    def end(self, adventure_id: int) -> None:
+        """No member and no invite is left."""
+        for table in (AdventureMember, AdventureInvite):
+            self.session.execute(delete(table).where(table.adventure_id == adventure_id))
