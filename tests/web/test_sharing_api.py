@@ -77,6 +77,40 @@ def test_a_player_joins_by_code_with_a_persona_and_follows_the_story(
     assert mara.get(f"/api/adventures/{aid}").json()["title"] == "The Lantern Coast"
 
 
+def test_a_player_acts_on_the_hosts_models_and_the_action_names_its_author(
+    accounts: TestClient, double: ModelDouble
+) -> None:
+    add(accounts.app, "wren")
+    mara, tal, wren = As(accounts, "mara"), As(accounts, "tal"), As(accounts, "wren")
+    aid = _adventure(mara)
+    assert mara.patch("/api/settings", json={"reply_tokens": 111}).status_code == 200
+    assert tal.patch("/api/settings", json={"reply_tokens": 222}).status_code == 200
+    assert _join(tal, _invite(mara, aid)["code"]).status_code == 200
+    assert _join(wren, _invite(mara, aid, role="viewer")["code"]).status_code == 200
+    tal_id = tal.get(f"/api/adventures/{aid}/members").json()[1]["user_id"]
+
+    double.script("The ferry knocks against the quay.")
+    turn = tal.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": "moor it"})
+    assert turn.status_code == 200, turn.text
+    assert turn.json()["action"]["author"] == {"user_id": tal_id, "persona_name": "Tal Oakes"}
+    assert "author" not in turn.json()["reply"]  # a narration has no author
+    request = [r for r in double.requests if r.path == "/v1/chat/completions"][-1].body
+    assert request["max_tokens"] == 111  # the host's settings, not the player's
+    # The call counts in the host's usage.
+    assert mara.get("/api/ai-calls", params={"adventure_id": aid}).json()
+    assert tal.get("/api/ai-calls", params={"adventure_id": aid}).json() == []
+    story = mara.get(f"/api/adventures/{aid}/actions").json()["actions"]
+    assert [a.get("author", {}).get("persona_name") for a in story][-2:] == ["Tal Oakes", None]
+
+    refused = wren.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": "wave"})
+    assert refused.status_code == 403 and "host and players" in refused.text
+    add(accounts.app, "stranger")
+    stranger = As(accounts, "stranger")
+    answer = stranger.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": "x"})
+    assert answer.status_code == 404
+    assert len(mara.get(f"/api/adventures/{aid}/actions").json()["actions"]) == len(story)
+
+
 def test_the_code_is_shown_once_and_never_stored(accounts: TestClient) -> None:
     mara = As(accounts, "mara")
     aid = _adventure(mara)

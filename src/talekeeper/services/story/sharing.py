@@ -27,6 +27,7 @@ from talekeeper.core.errors import Conflict, InvalidInput, NotFound
 from talekeeper.services.accounts.base import digest
 from talekeeper.services.common import limits
 from talekeeper.services.story.access import load_adventure
+from talekeeper.services.story.view import Author
 from talekeeper.storage.models import Adventure, AdventureInvite, AdventureMember, User
 from talekeeper.storage.repositories.sharing import SharingRepository
 from talekeeper.storage.vocabulary import MemberRole
@@ -224,3 +225,15 @@ def end(session: Session, adventure_id: int, who: Asker) -> None:
     load_adventure(session, adventure_id, who.uid)
     needs_accounts(who)
     SharingRepository(session).end(adventure_id)
+
+
+def turn_taker(session: Session, adventure_id: int, uid: int) -> tuple[int, Author]:
+    """For ``uid`` acting in the adventure (its host or a player; a viewer is refused): the
+    host, whose settings, models and usage the turn runs on, and the action's author."""
+    adventure = load_adventure(session, adventure_id, uid, MemberRole.PLAYER)
+    if adventure.user_id == uid:
+        user = session.get(User, uid)
+        name = adventure.persona_name or (user.name if user is not None else "")
+    else:
+        name = _member(session, adventure_id, uid).persona_name
+    return adventure.user_id, Author(uid, name)

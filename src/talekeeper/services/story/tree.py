@@ -52,6 +52,7 @@ from talekeeper.services.memory.base import MemoryService, StoryChange
 from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.view import (
     ActionView,
+    Author,
     BranchView,
     LineageStep,
     StoryPage,
@@ -172,6 +173,7 @@ class Story:
         *,
         known: tuple[Action | None, bool] | None = None,
         touch: bool = True,
+        author: Author | None = None,
     ) -> Action:
         """A new active row at the next depth of the branch (the current one unless given);
         that branch's redo stack is forgotten. ``known``: ``head_and_redo`` of the branch,
@@ -190,6 +192,8 @@ class Story:
             text=text,
             state=ActionState.ACTIVE,
             take=1,
+            author_id=author.user_id if author else None,
+            author_name=author.persona_name if author else None,
         )
         self.repo.add(row)
         self._counted(rows)

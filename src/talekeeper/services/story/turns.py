@@ -61,7 +61,7 @@ from talekeeper.services.prompt.built import BuiltContext
 from talekeeper.services.prompt.inputs import ContextInputs, gather
 from talekeeper.services.prompt.prefix import PrefixUse, PromptPrefixes
 from talekeeper.services.story.tree import Story
-from talekeeper.services.story.view import ActionView
+from talekeeper.services.story.view import ActionView, Author
 from talekeeper.services.world import derive as world
 from talekeeper.services.world.knowing import WitnessReport
 from talekeeper.storage.db import LOCK_ATTEMPTS, read_scope, session_scope
@@ -133,17 +133,24 @@ class TurnRunner:
     # -- 1. the player's action ------------------------------------------------------------
 
     def begin(
-        self, adventure_id: int, user_id: int, type_: str, text: str, models: ModelSet
+        self,
+        adventure_id: int,
+        user_id: int,
+        type_: str,
+        text: str,
+        models: ModelSet,
+        author: Author | None = None,
     ) -> Pending:
         """Save the player's action and commit; a continue saves nothing and reads the
-        turn's context instead (so an unknown adventure is refused before any stream)."""
+        turn's context instead (so an unknown adventure is refused before any stream).
+        ``user_id`` is the adventure's host; ``author``, who wrote the action."""
         clean = _player_text(type_, text, required=True)
         pending = Pending(adventure_id, user_id)
         if not clean:
             return self._read_ahead(pending, models)
         with session_scope(self.sessions) as session:
             story = Story.load(session, adventure_id, user_id, self.memory)
-            row = story.append(type_, clean)
+            row = story.append(type_, clean, author=author)
             world.record(story, row)  # what it states of the world, with it
             pending.action = ActionView.of(row)
         return pending

@@ -33,6 +33,14 @@ class ActionText:
 
 
 @dataclass(frozen=True)
+class Author:
+    """Who wrote a player's action, and as whom (docs/sharing.md)."""
+
+    user_id: int
+    persona_name: str
+
+
+@dataclass(frozen=True)
 class ActionView(ActionText):
     """One action. ``takes`` (how many takes its slot has) is known only for the head, and
     ``has_insights`` only on a page of the story; each is None elsewhere."""
@@ -43,6 +51,7 @@ class ActionView(ActionText):
     edited_at: datetime | None
     takes: int | None = None
     has_insights: bool | None = None
+    author: Author | None = None  # a player's action written through the API
 
     @classmethod
     def of(cls, row: Action, *, takes: int | None = None) -> ActionView:
@@ -58,6 +67,7 @@ class ActionView(ActionText):
             created_at=row.created_at,
             edited_at=row.edited_at,
             takes=takes,
+            author=None if row.author_id is None else Author(row.author_id, row.author_name or ""),
         )
 
     def with_takes(self, takes: int | None) -> ActionView:

@@ -33,12 +33,14 @@ from sqlalchemy.orm import Session
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import NotFound
 from talekeeper.services.common.limits import MAX_ID
+from talekeeper.services.common.units import read_scope
 from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.prompt import insights
 from talekeeper.services.prompt.insights import Snapshot
+from talekeeper.services.story import sharing
 from talekeeper.services.story.tree import Story, action_adventure
 from talekeeper.services.story.turns import Pending
-from talekeeper.services.story.view import ActionView, StoryPage, TreeView
+from talekeeper.services.story.view import ActionView, Author, StoryPage, TreeView
 from talekeeper.services.world import derive as world
 from talekeeper.web.deps import (
     DB,
@@ -156,11 +158,18 @@ async def take_turn(
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> Any:
-    models = await _models(rt, uid)
+    # The host's settings, models and usage, whoever of its players acts (docs/sharing.md).
+    host, author = await asyncio.to_thread(_taker, rt, adventure_id, uid)
+    models = await _models(rt, host)
     pending = await asyncio.to_thread(
-        rt.turns.begin, adventure_id, uid, body.type, body.text, models
+        rt.turns.begin, adventure_id, host, body.type, body.text, models, author
     )
     return await _respond(request, rt, pending, models)
+
+
+def _taker(rt: Runtime, adventure_id: int, uid: int) -> tuple[int, Author]:
+    with read_scope(rt.sessions) as session:
+        return sharing.turn_taker(session, adventure_id, uid)
 
 
 @router.post(

@@ -26,6 +26,13 @@ class ActionTextOut(Out):
     branch_id: int
 
 
+class AuthorOut(Out):
+    """Who wrote a player's action, and as whom (docs/sharing.md)."""
+
+    user_id: int
+    persona_name: str
+
+
 class ActionOut(ActionTextOut):
     take: int
     state: ActionState
@@ -33,6 +40,7 @@ class ActionOut(ActionTextOut):
     edited_at: Timestamp | None
     takes: int | None = sometimes()
     has_insights: bool | None = sometimes()
+    author: AuthorOut | None = sometimes()  # a player's action written through the API
 
 
 class StateOut(Out):
