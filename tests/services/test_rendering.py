@@ -26,3 +26,29 @@ pytestmark = pytest.mark.no_database
 )
 def test_each_action_type_renders_as_the_spec_says(type_: str, text: str, rendered: str) -> None:
     assert render(type_, text) == rendered
+
+
+@pytest.mark.parametrize(
+    ("type_", "text", "rendered"),
+    [
+        ("do", "open the door", "> Mara opens the door."),
+        ("do", "I carry my lantern to the boat", "> Mara carries their lantern to the boat."),
+        ("do", "You push past the guard", "> Mara pushes past the guard."),
+        ("do", "go north!", "> Mara goes north!"),
+        ("do", "have a look at me", "> Mara has a look at them."),
+        ("do", "don't move", "> Mara doesn't move."),
+        ("do", "can see the tower", "> Mara can see the tower."),
+        ("do", "pass the salt", "> Mara passes the salt."),
+        ("do", "stay", "> Mara stays."),
+        ("do", "watch", "> Mara watches."),
+        ("do", "  ", "> Mara waits."),
+        ("say", "hello there", '> Mara says "Hello there."'),
+        ("story", "The rain stops.", "The rain stops."),
+        ("narration", "The wind rises.", "The wind rises."),
+    ],
+)
+def test_with_a_speaker_a_players_action_reads_in_the_third_person(
+    type_: str, text: str, rendered: str
+) -> None:
+    """A shared adventure several play (docs/sharing.md): each action by its character."""
+    assert render(type_, text, "Mara") == rendered

@@ -111,6 +111,51 @@ def test_a_player_acts_on_the_hosts_models_and_the_action_names_its_author(
     assert len(mara.get(f"/api/adventures/{aid}/actions").json()["actions"]) == len(story)
 
 
+def test_with_several_players_the_story_is_told_in_the_third_person(
+    accounts: TestClient, double: ModelDouble
+) -> None:
+    mara, tal = As(accounts, "mara"), As(accounts, "tal")
+    made = mara.post(
+        "/api/adventures",
+        json={"title": "The Quay", "persona": {"name": "Mara Quill", "pronouns": "she/her"}},
+    )
+    aid = made.json()["id"]
+    double.script("Gulls wheel overhead.")
+    waved = mara.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": "wave"})
+    assert waved.status_code == 200 and "author" not in waved.json()["action"]  # single play
+    alone = [r for r in double.requests if r.path == "/v1/chat/completions"][-1].body
+    assert alone["messages"][-1]["content"] == "> You wave."  # one player: the second person
+    # A viewer plays no one: still the second person.
+    assert _join(tal, _invite(mara, aid, role="viewer")["code"]).status_code == 200
+    assert "You wave." in _rendered(mara, aid)[-2]
+    tal_id = tal.get(f"/api/adventures/{aid}/members").json()[1]["user_id"]
+    assert mara.patch(f"/api/adventures/{aid}/members/{tal_id}", json={"role": "player"}).is_success
+
+    double.script("The rope pulls taut.")
+    body = {"type": "do", "text": "I grab my rope"}
+    assert tal.post(f"/api/adventures/{aid}/actions", json=body).status_code == 200
+    request = [r for r in double.requests if r.path == "/v1/chat/completions"][-1].body
+    system = request["messages"][0]["content"]
+    assert "Several players share this story" in system
+    assert "Mara Quill (she/her)" in system and "Tal Oakes (he/him)" in system
+    assert "never act, speak or decide for any of them" in system
+    assert "The player's character" not in system
+    assert "several players share" in system and "> You" not in system
+    told = [m["content"] for m in request["messages"]]
+    assert told[-1].endswith("> Tal Oakes grabs their rope.")
+    assert "> Mara Quill waves." in "\n".join(told) and "> You" not in "\n".join(told)
+    assert _rendered(tal, aid)[-4:] == [
+        "> Mara Quill waves.",
+        "Gulls wheel overhead.",
+        "> Tal Oakes grabs their rope.",
+        "The rope pulls taut.",
+    ]
+
+
+def _rendered(who: As, aid: int) -> list[str]:
+    return [a["rendered"] for a in who.get(f"/api/adventures/{aid}/actions").json()["actions"]]
+
+
 def test_the_code_is_shown_once_and_never_stored(accounts: TestClient) -> None:
     mara = As(accounts, "mara")
     aid = _adventure(mara)

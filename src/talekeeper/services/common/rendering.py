@@ -6,6 +6,14 @@
 - ``story``: the player's own prose, verbatim;
 - ``narration``: the narrator's text, verbatim.
 
+With a ``speaker`` (a shared adventure that several play: docs/sharing.md) a ``do`` or
+``say`` reads in the third person, by the name of the character who wrote it: "> Mara
+opens the door.", '> Mara says "Hello there."'. The first word of a ``do`` is taken for
+its verb and agreed with the name ("open" → "opens", "carry" → "carries", "have" →
+"has", "don't" → "doesn't"; a modal such as "can" stays); the player's "my", "me",
+"mine" and "myself" become "their", "them", "theirs" and "themself", which fit any
+character.
+
 Only the raw text is stored; rendering happens when the story is shown or
 sent to a model, so a change here changes every story consistently.
 """
@@ -27,19 +35,56 @@ def _finish(text: str) -> str:
     return text if text.endswith(_ENDS) else text + "."
 
 
-def render(type_: str, text: str) -> str:
+def render(type_: str, text: str, speaker: str | None = None) -> str:
     text = text.strip()
     if type_ == "do":
         body = _LEADING_SUBJECT.sub("", text)
         if len(body) > 1 and body[0].isupper() and not body.split(" ", 1)[0].isupper():
             body = body[0].lower() + body[1:]
+        if speaker:
+            return f"> {speaker} {_finish(_third_person(body))}" if body else f"> {speaker} waits."
         return f"> You {_finish(body)}" if body else "> You wait."
     if type_ == "say":
         spoken = text.strip().strip('"“”').strip()
         if spoken:
             spoken = spoken[0].upper() + spoken[1:]
-        return f'> You say "{_finish(spoken)}"'
+        return f'> {speaker or "You"} {"says" if speaker else "say"} "{_finish(spoken)}"'
     return text
+
+
+# Verbs whose third person is not the regular one, and modals, which have none.
+_IRREGULAR = {"am": "is", "are": "is", "be": "is", "have": "has", "do": "does", "go": "goes"}
+_NEGATED = {"don't": "doesn't", "do not": "does not", "haven't": "hasn't", "aren't": "isn't"}
+_MODALS = frozenset(
+    {
+        "can", "could", "will", "would", "shall", "should", "may", "might", "must",
+        "can't", "couldn't", "won't", "wouldn't", "shouldn't", "mustn't", "cannot",
+    }
+)  # fmt: skip
+_POSSESSIVES = {"my": "their", "me": "them", "mine": "theirs", "myself": "themself"}
+_FIRST_PERSON = re.compile(r"\b(my|me|mine|myself)\b", re.IGNORECASE)
+
+
+def _third_person(body: str) -> str:
+    """``body`` (a ``do`` without its subject) with its first word agreed with a name, and
+    the player's first-person words made the character's."""
+    body = _FIRST_PERSON.sub(lambda m: _POSSESSIVES[m.group(1).lower()], body)
+    for negated, agreed in _NEGATED.items():
+        if body.lower().startswith(negated + " ") or body.lower() == negated:
+            return agreed + body[len(negated) :]
+    verb, _, rest = body.partition(" ")
+    word = verb.lower()
+    if word in _MODALS or not word.isalpha():
+        agreed = verb
+    elif word in _IRREGULAR:
+        agreed = _IRREGULAR[word]
+    elif word.endswith(("s", "sh", "ch", "x", "z", "o")):
+        agreed = verb + "es"
+    elif len(word) > 1 and word.endswith("y") and word[-2] not in "aeiou":
+        agreed = verb[:-1] + "ies"
+    else:
+        agreed = verb + "s"
+    return f"{agreed} {rest}" if rest else agreed
 
 
 def is_player(type_: str) -> bool:

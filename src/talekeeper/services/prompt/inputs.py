@@ -47,6 +47,8 @@ from talekeeper.services.prompt.floating import Placement, top_digest_of
 from talekeeper.services.prompt.placement import Carried
 from talekeeper.services.prompt.sections import HistoryEntry, Section
 from talekeeper.services.prompt.state import state_section
+from talekeeper.services.story import sharing
+from talekeeper.services.story.sharing import Cast
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import events as world_events
 from talekeeper.services.world.addressed import addressed
@@ -84,6 +86,10 @@ def fills(budget: int, slots: int) -> bool:
 
 
 DEFAULT_INSTRUCTIONS = (Path(__file__).parent / "texts" / "narrator_default.txt").read_text(
+    encoding="utf-8"
+)
+# The same, for a shared adventure several play (the third person: docs/sharing.md).
+SHARED_INSTRUCTIONS = (Path(__file__).parent / "texts" / "narrator_shared.txt").read_text(
     encoding="utf-8"
 )
 
@@ -155,16 +161,16 @@ class ContextInputs:
         return self.cards_held
 
 
-def stable_sections(adventure: Adventure) -> tuple[Section, Section]:
-    """AI Instructions and Plot Essentials (with the player's persona): with the Story
-    Summary, the sections above the history."""
-    persona = persona_line(adventure)
+def stable_sections(adventure: Adventure, cast: Cast | None = None) -> tuple[Section, Section]:
+    """AI Instructions and Plot Essentials (with the player's persona, or the cast of a
+    shared adventure several play): with the Story Summary, the sections above the history."""
+    persona = cast.line() if cast is not None else persona_line(adventure)
     essentials = "\n".join(p for p in (adventure.plot_essentials.strip(), persona) if p)
     instructions = adventure.ai_instructions.strip()
     return (
         Section(
             "ai_instructions",
-            instructions or DEFAULT_INSTRUCTIONS.strip(),
+            instructions or (SHARED_INSTRUCTIONS if cast else DEFAULT_INSTRUCTIONS).strip(),
             "the adventure's AI Instructions" if instructions else "default narrator instructions",
         ),
         Section("plot_essentials", essentials, "Plot Essentials and the player's persona"),
@@ -193,10 +199,14 @@ def budget_for(models: ModelSet) -> tuple[int, int]:
 
 
 def read_history(
-    story: Story, below_depth: int | None, budget: int, counter: TokenCounter
+    story: Story,
+    below_depth: int | None,
+    budget: int,
+    counter: TokenCounter,
+    cast: Cast | None = None,
 ) -> tuple[list[tuple[ActionText, str]], bool]:
     """The newest actions of the path with their rendering (oldest first), and whether older
-    ones remain unread."""
+    ones remain unread. With a ``cast``, players' actions read in the third person."""
     rows: list[tuple[ActionText, str]] = []
     tokens = 0
     lineage = story.lineage()
@@ -204,7 +214,7 @@ def read_history(
         below = rows[-1][0].depth if rows else below_depth
         page = story.repo.newest_texts(lineage, HISTORY_PAGE, below_depth=below)
         for row in page:
-            rendered = render(row.type, row.text)
+            rendered = render(row.type, row.text, _speaker(cast, row.author))
             tokens += counter.count(rendered)
             rows.append((row, rendered))
         if len(page) < HISTORY_PAGE:
@@ -240,20 +250,27 @@ class _Path:
         return "\n".join([*recent, self.rendered_action])
 
 
+def _speaker(cast: Cast | None, author: str | None) -> str | None:
+    return None if cast is None else cast.speaker(author)
+
+
 def _read_path(
     story: Story,
     retry_of: Action | None,
     hypothetical: tuple[str, str] | None,
     budget: int,
     counter: TokenCounter,
+    cast: Cast | None,
 ) -> _Path:
-    rows, more = read_history(story, retry_of.depth if retry_of else None, budget, counter)
+    below = retry_of.depth if retry_of else None
+    rows, more = read_history(story, below, budget, counter, cast)
     head_id = retry_of.id if retry_of else (rows[-1][0].id if rows else None)
-    player_type, player_text = hypothetical or ("", "")
+    player_type, player_text, author = *(hypothetical or ("", "")), None
     if hypothetical is None and rows and is_player(rows[-1][0].type):
         player = rows.pop()[0]
-        player_type, player_text = player.type, player.text
-    rendered_action = render(player_type, player_text) if player_type else ""
+        player_type, player_text, author = player.type, player.text, player.author
+    speaker = _speaker(cast, author)
+    rendered_action = render(player_type, player_text, speaker) if player_type else ""
     return _Path(rows, more, head_id, player_text, rendered_action, player_type)
 
 
@@ -266,7 +283,8 @@ def gather(
 ) -> ContextInputs:
     budget, reserved = budget_for(models)
     counter = models.narrator.provider.token_counter(models.narrator.model)
-    path = _read_path(story, retry_of, hypothetical, budget, counter)
+    cast = sharing.cast(story.session, story.adventure)
+    path = _read_path(story, retry_of, hypothetical, budget, counter, cast)
     cards = turn_cards(story.session, story.adventure.id, path.recent_text, path.player_text)
     cache = models.context_layout is ContextLayout.CACHE  # only it keeps things in place
     previous = previous_placement(story, path.rows, retry_of) if cache else None
@@ -277,7 +295,7 @@ def gather(
     narration = path.newest_narration
     query_input, query_context = query_texts(path.player_text, scene, narration, counter)
     lineage = story.lineage()
-    stable = stable_sections(story.adventure)
+    stable = stable_sections(story.adventure, cast)
     summary, summary_rebuilt = _summary(story, lineage, previous, stable)
     current = state_section(state, counter, own.current_state.tokens(budget))
     fixed = (*stable, summary, *card_parts, current)

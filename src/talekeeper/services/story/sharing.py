@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -24,7 +25,6 @@ from sqlalchemy.orm import Session
 
 from talekeeper.core.clock import utcnow
 from talekeeper.core.errors import Conflict, InvalidInput, NotFound
-from talekeeper.services.accounts.base import digest
 from talekeeper.services.common import limits
 from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.view import Author
@@ -94,6 +94,11 @@ class MemberView:
     persona: PersonaView
 
 
+def _digest(code: str) -> str:
+    """The SHA-256 (hex) an invite is stored and found by."""
+    return hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _invite_view(row: AdventureInvite) -> InviteView:
     return InviteView(
         row.id, MemberRole(row.role), row.uses_left, row.expires_at, row.revoked_at is not None
@@ -113,7 +118,7 @@ def invite(
     code = secrets.token_urlsafe(18)
     row = AdventureInvite(
         adventure_id=adventure_id,
-        code_hash=digest(code),
+        code_hash=_digest(code),
         role=role,
         uses_left=uses,
         expires_at=utcnow() + timedelta(hours=hours),
@@ -159,7 +164,7 @@ def join(session: Session, code: str, who: Asker, persona: dict[str, str | None]
     """Make the asker a member by ``code``; the adventure's id."""
     fields = _persona(persona)
     repo = SharingRepository(session)
-    row = repo.invite_by_hash(digest(code)) if len(code) <= 100 else None
+    row = repo.invite_by_hash(_digest(code)) if len(code) <= 100 else None
     if row is None:
         hint = "" if who.accounts else f" {LOCAL_MODE}"
         raise NotFound(
@@ -227,13 +232,62 @@ def end(session: Session, adventure_id: int, who: Asker) -> None:
     SharingRepository(session).end(adventure_id)
 
 
-def turn_taker(session: Session, adventure_id: int, uid: int) -> tuple[int, Author]:
+def turn_taker(session: Session, adventure_id: int, uid: int) -> tuple[int, Author | None]:
     """For ``uid`` acting in the adventure (its host or a player; a viewer is refused): the
-    host, whose settings, models and usage the turn runs on, and the action's author."""
+    host, whose settings, models and usage the turn runs on, and the action's author while
+    the adventure is shared (None in single play: every action is its one player's)."""
     adventure = load_adventure(session, adventure_id, uid, MemberRole.PLAYER)
+    if not SharingRepository(session).count(adventure_id):
+        return adventure.user_id, None
     if adventure.user_id == uid:
         user = session.get(User, uid)
         name = adventure.persona_name or (user.name if user is not None else "")
     else:
         name = _member(session, adventure_id, uid).persona_name
     return adventure.user_id, Author(uid, name)
+
+
+@dataclass(frozen=True)
+class Cast:
+    """The characters of a shared adventure that several play: its host's, then each
+    player's in the order they joined (viewers play no one)."""
+
+    host: PersonaView
+    players: tuple[PersonaView, ...]
+
+    def speaker(self, author: str | None) -> str:
+        """Whom a player's action is told of: its author's character; an action that names
+        none (written before sharing) is the host's."""
+        return author or self.host.name
+
+    def line(self) -> str:
+        """What the narrator is told of the players, in the place of one player's persona."""
+        people = []
+        for persona in (self.host, *self.players):
+            pronouns = f" ({persona.pronouns})" if persona.pronouns else ""
+            about = f": {persona.description}" if persona.description else ""
+            people.append(f"{persona.name}{pronouns}{about}")
+        return (
+            "Several players share this story, each as their own character: "
+            + "; ".join(people)
+            + ". Narrate in the third person, and never act, speak or decide for any of them."
+        )
+
+
+def cast(session: Session, adventure: Adventure) -> Cast | None:
+    """The adventure's cast when more than one plays it; None for one player alone, whose
+    story is told in the second person."""
+    rows = [
+        r
+        for r, _ in SharingRepository(session).members(adventure.id)
+        if r.role == MemberRole.PLAYER
+    ]
+    if not rows:
+        return None
+    host = session.get(User, adventure.user_id)
+    name = adventure.persona_name.strip() or (host.name if host is not None else "The host")
+    lead = PersonaView(name, adventure.persona_pronouns, adventure.persona_description.strip())
+    players = tuple(
+        PersonaView(r.persona_name, r.persona_pronouns, r.persona_description) for r in rows
+    )
+    return Cast(lead, players)

@@ -49,6 +49,7 @@ from talekeeper.core.lineage import (
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import NARRATION, is_player
 from talekeeper.services.memory.base import MemoryService, StoryChange
+from talekeeper.services.story import sharing
 from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.view import (
     ActionView,
@@ -154,7 +155,14 @@ class Story:
         more = len(rows) > limit
         rows = rows[:limit][::-1]
         with_insights = {s.action_id for s in self.repo.insights_for([r.id for r in rows])}
-        actions = [replace(ActionView.of(r), has_insights=r.id in with_insights) for r in rows]
+        cast = sharing.cast(self.session, self.adventure)
+        actions = [
+            replace(
+                ActionView.of(r, speaker=cast.speaker(r.author_name) if cast else None),
+                has_insights=r.id in with_insights,
+            )
+            for r in rows
+        ]
         head = self.head_view()
         if head is not None and actions and actions[-1].id == head.id:
             actions[-1] = actions[-1].with_takes(head.takes)

@@ -54,12 +54,14 @@ class ActionView(ActionText):
     author: Author | None = None  # a player's action written through the API
 
     @classmethod
-    def of(cls, row: Action, *, takes: int | None = None) -> ActionView:
+    def of(cls, row: Action, *, takes: int | None = None, speaker: str | None = None) -> ActionView:
+        """``speaker``: whom a player's action reads of, in a shared adventure several play
+        (``rendering``); None: the second person."""
         return cls(
             id=row.id,
             type=row.type,
             text=row.text,
-            rendered=render(row.type, row.text),
+            rendered=render(row.type, row.text, speaker),
             depth=row.depth,
             branch_id=row.branch_id,
             take=row.take,

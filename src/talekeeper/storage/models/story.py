@@ -125,9 +125,9 @@ class Action(Base):
     take: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     edited_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-    # Who wrote a player's action through the API, and the persona they wrote it as, at the
-    # time (docs/sharing.md); NULL for narrations, openings and rows written before. No
-    # foreign key: the name stays with the story when the account goes.
+    # Who wrote a player's action in a shared adventure, and the persona they wrote it as, at
+    # the time (docs/sharing.md); NULL in single play, for narrations and openings, and for
+    # rows written before. No foreign key: the name stays when the account goes.
     author_id: Mapped[int | None] = mapped_column(ID, nullable=True)
     author_name: Mapped[str | None] = mapped_column(String(120), nullable=True)
 

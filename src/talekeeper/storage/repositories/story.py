@@ -56,12 +56,14 @@ Row = TypeVar("Row", Action, "ActionText")
 
 
 class ActionText(NamedTuple):
-    """The columns of an action a context needs."""
+    """The columns of an action a context needs (``author``: the persona a player's action
+    was written as, when it records one)."""
 
     id: int
     type: str
     text: str
     depth: int
+    author: str | None = None
 
 
 OPEN = 2**31 - 1  # the bound of a lineage entry that has none: deeper than any depth
@@ -214,9 +216,9 @@ class StoryRepository:
     def newest_texts(
         self, lineage: Lineage, limit: int, *, below_depth: int | None = None
     ) -> list[ActionText]:
-        """Like ``newest`` but only (id, type, text, depth): the context needs no more, and
+        """Like ``newest`` but only (id, type, text, depth, author): the context needs no more, and
         building full objects for a page of history costs more than reading it."""
-        columns = select(Action.id, Action.type, Action.text, Action.depth)
+        columns = select(Action.id, Action.type, Action.text, Action.depth, Action.author_name)
         return self._newest(
             lineage,
             limit,

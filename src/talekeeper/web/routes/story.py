@@ -167,7 +167,7 @@ async def take_turn(
     return await _respond(request, rt, pending, models)
 
 
-def _taker(rt: Runtime, adventure_id: int, uid: int) -> tuple[int, Author]:
+def _taker(rt: Runtime, adventure_id: int, uid: int) -> tuple[int, Author | None]:
     with read_scope(rt.sessions) as session:
         return sharing.turn_taker(session, adventure_id, uid)
 
