@@ -156,6 +156,44 @@ def _rendered(who: As, aid: int) -> list[str]:
     return [a["rendered"] for a in who.get(f"/api/adventures/{aid}/actions").json()["actions"]]
 
 
+def test_a_player_retries_and_edits_only_their_own_newest_action(
+    accounts: TestClient, double: ModelDouble
+) -> None:
+    add(accounts.app, "wren")
+    mara, tal, wren = As(accounts, "mara"), As(accounts, "tal"), As(accounts, "wren")
+    aid = _adventure(mara)
+    assert _join(tal, _invite(mara, aid)["code"]).status_code == 200
+    assert _join(wren, _invite(mara, aid, role="viewer")["code"]).status_code == 200
+
+    def act(who: As, text: str) -> dict[str, Any]:
+        double.script(f"The sea answers {text}.")
+        turn = who.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": text})
+        assert turn.status_code == 200, turn.text
+        return dict(turn.json())
+
+    hosts = act(mara, "wave")["action"]["id"]
+    assert tal.post(f"/api/adventures/{aid}/retry").status_code == 403  # the host's turn
+    assert tal.patch(f"/api/actions/{hosts}", json={"text": "bow"}).status_code == 403
+    first = act(tal, "row")["action"]["id"]
+    double.script("The oars dip again.")
+    retried = tal.post(f"/api/adventures/{aid}/retry")
+    assert retried.status_code == 200, retried.text
+    assert retried.json()["reply"]["text"] == "The oars dip again."
+    edited = tal.patch(f"/api/actions/{first}", json={"text": "row harder"})
+    assert edited.status_code == 200 and edited.json()["text"] == "row harder"
+    for who in (wren, tal):
+        refused = who.post(f"/api/adventures/{aid}/retry")
+        assert refused.status_code == 403, refused.text
+        assert who.patch(f"/api/actions/{first}", json={"text": "x"}).status_code == 403
+        act(mara, "nod")  # a newer action than tal's: theirs is no longer the newest
+    add(accounts.app, "stranger")
+    stranger = As(accounts, "stranger")
+    assert stranger.patch(f"/api/actions/{first}", json={"text": "x"}).status_code == 404
+    assert stranger.post(f"/api/adventures/{aid}/retry").status_code == 404
+    # The host changes anyone's.
+    assert mara.patch(f"/api/actions/{first}", json={"text": "row on"}).status_code == 200
+
+
 def test_the_code_is_shown_once_and_never_stored(accounts: TestClient) -> None:
     mara = As(accounts, "mara")
     aid = _adventure(mara)

@@ -24,12 +24,15 @@ from datetime import datetime, timedelta
 from sqlalchemy.orm import Session
 
 from talekeeper.core.clock import utcnow
-from talekeeper.core.errors import Conflict, InvalidInput, NotFound
+from talekeeper.core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from talekeeper.core.lineage import lineage_of
 from talekeeper.services.common import limits
+from talekeeper.services.common.rendering import is_player
 from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.view import Author
 from talekeeper.storage.models import Adventure, AdventureInvite, AdventureMember, User
 from talekeeper.storage.repositories.sharing import SharingRepository
+from talekeeper.storage.repositories.story import StoryRepository
 from talekeeper.storage.vocabulary import MemberRole
 
 MAX_MEMBERS = 8  # the host and seven others
@@ -291,3 +294,23 @@ def cast(session: Session, adventure: Adventure) -> Cast | None:
         PersonaView(r.persona_name, r.persona_pronouns, r.persona_description) for r in rows
     )
     return Cast(lead, players)
+
+
+def may_change(session: Session, adventure_id: int, uid: int, action_id: int | None) -> int:
+    """The host's id, when ``uid`` may retry the newest reply (``action_id`` None) or edit
+    action ``action_id``: the host always; a player only their own newest action (and the
+    reply to it); a viewer never."""
+    adventure = load_adventure(session, adventure_id, uid, MemberRole.PLAYER)
+    if adventure.user_id == uid:
+        return uid
+    repo = StoryRepository(session)
+    links = repo.links(adventure_id)
+    branch = adventure.current_branch_id
+    newest = repo.newest(lineage_of(links, branch), 2) if branch in links else []
+    acted = next((row for row in newest if is_player(row.type)), None)
+    if acted is None or acted.author_id != uid or action_id not in (None, acted.id):
+        raise Forbidden(
+            "A player may retry or edit only their own newest action; anything else of the "
+            "story is its host's to change."
+        )
+    return adventure.user_id

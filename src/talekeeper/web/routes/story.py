@@ -184,9 +184,15 @@ async def retry(
     uid: int = Depends(user_id),
     rt: Runtime = Depends(runtime),
 ) -> Any:
-    models = await _models(rt, uid)
-    pending = await asyncio.to_thread(rt.turns.begin_retry, adventure_id, uid, models)
+    host = await asyncio.to_thread(_changer, rt, adventure_id, uid, None)
+    models = await _models(rt, host)
+    pending = await asyncio.to_thread(rt.turns.begin_retry, adventure_id, host, models)
     return await _respond(request, rt, pending, models)
+
+
+def _changer(rt: Runtime, adventure_id: int, uid: int, action_id: int | None) -> int:
+    with read_scope(rt.sessions) as session:
+        return sharing.may_change(session, adventure_id, uid, action_id)
 
 
 # Insights answer the stored document itself: ``Snapshot`` is a versioned format, declared
@@ -261,8 +267,29 @@ def switch_take(body: TakeIn, story: Story = Depends(adventure_story)) -> StateO
     return _state(StateOut, story)
 
 
+def editable_story(
+    action_id: RowId,
+    session: Session = DB,
+    uid: int = Depends(user_id),
+    rt: Runtime = Depends(runtime),
+) -> Story:
+    """The tree of the adventure that ``action_id`` belongs to, when ``uid`` may edit the
+    action: its host, or a player their own newest action (docs/sharing.md)."""
+    adventure_id = action_adventure(session, action_id)
+    missing = NotFound(f"There is no action {action_id}.")
+    if adventure_id is None:
+        raise missing
+    try:
+        host = sharing.may_change(session, adventure_id, uid, action_id)
+    except NotFound:  # someone else's action reads as no action at all, not as their story
+        raise missing from None
+    return Story.load(session, adventure_id, host, rt.memory)
+
+
 @router.patch("/api/actions/{action_id}", response_model=ActionOut)
-def edit_action(action_id: RowId, body: TextIn, story: Story = Depends(action_story)) -> ActionView:
+def edit_action(
+    action_id: RowId, body: TextIn, story: Story = Depends(editable_story)
+) -> ActionView:
     row = story.edit(action_id, body.text)
     world.rederive(story, row)  # what the new text states of the world
     return ActionView.of(row)
