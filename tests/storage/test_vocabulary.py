@@ -50,6 +50,7 @@ from talekeeper.storage.models import (
     Base,
     CardProposal,
     DerivedState,
+    FeedEvent,
     LibrarySource,
     Memory,
     SummaryVersion,
@@ -66,6 +67,7 @@ from talekeeper.storage.vocabulary import (
     EntityKind,
     EventKind,
     EventOrigin,
+    FeedKind,
     MemberRole,
     MemoryOrigin,
     MemoryStatus,
@@ -115,6 +117,18 @@ PINNED: dict[type[StrEnum], tuple[str, ...]] = {
     ProposalKind: ("new", "update"),
     ProposalState: ("open", "accepted", "dismissed"),
     MemberRole: ("host", "player", "viewer"),
+    FeedKind: (
+        "append",
+        "reply",
+        "retry",
+        "switch_take",
+        "undo",
+        "redo",
+        "edit",
+        "delete",
+        "fork",
+        "members",
+    ),
 }
 
 # The column each enum is stored in.
@@ -136,6 +150,7 @@ COLUMNS: dict[type[StrEnum], tuple[type[Base], str]] = {
     ProposalKind: (CardProposal, "kind"),
     ProposalState: (CardProposal, "state"),
     MemberRole: (AdventureMember, "role"),
+    FeedKind: (FeedEvent, "kind"),
 }
 
 VALUES = frozenset(value for values in PINNED.values() for value in values)
@@ -151,6 +166,9 @@ ALLOWED = {
     # A story card's types (``story_cards.type``), two of which the world's entity kinds
     # share as words: a card of type "item" is not a world entity.
     ("services/cards/match.py", "CARD_TYPES"): "a story card's types",
+    # A turn's events on its stream ("reply"): the name of a server-sent event of one
+    # turn, never stored; the feed's kinds name the same change.
+    ("services/story/turns.py", "TurnEventKind.REPLY"): "a turn's reply event",
     # Who wrote a memory, and who set the Scene, as the API shows it ("player"): never
     # stored as a world event's origin.
     ("services/memory/manage.py", "PLAYER"): "a memory's writer as shown",

@@ -66,6 +66,7 @@ EXEMPT: dict[Key, str] = {
     ("GET", "/api/admin/users"): "takes no input: every account with its usage figures",
     ("GET", "/api/library"): "takes no input: the user's library sources",
     ("GET", "/library"): "the HTML library page; it takes no input",
+    ("GET", "/join"): "the HTML join page; the invite's code is in the fragment, never sent",
 }
 
 

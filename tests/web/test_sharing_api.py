@@ -6,6 +6,7 @@ asking for the host's part is told who may. Local mode has no sharing and says w
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,66 @@ def test_a_player_retries_and_edits_only_their_own_newest_action(
     assert mara.patch(f"/api/actions/{first}", json={"text": "row on"}).status_code == 200
 
 
+def _feed(who: As, aid: int, after: int | None = None, **headers: str) -> Any:
+    params: dict[str, Any] = {"follow": "false"}
+    if after is not None:
+        params["after"] = after
+    return who.get(f"/api/adventures/{aid}/events", params=params, headers=headers)
+
+
+def _events(answer: Any) -> list[tuple[int, str, dict[str, Any]]]:
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    out, ident, name = [], 0, ""
+    for line in answer.text.splitlines():
+        if line.startswith("id: "):
+            ident = int(line[4:])
+        elif line.startswith("event: "):
+            name = line[7:]
+        elif line.startswith("data: "):
+            out.append((ident, name, json.loads(line[6:])))
+    return out
+
+
+def test_the_feed_tells_members_every_change_in_order_and_resumes_after_the_last_seen(
+    accounts: TestClient, double: ModelDouble
+) -> None:
+    mara, tal = As(accounts, "mara"), As(accounts, "tal")
+    aid = _adventure(mara)
+    double.script("Gulls cry.")
+    assert mara.post(
+        f"/api/adventures/{aid}/actions", json={"type": "do", "text": "wave"}
+    ).is_success
+    assert _events(_feed(mara, aid)) == []  # single play writes no feed
+    assert _join(tal, _invite(mara, aid)["code"]).status_code == 200
+    double.script("The rope holds.")
+    turn = tal.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": "tie it"})
+    assert turn.status_code == 200
+    assert mara.post(f"/api/adventures/{aid}/undo").status_code == 200
+    seen = _events(_feed(tal, aid))
+    assert [name for _, name, _ in seen] == ["members", "append", "reply", "undo"]
+    ids = [ident for ident, _, _ in seen]
+    assert ids == sorted(ids) and len(set(ids)) == 4
+    assert seen[0][2]["change"] == "joined"
+    assert seen[1][2]["action_ids"] == [turn.json()["action"]["id"]]
+    assert seen[2][2]["action_ids"][0] == turn.json()["reply"]["id"]
+    # Resuming after an event sends only what came later, by header or by parameter.
+    assert [e[1] for e in _events(_feed(tal, aid, **{"Last-Event-ID": str(ids[1])}))] == [
+        "reply",
+        "undo",
+    ]
+    assert [e[1] for e in _events(_feed(tal, aid, after=ids[2]))] == ["undo"]
+    assert _events(_feed(tal, aid, after=ids[3])) == []
+    for bad in ("abc", "-1", "9" * 30):
+        refused = _feed(tal, aid, **{"Last-Event-ID": bad})
+        assert refused.status_code == 400 and "Last-Event-ID" in refused.text
+    add(accounts.app, "stranger")
+    assert _feed(As(accounts, "stranger"), aid).status_code == 404
+    assert mara.delete(f"/api/adventures/{aid}/members/{seen[0][2]['user_id']}").is_success
+    assert _feed(tal, aid).status_code == 404
+    assert [e[2]["change"] for e in _events(_feed(mara, aid, after=ids[3]))] == ["removed"]
+
+
 def test_the_code_is_shown_once_and_never_stored(accounts: TestClient) -> None:
     mara = As(accounts, "mara")
     aid = _adventure(mara)
@@ -369,6 +430,7 @@ def test_local_mode_has_no_sharing_and_says_why(client: TestClient) -> None:
         ("GET", f"/api/adventures/{aid}/members"),
         ("GET", f"/api/adventures/{aid}/invites"),
         ("DELETE", f"/api/adventures/{aid}/members"),
+        ("GET", f"/api/adventures/{aid}/events"),
     ):
         answer = client.request(method, url)
         assert answer.status_code == 400, (url, answer.text)

@@ -32,6 +32,8 @@ The enums and where each is stored:
   (``models.WorldEvent``: docs/world.md); ``QuestState``: a quest event's ``value``.
 - ``ProposalKind``, ``ProposalState``: ``card_proposals.kind`` and ``.state``
   (``models.CardProposal``: docs/world.md, "The lore clerk").
+- ``FeedKind``: ``adventure_feed.kind`` (``models.FeedEvent``: what changed in a shared
+  adventure, for its members' pages: docs/sharing.md).
 - ``MemberRole``: ``adventure_members.role`` and ``adventure_invites.role``
   (``models.AdventureMember``: docs/sharing.md); the host is the adventure's owner and
   has no row.
@@ -189,3 +191,19 @@ class MemberRole(StrEnum):
     HOST = "host"
     PLAYER = "player"
     VIEWER = "viewer"
+
+
+class FeedKind(StrEnum):
+    """What changed in a shared adventure: the story (as the tree service names its
+    changes) or its members."""
+
+    APPEND = "append"
+    REPLY = "reply"
+    RETRY = "retry"
+    SWITCH_TAKE = "switch_take"
+    UNDO = "undo"
+    REDO = "redo"
+    EDIT = "edit"
+    DELETE = "delete"
+    FORK = "fork"
+    MEMBERS = "members"

@@ -28,12 +28,14 @@ from talekeeper.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from talekeeper.core.lineage import lineage_of
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import is_player
+from talekeeper.services.story import feed
 from talekeeper.services.story.access import load_adventure
+from talekeeper.services.story.feed import FeedView
 from talekeeper.services.story.view import Author
 from talekeeper.storage.models import Adventure, AdventureInvite, AdventureMember, User
 from talekeeper.storage.repositories.sharing import SharingRepository
 from talekeeper.storage.repositories.story import StoryRepository
-from talekeeper.storage.vocabulary import MemberRole
+from talekeeper.storage.vocabulary import FeedKind, MemberRole
 
 MAX_MEMBERS = 8  # the host and seven others
 INVITE_HOURS = 72  # how long an invite admits, unless the host says otherwise
@@ -186,6 +188,7 @@ def join(session: Session, code: str, who: Asker, persona: dict[str, str | None]
         raise Conflict(f"This adventure is full: at most {MAX_MEMBERS} play it.")
     repo.add(AdventureMember(adventure_id=adventure.id, user_id=who.uid, role=row.role, **fields))
     row.uses_left -= 1
+    feed.tell(session, adventure.id, FeedKind.MEMBERS, change="joined", user_id=who.uid)
     return adventure.id
 
 
@@ -218,6 +221,7 @@ def set_role(
     load_adventure(session, adventure_id, who.uid)
     _not_host(role)
     _member(session, adventure_id, user_id).role = role
+    feed.tell(session, adventure_id, FeedKind.MEMBERS, change="role", user_id=user_id)
     return members(session, adventure_id, who)
 
 
@@ -226,6 +230,7 @@ def remove(session: Session, adventure_id: int, user_id: int, who: Asker) -> Non
     need = MemberRole.VIEWER if user_id == who.uid else MemberRole.HOST
     load_adventure(session, adventure_id, who.uid, need)
     SharingRepository(session).remove(_member(session, adventure_id, user_id))
+    feed.tell(session, adventure_id, FeedKind.MEMBERS, change="removed", user_id=user_id)
 
 
 def end(session: Session, adventure_id: int, who: Asker) -> None:
@@ -233,6 +238,7 @@ def end(session: Session, adventure_id: int, who: Asker) -> None:
     load_adventure(session, adventure_id, who.uid)
     needs_accounts(who)
     SharingRepository(session).end(adventure_id)
+    feed.tell(session, adventure_id, FeedKind.MEMBERS, change="ended")
 
 
 def turn_taker(session: Session, adventure_id: int, uid: int) -> tuple[int, Author | None]:
@@ -314,3 +320,10 @@ def may_change(session: Session, adventure_id: int, uid: int, action_id: int | N
             "story is its host's to change."
         )
     return adventure.user_id
+
+
+def feed_after(session: Session, adventure_id: int, who: Asker, after: int) -> list[FeedView]:
+    """The adventure's feed after event ``after``, for any of its members."""
+    load_adventure(session, adventure_id, who.uid, MemberRole.VIEWER)
+    needs_accounts(who)
+    return feed.since(session, adventure_id, after)

@@ -49,7 +49,7 @@ from talekeeper.core.lineage import (
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import NARRATION, is_player
 from talekeeper.services.memory.base import MemoryService, StoryChange
-from talekeeper.services.story import sharing
+from talekeeper.services.story import feed, sharing
 from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.view import (
     ActionView,
@@ -62,7 +62,7 @@ from talekeeper.services.story.view import (
 )
 from talekeeper.storage.models import Action, Adventure, Branch
 from talekeeper.storage.repositories.story import StoryRepository
-from talekeeper.storage.vocabulary import ActionState, MemberRole
+from talekeeper.storage.vocabulary import ActionState, FeedKind, MemberRole
 
 
 def action_adventure(session: Session, action_id: int) -> int | None:
@@ -423,6 +423,14 @@ class Story:
             )
 
     def _changed(self, kind: Any, row: Action, *others: int) -> None:
+        feed.tell(
+            self.session,
+            self.adventure.id,
+            FeedKind(kind),
+            action_ids=[row.id, *others],
+            branch_id=row.branch_id,
+            depth=row.depth,
+        )
         self.memory.story_changed(
             self.session,
             StoryChange(

@@ -30,7 +30,7 @@ from talekeeper.storage.models.library import AdventureKnowledge, LibraryPassage
 from talekeeper.storage.models.memory import Memory, MemoryKey, MemoryUse, SummaryVersion
 from talekeeper.storage.models.proposals import CardProposal
 from talekeeper.storage.models.replies import ContextPlacement, InsightSnapshot
-from talekeeper.storage.models.sharing import AdventureInvite, AdventureMember
+from talekeeper.storage.models.sharing import AdventureInvite, AdventureMember, FeedEvent
 from talekeeper.storage.models.story import Action, Adventure, Branch, StoryCard
 from talekeeper.storage.models.world import (
     WorldBacklog,
@@ -57,6 +57,7 @@ __all__ = [
     "CardProposal",
     "ContextPlacement",
     "DerivedState",
+    "FeedEvent",
     "InsightSnapshot",
     "LibraryPassage",
     "LibrarySource",

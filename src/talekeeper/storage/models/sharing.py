@@ -10,6 +10,9 @@ Invariants:
   database lets no one in. An invite admits while it is not revoked, not past
   ``expires_at`` and has ``uses_left``.
 - Deleting an adventure or an account deletes its member and invite rows.
+- The feed (``FeedEvent``) is written in the transaction of the change it tells of, so a
+  committed change always has its event and ids only grow: a page that saw event N has
+  seen every event of its adventure up to N.
 """
 
 from __future__ import annotations
@@ -57,4 +60,22 @@ class AdventureInvite(Base):
     uses_left: Mapped[int] = mapped_column(Integer)
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class FeedEvent(Base):
+    """One change of a shared adventure, for its members' pages, and what it touched
+    (``data``, JSON). ``kind`` (a ``vocabulary.FeedKind``): a story change as the tree
+    service names it (``append``, ``reply``, ``retry``, ``switch_take``, ``undo``,
+    ``redo``, ``edit``, ``delete``, ``fork``) or ``members`` (one joined, changed role,
+    left or was removed, or sharing ended)."""
+
+    __tablename__ = "adventure_feed"
+
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
+    adventure_id: Mapped[int] = mapped_column(
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+    )
+    kind: Mapped[str] = mapped_column(String(12))
+    data: Mapped[str] = mapped_column(Text, default="{}")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -2,7 +2,7 @@
 ``models.AdventureInvite``). Never commits.
 
 Invariants: members come in the order they joined (by id); an invite is found only by the
-SHA-256 of its code.
+SHA-256 of its code; a feed is read in the order it was written (by id).
 """
 
 from __future__ import annotations
@@ -10,7 +10,13 @@ from __future__ import annotations
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from talekeeper.storage.models import Adventure, AdventureInvite, AdventureMember, User
+from talekeeper.storage.models import (
+    Adventure,
+    AdventureInvite,
+    AdventureMember,
+    FeedEvent,
+    User,
+)
 
 
 class SharingRepository:
@@ -59,7 +65,17 @@ class SharingRepository:
         query = select(AdventureInvite).where(AdventureInvite.adventure_id == adventure_id)
         return list(self.session.scalars(query.order_by(AdventureInvite.id)))
 
-    def add(self, row: AdventureMember | AdventureInvite) -> None:
+    def feed_since(self, adventure_id: int, after: int, limit: int) -> list[FeedEvent]:
+        """The adventure's feed events after id ``after``, oldest first, at most ``limit``."""
+        query = (
+            select(FeedEvent)
+            .where(FeedEvent.adventure_id == adventure_id, FeedEvent.id > after)
+            .order_by(FeedEvent.id)
+            .limit(limit)
+        )
+        return list(self.session.scalars(query))
+
+    def add(self, row: AdventureMember | AdventureInvite | FeedEvent) -> None:
         self.session.add(row)
         self.session.flush()
 

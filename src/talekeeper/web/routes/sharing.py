@@ -2,27 +2,43 @@
 the members with their roles.
 
 Accounts mode only: in local mode a route answers 400 saying why, once its inputs are
-checked (``services.story.sharing``). Bodies are
+checked (``services.story.sharing``).
+
+The feed (``GET /api/adventures/{id}/events``) is a server-sent event stream of the
+adventure's changes (``services.story.feed``), read from the database every ``POLL_S``, so
+it works with any number of app processes; it starts after the event named by
+``Last-Event-ID`` (or ``?after=``), so a page that reconnects misses nothing. Every read
+checks the reader is still a member: a removed one gets ``event: removed`` and the end. Bodies are
 ``Strict``; a stranger's adventure, invite or member is "not found", as everywhere; a
 member asking for what only the host may do gets 403 saying so.
 """
 
 from __future__ import annotations
 
-from fastapi import Depends, Request
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+from fastapi import Depends, Query, Request
+from fastapi.responses import StreamingResponse
 from fastapi.routing import APIRouter
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
+from talekeeper.core.errors import InvalidInput, NotFound
+from talekeeper.services.common.limits import MAX_ID
+from talekeeper.services.common.units import read_scope
 from talekeeper.services.common.vocabulary import MemberRole
 from talekeeper.services.story import adventures, sharing
 from talekeeper.services.story.adventures import AdventureView
+from talekeeper.services.story.feed import FeedView
 from talekeeper.services.story.sharing import Asker, InviteView, MemberView, NewInvite
 from talekeeper.services.story.tree import Story
 from talekeeper.settings import AuthMode
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
 from talekeeper.web.schemas.adventures import AdventureOut
 from talekeeper.web.schemas.sharing import InviteOut, MemberOut, NewInviteOut
+from talekeeper.web.streaming import HEARTBEAT, HEARTBEAT_S
 
 router = APIRouter(tags=["sharing"])
 
@@ -129,3 +145,70 @@ def end_sharing(
     """Every member removed and every invite gone: the host alone is left."""
     sharing.end(session, adventure_id, who)
     return sharing.members(session, adventure_id, who)
+
+
+POLL_S = 0.5  # how often a follower reads the feed: the most an event waits to be sent
+FEED_STREAM = {
+    "type": "string",
+    "description": "server-sent events, one per change of the shared adventure: id (for "
+    "Last-Event-ID), event (append, reply, retry, switch_take, undo, redo, edit, delete, "
+    "fork, members; removed when the reader is no longer a member) and data ({action_ids, "
+    "branch_id, depth} or {change, user_id})",
+}
+
+
+@router.get(
+    "/api/adventures/{adventure_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {"schema": FEED_STREAM}}}},
+)
+async def adventure_events(
+    adventure_id: RowId,
+    request: Request,
+    after: int | None = Query(None, ge=0, le=MAX_ID, description="the last event seen"),
+    follow: bool = Query(True, description="false: send what there is, then end"),
+    who: Asker = Depends(sharer),
+    rt: Runtime = Depends(runtime),
+) -> StreamingResponse:
+    start = after if after is not None else _last_seen(request)
+    first = await asyncio.to_thread(_read, rt, adventure_id, who, start)  # refusals first
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    stream = _stream(rt, adventure_id, who, first, follow)
+    return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+
+
+def _last_seen(request: Request) -> int:
+    raw = request.headers.get("last-event-id", "0").strip() or "0"
+    if not raw.isdigit() or int(raw) > MAX_ID:
+        raise InvalidInput(
+            f"Last-Event-ID must be the id of an event this stream sent (0 to {MAX_ID})."
+        )
+    return int(raw)
+
+
+def _read(rt: Runtime, adventure_id: int, who: Asker, after: int) -> list[FeedView]:
+    with read_scope(rt.sessions) as session:
+        return sharing.feed_after(session, adventure_id, who, after)
+
+
+async def _stream(
+    rt: Runtime, adventure_id: int, who: Asker, events: list[FeedView], follow: bool
+) -> AsyncIterator[bytes]:
+    last, quiet = 0, 0.0
+    while True:
+        for event in events:
+            data = json.dumps(event.data)
+            yield f"id: {event.id}\nevent: {event.kind}\ndata: {data}\n\n".encode()
+            last, quiet = event.id, 0.0
+        if not follow:
+            return
+        await asyncio.sleep(POLL_S)
+        quiet += POLL_S
+        if quiet >= HEARTBEAT_S:
+            yield HEARTBEAT
+            quiet = 0.0
+        try:
+            events = await asyncio.to_thread(_read, rt, adventure_id, who, last)
+        except NotFound:  # removed, or sharing ended: this reader sees no more of it
+            yield b"event: removed\ndata: {}\n\n"
+            return
