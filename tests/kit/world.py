@@ -50,7 +50,12 @@ PATH_VALUES: dict[str, Callable[[World], str]] = {
 
 # Valid values of the query parameters some routes require, so that only what a test makes
 # wrong is wrong.
-QUERY_VALUES = {"filename": "lore.json", "format": "sillytavern", "q": "lantern"}
+QUERY_VALUES = {
+    "filename": "lore.json",
+    "format": "sillytavern",
+    "q": "lantern",
+    "follow": "false",  # a feed that ends: a sweep reads what there is
+}
 
 VALID_BODIES: dict[Key, Callable[[World], Any]] = {
     ("POST", "/api/adventures"): lambda w: {"title": "A new tale"},

@@ -88,3 +88,64 @@ def test_no_route_lets_one_account_read_or_change_anothers(
     # settings are each account's own
     assert tal.patch("/api/settings", json={"reply_tokens": 222}).status_code == 200
     assert mara.get("/api/settings").json()["values"]["reply_tokens"] == 111
+
+
+# What a member of a shared adventure may do by role (docs/sharing.md): everything else of
+# the adventure is the host's, refused with 403 and changing nothing.
+FOLLOWING = {
+    ("GET", "/api/adventures/{adventure_id}"),
+    ("GET", "/api/adventures/{adventure_id}/actions"),
+    ("GET", "/api/adventures/{adventure_id}/members"),
+    ("GET", "/api/adventures/{adventure_id}/events"),
+    ("GET", "/adventures/{adventure_id}"),  # the play page: it says whose it is
+}
+PLAYING = {
+    ("POST", "/api/adventures/{adventure_id}/actions"),
+    ("POST", "/api/adventures/{adventure_id}/retry"),  # their own newest action only
+    ("PATCH", "/api/actions/{action_id}"),
+}
+
+
+@pytest.mark.parametrize("role", ["viewer", "player", "removed"])
+def test_a_member_reaches_only_what_their_role_allows_and_a_removed_one_nothing(
+    base: TestClient, double: ModelDouble, role: str
+) -> None:
+    mara, mara_world, mara_token = owned(base, double, "mara")
+    tal, _, _ = owned(base, double, "tal")
+    invite = mara.post(
+        f"/api/adventures/{mara_world.adventure}/invites",
+        json={"role": "viewer" if role == "viewer" else "player"},
+    ).json()
+    joined = tal.post(f"/api/invites/{invite['code']}/join", json={"persona": {"name": "Tal"}})
+    assert joined.status_code == 200, joined.text
+    if role == "removed":
+        members = mara.get(f"/api/adventures/{mara_world.adventure}/members").json()
+        url = f"/api/adventures/{mara_world.adventure}/members/{members[1]['user_id']}"
+        assert mara.delete(url).status_code == 200
+    before = everything(mara, mara_world)
+    allowed = set() if role == "removed" else FOLLOWING | (PLAYING if role == "player" else set())
+    swept = 0
+    for endpoint in endpoints(base.app):
+        params = [name for name, _ in endpoint.path_params()]
+        if "adventure_id" not in params and "action_id" not in params:
+            continue
+        values = {name: PATH_VALUES[name](mara_world) for name in params}
+        if "token_id" in values:
+            values["token_id"] = str(mara_token)
+        if "invite_id" in values:
+            values["invite_id"] = str(invite["id"])
+        url = endpoint.path.format(**values)
+        body = VALID_BODIES[endpoint.key](mara_world) if endpoint.key in VALID_BODIES else None
+        query = {n: v for n, v in QUERY_VALUES.items() if n in dict(endpoint.query_params())}
+        answer = tal.request(endpoint.method, url, json=body, params=query)
+        swept += 1
+        label = f"{role}: {endpoint.method} {url}: {answer.status_code} {answer.text[:200]}"
+        if endpoint.key in allowed and endpoint.key not in PLAYING:
+            assert answer.status_code == 200, label
+        elif endpoint.key not in allowed:
+            expected = 404 if role == "removed" else 403
+            assert answer.status_code == expected, label
+    assert swept >= 30
+    after = everything(mara, mara_world)
+    if role != "player":  # a player's sweep acted in the story: what it may do
+        assert after == before
