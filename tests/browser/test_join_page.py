@@ -1,7 +1,7 @@
 """An invite link in a real browser (docs/sharing.md): "/join#CODE" opened signed out goes
 through the sign-in page and back with its code, the persona form joins, and the shared
 adventure is listed with the member's role and no host's buttons; a refused code shows the
-server's sentence; a member's play page says whose it is."""
+server's sentence; a member's play page is the story without the host's panels."""
 
 from __future__ import annotations
 
@@ -56,7 +56,8 @@ def test_an_invite_link_signs_in_joins_and_lists_the_shared_adventure(
     expect(row.get_by_role("button", name="Delete “The Drowned Bell”")).to_have_count(0)
     row.get_by_role("link", name="Open “The Drowned Bell”").click()
     expect(page.get_by_role("heading", name="The Drowned Bell")).to_be_visible()
-    expect(page.locator(".message-page")).to_contain_text("member of this shared adventure")
+    expect(page.get_by_label("Your action")).to_be_visible()  # a player's page: the story
+    expect(page.locator("#panels")).to_have_count(0)  # without the host's panels
     with signed_in_api(live, MARA) as mara:
         members = mara.get(f"/api/adventures/{aid}/members").json()
     assert [(m["name"], m["persona"]["name"]) for m in members] == [

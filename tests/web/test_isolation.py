@@ -97,7 +97,7 @@ FOLLOWING = {
     ("GET", "/api/adventures/{adventure_id}/actions"),
     ("GET", "/api/adventures/{adventure_id}/members"),
     ("GET", "/api/adventures/{adventure_id}/events"),
-    ("GET", "/adventures/{adventure_id}"),  # the play page: it says whose it is
+    ("GET", "/adventures/{adventure_id}"),  # the play page: the story, without the panels
 }
 PLAYING = {
     ("POST", "/api/adventures/{adventure_id}/actions"),

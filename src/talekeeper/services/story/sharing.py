@@ -28,7 +28,7 @@ from talekeeper.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from talekeeper.core.lineage import lineage_of
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import is_player
-from talekeeper.services.story import feed
+from talekeeper.services.story import access, feed
 from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.feed import FeedView
 from talekeeper.services.story.view import Author
@@ -327,3 +327,15 @@ def feed_after(session: Session, adventure_id: int, who: Asker, after: int) -> l
     load_adventure(session, adventure_id, who.uid, MemberRole.VIEWER)
     needs_accounts(who)
     return feed.since(session, adventure_id, after)
+
+
+def role_in(session: Session, adventure: Adventure, uid: int) -> MemberRole:
+    """``uid``'s role in an adventure they belong to (``access.load_adventure`` checked)."""
+    role = access.role_of(session, adventure, uid)
+    if role is None:
+        raise NotFound(f"There is no adventure {adventure.id}.")
+    return role
+
+
+def is_shared(session: Session, adventure_id: int) -> bool:
+    return SharingRepository(session).count(adventure_id) > 0

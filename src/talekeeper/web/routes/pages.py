@@ -29,6 +29,7 @@ from talekeeper import __version__
 from talekeeper.bootstrap import Runtime
 from talekeeper.core.errors import NotFound
 from talekeeper.services.common.vocabulary import MemberRole
+from talekeeper.services.story import sharing
 from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.sharing import LOCAL_MODE
 from talekeeper.web.auth import accounts_mode
@@ -119,17 +120,7 @@ def play_page(
             message=str(missing),
             account=account,
         )
-    if adventure.user_id != uid:  # a member: the story is theirs to read through the API
-        return render(
-            rt,
-            uid,
-            "message.html",
-            heading=adventure.title,
-            message="You are a member of this shared adventure. Its play page is its "
-            "host's for now; you can read its story through the JSON API "
-            "(docs/sharing.md).",
-            account=account,
-        )
+    role = sharing.role_in(session, adventure, uid)
     return render(
         rt,
         uid,
@@ -138,6 +129,10 @@ def play_page(
         title=adventure.title,
         nav="adventures",
         account=account,
+        role=role.value,
+        # Follow the feed where there is one to follow: a member's page, or the host's
+        # while others belong (docs/sharing.md).
+        feed=role is not MemberRole.HOST or sharing.is_shared(session, adventure.id),
     )
 
 

@@ -7,6 +7,10 @@
 //   is busy and further changes wait (their buttons are disabled).
 // - Every failure reaches the player as a readable message: a narrator failure as a notice in
 //   the story with Retry, anything else in the page's error banner.
+// - A shared adventure's page follows its feed (docs/sharing.md): every change another member
+//   makes reloads the story when this page is not busy with its own (its own change reloads
+//   it anyway). A member's page has only what their role may do: a player the action box and
+//   Retry, a viewer the story alone; a member removed while reading is told so.
 import { h, fill, api, adventureId, attempt, emit, notify, showError } from "./ui.js";
 import { StoryView } from "./story-view.js";
 import { ActionBox } from "./story-box.js";
@@ -14,7 +18,8 @@ import { Turns } from "./story-turns.js";
 import { TreeDialog } from "./story-tree.js";
 
 class Play {
-  constructor() {
+  constructor(root) {
+    this.role = root.dataset.role || "host";
     this.id = adventureId();
     this.base = `/api/adventures/${this.id}`;
     this.state = null; // {head, awaiting_reply, can_redo, branch_id, ...}
@@ -44,19 +49,43 @@ class Play {
         "Dry run: see what the narrator would be given for the action in the box, without sending it",
         () => emit("open-insights", { dryRun: this.box.draft() })),
     };
+    if (this.role !== "host") {
+      // A player retries their own newest action; the rest is the host's.
+      const own = this.role === "player" ? { retry: bar.retry } : {};
+      fill(root, h("div", { class: "row", attrs: { role: "toolbar", "aria-label": "Story tools" } },
+        ...Object.values(own)));
+      return own;
+    }
     fill(root, h("div", { class: "row", attrs: { role: "toolbar", "aria-label": "Story tools" } },
       bar.retry, bar.undo, bar.redo, h("span", { class: "sep" }), bar.branches, bar.dryRun));
     return bar;
   }
 
+  /** Follow the adventure's feed: another member's change reloads the story. */
+  follow() {
+    const feed = new EventSource(`${this.base}/events`);
+    const changed = () => {
+      if (!this.busy) attempt(() => this.reload("bottom"));
+    };
+    for (const kind of FEED_KINDS) feed.addEventListener(kind, changed);
+    feed.addEventListener("removed", () => {
+      feed.close();
+      showError(new Error("You are no longer a member of this adventure."));
+    });
+    return feed;
+  }
+
   updateToolbar() {
     if (!this.toolbar) return;
     const state = this.state || {};
-    this.toolbar.retry.disabled = this.busy || !state.head;
-    this.toolbar.undo.disabled = this.busy || !state.head;
-    this.toolbar.redo.disabled = this.busy || !state.can_redo;
-    this.toolbar.branches.disabled = this.busy;
-    this.toolbar.dryRun.disabled = this.busy;
+    const set = (name, disabled) => {
+      if (this.toolbar[name]) this.toolbar[name].disabled = disabled;
+    };
+    set("retry", this.busy || !state.head);
+    set("undo", this.busy || !state.head);
+    set("redo", this.busy || !state.can_redo);
+    set("branches", this.busy);
+    set("dryRun", this.busy);
   }
 
   setBusy(busy) {
@@ -112,8 +141,13 @@ class Play {
   }
 }
 
+// The feed's story and membership events (the server's FeedKind), each a reason to reload.
+const FEED_KINDS = ["append", "reply", "retry", "switch_take", "undo", "redo", "edit", "delete",
+  "fork", "members"];
+
 const root = document.getElementById("play");
 if (root) {
-  const play = new Play();
+  const play = new Play(root);
   attempt(() => play.reload("bottom"));
+  if (root.dataset.feed) play.follow();
 }

@@ -1,0 +1,92 @@
+"""Two browsers play one shared adventure together (docs/sharing.md): the host's page and a
+player's, each signed in to its own account, each seeing the other's action and its reply
+live, in the third person; a viewer's page has the story and no action box, and a member
+removed while reading is told so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+from tests.browser.conftest import Live
+from tests.conftest import double_settings
+from tests.kit.browser import (
+    MARA,
+    STORY,
+    TOVE,
+    another_browser,
+    create_account,
+    sign_in,
+    signed_in_api,
+)
+
+from talekeeper.settings import Settings
+from talekeeper_testkit.double import ModelDouble
+
+
+@pytest.fixture
+def live_settings(tmp_path: Path, double: ModelDouble) -> Settings:
+    settings: Settings = double_settings(tmp_path, double, auth="accounts")
+    return settings
+
+
+def _share(live: Live, role: str) -> tuple[int, int]:
+    """Mara's adventure, with Tove joined as ``role``: its id and Tove's user id."""
+    create_account(live, MARA)
+    create_account(live, TOVE)
+    with signed_in_api(live, MARA) as mara:
+        persona = {"name": "Mara Quill"}
+        made = mara.post("/api/adventures", json={"title": "The Quay", "persona": persona})
+        aid = int(made.json()["id"])
+        code = mara.post(f"/api/adventures/{aid}/invites", json={"role": role}).json()["code"]
+    with signed_in_api(live, TOVE) as tove:
+        joined = tove.post(f"/api/invites/{code}/join", json={"persona": {"name": "Tove Lind"}})
+        assert joined.status_code == 200, joined.text
+        tove_id = tove.get(f"/api/adventures/{aid}/members").json()[1]["user_id"]
+    return aid, tove_id
+
+
+def _act(page: Any, text: str) -> None:
+    box = page.get_by_label("Your action")
+    box.fill(text)
+    box.press("Enter")
+
+
+def test_two_browsers_play_one_adventure_and_see_each_other_live(
+    live: Live, page: Any, browser: Any
+) -> None:
+    aid, _ = _share(live, "player")
+    sign_in(page, live, MARA, f"/adventures/{aid}")
+    expect(page.locator("#panels")).to_be_visible()  # the host's page has every panel
+    with another_browser(browser) as other:
+        sign_in(other, live, TOVE, f"/adventures/{aid}")
+        expect(other.locator("#panels")).to_have_count(0)  # a member's: the story alone
+        expect(other.get_by_role("button", name="Undo")).to_have_count(0)
+
+        live.double.script("The rope pulls taut.")
+        _act(other, "grab my rope")
+        for seen in (other, page):  # the player's own page, and the host's, live
+            expect(
+                seen.locator(STORY).filter(has_text="> Tove Lind grabs their rope.")
+            ).to_be_visible()
+            expect(seen.locator(STORY).filter(has_text="The rope pulls taut.")).to_be_visible()
+
+        live.double.script("Gulls lift from the quay.")
+        _act(page, "wave")
+        for seen in (page, other):
+            expect(seen.locator(STORY).filter(has_text="> Mara Quill waves.")).to_be_visible()
+            last = seen.locator(STORY).last.locator(".entry-text")
+            expect(last).to_have_text("Gulls lift from the quay.")
+
+
+def test_a_viewer_reads_without_acting_and_a_removal_is_told(live: Live, page: Any) -> None:
+    aid, tove_id = _share(live, "viewer")
+    sign_in(page, live, TOVE, f"/adventures/{aid}")
+    expect(page.locator("#story")).to_be_visible()
+    expect(page.get_by_label("Your action")).to_be_hidden()
+    expect(page.get_by_role("button", name="Retry")).to_have_count(0)
+    with signed_in_api(live, MARA) as mara:
+        assert mara.delete(f"/api/adventures/{aid}/members/{tove_id}").status_code == 200
+    expect(page.get_by_text("You are no longer a member of this adventure.")).to_be_visible()
