@@ -28,7 +28,8 @@ def test_the_list_gives_each_adventure_its_length(client: TestClient, double: Mo
     assert row["length"] == 5  # the opening, then two turns of action and reply
     assert row["length"] == client.get(f"/api/adventures/{scenario['id']}").json()["length"]
     assert row["title"] == "The Lantern Coast" and row["scenario"] == "lantern-coast"
-    assert list(row) == ["id", "title", "scenario", "created_at", "updated_at", "length"]
+    assert list(row) == ["id", "title", "scenario", "created_at", "updated_at", "length", "role"]
+    assert row["role"] == "host"  # your own (docs/sharing.md)
     assert row["created_at"] == scenario["created_at"]
     assert listed(client, blank["id"])["scenario"] is None
     assert listed(client, blank["id"])["length"] == 0
