@@ -42,6 +42,13 @@ def everything(client: Any, world: World) -> dict[str, Any]:
     return out
 
 
+def _url(endpoint: Any, world: World, token: int, invite: int) -> str:
+    """The endpoint's path with the first account's ids (its token and invite too)."""
+    values = {name: PATH_VALUES[name](world) for name, _ in endpoint.path_params()}
+    values |= {k: str(v) for k, v in (("token_id", token), ("invite_id", invite)) if k in values}
+    return str(endpoint.path.format(**values))
+
+
 def test_no_route_lets_one_account_read_or_change_anothers(
     base: TestClient, double: ModelDouble
 ) -> None:
@@ -56,12 +63,7 @@ def test_no_route_lets_one_account_read_or_change_anothers(
             continue
         if endpoint.path.startswith("/api/admin/"):
             continue  # a player lacks the admin scope (403) whatever the ids: test_admin_api
-        values = {name: PATH_VALUES[name](mara_world) for name in params}
-        if "token_id" in values:
-            values["token_id"] = str(mara_token)
-        if "invite_id" in values:
-            values["invite_id"] = str(invite["id"])
-        url = endpoint.path.format(**values)
+        url = _url(endpoint, mara_world, mara_token, int(invite["id"]))
         body = VALID_BODIES[endpoint.key](tal_world) if endpoint.key in VALID_BODIES else None
         query = {n: v for n, v in QUERY_VALUES.items() if n in dict(endpoint.query_params())}
         answer = tal.request(endpoint.method, url, json=body, params=query)
@@ -129,12 +131,7 @@ def test_a_member_reaches_only_what_their_role_allows_and_a_removed_one_nothing(
         params = [name for name, _ in endpoint.path_params()]
         if "adventure_id" not in params and "action_id" not in params:
             continue
-        values = {name: PATH_VALUES[name](mara_world) for name in params}
-        if "token_id" in values:
-            values["token_id"] = str(mara_token)
-        if "invite_id" in values:
-            values["invite_id"] = str(invite["id"])
-        url = endpoint.path.format(**values)
+        url = _url(endpoint, mara_world, mara_token, int(invite["id"]))
         body = VALID_BODIES[endpoint.key](mara_world) if endpoint.key in VALID_BODIES else None
         query = {n: v for n, v in QUERY_VALUES.items() if n in dict(endpoint.query_params())}
         answer = tal.request(endpoint.method, url, json=body, params=query)

@@ -42,7 +42,7 @@ from talekeeper.services.prompt.budgets import BudgetView
 from talekeeper.services.story.access import load_adventure, owned
 from talekeeper.services.story.scenarios import Scenario
 from talekeeper.services.story.tree import Story
-from talekeeper.services.story.view import StoryState
+from talekeeper.services.story.view import Persona, StoryState
 from talekeeper.services.world import card_updates, proposals, secrets
 from talekeeper.services.world import derive as world
 from talekeeper.services.world.scene import scene_now
@@ -81,13 +81,6 @@ class ListedAdventure(AdventureSummary):
 
     length: int | None
     role: MemberRole = MemberRole.HOST
-
-
-@dataclass(frozen=True)
-class Persona:
-    name: str
-    pronouns: str
-    description: str
 
 
 @dataclass(frozen=True)

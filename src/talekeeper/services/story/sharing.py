@@ -31,7 +31,7 @@ from talekeeper.services.common.rendering import is_player
 from talekeeper.services.story import access, feed
 from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.feed import FeedView
-from talekeeper.services.story.view import Author
+from talekeeper.services.story.view import Author, Persona
 from talekeeper.storage.models import Adventure, AdventureInvite, AdventureMember, User
 from talekeeper.storage.repositories.sharing import SharingRepository
 from talekeeper.storage.repositories.story import StoryRepository
@@ -85,18 +85,11 @@ class NewInvite:
 
 
 @dataclass(frozen=True)
-class PersonaView:
-    name: str
-    pronouns: str
-    description: str
-
-
-@dataclass(frozen=True)
 class MemberView:
     user_id: int
     name: str  # the account's
     role: MemberRole
-    persona: PersonaView
+    persona: Persona
 
 
 def _digest(code: str) -> str:
@@ -197,13 +190,13 @@ def members(session: Session, adventure_id: int, who: Asker) -> list[MemberView]
     adventure = load_adventure(session, adventure_id, who.uid, MemberRole.VIEWER)
     needs_accounts(who)
     host = session.get(User, adventure.user_id)
-    persona = PersonaView(
+    persona = Persona(
         adventure.persona_name, adventure.persona_pronouns, adventure.persona_description
     )
     name = host.name if host is not None else ""
     out = [MemberView(adventure.user_id, name, MemberRole.HOST, persona)]
     for row, name in SharingRepository(session).members(adventure_id):
-        persona = PersonaView(row.persona_name, row.persona_pronouns, row.persona_description)
+        persona = Persona(row.persona_name, row.persona_pronouns, row.persona_description)
         out.append(MemberView(row.user_id, name, MemberRole(row.role), persona))
     return out
 
@@ -261,8 +254,8 @@ class Cast:
     """The characters of a shared adventure that several play: its host's, then each
     player's in the order they joined (viewers play no one)."""
 
-    host: PersonaView
-    players: tuple[PersonaView, ...]
+    host: Persona
+    players: tuple[Persona, ...]
 
     def speaker(self, author: str | None) -> str:
         """Whom a player's action is told of: its author's character; an action that names
@@ -295,9 +288,9 @@ def cast(session: Session, adventure: Adventure) -> Cast | None:
         return None
     host = session.get(User, adventure.user_id)
     name = adventure.persona_name.strip() or (host.name if host is not None else "The host")
-    lead = PersonaView(name, adventure.persona_pronouns, adventure.persona_description.strip())
+    lead = Persona(name, adventure.persona_pronouns, adventure.persona_description.strip())
     players = tuple(
-        PersonaView(r.persona_name, r.persona_pronouns, r.persona_description) for r in rows
+        Persona(r.persona_name, r.persona_pronouns, r.persona_description) for r in rows
     )
     return Cast(lead, players)
 

@@ -33,6 +33,15 @@ class ActionText:
 
 
 @dataclass(frozen=True)
+class Persona:
+    """Who a player is in a story: the adventure's, or a member's of a shared one."""
+
+    name: str
+    pronouns: str
+    description: str
+
+
+@dataclass(frozen=True)
 class Author:
     """Who wrote a player's action, and as whom (docs/sharing.md)."""
 

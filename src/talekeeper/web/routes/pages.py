@@ -190,16 +190,13 @@ def join_page(
 ) -> HTMLResponse:
     """An invite link's page (``/join#CODE``: docs/sharing.md)."""
     if account is None:
-        return render(
-            rt,
-            uid,
-            "message.html",
-            404,
-            heading="No sharing here",
-            message=LOCAL_MODE,
-            account=account,
-        )
+        return _local_mode(rt, uid, "No sharing here", LOCAL_MODE)
     return render(rt, uid, "join.html", nav="adventures", account=account)
+
+
+def _local_mode(rt: Runtime, uid: int, heading: str, message: str) -> HTMLResponse:
+    """A page of accounts mode, asked for in local mode: not here, and why."""
+    return render(rt, uid, "message.html", 404, heading=heading, message=message, account=None)
 
 
 @router.get("/login", response_class=HTMLResponse)
@@ -216,12 +213,10 @@ def account_page(
     account: Viewer | None = Depends(viewer),
 ) -> HTMLResponse:
     if account is None:
-        return render(
+        return _local_mode(
             rt,
             uid,
-            "message.html",
-            404,
-            heading="No accounts here",
-            message="This Talekeeper runs in local mode: there is no account to manage.",
+            "No accounts here",
+            "This Talekeeper runs in local mode: there is no account to manage.",
         )
     return render(rt, uid, "account.html", nav="account", account=account)
