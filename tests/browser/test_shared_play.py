@@ -90,3 +90,31 @@ def test_a_viewer_reads_without_acting_and_a_removal_is_told(live: Live, page: A
     with signed_in_api(live, MARA) as mara:
         assert mara.delete(f"/api/adventures/{aid}/members/{tove_id}").status_code == 200
     expect(page.get_by_text("You are no longer a member of this adventure.")).to_be_visible()
+
+
+def test_an_action_sent_during_anothers_reply_waits_its_turn(
+    live: Live, page: Any, browser: Any
+) -> None:
+    """Tove's reply is being written when Mara acts: Mara's page says her action waits and
+    keeps it unsaved in the box; it is answered after Tove's, in that order on both pages."""
+    aid, _ = _share(live, "player")
+    sign_in(page, live, MARA, f"/adventures/{aid}")
+    first = "The tide turns over the stones below the old lamp, slow and grey and cold."
+    with another_browser(browser) as other:
+        sign_in(other, live, TOVE, f"/adventures/{aid}")
+        live.double.chunk_delay = 0.2
+        live.double.script(first, "The bell answers.")
+        _act(other, "watch the tide")
+        expect(page.get_by_text("The narrator is answering Tove Lind.")).to_be_visible()
+        _act(page, "ring the bell")
+        expect(page.get_by_text("Waiting for 1 turn ahead of yours…")).to_be_visible()
+        expect(page.get_by_label("Your action")).to_have_value("ring the bell")
+        for seen in (page, other):
+            last = seen.locator(STORY).last.locator(".entry-text")
+            expect(last).to_have_text("The bell answers.", timeout=20_000)
+            texts = [t.strip() for t in seen.locator(STORY).all_inner_texts()]
+            order = [
+                next(i for i, t in enumerate(texts) if part in t)
+                for part in ("Tove Lind watches the tide.", first, "Mara Quill rings the bell.")
+            ]
+            assert order == sorted(order), texts

@@ -77,6 +77,7 @@ from talekeeper.storage.vocabulary import (
     QuestState,
     SourceState,
     SummaryTrigger,
+    TurnOrder,
     WitnessMode,
     WorkKind,
 )
@@ -114,6 +115,7 @@ PINNED: dict[type[StrEnum], tuple[str, ...]] = {
     EventOrigin: ("rules", "model", "player"),
     QuestState: ("opened", "advanced", "done", "failed"),
     WitnessMode: ("label", "strict", "off"),
+    TurnOrder: ("free", "round_robin"),
     ProposalKind: ("new", "update"),
     ProposalState: ("open", "accepted", "dismissed"),
     MemberRole: ("host", "player", "viewer"),
@@ -147,6 +149,7 @@ COLUMNS: dict[type[StrEnum], tuple[type[Base], str]] = {
     EventOrigin: (WorldEvent, "origin"),
     QuestState: (WorldEvent, "value"),
     WitnessMode: (Adventure, "witness_mode"),
+    TurnOrder: (Adventure, "turn_order"),
     ProposalKind: (CardProposal, "kind"),
     ProposalState: (CardProposal, "state"),
     MemberRole: (AdventureMember, "role"),
@@ -162,13 +165,13 @@ ALLOWED = {
     ("web/routes/health.py", "ReadyState.OK"): "the readiness probe's answer",
     ("web/routes/health.py", "HealthState.OK"): "the health check's answer",
     # A turn's event ("error"): the name of a server-sent event, never stored.
-    ("services/story/turns.py", "TurnEventKind.ERROR"): "a turn's failure event",
+    ("services/story/turn_events.py", "TurnEventKind.ERROR"): "a turn's failure event",
     # A story card's types (``story_cards.type``), two of which the world's entity kinds
     # share as words: a card of type "item" is not a world entity.
     ("services/cards/match.py", "CARD_TYPES"): "a story card's types",
     # A turn's events on its stream ("reply"): the name of a server-sent event of one
     # turn, never stored; the feed's kinds name the same change.
-    ("services/story/turns.py", "TurnEventKind.REPLY"): "a turn's reply event",
+    ("services/story/turn_events.py", "TurnEventKind.REPLY"): "a turn's reply event",
     # Who wrote a memory, and who set the Scene, as the API shows it ("player"): never
     # stored as a world event's origin.
     ("services/memory/manage.py", "PLAYER"): "a memory's writer as shown",

@@ -39,6 +39,7 @@ ADVENTURE_KEYS = [
     "auto_summarize",
     "memory_bank",
     "witness_mode",
+    "turn_order",
     "auto_accept_cards",
     "section_budgets",
     "scene",
@@ -48,6 +49,7 @@ ADVENTURE_KEYS = [
     "can_redo",
     "branch_id",
     "length",
+    "turns",
 ]
 
 

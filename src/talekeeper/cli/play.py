@@ -151,7 +151,10 @@ class Terminal:
     async def _run(self, pending: Pending) -> None:
         self.say()
         async for event in self.rt.turns.run(pending, self.models):
-            if event.kind == "chunk":
+            if event.kind == "queued":
+                ahead = event.data["ahead"]
+                self.say(f"(waiting: {ahead} turn{'s' if ahead != 1 else ''} ahead of yours)")
+            elif event.kind == "chunk":
                 self.say(event.data["text"], end="")
             elif event.kind == "reply":
                 reply: ActionView = event.data["reply"]

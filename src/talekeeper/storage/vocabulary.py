@@ -152,6 +152,13 @@ class WitnessMode(StrEnum):
     OFF = "off"  # kept as it is
 
 
+class TurnOrder(StrEnum):
+    """Who may act next in a shared adventure (docs/sharing.md, "Round-robin")."""
+
+    FREE = "free"  # anyone who plays, whenever they like (turns still go one at a time)
+    ROUND_ROBIN = "round_robin"  # one action each per round: after acting, wait for the rest
+
+
 class EventOrigin(StrEnum):
     """Who said an event: patterns in the text, a model, or the player (the last word)."""
 

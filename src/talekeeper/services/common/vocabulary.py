@@ -16,6 +16,7 @@ from talekeeper.storage.vocabulary import (
     ProposalKind,
     ProposalState,
     SourceState,
+    TurnOrder,
     WitnessMode,
 )
 
@@ -31,5 +32,6 @@ __all__ = [
     "ProposalKind",
     "ProposalState",
     "SourceState",
+    "TurnOrder",
     "WitnessMode",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 
 from sqlalchemy.orm import Session
 
@@ -39,17 +40,18 @@ from talekeeper.services.memory.base import MemoryService
 from talekeeper.services.memory.scene import Scene
 from talekeeper.services.prompt import budgets
 from talekeeper.services.prompt.budgets import BudgetView
+from talekeeper.services.story import sharing
 from talekeeper.services.story.access import load_adventure, owned
 from talekeeper.services.story.scenarios import Scenario
 from talekeeper.services.story.tree import Story
-from talekeeper.services.story.view import Persona, StoryState
+from talekeeper.services.story.view import Author, Persona, StoryState
 from talekeeper.services.world import card_updates, proposals, secrets
 from talekeeper.services.world import derive as world
 from talekeeper.services.world.scene import scene_now
 from talekeeper.storage.models import Adventure, Branch, StoryCard
 from talekeeper.storage.repositories.sharing import SharingRepository
 from talekeeper.storage.repositories.story import StoryRepository
-from talekeeper.storage.vocabulary import MemberRole, WitnessMode
+from talekeeper.storage.vocabulary import MemberRole, TurnOrder, WitnessMode
 
 COMPONENTS = ("ai_instructions", "plot_essentials", "authors_note")
 # The Story Summary is a plot component too, but versioned (``memory.summary``): writing it
@@ -95,11 +97,13 @@ class AdventureView(AdventureSummary, StoryState):
     auto_summarize: bool
     memory_bank: bool
     witness_mode: WitnessMode
+    turn_order: TurnOrder  # who may act next while it is shared
     auto_accept_cards: bool  # the lore clerk's proposals become cards without asking
     section_budgets: list[BudgetView]  # every budgeted section's share and ceiling
     scene: Scene
     current_branch_id: int | None
     length: int  # the actions on the current path, the opening included
+    turns: list[Author]  # whose turns are live: being answered first, then waiting
 
 
 @dataclass(frozen=True)
@@ -127,10 +131,11 @@ def _persona(value: object) -> dict[str, str]:
     return out
 
 
-def _witness_mode(value: object) -> str:
-    modes = ", ".join(m.value for m in WitnessMode)
-    if not isinstance(value, str) or value not in {m.value for m in WitnessMode}:
-        raise InvalidInput(f"'witness_mode' must be one of {modes} (docs/world.md).")
+def _choice(data: Mapping[str, object], key: str, kind: type[StrEnum], doc: str) -> str:
+    value = data[key]
+    if not isinstance(value, str) or value not in {m.value for m in kind}:
+        modes = ", ".join(m.value for m in kind)
+        raise InvalidInput(f"'{key}' must be one of {modes} ({doc}).")
     return value
 
 
@@ -148,7 +153,9 @@ def clean_fields(data: Mapping[str, object]) -> dict[str, str | bool | None]:
         if key in data:
             out[key] = bool(data[key])
     if "witness_mode" in data:
-        out["witness_mode"] = _witness_mode(data["witness_mode"])
+        out["witness_mode"] = _choice(data, "witness_mode", WitnessMode, "docs/world.md")
+    if "turn_order" in data:
+        out["turn_order"] = _choice(data, "turn_order", TurnOrder, "docs/sharing.md")
     if "section_budgets" in data:  # the whole set: what is not given takes the default
         out["section_budgets"] = budgets.stored_text(data["section_budgets"] or {})
     if "persona" in data:
@@ -180,11 +187,13 @@ def adventure_view(story: Story) -> AdventureView:
         auto_summarize=adventure.auto_summarize,
         memory_bank=adventure.memory_bank,
         witness_mode=WitnessMode(adventure.witness_mode),
+        turn_order=TurnOrder(adventure.turn_order),
         auto_accept_cards=adventure.auto_accept_cards,
         section_budgets=budgets.views(adventure.section_budgets),
         scene=scene_now(story),
         current_branch_id=adventure.current_branch_id,
         length=story.repo.path_length(story.lineage()),
+        turns=sharing.turns_now(story.session, adventure),
     )
 
 

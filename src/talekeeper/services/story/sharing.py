@@ -28,7 +28,7 @@ from talekeeper.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from talekeeper.core.lineage import lineage_of
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import is_player
-from talekeeper.services.story import access, feed
+from talekeeper.services.story import access, feed, queue
 from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.feed import FeedView
 from talekeeper.services.story.view import Author, Persona
@@ -332,3 +332,15 @@ def role_in(session: Session, adventure: Adventure, uid: int) -> MemberRole:
 
 def is_shared(session: Session, adventure_id: int) -> bool:
     return SharingRepository(session).count(adventure_id) > 0
+
+
+def turns_now(session: Session, adventure: Adventure) -> list[Author]:
+    """Who has a turn live on the adventure, by the persona they play: the one being
+    answered first, then those waiting (``queue``), in the order they asked."""
+    askers = queue.askers(session, adventure.id)
+    if not askers:
+        return []
+    names = {r.user_id: r.persona_name for r, _ in SharingRepository(session).members(adventure.id)}
+    host = session.get(User, adventure.user_id)
+    lead = adventure.persona_name.strip() or (host.name if host is not None else "")
+    return [Author(uid, names.get(uid, lead)) for uid in askers]

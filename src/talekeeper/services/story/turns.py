@@ -1,9 +1,13 @@
 """A turn, in the order the spec gives it, and its dry run.
 
-1. ``begin``: the player's action is validated and written in one short write
-   transaction that commits before anything else happens (input is never
-   lost). A continue or a retry writes nothing: it only checks, in a read
-   unit of work, that there is something to continue or retry.
+1. ``begin``: the turn takes its ticket (``queue``: one turn of an adventure at a
+   time, in arrival order) and the player's action is validated and written in
+   one short write transaction that commits before anything else happens (input
+   is never lost). When other turns are ahead, the action waits in the turn and
+   is written in the write that finds its turn come (``run``), so no action lands
+   between another action and its reply. A continue or a retry writes nothing
+   of the story: it only checks, in a read unit of work, that there is
+   something to continue or retry, and reads again when its turn comes.
 2. ``plan``: the path, the cards and the plot components are read in a read
    unit of work (never inside the write that saved the action: no CPU work
    holds the write lock), memories are retrieved (the memory service opens
@@ -15,8 +19,8 @@
    memory use counts are written, and background work is scheduled, in one short
    transaction that waits longer than a request would for a busy database
    (``SAVE_ATTEMPTS``): a finished reply is worth the wait. It checks that the
-   story did not move underneath (another turn, an undo): if it did, nothing is
-   written and the error says so.
+   story did not move underneath (an undo, an edit): if it did, nothing is
+   written and the error says so. The same transaction gives the ticket back.
 
 ``run`` never raises for a failure (only cancellation goes through): every
 error, ours or not, becomes the one ``error`` event, so a stream always ends
@@ -36,20 +40,13 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from talekeeper.core.errors import (
-    Conflict,
-    DatabaseBusy,
-    InvalidInput,
-    ProviderError,
-    TalekeeperError,
-)
+from talekeeper.core.errors import Conflict, ProviderError
 from talekeeper.services.common import limits
-from talekeeper.services.common.rendering import NARRATION, TURN_TYPES
+from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.library.indexer import LibraryIndexer
 from talekeeper.services.library.search import KnowledgeResult, KnowledgeSearch
@@ -60,12 +57,22 @@ from talekeeper.services.prompt.build import build, request
 from talekeeper.services.prompt.built import BuiltContext
 from talekeeper.services.prompt.inputs import ContextInputs, gather
 from talekeeper.services.prompt.prefix import PrefixUse, PromptPrefixes
+from talekeeper.services.story import queue, rounds
 from talekeeper.services.story.tree import Story
+from talekeeper.services.story.turn_events import (
+    TurnEvent,
+    TurnEventKind,
+    as_ours,
+    failure,
+    player_text,
+)
 from talekeeper.services.story.view import ActionView, Author
 from talekeeper.services.world import derive as world
 from talekeeper.services.world.knowing import WitnessReport
 from talekeeper.storage.db import LOCK_ATTEMPTS, read_scope, session_scope
 from talekeeper.storage.models import InsightSnapshot
+
+__all__ = ["Pending", "TurnEvent", "TurnEventKind", "TurnRunner"]
 
 log = logging.getLogger(__name__)
 
@@ -82,22 +89,9 @@ class Pending:
     retry: bool = False
     inputs: ContextInputs | None = None  # read in begin's read unit (continue, retry) or in plan
     read_ms: float = 0.0
-
-
-class TurnEventKind(StrEnum):
-    """What a turn's event says; the web edge names its server-sent events so."""
-
-    ACTION = "action"  # the saved player action
-    CHUNK = "chunk"  # a piece of the reply as it is generated
-    REPLY = "reply"  # the saved reply, with its Insights
-    ERROR = "error"  # the one failure, with what was saved
-
-
-@dataclass
-class TurnEvent:
-    kind: TurnEventKind
-    data: dict[str, Any] = field(default_factory=dict)
-    error: TalekeeperError | None = None
+    ticket: int | None = None  # its place in the adventure's turns (``queue``)
+    holding: bool = False  # the ticket holds the turn (no other turn is ahead of it)
+    unsaved: tuple[str, str, Author | None] | None = None  # an action waiting for its turn
 
 
 @dataclass
@@ -129,6 +123,7 @@ class TurnRunner:
         self.knowledge = knowledge or KnowledgeSearch(sessions)
         self.prefixes = prefixes or PromptPrefixes()
         self.indexer = indexer  # none: no background work to ask for a failed source's retry
+        self.tickets = queue.Tickets(sessions)
 
     # -- 1. the player's action ------------------------------------------------------------
 
@@ -141,29 +136,78 @@ class TurnRunner:
         models: ModelSet,
         author: Author | None = None,
     ) -> Pending:
-        """Save the player's action and commit; a continue saves nothing and reads the
-        turn's context instead (so an unknown adventure is refused before any stream).
-        ``user_id`` is the adventure's host; ``author``, who wrote the action."""
-        clean = _player_text(type_, text, required=True)
+        """Take the turn's ticket and, when no other turn is ahead, save the player's action
+        with it and commit (a waiting action is saved when its turn comes: ``run``). A
+        continue saves nothing and reads the turn's context instead, so an unknown
+        adventure is refused before any stream. ``user_id`` is the adventure's host;
+        ``author``, who wrote the action (none in single play)."""
+        clean = player_text(type_, text, required=True)
         pending = Pending(adventure_id, user_id)
         if not clean:
-            return self._read_ahead(pending, models)
+            return self._queue_read(pending, models, author.user_id if author else user_id)
         with session_scope(self.sessions) as session:
             story = Story.load(session, adventure_id, user_id, self.memory)
-            row = story.append(type_, clean, author=author)
-            world.record(story, row)  # what it states of the world, with it
-            pending.action = ActionView.of(row)
+            asker = author.user_id if author else user_id
+            rounds.check(story, asker)  # round-robin play: is it this player's round?
+            pending.ticket, pending.holding = queue.take(session, adventure_id, asker)
+            if pending.holding:
+                self._save_action(story, pending, (type_, clean, author))
+            else:
+                story.make_room(2)  # a full adventure is refused now, not after the wait
+                pending.unsaved = (type_, clean, author)
         return pending
 
-    def begin_retry(self, adventure_id: int, user_id: int, models: ModelSet) -> Pending:
-        """Check there is something to retry and read the retry's context (writes nothing)."""
-        return self._read_ahead(Pending(adventure_id, user_id, retry=True), models)
+    def begin_retry(
+        self, adventure_id: int, user_id: int, models: ModelSet, asker: int | None = None
+    ) -> Pending:
+        """Take the retry's ticket, check there is something to retry and read the retry's
+        context (writes nothing of the story). ``asker``: who retries (the host if none)."""
+        pending = Pending(adventure_id, user_id, retry=True)
+        return self._queue_read(pending, models, asker or user_id)
+
+    def _queue_read(self, pending: Pending, models: ModelSet, asker: int) -> Pending:
+        """A continue's or a retry's ticket, then its context read ahead: as it will be when
+        the ticket holds the turn, or only to refuse now what cannot be done (it is read
+        again when its turn comes). A refusal gives the ticket back."""
+        with session_scope(self.sessions) as session:
+            Story.load(session, pending.adventure_id, pending.user_id, self.memory)
+            pending.ticket, pending.holding = queue.take(session, pending.adventure_id, asker)
+        try:
+            return self._read_ahead(pending, models)
+        except BaseException:
+            self.tickets.release(pending.ticket)
+            raise
 
     def _read_ahead(self, pending: Pending, models: ModelSet) -> Pending:
         started = time.perf_counter()
         pending.inputs = self._gather(pending, models, None, continuing=not pending.retry)
         pending.read_ms = _ms(started)
         return pending
+
+    def _save_action(
+        self, story: Story, pending: Pending, action: tuple[str, str, Author | None]
+    ) -> None:
+        type_, text, author = action
+        row = story.append(type_, text, author=author)
+        world.record(story, row)  # what it states of the world, with it
+        pending.action = ActionView.of(row)
+        pending.unsaved = None
+
+    def _claim(self, pending: Pending, models: ModelSet) -> bool:
+        """In one write unit: whether the waiting turn's ticket holds the turn now and, if
+        so, its action saved. A continue or a retry reads its context again: the turns
+        before it moved the story."""
+        assert pending.ticket is not None
+        with session_scope(self.sessions) as session:
+            if not queue.holds(session, pending.adventure_id, pending.ticket):
+                return False
+            if pending.unsaved is not None:
+                story = Story.load(session, pending.adventure_id, pending.user_id, self.memory)
+                self._save_action(story, pending, pending.unsaved)
+            pending.holding = True
+        if pending.action is None:
+            self._read_ahead(pending, models)
+        return True
 
     # -- 2. context -------------------------------------------------------------------------
 
@@ -235,51 +279,74 @@ class TurnRunner:
     # -- 3 and 4. generate and save --------------------------------------------------------
 
     async def run(self, pending: Pending, models: ModelSet) -> AsyncIterator[TurnEvent]:
-        """Events: "action" (when one was saved), "chunk"..., then "reply" or "error".
+        """Events: "queued" (while other turns go first), "action" (once one is saved),
+        "chunk"..., then "reply" or "error".
 
         Never raises for a failure: any exception becomes the "error" event, which says
         whether the player's action is saved and carries a complete reply that could not
-        be saved. Only cancellation (the app stopping: ``web/streaming.py``) ends it without one.
+        be saved; the turn's ticket is given back with it. Only cancellation (the app
+        stopping: ``web/streaming.py``) ends it without one, and its ticket then dies.
         """
         if pending.action is not None:
             yield TurnEvent(TurnEventKind.ACTION, {"action": pending.action})
-        parts: list[str] = []
-        written = ""  # the complete reply, once generation finished
+        keeper: asyncio.Task[None] | None = None
+        written: list[str] = []  # the complete reply, once generation finished
         try:
-            plan = await self.plan(pending, models)
-            sending = request(plan.built, models)
-            sent = self.prefixes.sent(
-                _model_key(models), sending, plan.inputs.counter, owner=pending.user_id
-            )
-            plan.prefix = sent.use
-            started = time.perf_counter()
-            done = None
-            async for chunk in models.narrator.stream(
-                sending, kind="narration", adventure_id=pending.adventure_id
-            ):
-                if chunk.text:
-                    if not parts:
-                        plan.timings["first_token_ms"] = _ms(started)
-                    parts.append(chunk.text)
-                    yield TurnEvent(TurnEventKind.CHUNK, {"text": chunk.text})
-                done = chunk.done or done
-            plan.timings["generate_ms"] = _ms(started)
-            if done is not None:  # the server's own count of what it evaluated, if it says
-                plan.prefix = self.prefixes.settle(sent, done.tokens_evaluated)
-            written = "".join(parts).strip()
-            if not written:
-                raise ProviderError(
-                    f"The narrator ({models.narrator.model}) returned an empty reply; retry."
-                )
-            started = time.perf_counter()
-            reply, snapshot = await asyncio.to_thread(
-                self.finish, pending, plan, models, written, done
-            )
-            snapshot = snapshot.with_timing("save_ms", _ms(started))
+            if pending.ticket is not None and not pending.holding:
+                claim = lambda: self._claim(pending, models)  # noqa: E731
+                async for ahead in self.tickets.wait(pending.adventure_id, pending.ticket, claim):
+                    yield TurnEvent(TurnEventKind.QUEUED, {"ahead": ahead})
+                if pending.action is not None:
+                    yield TurnEvent(TurnEventKind.ACTION, {"action": pending.action})
+            if pending.ticket is not None:
+                keeper = asyncio.get_running_loop().create_task(self.tickets.keep(pending.ticket))
+            async for event in self._narrate(pending, models, written):
+                yield event
         except Exception as exc:  # noqa: BLE001 -- the turn's boundary: every failure is an event
-            error = _as_ours(exc, pending, written)
-            yield TurnEvent(TurnEventKind.ERROR, _failure(pending, error, written), error)
-            return
+            if pending.ticket is not None:
+                await asyncio.to_thread(self.tickets.release, pending.ticket)
+            text = "".join(written)
+            error = as_ours(exc, pending, text)
+            yield TurnEvent(TurnEventKind.ERROR, failure(pending, error, text), error)
+        finally:
+            if keeper is not None:
+                keeper.cancel()
+
+    async def _narrate(
+        self, pending: Pending, models: ModelSet, written: list[str]
+    ) -> AsyncIterator[TurnEvent]:
+        """The reply's chunks as they come, then the saved reply; ``written`` receives the
+        complete text once generation finished (for an error that follows)."""
+        parts: list[str] = []
+        plan = await self.plan(pending, models)
+        sending = request(plan.built, models)
+        sent = self.prefixes.sent(
+            _model_key(models), sending, plan.inputs.counter, owner=pending.user_id
+        )
+        plan.prefix = sent.use
+        started = time.perf_counter()
+        done = None
+        async for chunk in models.narrator.stream(
+            sending, kind="narration", adventure_id=pending.adventure_id
+        ):
+            if chunk.text:
+                if not parts:
+                    plan.timings["first_token_ms"] = _ms(started)
+                parts.append(chunk.text)
+                yield TurnEvent(TurnEventKind.CHUNK, {"text": chunk.text})
+            done = chunk.done or done
+        plan.timings["generate_ms"] = _ms(started)
+        if done is not None:  # the server's own count of what it evaluated, if it says
+            plan.prefix = self.prefixes.settle(sent, done.tokens_evaluated)
+        text = "".join(parts).strip()
+        if not text:
+            raise ProviderError(
+                f"The narrator ({models.narrator.model}) returned an empty reply; retry."
+            )
+        written.append(text)
+        started = time.perf_counter()
+        reply, snapshot = await asyncio.to_thread(self.finish, pending, plan, models, text, done)
+        snapshot = snapshot.with_timing("save_ms", _ms(started))
         result = {"action": pending.action, "reply": reply, "insights": snapshot.public()}
         yield TurnEvent(TurnEventKind.REPLY, result)
 
@@ -333,6 +400,8 @@ class TurnRunner:
             if self.indexer is not None:  # a failed source the turn used is retried now
                 self.indexer.catch_up(session, plan.knowledge.failed_source_ids)
             self.memory.schedule(session, pending.adventure_id, pending.user_id)
+            if pending.ticket is not None:  # the next turn may go once this commits
+                queue.done(session, pending.ticket)
             reply = ActionView.of(row, takes=takes)
         self.memory.kick(pending.adventure_id)
         return reply, snapshot.for_action(row.id)
@@ -344,7 +413,7 @@ class TurnRunner:
     ) -> insights.Snapshot:
         """The Insights of the next turn, as if ``type_``/``text`` were sent; nothing is
         generated and nothing is written."""
-        clean = _player_text(type_, text, required=False)
+        clean = player_text(type_, text, required=False)
         hypothetical = (type_, clean) if clean else None
         plan = await self.plan(Pending(adventure_id, user_id), models, hypothetical=hypothetical)
         prefix = self.prefixes.measure(
@@ -367,56 +436,3 @@ class TurnRunner:
 def _model_key(models: ModelSet) -> tuple[str, str]:
     """Which model's cache a prompt meets: the narrator's endpoint and name."""
     return models.narrator.cache_key
-
-
-def _player_text(type_: str, text: str, *, required: bool) -> str:
-    """The checked text of a turn of ``type_`` ("" for a continue, which carries none)."""
-    if type_ not in TURN_TYPES:
-        raise InvalidInput(
-            f"'type' must be one of {', '.join(TURN_TYPES)}; got {limits.quoted(type_)}."
-        )
-    if type_ == "continue":
-        if required and text.strip():
-            raise InvalidInput("A 'continue' carries no text: send an empty 'text'.")
-        return ""
-    return limits.text_field(text, "text", limits.ACTION_MAX, required=required)
-
-
-def _as_ours(exc: Exception, pending: Pending, written: str) -> TalekeeperError:
-    """A failure as the error the player meets; an unexpected one is logged with its
-    traceback (the player's message never shows it)."""
-    if isinstance(exc, DatabaseBusy) and written:
-        return DatabaseBusy(
-            "The database stayed busy with other work for too long, so the reply could not "
-            "be saved."
-        )
-    if isinstance(exc, TalekeeperError):
-        return exc
-    log.exception("turn on adventure %s failed", pending.adventure_id)
-    return TalekeeperError(
-        "Something went wrong on the server while the reply was being written; the log "
-        "has the details."
-    )
-
-
-def _failure(pending: Pending, exc: TalekeeperError, written: str = "") -> dict[str, Any]:
-    saved = pending.action is not None
-    message = exc.message if exc.message.endswith((".", "!", "?")) else exc.message + "."
-    if written:
-        message += " Its text comes with this message: copy it if you want to keep it."
-    if saved:
-        note = " Your action is saved: retry to generate the reply."
-    elif pending.retry:
-        later = " when the model is back" if isinstance(exc, ProviderError) else ""
-        note = f" The story is unchanged: retry again{later}."
-    else:
-        note = " Nothing was changed."
-    out: dict[str, Any] = {
-        "error": {"code": exc.code, "message": message + note},
-        "action": pending.action,
-        "action_saved": saved,
-        "retryable": isinstance(exc, ProviderError | DatabaseBusy) or saved,
-    }
-    if written:
-        out["reply_text"] = written[: limits.NARRATION_MAX]
-    return out

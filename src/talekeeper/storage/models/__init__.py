@@ -30,7 +30,12 @@ from talekeeper.storage.models.library import AdventureKnowledge, LibraryPassage
 from talekeeper.storage.models.memory import Memory, MemoryKey, MemoryUse, SummaryVersion
 from talekeeper.storage.models.proposals import CardProposal
 from talekeeper.storage.models.replies import ContextPlacement, InsightSnapshot
-from talekeeper.storage.models.sharing import AdventureInvite, AdventureMember, FeedEvent
+from talekeeper.storage.models.sharing import (
+    AdventureInvite,
+    AdventureMember,
+    FeedEvent,
+    TurnTicket,
+)
 from talekeeper.storage.models.story import Action, Adventure, Branch, StoryCard
 from talekeeper.storage.models.world import (
     WorldBacklog,
@@ -67,6 +72,7 @@ __all__ = [
     "SignInCount",
     "StoryCard",
     "SummaryVersion",
+    "TurnTicket",
     "User",
     "UserSetting",
     "UtcDateTime",

@@ -13,6 +13,10 @@ Invariants:
 - The feed (``FeedEvent``) is written in the transaction of the change it tells of, so a
   committed change always has its event and ids only grow: a page that saw event N has
   seen every event of its adventure up to N.
+- Turns of one adventure are taken one at a time, in the order they arrive: a turn
+  that will write a reply holds a ``TurnTicket`` from before its action is written until
+  its reply is (``services.story.queue``); ids only grow, so the lowest live ticket holds
+  the turn.
 """
 
 from __future__ import annotations
@@ -78,4 +82,21 @@ class FeedEvent(Base):
     )
     kind: Mapped[str] = mapped_column(String(12))
     data: Mapped[str] = mapped_column(Text, default="{}")
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class TurnTicket(Base):
+    """A turn waiting for, or holding, its adventure's one turn at a time: asked by
+    ``user_id`` (the member who acted; the host in single play). Its turn touches
+    ``seen_at`` while it lives; a ticket not touched for ``queue.DEAD_S`` belongs to a
+    process that died and is skipped and deleted."""
+
+    __tablename__ = "turn_queue"
+
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
+    adventure_id: Mapped[int] = mapped_column(
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"))
+    seen_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

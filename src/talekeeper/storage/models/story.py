@@ -27,7 +27,8 @@ class Adventure(Base):
     """One story: plot components, persona, toggles, and which branch the player is on.
     ``witness_mode`` (a ``vocabulary.WitnessMode``) is what a turn addressing a character
     does with a memory that character did not witness: ``label`` it, leave it out
-    (``strict``) or nothing (``off``)."""
+    (``strict``) or nothing (``off``). ``turn_order`` (a ``vocabulary.TurnOrder``): who may
+    act next while it is shared, ``free`` or ``round_robin``."""
 
     __tablename__ = "adventures"
 
@@ -46,6 +47,7 @@ class Adventure(Base):
     # A ``vocabulary.WitnessMode``: what a turn addressing a character does with a memory
     # that character did not witness.
     witness_mode: Mapped[str] = mapped_column(String(8), default="label", server_default="label")
+    turn_order: Mapped[str] = mapped_column(String(12), default="free", server_default="free")
     # The shares and ceilings the player set for the sections with budgets of their own
     # (JSON, checked by ``services.prompt.budgets``); NULL: the documented defaults.
     section_budgets: Mapped[str | None] = mapped_column(Text, nullable=True, default=None)

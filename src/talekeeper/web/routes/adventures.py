@@ -55,6 +55,7 @@ class AdventureIn(Strict):
     auto_accept_cards: bool | None = None
     # Checked by the service, which names the choices (a bad value is a 400 that says so).
     witness_mode: str | None = None
+    turn_order: str | None = None
     # The whole set of the adventure's own section budgets (``{}``: the defaults), checked
     # by the service, which names a bad field and its range.
     section_budgets: dict[str, object] | None = None

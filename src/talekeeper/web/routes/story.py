@@ -8,7 +8,9 @@ A turn answers in one of two shapes, chosen by the ``Accept`` header:
   a reply that could not be saved (the database stayed busy) a 503 with
   ``Retry-After``, and an error after the reply was written carries its text
   (``reply_text``) in the error.
-- ``text/event-stream``: events ``action`` (the saved player action), ``chunk``
+- ``text/event-stream``: events ``queued`` (``{"ahead"}``: how many turns of the
+  adventure go before this one, sent while it waits), ``action`` (the saved player
+  action), ``chunk``
   (``{"text"}`` pieces as they are generated), then always ``reply`` or
   ``error`` (with the same fields as the JSON error); a ``: heartbeat`` comment
   while the turn is silent. The turn is detached from the connection
@@ -76,8 +78,8 @@ MAX_PAGE = 500  # actions per page of the story
 # With ``Accept: text/event-stream`` a turn answers as events (the module's docstring).
 STREAM = {
     "type": "string",
-    "description": "server-sent events: action (the saved action), chunk ({text})..., "
-    "then reply (as the JSON answer) or error",
+    "description": "server-sent events: queued ({ahead}) while other turns go first, "
+    "action (the saved action), chunk ({text})..., then reply (as the JSON answer) or error",
 }
 
 
@@ -186,7 +188,7 @@ async def retry(
 ) -> Any:
     host = await asyncio.to_thread(_changer, rt, adventure_id, uid, None)
     models = await _models(rt, host)
-    pending = await asyncio.to_thread(rt.turns.begin_retry, adventure_id, host, models)
+    pending = await asyncio.to_thread(rt.turns.begin_retry, adventure_id, host, models, uid)
     return await _respond(request, rt, pending, models)
 
 

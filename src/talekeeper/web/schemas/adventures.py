@@ -9,11 +9,11 @@ beside what the adventure is made of; its ``scene`` is the one ``GET .../scene``
 from __future__ import annotations
 
 from talekeeper.services.cards.rules import SecondaryRule
-from talekeeper.services.common.vocabulary import MemberRole, WitnessMode
+from talekeeper.services.common.vocabulary import MemberRole, TurnOrder, WitnessMode
 from talekeeper.services.prompt.budgets import Budgeted
 from talekeeper.web.schemas.common import Out, Timestamp
 from talekeeper.web.schemas.memory import SceneOut
-from talekeeper.web.schemas.story import StateOut
+from talekeeper.web.schemas.story import AuthorOut, StateOut
 
 
 class CardFields(Out):
@@ -113,6 +113,7 @@ class AdventureSettingsOut(AdventureSummaryOut):
     auto_summarize: bool
     memory_bank: bool
     witness_mode: WitnessMode
+    turn_order: TurnOrder  # who may act next while it is shared (docs/sharing.md)
     auto_accept_cards: bool  # the lore clerk's proposals become cards without asking
     section_budgets: list[SectionBudgetOut]
     scene: SceneOut
@@ -123,3 +124,4 @@ class AdventureSettingsOut(AdventureSummaryOut):
 # which keeps the keys in the order the API has always written them.
 class AdventureOut(StateOut, AdventureSettingsOut):
     length: int  # the actions on the current path, the opening included
+    turns: list[AuthorOut]  # whose turns are live: being answered first, then waiting

@@ -8,8 +8,8 @@
 // - Every failure reaches the player as a readable message: a narrator failure as a notice in
 //   the story with Retry, anything else in the page's error banner.
 // - A shared adventure's page follows its feed (docs/sharing.md): every change another member
-//   makes reloads the story when this page is not busy with its own (its own change reloads
-//   it anyway). A member's page has only what their role may do: a player the action box and
+//   makes reloads the story unless this page is busy with a change of its own other than a
+//   turn (that change reloads it anyway; a turn may wait behind the others'). A member's page has only what their role may do: a player the action box and
 //   Retry, a viewer the story alone; a member removed while reading is told so.
 import { h, fill, api, adventureId, attempt, emit, notify, showError } from "./ui.js";
 import { StoryView } from "./story-view.js";
@@ -65,7 +65,8 @@ class Play {
   follow() {
     const feed = new EventSource(`${this.base}/events`);
     const changed = () => {
-      if (!this.busy) attempt(() => this.reload("bottom"));
+      // During its own turn the page still shows the others' (the reply being written stays).
+      if (!this.busy || this.turns.running) attempt(() => this.reload("bottom"));
     };
     for (const kind of FEED_KINDS) feed.addEventListener(kind, changed);
     feed.addEventListener("removed", () => {

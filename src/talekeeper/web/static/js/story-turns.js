@@ -8,7 +8,9 @@
 //   reloaded either way, so the page shows what the server kept. A reply that was written
 //   but could not be saved (the error's reply_text) is shown with the notice, as text, so the
 //   player can still read and copy it.
-// - One turn at a time: the page is busy (action box and changes disabled) until it ends.
+// - One turn at a time: the page is busy (action box and changes disabled) until it ends. In
+//   a shared adventure other players' turns may go first ("queued"): the action stays in the
+//   box, unsaved, until its own turn saves it.
 import { streamPost, showError, emit, ApiError } from "./ui.js";
 
 const CUT_SHORT = "The connection closed before the reply was finished. Your action is saved: "
@@ -34,10 +36,12 @@ export class Turns {
     const head = play.state && play.state.head;
     const replacing = reason === "retry" && head && head.type === "narration" ? head.id : null;
     const reply = play.view.startReply(replacing);
+    this.running = true;
     let outcome;
     try {
       outcome = await this.stream(url, body, reply);
     } catch (error) {
+      this.running = false;
       if (error instanceof ApiError && error.status >= 400 && error.status < 500) {
         reply.cancel(); // refused before anything was saved: nothing changed
         play.setBusy(false);
@@ -57,6 +61,7 @@ export class Turns {
       const again = body.type === "continue" ? () => this.run(url, body, reason) : null;
       play.failure = { message: outcome.message, unsaved: outcome.unsaved || "", again };
     }
+    this.running = false;
     await play.reloadAfterTurn();
     emit("story-changed", { reason });
     play.setBusy(false);
@@ -68,7 +73,10 @@ export class Turns {
     const play = this.play;
     let outcome = null;
     await streamPost(url, body, (kind, data) => {
-      if (kind === "action" && data.action) {
+      if (kind === "queued") {
+        reply.waiting(Number(data.ahead) || 0);
+      } else if (kind === "action" && data.action) {
+        reply.waiting(0);
         play.view.appendAction(data.action);
         play.box.clear();
       } else if (kind === "chunk") {

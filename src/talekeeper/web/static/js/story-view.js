@@ -5,8 +5,9 @@
 //   PAGE actions before the oldest one shown (before_depth), so a long story stays fast.
 //   A reload keeps as many actions as are shown (up to the API's page limit).
 // - The reply being written is one element with the class "streaming" whose text grows chunk
-//   by chunk (text nodes only); when the turn ends the story is reloaded from the server, so
-//   what stays on the page is what was saved.
+//   by chunk (text nodes only), kept at the end of the list through reloads; while other
+//   turns go first it says how many. When the turn ends the story is reloaded from the
+//   server, so what stays on the page is what was saved.
 // - #story is the scrolling box: a new turn scrolls to the end, an edit keeps the place.
 import { h, fill, api } from "./ui.js";
 import { entryFor } from "./story-entry.js";
@@ -43,6 +44,7 @@ export class StoryView {
           + "to let the narrator open it.",
       }));
     }
+    if (this.streaming) this.list.append(this.streaming); // a reload keeps the reply being written
     this.renderEarlier(page.more_before);
     this.renderNotice(state, failure);
     if (scroll === "bottom") this.toBottom();
@@ -59,8 +61,17 @@ export class StoryView {
       : null);
   }
 
-  /** The notice after the story: the narrator failed, or the newest action has no reply. */
+  /** The notice after the story: the narrator failed, whose turns are being answered (a
+   * shared adventure's), or the newest action has no reply. */
   renderNotice(state, failure) {
+    const turns = (state && state.turns) || [];
+    if (!failure && turns.length) {
+      const [now, ...next] = turns.map((t) => t.persona_name);
+      const after = next.length ? `; then ${next.join(", ")}` : "";
+      fill(this.notice, h("p", { class: "turn-status muted", attrs: { role: "status" },
+        text: `The narrator is answering ${now}${after}.` }));
+      return;
+    }
     if (!failure && !(state && state.awaiting_reply)) {
       fill(this.notice);
       return;
@@ -128,13 +139,14 @@ export class StoryView {
     const old = replacing ? this.list.querySelector(`.entry[data-id="${replacing}"]`) : null;
     if (old) old.hidden = true;
     const text = h("div", { class: "entry-text" });
+    const writing = h("span", { class: "muted small writing", text: "The narrator is writing…" });
     const el = h("article", {
       class: "entry entry-narration streaming",
       attrs: { "aria-label": "Narration (being written)", "aria-busy": "true" },
-    }, text, h("div", { class: "entry-tools" },
-      h("span", { class: "muted small writing", text: "The narrator is writing…" })));
+    }, text, h("div", { class: "entry-tools" }, writing));
     this.list.querySelector(".story-empty")?.remove();
     this.list.append(el);
+    this.streaming = el;
     this.toBottom();
     return {
       append: (piece) => {
@@ -142,12 +154,20 @@ export class StoryView {
         text.append(piece);
         if (pinned) this.toBottom();
       },
+      /** Other turns of a shared adventure go first (`ahead` of them); 0: this one's turn. */
+      waiting: (ahead) => {
+        writing.textContent = ahead
+          ? `Waiting for ${ahead} turn${ahead === 1 ? "" : "s"} ahead of yours…`
+          : "The narrator is writing…";
+      },
       finish: () => {
         el.classList.remove("streaming");
         el.removeAttribute("aria-busy");
+        this.streaming = null;
       },
       cancel: () => {
         el.remove();
+        this.streaming = null;
         if (old) old.hidden = false;
       },
     };

@@ -1,0 +1,147 @@
+"""One turn at a time per adventure, in the order they arrive (docs/sharing.md, "Turns").
+
+Invariants:
+
+- Every turn that will write a reply (an action, a continue, a retry) takes a ticket
+  (``TurnTicket``) in a write unit before anything of it is written. Ticket ids only
+  grow, so of an adventure's live tickets the lowest holds the turn; the others wait.
+- A waiting action is not written: it is written in the write unit that finds its ticket
+  lowest (``TurnRunner``'s claim), so no action ever lands between another action and its
+  reply, and none is written twice. Writers take turns (the database's one writer lock),
+  so two tickets can never both find themselves lowest.
+- A ticket lives while its turn touches it (``seen_at``), at least every ``TOUCH_S``,
+  whether it waits or holds the turn. A ticket untouched for ``DEAD_S`` belongs to a
+  process that died or a turn that was dropped: the next ticket that looks deletes it,
+  so a crash holds an adventure for at most ``DEAD_S``.
+- The holder's ticket is deleted in its reply's own transaction, or right after any
+  failure; a waiter's when it gives up (``MAX_WAIT_S``) or fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime, timedelta
+from typing import Final
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from talekeeper.core.clock import utcnow
+from talekeeper.core.errors import Conflict, DatabaseBusy
+from talekeeper.storage.db import read_scope, session_scope
+from talekeeper.storage.repositories.turns import TurnTicketRepository
+
+log = logging.getLogger(__name__)
+
+POLL_S: Final = 0.25  # how often a waiting turn looks whether its turn has come
+TOUCH_S: Final = 5.0  # how often a live ticket is touched
+DEAD_S: Final = 30.0  # a ticket untouched this long is dead (its process is gone)
+MAX_WAIT_S: Final = 900.0  # a turn waits at most this long for the turns ahead of it
+
+
+def _cutoff() -> datetime:
+    return utcnow() - timedelta(seconds=DEAD_S)
+
+
+def take(session: Session, adventure_id: int, user_id: int) -> tuple[int, bool]:
+    """A new ticket for a turn asked by ``user_id``, and whether it holds the turn now
+    (no live ticket before it). Call inside a write unit."""
+    repo = TurnTicketRepository(session)
+    repo.bury(adventure_id, _cutoff())
+    ticket_id = repo.add(adventure_id, user_id)
+    return ticket_id, repo.before(adventure_id, ticket_id, _cutoff()) == 0
+
+
+def ahead(session: Session, adventure_id: int, ticket_id: int) -> int | None:
+    """How many live tickets wait before ``ticket_id``; None when it is gone (it was
+    found dead and deleted)."""
+    repo = TurnTicketRepository(session)
+    if not repo.exists(ticket_id):
+        return None
+    return repo.before(adventure_id, ticket_id, _cutoff())
+
+
+def holds(session: Session, adventure_id: int, ticket_id: int) -> bool:
+    """Whether ``ticket_id`` holds the turn now; touches it. Call inside a write unit."""
+    repo = TurnTicketRepository(session)
+    repo.bury(adventure_id, _cutoff())
+    repo.touch(ticket_id, utcnow())
+    return ahead(session, adventure_id, ticket_id) == 0
+
+
+def done(session: Session, ticket_id: int) -> None:
+    """The turn is over: its ticket goes. Call inside the unit that ends it."""
+    TurnTicketRepository(session).delete(ticket_id)
+
+
+def askers(session: Session, adventure_id: int) -> list[int]:
+    """The accounts whose turns are live on the adventure, the holder first."""
+    return TurnTicketRepository(session).askers(adventure_id, _cutoff())
+
+
+class Tickets:
+    """The queue as a turn uses it: its own units of work, in threads."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self.sessions = sessions
+
+    def release(self, ticket_id: int) -> None:
+        """Delete the ticket after a failure; a database too busy for it leaves it to die."""
+        try:
+            with session_scope(self.sessions) as session:
+                done(session, ticket_id)
+        except DatabaseBusy:
+            log.warning("turn ticket %s left to expire: the database stayed busy", ticket_id)
+
+    def touch(self, ticket_id: int) -> None:
+        with session_scope(self.sessions) as session:
+            TurnTicketRepository(session).touch(ticket_id, utcnow())
+
+    def _ahead(self, adventure_id: int, ticket_id: int) -> int | None:
+        with read_scope(self.sessions) as session:
+            return ahead(session, adventure_id, ticket_id)
+
+    async def wait(
+        self, adventure_id: int, ticket_id: int, claim: Callable[[], bool]
+    ) -> AsyncIterator[int]:
+        """Wait for the ticket's turn, yielding how many turns are ahead of it whenever that
+        changes; ends once ``claim`` (a write unit that checks ``holds`` and writes what
+        the turn holds) succeeds. Raises ``Conflict`` when the wait runs past
+        ``MAX_WAIT_S`` or the ticket was found dead."""
+        started = touched = time.monotonic()
+        shown: int | None = None
+        while True:
+            count = await asyncio.to_thread(self._ahead, adventure_id, ticket_id)
+            if count is None:
+                raise Conflict(_GONE)
+            if count == 0 and await asyncio.to_thread(claim):
+                return
+            if count != shown:
+                shown = count
+                yield count
+            now = time.monotonic()
+            if now - started > MAX_WAIT_S:
+                raise Conflict(
+                    f"Other turns of this adventure held it for {MAX_WAIT_S / 60:.0f} minutes, "
+                    "so this one gave up waiting."
+                )
+            if now - touched >= TOUCH_S:
+                await asyncio.to_thread(self.touch, ticket_id)
+                touched = now
+            await asyncio.sleep(POLL_S)
+
+    async def keep(self, ticket_id: int) -> None:
+        """Touch a held ticket every ``TOUCH_S`` until cancelled (the turn is generating)."""
+        while True:
+            await asyncio.sleep(TOUCH_S)
+            try:
+                await asyncio.to_thread(self.touch, ticket_id)
+            except DatabaseBusy:  # the next touch tries again; DEAD_S allows several misses
+                log.warning("turn ticket %s not touched: the database was busy", ticket_id)
+
+
+_GONE = (
+    "This turn waited without word from its server for too long and lost its place in the queue."
+)

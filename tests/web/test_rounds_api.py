@@ -1,0 +1,83 @@
+"""Round-robin turns (docs/sharing.md, "Round-robin"): once the host sets it, each player
+acts once per round; acting again before every other player has is refused, naming whom
+to wait for; a viewer plays no one and holds no one up; a continue is never refused; the
+host turns it off again, and only the host may set it."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+from tests.kit.accounts import As, add
+
+from talekeeper_testkit.double import ModelDouble
+
+
+def _shared(accounts: TestClient) -> tuple[As, As, int]:
+    mara, tal = As(accounts, "mara"), As(accounts, "tal")
+    made = mara.post("/api/adventures", json={"title": "Rounds", "persona": {"name": "Mara"}})
+    aid = int(made.json()["id"])
+    code = mara.post(f"/api/adventures/{aid}/invites", json={}).json()["code"]
+    joined = tal.post(f"/api/invites/{code}/join", json={"persona": {"name": "Tal"}})
+    assert joined.status_code == 200, joined.text
+    return mara, tal, aid
+
+
+def _act(who: As, aid: int, text: str) -> object:
+    return who.post(f"/api/adventures/{aid}/actions", json={"text": text})
+
+
+def test_each_player_acts_once_a_round(accounts: TestClient, double: ModelDouble) -> None:
+    mara, tal, aid = _shared(accounts)
+    double.default_reply = "The tide turns."
+    # Free order (the default): Mara may act twice in a row.
+    assert mara.get(f"/api/adventures/{aid}").json()["turn_order"] == "free"
+    assert _act(mara, aid, "look").status_code == 200
+    assert _act(mara, aid, "look again").status_code == 200
+    refused = tal.patch(f"/api/adventures/{aid}", json={"turn_order": "round_robin"})
+    assert refused.status_code == 403  # the host's to set
+    set_ = mara.patch(f"/api/adventures/{aid}", json={"turn_order": "round_robin"})
+    assert set_.status_code == 200 and set_.json()["turn_order"] == "round_robin"
+    # Mara acted last: Tal's turn now.
+    again = _act(mara, aid, "a third look")
+    assert again.status_code == 409, again.text
+    assert "wait for Tal to act" in again.json()["error"]["message"]
+    assert _act(tal, aid, "wave").status_code == 200
+    assert _act(tal, aid, "wave again").status_code == 409
+    assert _act(mara, aid, "nod").status_code == 200
+    # A continue is no one's action: never refused.
+    assert mara.post(f"/api/adventures/{aid}/actions", json={"type": "continue"}).status_code == 200
+    texts = [a["text"] for a in mara.get(f"/api/adventures/{aid}/actions").json()["actions"]]
+    assert "a third look" not in texts and "wave again" not in texts
+    # Off again: anyone, any time.
+    mara.patch(f"/api/adventures/{aid}", json={"turn_order": "free"})
+    assert _act(mara, aid, "a last look").status_code == 200
+
+
+def test_a_viewer_holds_no_one_up_and_a_new_player_gets_a_turn(
+    accounts: TestClient, double: ModelDouble
+) -> None:
+    mara, tal, aid = _shared(accounts)
+    double.default_reply = "Gulls."
+    mara.patch(f"/api/adventures/{aid}", json={"turn_order": "round_robin"})
+    add(accounts.app, "ines")
+    ines = As(accounts, "ines")
+    viewer = mara.post(f"/api/adventures/{aid}/invites", json={"role": "viewer"}).json()["code"]
+    assert ines.post(f"/api/invites/{viewer}/join", json={"persona": {"name": "Ines"}}).is_success
+    assert _act(mara, aid, "one").status_code == 200
+    assert _act(tal, aid, "two").status_code == 200
+    assert _act(mara, aid, "three").status_code == 200  # Ines only watches
+    # Ines becomes a player: she has not acted, so Tal waits for her as well as for Mara.
+    ines_id = mara.get(f"/api/adventures/{aid}/members").json()[2]["user_id"]
+    mara.patch(f"/api/adventures/{aid}/members/{ines_id}", json={"role": "player"})
+    blocked = _act(tal, aid, "four")  # Mara acted since Tal's last action; Ines never has
+    assert blocked.status_code == 409
+    assert "wait for Ines to act" in blocked.json()["error"]["message"]
+    assert _act(ines, aid, "four").status_code == 200
+    assert _act(tal, aid, "five").status_code == 200
+    assert _act(mara, aid, "six").status_code == 200
+
+
+def test_a_bad_turn_order_is_refused_with_the_choices(accounts: TestClient) -> None:
+    mara, _, aid = _shared(accounts)
+    answer = mara.patch(f"/api/adventures/{aid}", json={"turn_order": "chaos"})
+    assert answer.status_code == 400
+    assert "free, round_robin" in answer.json()["error"]["message"]
