@@ -5,6 +5,7 @@ removed while reading is told so."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +119,40 @@ def test_an_action_sent_during_anothers_reply_waits_its_turn(
                 for part in ("Tove Lind watches the tide.", first, "Mara Quill rings the bell.")
             ]
             assert order == sorted(order), texts
+
+
+def test_the_host_shares_from_the_people_panel(live: Live, page: Any) -> None:
+    """The host makes an invite link (shown once), sees who joined as it happens, changes
+    their role, sets round-robin turns and removes them, all from the People panel."""
+    create_account(live, MARA)
+    create_account(live, TOVE)
+    with signed_in_api(live, MARA) as mara:
+        made = mara.post("/api/adventures", json={"title": "The Quay"})
+        aid = int(made.json()["id"])
+    sign_in(page, live, MARA, f"/adventures/{aid}")
+    page.get_by_role("tab", name="People").click()
+    panel = page.locator("#panel-people")
+    expect(panel.get_by_text("No invites yet.")).to_be_visible()
+    panel.get_by_label("Uses").fill("2")
+    panel.get_by_role("button", name="Make an invite link").click()
+    link = panel.get_by_label("Invite link")
+    expect(link).to_have_value(re.compile(r"/join#\S{20,}$"))
+    code = link.input_value().split("#", 1)[1]
+    expect(panel.get_by_text("2 uses left", exact=False)).to_be_visible()
+    with signed_in_api(live, TOVE) as tove:
+        joined = tove.post(f"/api/invites/{code}/join", json={"persona": {"name": "Tove Lind"}})
+        assert joined.status_code == 200, joined.text
+    person = panel.locator(".person").filter(has_text="as Tove Lind")
+    expect(person).to_be_visible()  # told by the feed, no reload
+    expect(panel.get_by_text("1 use left", exact=False)).to_be_visible()
+    person.get_by_label(re.compile("Role of")).select_option("viewer")
+    expect(page.get_by_text(re.compile("is now a viewer"))).to_be_visible()
+    panel.get_by_label("Round-robin: each player acts once per round").check()
+    expect(page.get_by_text("Players now take turns round-robin.")).to_be_visible()
+    with signed_in_api(live, MARA) as mara:
+        members = mara.get(f"/api/adventures/{aid}/members").json()
+        assert [m["role"] for m in members] == ["host", "viewer"]
+        assert mara.get(f"/api/adventures/{aid}").json()["turn_order"] == "round_robin"
+    person.get_by_role("button", name=re.compile("^Remove")).click()
+    panel.get_by_role("button", name="Yes, remove").click()
+    expect(panel.locator(".person")).to_have_count(1)

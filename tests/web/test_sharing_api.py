@@ -425,14 +425,17 @@ def test_an_invite_is_checked_before_it_is_made(accounts: TestClient) -> None:
 
 def test_local_mode_has_no_sharing_and_says_why(client: TestClient) -> None:
     aid = client.post("/api/adventures", json={"title": "Alone"}).json()["id"]
-    for method, url in (
-        ("POST", f"/api/adventures/{aid}/invites"),
-        ("GET", f"/api/adventures/{aid}/members"),
-        ("GET", f"/api/adventures/{aid}/invites"),
-        ("DELETE", f"/api/adventures/{aid}/members"),
-        ("GET", f"/api/adventures/{aid}/events"),
+    for method, url, body in (
+        ("POST", f"/api/adventures/{aid}/invites", None),
+        ("GET", f"/api/adventures/{aid}/members", None),
+        ("GET", f"/api/adventures/{aid}/invites", None),
+        ("DELETE", f"/api/adventures/{aid}/invites/1", None),
+        ("PATCH", f"/api/adventures/{aid}/members/2", {"role": "viewer"}),
+        ("DELETE", f"/api/adventures/{aid}/members/2", None),
+        ("DELETE", f"/api/adventures/{aid}/members", None),
+        ("GET", f"/api/adventures/{aid}/events", None),
     ):
-        answer = client.request(method, url)
+        answer = client.request(method, url, json=body)
         assert answer.status_code == 400, (url, answer.text)
         error = answer.json()["error"]
         assert error["code"] == "sharing_needs_accounts"

@@ -200,6 +200,12 @@ class ActionEntry(Entry):
     take: Key
     created_at: Time
     edited_at: MaybeTime = None
+    # The persona a shared adventure's player wrote it as (docs/sharing.md); written only
+    # where there is one, so a file of single play reads as one from before sharing.
+    author: Annotated[
+        Annotated[str, chars(limits.PERSONA_NAME_MAX)] | None,
+        Field(exclude_if=lambda name: name is None),
+    ] = None
 
     @model_validator(mode="before")
     @classmethod

@@ -204,6 +204,7 @@ def _action(a: Action, branch_key: dict[int, int], action_key: dict[int, int]) -
         take=a.take,
         created_at=a.created_at,
         edited_at=a.edited_at,
+        author=a.author_name,
     )
 
 

@@ -194,6 +194,7 @@ def _actions(actions: Sequence[ActionEntry], branch_keys: set[int]) -> list[Plan
             "take": a.take,
             "created_at": a.created_at,
             "edited_at": a.edited_at,
+            "author_name": a.author,  # the account does not travel: only who they played
         }
         rows.append(Planned(values, key=a.key, refs={"branch_id": ("branches", a.branch)}))
     return rows

@@ -86,14 +86,34 @@ class Tickets:
 
     def __init__(self, sessions: sessionmaker[Session]) -> None:
         self.sessions = sessions
+        self._later: set[asyncio.Task[None]] = set()  # tickets still to give back
 
     def release(self, ticket_id: int) -> None:
-        """Delete the ticket after a failure; a database too busy for it leaves it to die."""
+        """Delete the ticket (a refusal before its turn began). Raises ``DatabaseBusy``."""
+        with session_scope(self.sessions) as session:
+            done(session, ticket_id)
+
+    async def give_back(self, ticket_id: int) -> None:
+        """Delete the ticket after a failure. A database too busy for it now (often the
+        very reason the turn failed) is asked again every second in the background, so the
+        next turn need not wait for the ticket to die."""
         try:
-            with session_scope(self.sessions) as session:
-                done(session, ticket_id)
+            await asyncio.to_thread(self.release, ticket_id)
         except DatabaseBusy:
-            log.warning("turn ticket %s left to expire: the database stayed busy", ticket_id)
+            task = asyncio.get_running_loop().create_task(self._give_back_later(ticket_id))
+            self._later.add(task)
+            task.add_done_callback(self._later.discard)
+
+    async def _give_back_later(self, ticket_id: int) -> None:
+        deadline = time.monotonic() + DEAD_S
+        while time.monotonic() < deadline:
+            await asyncio.sleep(1.0)
+            try:
+                await asyncio.to_thread(self.release, ticket_id)
+                return
+            except DatabaseBusy:
+                continue
+        log.warning("turn ticket %s left to expire: the database stayed busy", ticket_id)
 
     def touch(self, ticket_id: int) -> None:
         with session_scope(self.sessions) as session:

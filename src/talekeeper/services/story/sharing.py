@@ -133,6 +133,7 @@ def invites(session: Session, adventure_id: int, who: Asker) -> list[InviteView]
 
 def revoke(session: Session, adventure_id: int, invite_id: int, who: Asker) -> InviteView:
     load_adventure(session, adventure_id, who.uid)
+    needs_accounts(who)  # in local mode no invite can exist: say why, not "no such invite"
     row = SharingRepository(session).invite(invite_id)
     if row is None or row.adventure_id != adventure_id:
         raise NotFound(f"Adventure {adventure_id} has no invite {invite_id}.")
@@ -213,6 +214,7 @@ def set_role(
 ) -> list[MemberView]:
     load_adventure(session, adventure_id, who.uid)
     _not_host(role)
+    needs_accounts(who)
     _member(session, adventure_id, user_id).role = role
     feed.tell(session, adventure_id, FeedKind.MEMBERS, change="role", user_id=user_id)
     return members(session, adventure_id, who)
@@ -222,6 +224,7 @@ def remove(session: Session, adventure_id: int, user_id: int, who: Asker) -> Non
     """The host removes a member, or a member leaves (``user_id`` is their own)."""
     need = MemberRole.VIEWER if user_id == who.uid else MemberRole.HOST
     load_adventure(session, adventure_id, who.uid, need)
+    needs_accounts(who)
     SharingRepository(session).remove(_member(session, adventure_id, user_id))
     feed.tell(session, adventure_id, FeedKind.MEMBERS, change="removed", user_id=user_id)
 

@@ -36,6 +36,7 @@ terminal drive it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -44,7 +45,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from talekeeper.core.errors import Conflict, ProviderError
+from talekeeper.core.errors import Conflict, DatabaseBusy, ProviderError
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.endpoints.models import ModelSet
@@ -175,7 +176,8 @@ class TurnRunner:
         try:
             return self._read_ahead(pending, models)
         except BaseException:
-            self.tickets.release(pending.ticket)
+            with contextlib.suppress(DatabaseBusy):  # the refusal matters; a ticket dies anyway
+                self.tickets.release(pending.ticket)
             raise
 
     def _read_ahead(self, pending: Pending, models: ModelSet) -> Pending:
@@ -304,7 +306,7 @@ class TurnRunner:
                 yield event
         except Exception as exc:  # noqa: BLE001 -- the turn's boundary: every failure is an event
             if pending.ticket is not None:
-                await asyncio.to_thread(self.tickets.release, pending.ticket)
+                await self.tickets.give_back(pending.ticket)
             text = "".join(written)
             error = as_ours(exc, pending, text)
             yield TurnEvent(TurnEventKind.ERROR, failure(pending, error, text), error)

@@ -131,8 +131,10 @@ def play_page(
         account=account,
         role=role.value,
         # Follow the feed where there is one to follow: a member's page, or the host's
-        # while others belong (docs/sharing.md).
+        # while others belong (docs/sharing.md); the host's page starts following when
+        # it makes an invite.
         feed=role is not MemberRole.HOST or sharing.is_shared(session, adventure.id),
+        sharing=role is MemberRole.HOST and account is not None,  # the People panel
     )
 
 

@@ -1,5 +1,5 @@
-// The play page's side panels: Plot, Cards, Knowledge, Scene, World, Memory and Summary, as tabs,
-// with a line that says what the background memory work is doing. Invariants:
+// The play page's side panels: Plot, Cards, Knowledge, Scene, World, Memory, Summary and (in
+// accounts mode) People, as tabs, with a line that says what the background memory work is doing. Invariants:
 // - This module owns everything inside <aside id="panels"> and nothing outside it.
 // - The adventure is read once on load and again after every "story-changed"; panels read it
 //   from the shared context (`ctx.adventure`), so the newest reply is known in one place.
@@ -16,7 +16,10 @@ import { worldPanel } from "./panel-world.js";
 import { memoryPanel } from "./panel-memory.js";
 import { summaryPanel } from "./panel-summary.js";
 import { backgroundStatus } from "./panel-status.js";
+import { sharingPanel } from "./panel-sharing.js";
 
+// People: accounts mode only, where an adventure can be shared (the page says so).
+const sharing = document.getElementById("play")?.dataset.sharing === "on";
 const TABS = [
   { key: "plot", label: "Plot", make: plotPanel },
   { key: "cards", label: "Cards", make: cardsPanel },
@@ -25,6 +28,7 @@ const TABS = [
   { key: "world", label: "World", make: worldPanel },
   { key: "memory", label: "Memory", make: memoryPanel },
   { key: "summary", label: "Summary", make: summaryPanel },
+  ...(sharing ? [{ key: "people", label: "People", make: sharingPanel }] : []),
 ];
 const REMEMBER = "talekeeper.panel-tab";
 const DEFAULT_TAB = "memory";

@@ -11,7 +11,7 @@
 //   makes reloads the story unless this page is busy with a change of its own other than a
 //   turn (that change reloads it anyway; a turn may wait behind the others'). A member's page has only what their role may do: a player the action box and
 //   Retry, a viewer the story alone; a member removed while reading is told so.
-import { h, fill, api, adventureId, attempt, emit, notify, showError } from "./ui.js";
+import { h, fill, api, adventureId, attempt, emit, notify, on, showError } from "./ui.js";
 import { StoryView } from "./story-view.js";
 import { ActionBox } from "./story-box.js";
 import { Turns } from "./story-turns.js";
@@ -63,7 +63,10 @@ class Play {
 
   /** Follow the adventure's feed: another member's change reloads the story. */
   follow() {
+    if (this.feed) return this.feed;
     const feed = new EventSource(`${this.base}/events`);
+    this.feed = feed;
+    feed.addEventListener("members", () => emit("members-changed"));
     const changed = () => {
       // During its own turn the page still shows the others' (the reply being written stays).
       if (!this.busy || this.turns.running) attempt(() => this.reload("bottom"));
@@ -151,4 +154,5 @@ if (root) {
   const play = new Play(root);
   attempt(() => play.reload("bottom"));
   if (root.dataset.feed) play.follow();
+  on("sharing-started", () => play.follow()); // the host made an invite (the People panel)
 }

@@ -1,7 +1,8 @@
-"""Round-robin turns (docs/sharing.md, "Round-robin"): once the host sets it, each player
-acts once per round; acting again before every other player has is refused, naming whom
-to wait for; a viewer plays no one and holds no one up; a continue is never refused; the
-host turns it off again, and only the host may set it."""
+"""Playing together (docs/sharing.md). Round-robin turns: once the host sets it, each
+player acts once per round; acting again before every other player has is refused,
+naming whom to wait for; a viewer plays no one and holds no one up; a continue is never
+refused; the host turns it off again, and only the host may set it. Authors in an
+export: each action carries the persona it was written as, and an import keeps it."""
 
 from __future__ import annotations
 
@@ -81,3 +82,31 @@ def test_a_bad_turn_order_is_refused_with_the_choices(accounts: TestClient) -> N
     answer = mara.patch(f"/api/adventures/{aid}", json={"turn_order": "chaos"})
     assert answer.status_code == 400
     assert "free, round_robin" in answer.json()["error"]["message"]
+
+
+def test_an_export_carries_who_wrote_each_action_and_an_import_keeps_it(
+    accounts: TestClient, double: ModelDouble
+) -> None:
+    """Authors travel as the persona each action was written as; the accounts do not.
+    A file of single play carries no author at all."""
+    mara, tal, aid = _shared(accounts)
+    double.default_reply = "The quay is quiet."
+    assert _act(tal, aid, "wave").status_code == 200
+    assert _act(mara, aid, "nod").status_code == 200
+    exported = mara.get(f"/api/adventures/{aid}/export").json()
+    authors = [(a["text"], a.get("author")) for a in exported["actions"] if a["type"] == "do"]
+    assert authors == [("wave", "Tal"), ("nod", "Mara")]
+    assert all("author" not in a for a in exported["actions"] if a["type"] == "narration")
+    imported = mara.post("/api/adventures/import", json=exported)
+    assert imported.status_code == 201, imported.text
+    again = mara.get(f"/api/adventures/{imported.json()['id']}/export").json()
+    assert [a.get("author") for a in again["actions"]] == [
+        a.get("author") for a in exported["actions"]
+    ]
+    # The imported copy is the importer's alone: no account is named as an author.
+    story = mara.get(f"/api/adventures/{imported.json()['id']}/actions").json()["actions"]
+    assert all("author" not in a for a in story)
+    alone = mara.post("/api/adventures", json={"title": "Alone"}).json()["id"]
+    assert _act(mara, alone, "sit").status_code == 200
+    single = mara.get(f"/api/adventures/{alone}/export").json()
+    assert all("author" not in a for a in single["actions"])
