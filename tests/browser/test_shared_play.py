@@ -1,7 +1,8 @@
 """Two browsers play one shared adventure together (docs/sharing.md): the host's page and a
-player's, each signed in to its own account, each seeing the other's action and its reply
-live, in the third person; a viewer's page has the story and no action box, and a member
-removed while reading is told so."""
+player's, each signed in to its own account, each seeing who is here and writing, and the
+other's action and its reply live, in the third person; a viewer's page has the story and
+no action box, and a member removed while reading is told so; an action sent during
+another's reply waits its turn; the host shares from the People panel."""
 
 from __future__ import annotations
 
@@ -66,6 +67,11 @@ def test_two_browsers_play_one_adventure_and_see_each_other_live(
         expect(other.locator("#panels")).to_have_count(0)  # a member's: the story alone
         expect(other.get_by_role("button", name="Undo")).to_have_count(0)
 
+        # Who is here, and who is writing, under the title of each page.
+        expect(page.locator("#presence")).to_have_text(re.compile(r"^Here: .*Tove Lind"))
+        other.get_by_label("Your action").fill("grab my")
+        expect(page.locator("#presence")).to_contain_text("Tove Lind is writing…")
+        expect(other.locator("#presence")).not_to_contain_text("writing")  # not of oneself
         live.double.script("The rope pulls taut.")
         _act(other, "grab my rope")
         for seen in (other, page):  # the player's own page, and the host's, live
@@ -73,6 +79,7 @@ def test_two_browsers_play_one_adventure_and_see_each_other_live(
                 seen.locator(STORY).filter(has_text="> Tove Lind grabs their rope.")
             ).to_be_visible()
             expect(seen.locator(STORY).filter(has_text="The rope pulls taut.")).to_be_visible()
+        expect(page.locator("#presence")).not_to_contain_text("writing")  # sent: done writing
 
         live.double.script("Gulls lift from the quay.")
         _act(page, "wave")

@@ -97,6 +97,7 @@ VALID_BODIES: dict[Key, Callable[[World], Any]] = {
     ("POST", "/api/adventures/{adventure_id}/invites"): lambda w: {"role": "viewer"},
     ("POST", "/api/invites/{code}/join"): lambda w: {"persona": {"name": "Tove"}},
     ("PATCH", "/api/adventures/{adventure_id}/members/{user_id}"): lambda w: {"role": "viewer"},
+    ("POST", "/api/adventures/{adventure_id}/presence"): lambda w: {"writing": True},
     ("PUT", "/api/adventures/{adventure_id}/knowledge"): lambda w: {"source_ids": [w.source]},
     ("PUT", "/api/adventures/{adventure_id}/scene"): lambda w: {
         "location": "The Great Lantern",

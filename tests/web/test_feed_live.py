@@ -1,12 +1,15 @@
 """The feed of a shared adventure, followed live over a real server (docs/sharing.md): an
 open stream receives a change another member makes while it waits, and a member removed
-while following gets ``event: removed`` and the end of the stream."""
+while following gets ``event: removed`` and the end of the stream; a stream resumed after
+an event sends only what came after it; who is here and who is writing reach every
+open page."""
 
 from __future__ import annotations
 
 import json
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -41,16 +44,28 @@ def _client(url: str, name: str) -> httpx.Client:
     return client
 
 
-def _follow(client: httpx.Client, aid: int, events: queue.Queue[tuple[str, Any]]) -> None:
-    """Read the stream in a thread, putting each (event, data) on ``events``; None at the end."""
-    with client.stream("GET", f"/api/adventures/{aid}/events", timeout=30) as answer:
-        assert answer.status_code == 200
-        name = ""
-        for line in answer.iter_lines():
-            if line.startswith("event: "):
-                name = line[7:]
-            elif line.startswith("data: "):
-                events.put((name, json.loads(line[6:])))
+def _follow(
+    client: httpx.Client,
+    aid: int,
+    events: queue.Queue[tuple[str, Any]],
+    presence: bool = False,
+    after: int | None = None,
+) -> None:
+    """Read the stream in a thread, putting each (event, data) on ``events``; ("end", None)
+    at the end. ``presence`` events only when asked for; ``after``: resume after it."""
+    headers = {} if after is None else {"Last-Event-ID": str(after)}
+    url = f"/api/adventures/{aid}/events"
+    try:
+        with client.stream("GET", url, timeout=30, headers=headers) as answer:
+            assert answer.status_code == 200
+            name = ""
+            for line in answer.iter_lines():
+                if line.startswith("event: "):
+                    name = line[7:]
+                elif line.startswith("data: ") and (presence or name != "presence"):
+                    events.put((name, json.loads(line[6:])))
+    except httpx.HTTPError:  # the test closed its client: the reader is done
+        pass
     events.put(("end", None))
 
 
@@ -78,3 +93,76 @@ def test_a_follower_sees_a_change_live_and_a_removal_ends_its_stream(
         assert events.get(timeout=10) == ("end", None)
         reader.join(10)
         assert not reader.is_alive()
+
+
+def _shared(server: str) -> tuple[httpx.Client, httpx.Client, int]:
+    mara, tal = _client(server, "mara"), _client(server, "tal")
+    aid = mara.post("/api/adventures", json={"title": "The Quay", "persona": {"name": "Mara"}})
+    aid = aid.json()["id"]
+    code = mara.post(f"/api/adventures/{aid}/invites", json={}).json()["code"]
+    joined = tal.post(f"/api/invites/{code}/join", json={"persona": {"name": "Tal"}})
+    assert joined.status_code == 200
+    return mara, tal, aid
+
+
+def test_a_resumed_stream_sends_only_what_came_after_its_last_event(
+    server: str, double: ModelDouble
+) -> None:
+    mara, tal, aid = _shared(server)
+    with closing(mara), closing(tal):
+        seen = tal.get(f"/api/adventures/{aid}/events", params={"follow": "false"})
+        last = int([line for line in seen.text.splitlines() if line.startswith("id: ")][-1][4:])
+        events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        threading.Thread(target=_follow, args=(tal, aid, events, False, last), daemon=True).start()
+        time.sleep(1.5)  # polls that find nothing new must not start again from the beginning
+        assert events.empty()
+        double.script("Gulls cry.")
+        assert mara.post(f"/api/adventures/{aid}/actions", json={"text": "wave"}).is_success
+        assert events.get(timeout=10)[0] == "append"
+        assert events.get(timeout=10)[0] == "reply"
+        assert events.empty()
+
+
+def _presence(events: queue.Queue[tuple[str, Any]], check: Any) -> dict[str, Any]:
+    """The first presence event that passes ``check`` (names only), within 10 s."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        name, data = events.get(timeout=max(0.1, deadline - time.monotonic()))
+        if name == "presence":
+            shown = {k: [p["persona_name"] for p in v] for k, v in data.items()}
+            if check(shown):
+                return shown
+    raise AssertionError("no such presence event")
+
+
+def test_who_is_here_and_who_is_writing_reach_every_open_page(server: str) -> None:
+    mara, tal, aid = _shared(server)
+    with closing(mara), closing(tal):
+        at_tal: queue.Queue[tuple[str, Any]] = queue.Queue()
+        at_mara: queue.Queue[tuple[str, Any]] = queue.Queue()
+        threading.Thread(target=_follow, args=(tal, aid, at_tal, True), daemon=True).start()
+        assert _presence(at_tal, lambda p: p["here"] == ["Tal"])
+        threading.Thread(target=_follow, args=(mara, aid, at_mara, True), daemon=True).start()
+        assert _presence(at_tal, lambda p: p["here"] == ["Tal", "Mara"])
+        typing = tal.post(f"/api/adventures/{aid}/presence", json={"writing": True})
+        assert typing.status_code == 200, typing.text
+        assert [p["persona_name"] for p in typing.json()["writing"]] == ["Tal"]
+        assert _presence(at_mara, lambda p: p["writing"] == ["Tal"])
+        assert tal.post(f"/api/adventures/{aid}/presence", json={"writing": False}).is_success
+        assert _presence(at_mara, lambda p: p["here"] == ["Tal", "Mara"] and p["writing"] == [])
+
+
+def test_only_players_say_they_are_writing(server: str) -> None:
+    mara, tal, aid = _shared(server)
+    with closing(mara), closing(tal):
+        members = mara.get(f"/api/adventures/{aid}/members").json()
+        url = f"/api/adventures/{aid}/members/{members[1]['user_id']}"
+        assert mara.patch(url, json={"role": "viewer"}).status_code == 200
+        said = tal.post(f"/api/adventures/{aid}/presence", json={"writing": True})
+        assert said.status_code == 403, said.text
+        assert mara.delete(url).status_code == 200
+        said = tal.post(f"/api/adventures/{aid}/presence", json={"writing": True})
+        assert said.status_code == 404, said.text
+        for bad in ({}, {"writing": "soon"}, {"writing": True, "loud": 1}):
+            answer = mara.post(f"/api/adventures/{aid}/presence", json=bad)
+            assert answer.status_code == 400, (bad, answer.text)

@@ -105,6 +105,7 @@ PLAYING = {
     ("POST", "/api/adventures/{adventure_id}/actions"),
     ("POST", "/api/adventures/{adventure_id}/retry"),  # their own newest action only
     ("PATCH", "/api/actions/{action_id}"),
+    ("POST", "/api/adventures/{adventure_id}/presence"),  # they are typing an action
 }
 
 

@@ -429,18 +429,24 @@ def test_local_mode_has_no_sharing_and_says_why(client: TestClient) -> None:
         ("POST", f"/api/adventures/{aid}/invites", None),
         ("GET", f"/api/adventures/{aid}/members", None),
         ("GET", f"/api/adventures/{aid}/invites", None),
-        ("DELETE", f"/api/adventures/{aid}/invites/1", None),
-        ("PATCH", f"/api/adventures/{aid}/members/2", {"role": "viewer"}),
-        ("DELETE", f"/api/adventures/{aid}/members/2", None),
         ("DELETE", f"/api/adventures/{aid}/members", None),
         ("GET", f"/api/adventures/{aid}/events", None),
+        ("POST", f"/api/adventures/{aid}/presence", {"writing": True}),
     ):
         answer = client.request(method, url, json=body)
         assert answer.status_code == 400, (url, answer.text)
         error = answer.json()["error"]
         assert error["code"] == "sharing_needs_accounts"
         assert "TALEKEEPER_AUTH=accounts" in error["message"]
-    # No code is an invite here, and the answer says why.
+    # No invite, member or code is found here, and the answer says why.
+    for method, url, body in (
+        ("DELETE", f"/api/adventures/{aid}/invites/1", None),
+        ("PATCH", f"/api/adventures/{aid}/members/2", {"role": "viewer"}),
+        ("DELETE", f"/api/adventures/{aid}/members/2", None),
+    ):
+        answer = client.request(method, url, json=body)
+        assert answer.status_code == 404, (url, answer.text)
+        assert "TALEKEEPER_AUTH=accounts" in answer.json()["error"]["message"], url
     joined = client.post("/api/invites/abc/join", json={"persona": {"name": "Mara"}})
     assert joined.status_code == 404 and "TALEKEEPER_AUTH=accounts" in joined.text
 

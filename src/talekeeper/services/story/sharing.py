@@ -133,10 +133,9 @@ def invites(session: Session, adventure_id: int, who: Asker) -> list[InviteView]
 
 def revoke(session: Session, adventure_id: int, invite_id: int, who: Asker) -> InviteView:
     load_adventure(session, adventure_id, who.uid)
-    needs_accounts(who)  # in local mode no invite can exist: say why, not "no such invite"
     row = SharingRepository(session).invite(invite_id)
     if row is None or row.adventure_id != adventure_id:
-        raise NotFound(f"Adventure {adventure_id} has no invite {invite_id}.")
+        raise NotFound(f"Adventure {adventure_id} has no invite {invite_id}.{_why(who)}")
     row.revoked_at = row.revoked_at or utcnow()
     return _invite_view(row)
 
@@ -202,11 +201,18 @@ def members(session: Session, adventure_id: int, who: Asker) -> list[MemberView]
     return out
 
 
-def _member(session: Session, adventure_id: int, user_id: int) -> AdventureMember:
+def _member(
+    session: Session, adventure_id: int, user_id: int, who: Asker | None = None
+) -> AdventureMember:
     row = SharingRepository(session).member(adventure_id, user_id)
     if row is None:
-        raise NotFound(f"Adventure {adventure_id} has no member {user_id}.")
+        raise NotFound(f"Adventure {adventure_id} has no member {user_id}.{_why(who)}")
     return row
+
+
+def _why(who: Asker | None) -> str:
+    """Why nothing of sharing is found, where that is the reason: local mode."""
+    return f" {LOCAL_MODE}" if who is not None and not who.accounts else ""
 
 
 def set_role(
@@ -214,8 +220,7 @@ def set_role(
 ) -> list[MemberView]:
     load_adventure(session, adventure_id, who.uid)
     _not_host(role)
-    needs_accounts(who)
-    _member(session, adventure_id, user_id).role = role
+    _member(session, adventure_id, user_id, who).role = role
     feed.tell(session, adventure_id, FeedKind.MEMBERS, change="role", user_id=user_id)
     return members(session, adventure_id, who)
 
@@ -224,8 +229,7 @@ def remove(session: Session, adventure_id: int, user_id: int, who: Asker) -> Non
     """The host removes a member, or a member leaves (``user_id`` is their own)."""
     need = MemberRole.VIEWER if user_id == who.uid else MemberRole.HOST
     load_adventure(session, adventure_id, who.uid, need)
-    needs_accounts(who)
-    SharingRepository(session).remove(_member(session, adventure_id, user_id))
+    SharingRepository(session).remove(_member(session, adventure_id, user_id, who))
     feed.tell(session, adventure_id, FeedKind.MEMBERS, change="removed", user_id=user_id)
 
 
@@ -337,13 +341,23 @@ def is_shared(session: Session, adventure_id: int) -> bool:
     return SharingRepository(session).count(adventure_id) > 0
 
 
+def people(session: Session, adventure: Adventure) -> dict[int, str]:
+    """The adventure's people by account, each with the persona they play: the host (the
+    adventure's persona, else the account's name), then its members in the order they
+    joined."""
+    host = session.get(User, adventure.user_id)
+    lead = adventure.persona_name.strip() or (host.name if host is not None else "")
+    named = {adventure.user_id: lead}
+    for row, _ in SharingRepository(session).members(adventure.id):
+        named[row.user_id] = row.persona_name
+    return named
+
+
 def turns_now(session: Session, adventure: Adventure) -> list[Author]:
     """Who has a turn live on the adventure, by the persona they play: the one being
     answered first, then those waiting (``queue``), in the order they asked."""
     askers = queue.askers(session, adventure.id)
     if not askers:
         return []
-    names = {r.user_id: r.persona_name for r, _ in SharingRepository(session).members(adventure.id)}
-    host = session.get(User, adventure.user_id)
-    lead = adventure.persona_name.strip() or (host.name if host is not None else "")
-    return [Author(uid, names.get(uid, lead)) for uid in askers]
+    named = people(session, adventure)
+    return [Author(uid, named.get(uid, "")) for uid in askers]

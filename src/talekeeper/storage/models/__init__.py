@@ -34,6 +34,7 @@ from talekeeper.storage.models.sharing import (
     AdventureInvite,
     AdventureMember,
     FeedEvent,
+    Presence,
     TurnTicket,
 )
 from talekeeper.storage.models.story import Action, Adventure, Branch, StoryCard
@@ -69,6 +70,7 @@ __all__ = [
     "Memory",
     "MemoryKey",
     "MemoryUse",
+    "Presence",
     "SignInCount",
     "StoryCard",
     "SummaryVersion",

@@ -17,6 +17,9 @@ Invariants:
   that will write a reply holds a ``TurnTicket`` from before its action is written until
   its reply is (``services.story.queue``); ids only grow, so the lowest live ticket holds
   the turn.
+- Presence (``Presence``) is one row per account and adventure, touched, never
+  appended: who is here and who is writing is read from its times
+  (``services.story.presence``).
 """
 
 from __future__ import annotations
@@ -100,3 +103,19 @@ class TurnTicket(Base):
     user_id: Mapped[int] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"))
     seen_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class Presence(Base):
+    """When a member (or the host) last had the adventure's page open (``seen_at``: its
+    feed stream touches it) and last typed in its action box (``writing_at``)."""
+
+    __tablename__ = "adventure_presence"
+    __table_args__ = (UniqueConstraint("adventure_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(ID, primary_key=True)
+    adventure_id: Mapped[int] = mapped_column(
+        ID, ForeignKey("adventures.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"))
+    seen_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    writing_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)

@@ -135,6 +135,7 @@ def play_page(
         # it makes an invite.
         feed=role is not MemberRole.HOST or sharing.is_shared(session, adventure.id),
         sharing=role is MemberRole.HOST and account is not None,  # the People panel
+        user_id=uid,  # the page leaves its reader out of "who is writing"
     )
 
 

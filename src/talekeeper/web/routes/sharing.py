@@ -8,7 +8,9 @@ The feed (``GET /api/adventures/{id}/events``) is a server-sent event stream of 
 adventure's changes (``services.story.feed``), read from the database every ``POLL_S``, so
 it works with any number of app processes; it starts after the event named by
 ``Last-Event-ID`` (or ``?after=``), so a page that reconnects misses nothing. Every read
-checks the reader is still a member: a removed one gets ``event: removed`` and the end. Bodies are
+checks the reader is still a member: a removed one gets ``event: removed`` and the end.
+While it follows it also says who is here and writing (``event: presence``, without an
+id, when that changed; ``services.story.presence``) and keeps its reader "here". Bodies are
 ``Strict``; a stranger's adventure, invite or member is "not found", as everywhere; a
 member asking for what only the host may do gets 403 saying so.
 """
@@ -25,20 +27,22 @@ from fastapi.routing import APIRouter
 from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
-from talekeeper.core.errors import InvalidInput, NotFound
+from talekeeper.core.errors import DatabaseBusy, InvalidInput, NotFound
 from talekeeper.services.common.limits import MAX_ID
-from talekeeper.services.common.units import read_scope
+from talekeeper.services.common.units import read_scope, session_scope
 from talekeeper.services.common.vocabulary import MemberRole
-from talekeeper.services.story import adventures, sharing
+from talekeeper.services.story import adventures, presence, sharing
+from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.adventures import AdventureView
 from talekeeper.services.story.feed import FeedView
+from talekeeper.services.story.presence import PresenceView
 from talekeeper.services.story.sharing import Asker, InviteView, MemberView, NewInvite
 from talekeeper.services.story.tree import Story
 from talekeeper.settings import AuthMode
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
 from talekeeper.web.schemas.adventures import AdventureOut
-from talekeeper.web.schemas.sharing import InviteOut, MemberOut, NewInviteOut
-from talekeeper.web.streaming import HEARTBEAT, HEARTBEAT_S
+from talekeeper.web.schemas.sharing import InviteOut, MemberOut, NewInviteOut, PresenceOut
+from talekeeper.web.streaming import HEARTBEAT
 
 router = APIRouter(tags=["sharing"])
 
@@ -65,6 +69,10 @@ class JoinIn(Strict):
 
 class RoleIn(Strict):
     role: MemberRole
+
+
+class WritingIn(Strict):
+    writing: bool
 
 
 @router.post("/api/adventures/{adventure_id}/invites", response_model=NewInviteOut, status_code=201)
@@ -147,13 +155,28 @@ def end_sharing(
     return sharing.members(session, adventure_id, who)
 
 
+@router.post("/api/adventures/{adventure_id}/presence", response_model=PresenceOut)
+def say_writing(
+    adventure_id: RowId, body: WritingIn, session: Session = DB, who: Asker = Depends(sharer)
+) -> PresenceView:
+    """A player's page: they are typing an action (``writing``), or stopped."""
+    return presence.writing(session, adventure_id, who, body.writing)
+
+
 POLL_S = 0.5  # how often a follower reads the feed: the most an event waits to be sent
+PRESENCE_POLLS = 4  # who is here is read every this many polls (two seconds)
+# A quiet stream sends a comment this often: proxies keep it open, and a page that was
+# closed is noticed (only a write finds the connection gone) within it, so it stops being
+# "here" soon after.
+QUIET_S = 5.0
+TOUCH_POLLS = int(presence.TOUCH_S / POLL_S)  # and the reader said to be here every this many
 FEED_STREAM = {
     "type": "string",
     "description": "server-sent events, one per change of the shared adventure: id (for "
     "Last-Event-ID), event (append, reply, retry, switch_take, undo, redo, edit, delete, "
     "fork, members; removed when the reader is no longer a member) and data ({action_ids, "
-    "branch_id, depth} or {change, user_id})",
+    "branch_id, depth} or {change, user_id}); and, without an id, presence ({here, "
+    "writing}) whenever who is here or writing changes",
 }
 
 
@@ -173,7 +196,7 @@ async def adventure_events(
     start = after if after is not None else _last_seen(request)
     first = await asyncio.to_thread(_read, rt, adventure_id, who, start)  # refusals first
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    stream = _stream(rt, adventure_id, who, first, follow)
+    stream = _stream(rt, adventure_id, who, (start, first), follow)
     return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
 
@@ -191,10 +214,30 @@ def _read(rt: Runtime, adventure_id: int, who: Asker, after: int) -> list[FeedVi
         return sharing.feed_after(session, adventure_id, who, after)
 
 
+def _here(rt: Runtime, adventure_id: int, who: Asker, touch: bool) -> bytes:
+    """Who is here and writing, as a ``presence`` event; ``touch``: first say the reader
+    is (a write, every ``presence.TOUCH_S``; otherwise a read)."""
+    scope = session_scope if touch else read_scope
+    with scope(rt.sessions) as session:
+        adventure = load_adventure(session, adventure_id, who.uid, MemberRole.VIEWER)
+        if touch:
+            presence.touch(session, adventure_id, who.uid)
+            session.flush()
+        view = PresenceOut.model_validate(presence.now(session, adventure))
+    return f"event: presence\ndata: {view.model_dump_json()}\n\n".encode()
+
+
 async def _stream(
-    rt: Runtime, adventure_id: int, who: Asker, events: list[FeedView], follow: bool
+    rt: Runtime,
+    adventure_id: int,
+    who: Asker,
+    opened: tuple[int, list[FeedView]],
+    follow: bool,
 ) -> AsyncIterator[bytes]:
-    last, quiet = 0, 0.0
+    """The events after ``opened``'s id, starting with those already read; while it
+    follows, who is here every ``PRESENCE_POLLS`` polls, sent when it changed."""
+    last, events = opened
+    quiet, polls, shown = 0.0, 0, b""
     while True:
         for event in events:
             data = json.dumps(event.data)
@@ -202,13 +245,22 @@ async def _stream(
             last, quiet = event.id, 0.0
         if not follow:
             return
-        await asyncio.sleep(POLL_S)
-        quiet += POLL_S
-        if quiet >= HEARTBEAT_S:
-            yield HEARTBEAT
-            quiet = 0.0
         try:
+            if polls % PRESENCE_POLLS == 0:
+                touch = polls % TOUCH_POLLS == 0
+                here = await asyncio.to_thread(_here, rt, adventure_id, who, touch)
+                if here != shown:
+                    yield here
+                    shown, quiet = here, 0.0
+            polls += 1
+            await asyncio.sleep(POLL_S)
+            quiet += POLL_S
+            if quiet >= QUIET_S:
+                yield HEARTBEAT
+                quiet = 0.0
             events = await asyncio.to_thread(_read, rt, adventure_id, who, last)
         except NotFound:  # removed, or sharing ended: this reader sees no more of it
             yield b"event: removed\ndata: {}\n\n"
             return
+        except DatabaseBusy:  # this read waits for the next poll; the stream goes on
+            events = []

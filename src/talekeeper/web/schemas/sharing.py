@@ -6,6 +6,7 @@ from __future__ import annotations
 from talekeeper.services.common.vocabulary import MemberRole
 from talekeeper.web.schemas.adventures import PersonaOut
 from talekeeper.web.schemas.common import Out, Timestamp
+from talekeeper.web.schemas.story import AuthorOut
 
 
 class NewInviteOut(Out):
@@ -30,3 +31,10 @@ class MemberOut(Out):
     name: str  # the account's name
     role: MemberRole
     persona: PersonaOut
+
+
+class PresenceOut(Out):
+    """Who has the adventure open, and who of them is typing an action, by persona."""
+
+    here: list[AuthorOut]
+    writing: list[AuthorOut]

@@ -7,6 +7,8 @@
 //   is busy and further changes wait (their buttons are disabled).
 // - Every failure reaches the player as a readable message: a narrator failure as a notice in
 //   the story with Retry, anything else in the page's error banner.
+// - A shared adventure's page says who is here and who is writing, and tells the others when
+//   its reader types an action (at most every 3 s) and when they stop or send it.
 // - A shared adventure's page follows its feed (docs/sharing.md): every change another member
 //   makes reloads the story unless this page is busy with a change of its own other than a
 //   turn (that change reloads it anyway; a turn may wait behind the others'). A member's page has only what their role may do: a player the action box and
@@ -67,6 +69,10 @@ class Play {
     const feed = new EventSource(`${this.base}/events`);
     this.feed = feed;
     feed.addEventListener("members", () => emit("members-changed"));
+    feed.addEventListener("presence", (event) => this.showPresence(JSON.parse(event.data)));
+    if (this.role !== "viewer") {
+      this.box.area.addEventListener("input", () => this.writing(this.box.area.value.trim() !== ""));
+    }
     const changed = () => {
       // During its own turn the page still shows the others' (the reply being written stays).
       if (!this.busy || this.turns.running) attempt(() => this.reload("bottom"));
@@ -77,6 +83,30 @@ class Play {
       showError(new Error("You are no longer a member of this adventure."));
     });
     return feed;
+  }
+
+  /** Who is here and who (else) is writing, under the title. */
+  showPresence({ here, writing }) {
+    const line = document.getElementById("presence");
+    if (!line) return;
+    const me = Number(document.getElementById("play").dataset.userId);
+    const names = (people) => people.map((p) => p.persona_name).join(", ");
+    const others = writing.filter((p) => p.user_id !== me);
+    const typing = others.length
+      ? ` · ${names(others)} ${others.length === 1 ? "is" : "are"} writing…` : "";
+    line.textContent = `Here: ${names(here)}${typing}`;
+    line.hidden = !here.length;
+  }
+
+  /** Tell the others this reader is typing an action (at most every 3 s), or stopped. */
+  writing(typing) {
+    if (!this.feed) return;
+    const now = Date.now();
+    if (typing && this.typing && now - this.typedAt < 3000) return;
+    if (!typing && !this.typing) return;
+    this.typing = typing;
+    this.typedAt = now;
+    api("POST", `${this.base}/presence`, { writing: typing }).catch(() => {}); // only a courtesy
   }
 
   updateToolbar() {

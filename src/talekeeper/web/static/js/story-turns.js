@@ -37,6 +37,7 @@ export class Turns {
     const replacing = reason === "retry" && head && head.type === "narration" ? head.id : null;
     const reply = play.view.startReply(replacing);
     this.running = true;
+    play.writing(false); // sent: no longer writing
     let outcome;
     try {
       outcome = await this.stream(url, body, reply);
