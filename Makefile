@@ -104,6 +104,7 @@ bench: install
 	$(BIN)/python -m benchmarks.recall.real.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.concurrency.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.scaleout.run --write docs/benchmarks.md
+	$(BIN)/python -m benchmarks.scaleout.shared --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.library.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.state.run --write docs/benchmarks.md
 	$(BIN)/python -m benchmarks.knowing.run --write docs/benchmarks.md
