@@ -114,6 +114,8 @@ def test_an_action_sent_during_anothers_reply_waits_its_turn(
         live.double.script(first, "The bell answers.")
         _act(other, "watch the tide")
         expect(page.get_by_text("The narrator is answering Tove Lind.")).to_be_visible()
+        # Mara's page shows Tove's reply as it is written, before it is saved.
+        expect(page.locator(".others-reply")).to_contain_text("The tide turns")
         _act(page, "ring the bell")
         expect(page.get_by_text("Waiting for 1 turn ahead of yours…")).to_be_visible()
         expect(page.get_by_label("Your action")).to_have_value("ring the bell")

@@ -166,3 +166,23 @@ def test_only_players_say_they_are_writing(server: str) -> None:
         for bad in ({}, {"writing": "soon"}, {"writing": True, "loud": 1}):
             answer = mara.post(f"/api/adventures/{aid}/presence", json=bad)
             assert answer.status_code == 400, (bad, answer.text)
+
+
+def test_a_reply_reaches_the_other_pages_as_it_is_written(server: str, double: ModelDouble) -> None:
+    mara, tal, aid = _shared(server)
+    reply = "The lamp gutters and the sea keeps talking in the dark below the quay wall"
+    double.chunk_delay = 0.15  # about two seconds of writing
+    double.script(reply)
+    with closing(mara), closing(tal):
+        events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        threading.Thread(target=_follow, args=(tal, aid, events), daemon=True).start()
+        assert events.get(timeout=10)[0] == "members"  # Tal's own joining: the stream is up
+        assert mara.post(f"/api/adventures/{aid}/actions", json={"text": "wait"}).is_success
+        seen = []
+        while (item := events.get(timeout=10))[0] != "reply":
+            seen.append(item)
+        assert seen[0][0] == "append"  # the action, then its reply as it grows
+        texts = [data["text"] for name, data in seen if name == "reply_text"]
+        assert len(texts) >= 2, seen
+        assert all(reply.startswith(t) for t in texts)
+        assert [len(t) for t in texts] == sorted({len(t) for t in texts})

@@ -23,6 +23,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Final
 
@@ -39,6 +40,16 @@ POLL_S: Final = 0.25  # how often a waiting turn looks whether its turn has come
 TOUCH_S: Final = 5.0  # how often a live ticket is touched
 DEAD_S: Final = 30.0  # a ticket untouched this long is dead (its process is gone)
 MAX_WAIT_S: Final = 900.0  # a turn waits at most this long for the turns ahead of it
+MIRROR_S: Final = 0.5  # how often a shared adventure's reply so far is written for the others
+
+
+@dataclass(frozen=True)
+class Speaking:
+    """The turn being answered, and its reply as far as it is written."""
+
+    ticket: int
+    user_id: int
+    text: str
 
 
 def _cutoff() -> datetime:
@@ -74,6 +85,14 @@ def holds(session: Session, adventure_id: int, ticket_id: int) -> bool:
 def done(session: Session, ticket_id: int) -> None:
     """The turn is over: its ticket goes. Call inside the unit that ends it."""
     TurnTicketRepository(session).delete(ticket_id)
+
+
+def speaking(session: Session, adventure_id: int) -> Speaking | None:
+    """The turn being answered and its reply so far; None when none is being written."""
+    row = TurnTicketRepository(session).holder(adventure_id, _cutoff())
+    if row is None or not row.reply_so_far:
+        return None
+    return Speaking(row.id, row.user_id, row.reply_so_far)
 
 
 def askers(session: Session, adventure_id: int) -> list[int]:
@@ -118,6 +137,13 @@ class Tickets:
     def touch(self, ticket_id: int) -> None:
         with session_scope(self.sessions) as session:
             TurnTicketRepository(session).touch(ticket_id, utcnow())
+
+    def write_so_far(self, ticket_id: int, text: str) -> None:
+        with session_scope(self.sessions) as session:
+            TurnTicketRepository(session).write_so_far(ticket_id, text)
+
+    def mirror(self, ticket_id: int) -> Mirror:
+        return Mirror(self, ticket_id)
 
     def _ahead(self, adventure_id: int, ticket_id: int) -> int | None:
         with read_scope(self.sessions) as session:
@@ -165,3 +191,28 @@ class Tickets:
 _GONE = (
     "This turn waited without word from its server for too long and lost its place in the queue."
 )
+
+
+class Mirror:
+    """A shared adventure's reply as it streams, written to its ticket at most every
+    ``MIRROR_S`` for the other members' pages (``speaking``). A write never holds up the
+    stream: while one is on its way, newer text waits for the next; one that fails (a
+    busy database) is only logged, and the saved reply is what counts."""
+
+    def __init__(self, tickets: Tickets, ticket_id: int) -> None:
+        self.tickets, self.ticket_id = tickets, ticket_id
+        self.task: asyncio.Task[None] | None = None
+        self.last = 0.0
+
+    def offer(self, text: str) -> None:
+        now = time.monotonic()
+        if (self.task is not None and not self.task.done()) or now - self.last < MIRROR_S:
+            return
+        self.last = now
+        self.task = asyncio.get_running_loop().create_task(self._write(text))
+
+    async def _write(self, text: str) -> None:
+        try:
+            await asyncio.to_thread(self.tickets.write_so_far, self.ticket_id, text)
+        except DatabaseBusy:
+            log.info("reply so far of ticket %s not written: the database was busy", self.ticket_id)

@@ -58,7 +58,7 @@ from talekeeper.services.prompt.build import build, request
 from talekeeper.services.prompt.built import BuiltContext
 from talekeeper.services.prompt.inputs import ContextInputs, gather
 from talekeeper.services.prompt.prefix import PrefixUse, PromptPrefixes
-from talekeeper.services.story import queue, rounds
+from talekeeper.services.story import queue, rounds, sharing
 from talekeeper.services.story.tree import Story
 from talekeeper.services.story.turn_events import (
     TurnEvent,
@@ -93,6 +93,7 @@ class Pending:
     ticket: int | None = None  # its place in the adventure's turns (``queue``)
     holding: bool = False  # the ticket holds the turn (no other turn is ahead of it)
     unsaved: tuple[str, str, Author | None] | None = None  # an action waiting for its turn
+    shared: bool = False  # others follow the adventure: its reply so far is written for them
 
 
 @dataclass
@@ -151,6 +152,7 @@ class TurnRunner:
             asker = author.user_id if author else user_id
             rounds.check(story, asker)  # round-robin play: is it this player's round?
             pending.ticket, pending.holding = queue.take(session, adventure_id, asker)
+            pending.shared = sharing.is_shared(session, adventure_id)
             if pending.holding:
                 self._save_action(story, pending, (type_, clean, author))
             else:
@@ -173,6 +175,7 @@ class TurnRunner:
         with session_scope(self.sessions) as session:
             Story.load(session, pending.adventure_id, pending.user_id, self.memory)
             pending.ticket, pending.holding = queue.take(session, pending.adventure_id, asker)
+            pending.shared = sharing.is_shared(session, pending.adventure_id)
         try:
             return self._read_ahead(pending, models)
         except BaseException:
@@ -328,6 +331,9 @@ class TurnRunner:
         plan.prefix = sent.use
         started = time.perf_counter()
         done = None
+        mirror = None
+        if pending.shared and pending.ticket is not None:  # the other pages watch it come
+            mirror = self.tickets.mirror(pending.ticket)
         async for chunk in models.narrator.stream(
             sending, kind="narration", adventure_id=pending.adventure_id
         ):
@@ -335,6 +341,8 @@ class TurnRunner:
                 if not parts:
                     plan.timings["first_token_ms"] = _ms(started)
                 parts.append(chunk.text)
+                if mirror is not None:
+                    mirror.offer("".join(parts))
                 yield TurnEvent(TurnEventKind.CHUNK, {"text": chunk.text})
             done = chunk.done or done
         plan.timings["generate_ms"] = _ms(started)

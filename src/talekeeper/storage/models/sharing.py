@@ -92,7 +92,8 @@ class TurnTicket(Base):
     """A turn waiting for, or holding, its adventure's one turn at a time: asked by
     ``user_id`` (the member who acted; the host in single play). Its turn touches
     ``seen_at`` while it lives; a ticket not touched for ``queue.DEAD_S`` belongs to a
-    process that died and is skipped and deleted."""
+    process that died and is skipped and deleted. ``reply_so_far``: the reply as far as it
+    is written, for the other members' pages."""
 
     __tablename__ = "turn_queue"
 
@@ -103,6 +104,9 @@ class TurnTicket(Base):
     user_id: Mapped[int] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"))
     seen_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # The reply as far as it is written, while the turn holds a shared adventure's turn:
+    # what the other members' pages show streaming (never read as the story).
+    reply_so_far: Mapped[str] = mapped_column(Text, default="")
 
 
 class Presence(Base):

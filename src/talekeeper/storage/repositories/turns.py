@@ -48,6 +48,16 @@ class TurnTicketRepository:
     def delete(self, ticket_id: int) -> None:
         self.session.execute(delete(TurnTicket).where(TurnTicket.id == ticket_id))
 
+    def write_so_far(self, ticket_id: int, text: str) -> None:
+        self.session.execute(
+            update(TurnTicket).where(TurnTicket.id == ticket_id).values(reply_so_far=text)
+        )
+
+    def holder(self, adventure_id: int, cutoff: datetime) -> TurnTicket | None:
+        """The adventure's first live ticket: the turn being answered."""
+        query = select(TurnTicket).where(_live(adventure_id, cutoff)).order_by(TurnTicket.id)
+        return self.session.scalars(query.limit(1)).first()
+
     def askers(self, adventure_id: int, cutoff: datetime) -> list[int]:
         """Who asked the adventure's live tickets, the first first."""
         query = (

@@ -10,7 +10,8 @@ it works with any number of app processes; it starts after the event named by
 ``Last-Event-ID`` (or ``?after=``), so a page that reconnects misses nothing. Every read
 checks the reader is still a member: a removed one gets ``event: removed`` and the end.
 While it follows it also says who is here and writing (``event: presence``, without an
-id, when that changed; ``services.story.presence``) and keeps its reader "here". Bodies are
+id, when that changed; ``services.story.presence``), keeps its reader "here", and sends
+the reply being written as it grows (``event: reply_text``). Bodies are
 ``Strict``; a stranger's adventure, invite or member is "not found", as everywhere; a
 member asking for what only the host may do gets 403 saying so.
 """
@@ -31,7 +32,7 @@ from talekeeper.core.errors import DatabaseBusy, InvalidInput, NotFound
 from talekeeper.services.common.limits import MAX_ID
 from talekeeper.services.common.units import read_scope, session_scope
 from talekeeper.services.common.vocabulary import MemberRole
-from talekeeper.services.story import adventures, presence, sharing
+from talekeeper.services.story import adventures, presence, queue, sharing
 from talekeeper.services.story.access import load_adventure
 from talekeeper.services.story.adventures import AdventureView
 from talekeeper.services.story.feed import FeedView
@@ -176,7 +177,8 @@ FEED_STREAM = {
     "Last-Event-ID), event (append, reply, retry, switch_take, undo, redo, edit, delete, "
     "fork, members; removed when the reader is no longer a member) and data ({action_ids, "
     "branch_id, depth} or {change, user_id}); and, without an id, presence ({here, "
-    "writing}) whenever who is here or writing changes",
+    "writing}) whenever who is here or writing changes, and reply_text ({ticket, user_id, "
+    "text}: the reply being written, as far as it is) whenever it grew",
 }
 
 
@@ -214,6 +216,18 @@ def _read(rt: Runtime, adventure_id: int, who: Asker, after: int) -> list[FeedVi
         return sharing.feed_after(session, adventure_id, who, after)
 
 
+def _follow(rt: Runtime, adventure_id: int, who: Asker, after: int) -> tuple[list[FeedView], bytes]:
+    """The events after ``after``, and the reply being written as a ``reply_text`` event
+    (empty bytes when none is), in one read."""
+    with read_scope(rt.sessions) as session:
+        events = sharing.feed_after(session, adventure_id, who, after)
+        now = queue.speaking(session, adventure_id)
+    if now is None:
+        return events, b""
+    data = json.dumps({"ticket": now.ticket, "user_id": now.user_id, "text": now.text})
+    return events, f"event: reply_text\ndata: {data}\n\n".encode()
+
+
 def _here(rt: Runtime, adventure_id: int, who: Asker, touch: bool) -> bytes:
     """Who is here and writing, as a ``presence`` event; ``touch``: first say the reader
     is (a write, every ``presence.TOUCH_S``; otherwise a read)."""
@@ -235,14 +249,19 @@ async def _stream(
     follow: bool,
 ) -> AsyncIterator[bytes]:
     """The events after ``opened``'s id, starting with those already read; while it
-    follows, who is here every ``PRESENCE_POLLS`` polls, sent when it changed."""
+    follows, each poll's reply being written after its events (when it grew), and who is
+    here every ``PRESENCE_POLLS`` polls (when it changed)."""
     last, events = opened
-    quiet, polls, shown = 0.0, 0, b""
+    quiet, polls, shown, so_far, sent = 0.0, 0, b"", b"", b""
     while True:
         for event in events:
             data = json.dumps(event.data)
             yield f"id: {event.id}\nevent: {event.kind}\ndata: {data}\n\n".encode()
             last, quiet = event.id, 0.0
+        if so_far and so_far != sent:
+            yield so_far
+            quiet = 0.0
+        sent = so_far
         if not follow:
             return
         try:
@@ -258,9 +277,9 @@ async def _stream(
             if quiet >= QUIET_S:
                 yield HEARTBEAT
                 quiet = 0.0
-            events = await asyncio.to_thread(_read, rt, adventure_id, who, last)
+            events, so_far = await asyncio.to_thread(_follow, rt, adventure_id, who, last)
         except NotFound:  # removed, or sharing ended: this reader sees no more of it
             yield b"event: removed\ndata: {}\n\n"
             return
         except DatabaseBusy:  # this read waits for the next poll; the stream goes on
-            events = []
+            events, so_far = [], sent

@@ -32,6 +32,7 @@ def upgrade() -> None:
         sa.Column("user_id", ID, nullable=False),
         sa.Column("seen_at", sa.DateTime(), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
+        sa.Column("reply_so_far", sa.Text(), nullable=False),
         sa.ForeignKeyConstraint(
             ["adventure_id"],
             ["adventures.id"],

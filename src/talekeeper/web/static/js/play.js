@@ -7,6 +7,8 @@
 //   is busy and further changes wait (their buttons are disabled).
 // - Every failure reaches the player as a readable message: a narrator failure as a notice in
 //   the story with Retry, anything else in the page's error banner.
+// - A shared adventure's page shows another member's reply as it is written (the feed's
+//   "reply_text"), then the reply as saved once the story is read again.
 // - A shared adventure's page says who is here and who is writing, and tells the others when
 //   its reader types an action (at most every 3 s) and when they stop or send it.
 // - A shared adventure's page follows its feed (docs/sharing.md): every change another member
@@ -70,6 +72,10 @@ class Play {
     this.feed = feed;
     feed.addEventListener("members", () => emit("members-changed"));
     feed.addEventListener("presence", (event) => this.showPresence(JSON.parse(event.data)));
+    feed.addEventListener("reply_text", (event) => {
+      // Another's turn, as it is written; this page's own turn streams its own reply.
+      if (!this.turns.running) this.view.showOthersReply(String(JSON.parse(event.data).text ?? ""));
+    });
     if (this.role !== "viewer") {
       this.box.area.addEventListener("input", () => this.writing(this.box.area.value.trim() !== ""));
     }

@@ -122,6 +122,24 @@ export class StoryView {
     this.root.scrollTop = this.root.scrollHeight;
   }
 
+  /** Another member's turn: its reply as far as it is written (the feed's "reply_text"). It
+   * lasts until the story is next drawn, which shows the reply as it was saved. */
+  showOthersReply(sofar) {
+    let el = this.list.querySelector(".entry.others-reply");
+    if (!el) {
+      el = h("article", {
+        class: "entry entry-narration streaming others-reply",
+        attrs: { "aria-label": "Narration (being written)", "aria-busy": "true" },
+      }, h("div", { class: "entry-text" }), h("div", { class: "entry-tools" },
+        h("span", { class: "muted small writing", text: "The narrator is writing…" })));
+      this.list.querySelector(".story-empty")?.remove();
+      this.list.append(el);
+    }
+    const pinned = this.atBottom();
+    el.querySelector(".entry-text").textContent = sofar;
+    if (pinned) this.toBottom();
+  }
+
   /** A saved player action shown before its reply arrives (from the "action" event). */
   appendAction(action) {
     const pinned = this.atBottom();
