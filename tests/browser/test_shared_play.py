@@ -165,3 +165,17 @@ def test_the_host_shares_from_the_people_panel(live: Live, page: Any) -> None:
     person.get_by_role("button", name=re.compile("^Remove")).click()
     panel.get_by_role("button", name="Yes, remove").click()
     expect(panel.locator(".person")).to_have_count(1)
+
+
+def test_a_cohosts_page_has_the_story_tools_and_panels_but_not_the_people(
+    live: Live, page: Any
+) -> None:
+    aid, tove_id = _share(live, "player")
+    with signed_in_api(live, MARA) as mara:
+        made = mara.patch(f"/api/adventures/{aid}/members/{tove_id}", json={"role": "cohost"})
+        assert made.status_code == 200, made.text
+    sign_in(page, live, TOVE, f"/adventures/{aid}")
+    expect(page.locator("#panels")).to_be_visible()
+    expect(page.get_by_role("button", name="Undo")).to_be_visible()
+    expect(page.get_by_role("tab", name="Memory")).to_be_visible()
+    expect(page.get_by_role("tab", name="People")).to_have_count(0)  # sharing is the host's

@@ -118,7 +118,7 @@ PINNED: dict[type[StrEnum], tuple[str, ...]] = {
     TurnOrder: ("free", "round_robin"),
     ProposalKind: ("new", "update"),
     ProposalState: ("open", "accepted", "dismissed"),
-    MemberRole: ("host", "player", "viewer"),
+    MemberRole: ("host", "cohost", "player", "viewer"),
     FeedKind: (
         "append",
         "reply",

@@ -104,7 +104,7 @@ def test_a_player_acts_on_the_hosts_models_and_the_action_names_its_author(
     assert [a.get("author", {}).get("persona_name") for a in story][-2:] == ["Tal Oakes", None]
 
     refused = wren.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": "wave"})
-    assert refused.status_code == 403 and "host and players" in refused.text
+    assert refused.status_code == 403 and "co-hosts and players" in refused.text
     add(accounts.app, "stranger")
     stranger = As(accounts, "stranger")
     answer = stranger.post(f"/api/adventures/{aid}/actions", json={"type": "do", "text": "x"})

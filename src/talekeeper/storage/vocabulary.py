@@ -193,9 +193,11 @@ class ProposalState(StrEnum):
 
 class MemberRole(StrEnum):
     """What a member of a shared adventure may do: the host (its owner) everything, a
+    co-host everything of the story (not its sharing, its library or deleting it), a
     player act in the story, a viewer only follow it."""
 
     HOST = "host"
+    COHOST = "cohost"
     PLAYER = "player"
     VIEWER = "viewer"
 

@@ -45,12 +45,12 @@ from talekeeper.services.memory.bank import new_memory, set_pinned, set_status, 
 from talekeeper.services.memory.base import MemoryService
 from talekeeper.services.memory.cache import BankCache
 from talekeeper.services.memory.source import source_rows
+from talekeeper.services.story.access import owned
 from talekeeper.services.story.tree import Story
 from talekeeper.services.story.view import ActionText
 from talekeeper.storage.models import Adventure, Memory
 from talekeeper.storage.repositories.memory import LISTED, MemoryRepository, PathRow
 from talekeeper.storage.repositories.memory_keys import KeyRepository
-from talekeeper.storage.repositories.story import StoryRepository
 from talekeeper.storage.vocabulary import ActionState, MemoryOrigin, MemoryStatus
 
 MEMORY_TEXT_MAX = 2_000  # a memory is a sentence or two; a page of background is a story card
@@ -246,11 +246,10 @@ def listing(story: Story, everything: bool = False) -> list[MemoryView]:
 
 
 def memory_row(session: Session, memory_id: int, user_id: int) -> Memory:
-    """A memory of one of ``user_id``'s adventures; anyone else's is not found."""
+    """A memory of an adventure ``user_id`` may change (its host's or a co-host's);
+    anyone else's is not found."""
     row = MemoryRepository(session).memory(memory_id)
-    if row is None or StoryRepository(session).adventure(row.adventure_id, user_id) is None:
-        raise NotFound(f"There is no memory {memory_id}.")
-    return row
+    return owned(session, row, user_id, NotFound(f"There is no memory {memory_id}."))
 
 
 def source_view(session: Session, memory: Memory, *, embeds: bool = True) -> MemorySource:

@@ -2,9 +2,13 @@
 
 Invariants:
 
-- The owner is its **host**; an account with a member row is a **player** or a
-  **viewer**; anyone else is no one to it, and is told the adventure does not exist.
-- Roles are ordered viewer < player < host: what a role may do, every higher one may.
+- The owner is its **host**; an account with a member row is a **co-host**, a
+  **player** or a **viewer**; anyone else is no one to it, and is told the adventure does
+  not exist.
+- Roles are ordered viewer < player < co-host < host: what a role may do, every higher
+  one may. What changes the story and what it is made of (plot, cards, memory, world,
+  settings) needs a co-host, the default; the host alone shares it (invites, roles,
+  removal), attaches its own library and deletes it (``need=MemberRole.HOST``).
 - A member's role is read from the database on every request, so a change of role or a
   removal holds at once in every process.
 """
@@ -21,10 +25,11 @@ from talekeeper.storage.repositories.sharing import SharingRepository
 from talekeeper.storage.repositories.story import StoryRepository
 from talekeeper.storage.vocabulary import MemberRole
 
-RANK = {MemberRole.VIEWER: 0, MemberRole.PLAYER: 1, MemberRole.HOST: 2}
+RANK = {MemberRole.VIEWER: 0, MemberRole.PLAYER: 1, MemberRole.COHOST: 2, MemberRole.HOST: 3}
 WHO = {
     MemberRole.VIEWER: "its members",
-    MemberRole.PLAYER: "its host and players",
+    MemberRole.PLAYER: "its host, co-hosts and players",
+    MemberRole.COHOST: "its host and co-hosts",
     MemberRole.HOST: "its host",
 }
 
@@ -45,10 +50,10 @@ def require(role: MemberRole, need: MemberRole) -> None:
 
 
 def load_adventure(
-    session: Session, adventure_id: int, user_id: int, need: MemberRole = MemberRole.HOST
+    session: Session, adventure_id: int, user_id: int, need: MemberRole = MemberRole.COHOST
 ) -> Adventure:
-    """The adventure, when ``user_id`` may do what needs ``need`` in it (the host, its
-    owner, by default: docs/sharing.md). Not a member at all: "no adventure", as for any
+    """The adventure, when ``user_id`` may do what needs ``need`` in it (its host or a
+    co-host, by default: docs/sharing.md). Not a member at all: "no adventure", as for any
     other user's; a member whose role is short of ``need``: 403, saying who may."""
     adventure = StoryRepository(session).adventure(adventure_id, None)
     role = role_of(session, adventure, user_id)
@@ -67,9 +72,9 @@ T = TypeVar("T", bound=_OfAdventure)
 
 
 def owned(session: Session, row: T | None, user_id: int, missing: NotFound) -> T:
-    """``row`` (a card, an event, a proposal: anything of one adventure) when it exists and
-    its adventure is the user's; else ``missing``: someone else's reads as none at all,
-    not as their adventure."""
+    """``row`` (a card, an event, a proposal, a memory: anything of one adventure) when it
+    exists and the user may change its adventure (its host or a co-host); else
+    ``missing``: someone else's reads as none at all, not as their adventure."""
     if row is None:
         raise missing
     try:

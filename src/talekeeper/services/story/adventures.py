@@ -251,7 +251,8 @@ def update(session: Session, adventure: Adventure, data: Mapping[str, object]) -
 
 
 def delete(session: Session, adventure_id: int, user_id: int) -> Deleted:
-    StoryRepository(session).delete_adventure(load_adventure(session, adventure_id, user_id))
+    adventure = load_adventure(session, adventure_id, user_id, MemberRole.HOST)
+    StoryRepository(session).delete_adventure(adventure)
     return Deleted(adventure_id)
 
 

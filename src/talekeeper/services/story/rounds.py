@@ -3,7 +3,7 @@
 Invariants:
 
 - Only while the adventure's ``turn_order`` is ``round_robin`` and at least two people
-  play it (its host and a member with the ``player`` role). Viewers play no one.
+  play it (its host and a player or co-host). Viewers play no one.
 - One action each per round: a player may act again only once every other player has
   acted since their own last action. An action waiting for its turn (a live ticket)
   counts as acted (so does any turn of theirs still waiting: a ticket does not say what
@@ -19,9 +19,10 @@ from __future__ import annotations
 from talekeeper.core.errors import Conflict
 from talekeeper.services.common.rendering import is_player
 from talekeeper.services.story import queue
+from talekeeper.services.story.sharing import PLAYS
 from talekeeper.services.story.tree import Story
 from talekeeper.storage.repositories.sharing import SharingRepository
-from talekeeper.storage.vocabulary import MemberRole, TurnOrder
+from talekeeper.storage.vocabulary import TurnOrder
 
 LOOKBACK = 200  # rows of the path read back for a player's last action
 
@@ -33,7 +34,7 @@ def check(story: Story, asker: int) -> None:
     if adventure.turn_order != TurnOrder.ROUND_ROBIN:
         return
     members = SharingRepository(story.session).members(adventure.id)
-    names = {r.user_id: r.persona_name for r, _ in members if r.role == MemberRole.PLAYER}
+    names = {r.user_id: r.persona_name for r, _ in members if r.role in PLAYS}
     if not names:
         return
     names[adventure.user_id] = adventure.persona_name.strip() or "the host"

@@ -60,6 +60,10 @@ class Asker:
     accounts: bool
 
 
+# The members who play a character (a viewer plays no one).
+PLAYS = (MemberRole.PLAYER, MemberRole.COHOST)
+
+
 def needs_accounts(who: Asker) -> None:
     if not who.accounts:
         raise InvalidInput(LOCAL_MODE, code="sharing_needs_accounts")
@@ -106,8 +110,9 @@ def _invite_view(row: AdventureInvite) -> InviteView:
 def invite(
     session: Session, adventure_id: int, who: Asker, role: MemberRole, hours: int, uses: int
 ) -> NewInvite:
-    load_adventure(session, adventure_id, who.uid)
-    _not_host(role)
+    load_adventure(session, adventure_id, who.uid, MemberRole.HOST)
+    if role not in (MemberRole.PLAYER, MemberRole.VIEWER):
+        raise InvalidInput("'role' must be player or viewer: the host makes a co-host of a member.")
     if not 1 <= hours <= INVITE_HOURS_MAX:
         raise InvalidInput(f"'expires_in_hours' must be 1 to {INVITE_HOURS_MAX}.")
     if not 1 <= uses <= MAX_MEMBERS - 1:
@@ -126,13 +131,13 @@ def invite(
 
 
 def invites(session: Session, adventure_id: int, who: Asker) -> list[InviteView]:
-    load_adventure(session, adventure_id, who.uid)
+    load_adventure(session, adventure_id, who.uid, MemberRole.HOST)
     needs_accounts(who)
     return [_invite_view(row) for row in SharingRepository(session).invites(adventure_id)]
 
 
 def revoke(session: Session, adventure_id: int, invite_id: int, who: Asker) -> InviteView:
-    load_adventure(session, adventure_id, who.uid)
+    load_adventure(session, adventure_id, who.uid, MemberRole.HOST)
     row = SharingRepository(session).invite(invite_id)
     if row is None or row.adventure_id != adventure_id:
         raise NotFound(f"Adventure {adventure_id} has no invite {invite_id}.{_why(who)}")
@@ -142,7 +147,7 @@ def revoke(session: Session, adventure_id: int, invite_id: int, who: Asker) -> I
 
 def _not_host(role: MemberRole) -> None:
     if role is MemberRole.HOST:
-        raise InvalidInput("'role' must be player or viewer: an adventure has one host.")
+        raise InvalidInput("'role' must be cohost, player or viewer: an adventure has one host.")
 
 
 def _persona(value: dict[str, str | None]) -> dict[str, str]:
@@ -218,7 +223,7 @@ def _why(who: Asker | None) -> str:
 def set_role(
     session: Session, adventure_id: int, user_id: int, role: MemberRole, who: Asker
 ) -> list[MemberView]:
-    load_adventure(session, adventure_id, who.uid)
+    load_adventure(session, adventure_id, who.uid, MemberRole.HOST)
     _not_host(role)
     _member(session, adventure_id, user_id, who).role = role
     feed.tell(session, adventure_id, FeedKind.MEMBERS, change="role", user_id=user_id)
@@ -235,7 +240,7 @@ def remove(session: Session, adventure_id: int, user_id: int, who: Asker) -> Non
 
 def end(session: Session, adventure_id: int, who: Asker) -> None:
     """No one but the host is left, and no invite admits anyone."""
-    load_adventure(session, adventure_id, who.uid)
+    load_adventure(session, adventure_id, who.uid, MemberRole.HOST)
     needs_accounts(who)
     SharingRepository(session).end(adventure_id)
     feed.tell(session, adventure_id, FeedKind.MEMBERS, change="ended")
@@ -286,11 +291,7 @@ class Cast:
 def cast(session: Session, adventure: Adventure) -> Cast | None:
     """The adventure's cast when more than one plays it; None for one player alone, whose
     story is told in the second person."""
-    rows = [
-        r
-        for r, _ in SharingRepository(session).members(adventure.id)
-        if r.role == MemberRole.PLAYER
-    ]
+    rows = [r for r, _ in SharingRepository(session).members(adventure.id) if r.role in PLAYS]
     if not rows:
         return None
     host = session.get(User, adventure.user_id)
@@ -307,8 +308,8 @@ def may_change(session: Session, adventure_id: int, uid: int, action_id: int | N
     action ``action_id``: the host always; a player only their own newest action (and the
     reply to it); a viewer never."""
     adventure = load_adventure(session, adventure_id, uid, MemberRole.PLAYER)
-    if adventure.user_id == uid:
-        return uid
+    if access.role_of(session, adventure, uid) in (MemberRole.HOST, MemberRole.COHOST):
+        return adventure.user_id
     repo = StoryRepository(session)
     links = repo.links(adventure_id)
     branch = adventure.current_branch_id

@@ -89,7 +89,7 @@ class Story:
         adventure_id: int,
         user_id: int,
         memory: MemoryService,
-        need: MemberRole = MemberRole.HOST,
+        need: MemberRole = MemberRole.COHOST,
     ) -> Story:
         adventure = load_adventure(session, adventure_id, user_id, need)
         repo = StoryRepository(session)

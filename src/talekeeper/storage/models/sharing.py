@@ -35,7 +35,7 @@ from talekeeper.storage.models.base import ID, Base, UtcDateTime
 
 class AdventureMember(Base):
     """An account that joined an adventure, with its persona; ``role`` (a
-    ``vocabulary.MemberRole``) is ``player`` or ``viewer``, never ``host``."""
+    ``vocabulary.MemberRole``) is ``cohost``, ``player`` or ``viewer``, never ``host``."""
 
     __tablename__ = "adventure_members"
     __table_args__ = (UniqueConstraint("adventure_id", "user_id"),)

@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session
 
 from talekeeper.bootstrap import Runtime
 from talekeeper.services.common.units import read_scope, session_scope
-from talekeeper.services.common.vocabulary import SourceState
+from talekeeper.services.common.vocabulary import MemberRole, SourceState
 from talekeeper.services.library import parsing, store
 from talekeeper.services.library.search import Hit
 from talekeeper.services.story.access import load_adventure
@@ -230,7 +230,7 @@ def knowledge(
 def attach(
     adventure_id: RowId, body: KnowledgeIn, session: Session = DB, uid: int = Depends(user_id)
 ) -> KnowledgeOut:
-    adventure = load_adventure(session, adventure_id, uid)
+    adventure = load_adventure(session, adventure_id, uid, MemberRole.HOST)  # the host's library
     store.set_attached(session, adventure, list(body.source_ids))
     return KnowledgeOut(
         adventure_id=adventure.id, sources=_views(session, store.attached(session, adventure.id))

@@ -11,7 +11,8 @@
 import { h, fill, api, attempt, emit, notify, on, plural, when } from "./ui.js";
 import { block, confirmButton, refresher } from "./panel-kit.js";
 
-const ROLES = ["player", "viewer"];
+const ROLES = ["player", "viewer"]; // what an invite admits as
+const MEMBER_ROLES = [["cohost", "co-host"], ["player", "player"], ["viewer", "viewer"]];
 const EXPIRY = [[24, "1 day"], [72, "3 days"], [168, "a week"], [720, "30 days"]];
 
 function select(label, options, value) {
@@ -97,7 +98,7 @@ export function sharingPanel(ctx) {
       item.append(h("span", { class: "badge", text: "host" }));
       return item;
     }
-    const roleBox = select(`Role of ${member.name}`, ROLES.map((r) => [r, r]), member.role);
+    const roleBox = select(`Role of ${member.name}`, MEMBER_ROLES, member.role);
     roleBox.addEventListener("change", () => change(
       () => api("PATCH", `${base()}/members/${member.user_id}`, { role: roleBox.value }),
       `${member.name} is now a ${roleBox.value}.`));

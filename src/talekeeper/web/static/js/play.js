@@ -53,8 +53,8 @@ class Play {
         "Dry run: see what the narrator would be given for the action in the box, without sending it",
         () => emit("open-insights", { dryRun: this.box.draft() })),
     };
-    if (this.role !== "host") {
-      // A player retries their own newest action; the rest is the host's.
+    if (this.role !== "host" && this.role !== "cohost") {
+      // A player retries their own newest action; the rest is the host's and co-hosts'.
       const own = this.role === "player" ? { retry: bar.retry } : {};
       fill(root, h("div", { class: "row", attrs: { role: "toolbar", "aria-label": "Story tools" } },
         ...Object.values(own)));
