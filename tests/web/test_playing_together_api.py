@@ -110,3 +110,27 @@ def test_an_export_carries_who_wrote_each_action_and_an_import_keeps_it(
     assert _act(mara, alone, "sit").status_code == 200
     single = mara.get(f"/api/adventures/{alone}/export").json()
     assert all("author" not in a for a in single["actions"])
+
+
+def test_each_player_character_has_a_place_and_belongings_of_their_own(
+    accounts: TestClient, double: ModelDouble
+) -> None:
+    """A member's "walk into the Salt Market" moves their character, not the host's; what
+    they pick up is theirs; the host's own actions move the host's character as before."""
+    mara, tal, aid = _shared(accounts)
+    double.default_reply = "Gulls wheel overhead."
+    assert _act(mara, aid, "walk into the Lamp House").status_code == 200
+    assert _act(tal, aid, "walk into the Salt Market").status_code == 200
+    assert _act(tal, aid, "pick up the brass key").status_code == 200
+    world = mara.get(f"/api/adventures/{aid}/world").json()
+    assert world["location"]["name"] == "the Lamp House"  # the host's character stayed
+    assert world["inventory"] == [] and world["present"] == []
+    said = mara.get(f"/api/adventures/{aid}/world/events").json()
+    theirs = [(e["kind"], e["subject"], e["object"]) for e in said]
+    assert ("moved", "Tal", "the Salt Market") in theirs
+    assert ("took", "Tal", "the brass key") in theirs
+    # The host's character walks in where Tal's stands: the world lists Tal present.
+    assert _act(mara, aid, "walk into the Salt Market").status_code == 200
+    world = mara.get(f"/api/adventures/{aid}/world").json()
+    assert world["location"]["name"] == "the Salt Market"
+    assert [p["name"] for p in world["present"]] == ["Tal"]

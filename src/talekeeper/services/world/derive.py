@@ -13,6 +13,9 @@ Invariants:
   out, never an error: the story's text is the player's, not a request to refuse.
 - A reply to the player's ``do`` is also read for what it refuses of it (``refusal``):
   the ``do`` it answers is the active action a depth above it on its own path.
+- In a shared adventure a member's action is their character's: what it says of "you"
+  is said of that person (``played_by``), so each character has a place and belongings
+  of their own; the host's actions, and those written before sharing, are the player's.
 - A sentence that takes the player toward a place the story already knows, or in which a
   person it knows handles an item it knows, in words no pattern reads, makes where the
   player stands, or whether they carry that item, unknown (``unsure``).
@@ -26,14 +29,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.core.lineage import owner
 from talekeeper.services.common.rendering import NARRATION
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import rules
-from talekeeper.services.world.events import Node, match_names, role_names, write_event
+from talekeeper.services.world.events import ROLES, Node, match_names, role_names, write_event
 from talekeeper.services.world.names import clean_name, key_of, trailing
 from talekeeper.services.world.refusal import refusals
 from talekeeper.services.world.unsure import Forms, unsure, unsure_items
@@ -88,8 +91,23 @@ def said(story: Story, row: Action) -> list[rules.Derived]:
     if row.type == NARRATION:
         tried = followed(story, row)
         if tried is not None and tried.type == "do":
-            found.extend(refusals(tried.text, row.text))
-    return found
+            found.extend(played_by(story, tried, refusals(tried.text, row.text)))
+    return played_by(story, row, found)
+
+
+def played_by(story: Story, row: Action, found: list[rules.Derived]) -> list[rules.Derived]:
+    """``found`` with "the player" made the character who wrote ``row``, when that is a
+    member of a shared adventure (docs/sharing.md): each plays a person of the world, with
+    their own place and belongings; the host's character stays the player's own."""
+    name = row.author_name
+    if not name or row.author_id in (None, story.adventure.user_id):
+        return found
+    return [
+        replace(f, subject=name)
+        if f.subject is None and ROLES[f.kind].subject is EntityKind.PERSON
+        else f
+        for f in found
+    ]
 
 
 def record(story: Story, row: Action) -> int:
