@@ -134,3 +134,17 @@ def test_each_player_character_has_a_place_and_belongings_of_their_own(
     world = mara.get(f"/api/adventures/{aid}/world").json()
     assert world["location"]["name"] == "the Salt Market"
     assert [p["name"] for p in world["present"]] == ["Tal"]
+
+
+def test_insights_name_whose_action_a_reply_answers(
+    accounts: TestClient, double: ModelDouble
+) -> None:
+    mara, tal, aid = _shared(accounts)
+    double.default_reply = "The bell answers."
+    turn = tal.post(f"/api/adventures/{aid}/actions", json={"text": "ring the bell"}).json()
+    reply_id = turn["reply"]["id"]
+    seen = mara.get(f"/api/actions/{reply_id}/insights").json()
+    assert seen["author"] == {"user_id": turn["action"]["author"]["user_id"], "persona_name": "Tal"}
+    alone = mara.post("/api/adventures", json={"title": "Alone"}).json()["id"]
+    single = mara.post(f"/api/adventures/{alone}/actions", json={"text": "sit"}).json()
+    assert "author" not in mara.get(f"/api/actions/{single['reply']['id']}/insights").json()

@@ -1,4 +1,5 @@
-"""What a turn tells its client: its events, and a failure as the player meets it.
+"""What a turn tells its client: its events, and a failure as the player meets it; and
+the turn in flight they are told of (``Pending``).
 
 Invariants:
 
@@ -15,14 +16,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from talekeeper.core.errors import DatabaseBusy, InvalidInput, ProviderError, TalekeeperError
 from talekeeper.services.common import limits
 from talekeeper.services.common.rendering import TURN_TYPES
-
-if TYPE_CHECKING:
-    from talekeeper.services.story.turns import Pending
+from talekeeper.services.prompt.inputs import ContextInputs
+from talekeeper.services.story.view import ActionView, Author
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,22 @@ class TurnEventKind(StrEnum):
     CHUNK = "chunk"  # a piece of the reply as it is generated
     REPLY = "reply"  # the saved reply, with its Insights
     ERROR = "error"  # the one failure, with what was saved
+
+
+@dataclass
+class Pending:
+    """A turn whose player action (if any) is saved and whose reply is still to come."""
+
+    adventure_id: int
+    user_id: int
+    action: ActionView | None = None  # the saved player action; None for continue/retry
+    retry: bool = False
+    inputs: ContextInputs | None = None  # read in begin's read unit (continue, retry) or in plan
+    read_ms: float = 0.0
+    ticket: int | None = None  # its place in the adventure's turns (``queue``)
+    holding: bool = False  # the ticket holds the turn (no other turn is ahead of it)
+    unsaved: tuple[str, str, Author | None] | None = None  # an action waiting for its turn
+    shared: bool = False  # others follow the adventure: its reply so far is written for them
 
 
 @dataclass

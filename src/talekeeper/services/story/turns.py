@@ -61,6 +61,7 @@ from talekeeper.services.prompt.prefix import PrefixUse, PromptPrefixes
 from talekeeper.services.story import queue, rounds, sharing
 from talekeeper.services.story.tree import Story
 from talekeeper.services.story.turn_events import (
+    Pending,
     TurnEvent,
     TurnEventKind,
     as_ours,
@@ -78,22 +79,6 @@ __all__ = ["Pending", "TurnEvent", "TurnEventKind", "TurnRunner"]
 log = logging.getLogger(__name__)
 
 SAVE_ATTEMPTS = 2 * LOCK_ATTEMPTS  # a finished reply waits twice as long as a request
-
-
-@dataclass
-class Pending:
-    """A turn whose player action (if any) is saved and whose reply is still to come."""
-
-    adventure_id: int
-    user_id: int
-    action: ActionView | None = None  # the saved player action; None for continue/retry
-    retry: bool = False
-    inputs: ContextInputs | None = None  # read in begin's read unit (continue, retry) or in plan
-    read_ms: float = 0.0
-    ticket: int | None = None  # its place in the adventure's turns (``queue``)
-    holding: bool = False  # the ticket holds the turn (no other turn is ahead of it)
-    unsaved: tuple[str, str, Author | None] | None = None  # an action waiting for its turn
-    shared: bool = False  # others follow the adventure: its reply so far is written for them
 
 
 @dataclass
@@ -401,6 +386,7 @@ class TurnRunner:
                 plan.prefix,
                 witness=plan.witness,
             )
+            snapshot = insights.with_author(snapshot, _author(pending))
             session.add(InsightSnapshot(action_id=row.id, data=insights.dumps(snapshot)))
             placement = plan.built.report.placement
             if placement is not None:  # ``cache``: where the next turn keeps things
@@ -441,6 +427,12 @@ class TurnRunner:
             dry_run=True,
             witness=plan.witness,
         )
+
+
+def _author(pending: Pending) -> tuple[int, str] | None:
+    """Who wrote the action the reply answers, where a shared adventure recorded it."""
+    author = pending.action.author if pending.action is not None else None
+    return None if author is None else (author.user_id, author.persona_name)
 
 
 def _model_key(models: ModelSet) -> tuple[str, str]:

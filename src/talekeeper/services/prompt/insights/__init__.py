@@ -45,6 +45,7 @@ from talekeeper.services.prompt.floating import FLOATING_ORDER
 from talekeeper.services.prompt.inputs import ContextInputs
 from talekeeper.services.prompt.insights.stored import (
     INSIGHTS_VERSION,
+    AuthorPart,
     BudgetPart,
     CardPart,
     HistoryPart,
@@ -164,6 +165,15 @@ def snapshot(
         state=StatePart.of(inputs.world, inputs.world_changes),
         witness=WitnessPart.of(witness),
     )
+
+
+def with_author(snapshot: Snapshot, author: tuple[int, str] | None) -> Snapshot:
+    """``snapshot`` naming who wrote the action it answers (a shared adventure's player);
+    in single play (None) the key stays unset, as before sharing."""
+    if author is None:
+        return snapshot
+    whose = AuthorPart(user_id=author[0], persona_name=author[1])
+    return snapshot.model_copy(update={"author": whose})
 
 
 def _cards(

@@ -309,6 +309,13 @@ class RepairPart(Part):
     meaning: str = ""
 
 
+class AuthorPart(Part):
+    """Who wrote the action a reply answers, in a shared adventure (docs/sharing.md)."""
+
+    user_id: int = 0
+    persona_name: str = ""
+
+
 class Snapshot(Part):
     version: int = 0  # INSIGHTS_VERSION; 0: written before there was one
     sections: list[SectionPart] = Field(default_factory=list)
@@ -329,6 +336,7 @@ class Snapshot(Part):
     dry_run: bool = False
     state: StatePart = Field(default_factory=StatePart)  # the world (docs/world.md)
     witness: WitnessPart = Field(default_factory=WitnessPart)  # who was addressed
+    author: AuthorPart | None = None  # a shared adventure's: whose action it answers
     action_id: int | None = None  # the reply's, when read back or answered with it
 
     def for_action(self, action_id: int) -> Snapshot:

@@ -215,6 +215,7 @@ export function modelPart(snapshot) {
       snapshot.repairs.map((r) => r.meaning).join("; ")]);
   }
   if (snapshot.retry_of) rows.push(["Retry", `a new take of reply #${snapshot.retry_of}`]);
+  if (snapshot.author) rows.push(["Answering", `${snapshot.author.persona_name}'s action`]);
   if (snapshot.branch_id) rows.push(["Branch", "#" + snapshot.branch_id]);
   for (const [key, value] of Object.entries(snapshot.timings || {})) {
     rows.push([TIMINGS[key] || key.replace(/_ms$/, "").replace(/_/g, " "), duration(value) ?? "—"]);
