@@ -192,12 +192,15 @@ def make_players(deployment: Deployment, count: int) -> list[Account]:
     return players
 
 
-def saved(client: httpx.Client, url: str, player: Account, text: str) -> bool | None:
-    """Whether the story holds ``text`` as an action (None: could not look)."""
+def saved(
+    client: httpx.Client, url: str, player: Account, text: str, limit: int = 4
+) -> bool | None:
+    """Whether the newest ``limit`` actions of the story hold ``text`` (None: could not
+    look)."""
     try:
         answer = client.get(
             f"{url}/api/adventures/{player.adventure}/actions",
-            params={"limit": 4},
+            params={"limit": limit},
             headers=player.headers(),
         )
     except httpx.TransportError:

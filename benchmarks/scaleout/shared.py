@@ -30,7 +30,7 @@ from pathlib import Path
 import httpx
 from benchmarks.kit.http import HTTP_TIMEOUT, REPLY, action_text, quantile, run_together
 from benchmarks.kit.report import Clock, arguments, publish
-from benchmarks.scaleout.deploy import ADMIN, PASSWORD, Account, Deployment, sign_in
+from benchmarks.scaleout.deploy import ADMIN, PASSWORD, Account, Deployment, saved, sign_in
 from sqlalchemy import select
 
 from talekeeper.services.memory.source import path_of
@@ -197,17 +197,11 @@ def play(deployment: Deployment, client: httpx.Client, player: Account, turns: i
 
 
 def holds(deployment: Deployment, client: httpx.Client, player: Account, text: str) -> bool:
+    """Whether the story holds ``text`` among its newest actions, asked of any app up."""
     for app in deployment.live("serve"):
-        try:
-            answer = client.get(
-                f"{app.url}/api/adventures/{player.adventure}/actions",
-                params={"limit": 40},
-                headers=player.headers(),
-            )
-        except httpx.HTTPError:
-            continue
-        if answer.is_success:
-            return any(a["text"] == text for a in answer.json()["actions"])
+        found = saved(client, app.url, player, text, limit=40)  # other players' turns too
+        if found is not None:
+            return found
     return False
 
 

@@ -7,6 +7,7 @@ background work, settings, tokens) hold nothing of the first's."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -109,6 +110,26 @@ PLAYING = {
 }
 
 
+def _as_member(
+    base: TestClient, member: Any, world: World, token: int, invite: dict[str, Any], role: str
+) -> Iterator[tuple[Any, Any, str]]:
+    """Every route of one adventure or action, asked by ``member`` with the host's ids: the
+    endpoint, the answer, and a label for a failed assertion."""
+    for endpoint in endpoints(base.app):
+        params = [name for name, _ in endpoint.path_params()]
+        if "adventure_id" not in params and "action_id" not in params:
+            continue
+        url = _url(endpoint, world, token, int(invite["id"]))
+        body = VALID_BODIES[endpoint.key](world) if endpoint.key in VALID_BODIES else None
+        query = {n: v for n, v in QUERY_VALUES.items() if n in dict(endpoint.query_params())}
+        answer = member.request(endpoint.method, url, json=body, params=query)
+        yield (
+            endpoint,
+            answer,
+            f"{role}: {endpoint.method} {url}: {answer.status_code} {answer.text[:200]}",
+        )
+
+
 @pytest.mark.parametrize("role", ["viewer", "player", "removed"])
 def test_a_member_reaches_only_what_their_role_allows_and_a_removed_one_nothing(
     base: TestClient, double: ModelDouble, role: str
@@ -128,16 +149,8 @@ def test_a_member_reaches_only_what_their_role_allows_and_a_removed_one_nothing(
     before = everything(mara, mara_world)
     allowed = set() if role == "removed" else FOLLOWING | (PLAYING if role == "player" else set())
     swept = 0
-    for endpoint in endpoints(base.app):
-        params = [name for name, _ in endpoint.path_params()]
-        if "adventure_id" not in params and "action_id" not in params:
-            continue
-        url = _url(endpoint, mara_world, mara_token, int(invite["id"]))
-        body = VALID_BODIES[endpoint.key](mara_world) if endpoint.key in VALID_BODIES else None
-        query = {n: v for n, v in QUERY_VALUES.items() if n in dict(endpoint.query_params())}
-        answer = tal.request(endpoint.method, url, json=body, params=query)
+    for endpoint, answer, label in _as_member(base, tal, mara_world, mara_token, invite, role):
         swept += 1
-        label = f"{role}: {endpoint.method} {url}: {answer.status_code} {answer.text[:200]}"
         if endpoint.key in allowed and endpoint.key not in PLAYING:
             assert answer.status_code == 200, label
         elif endpoint.key not in allowed:
@@ -177,16 +190,8 @@ def test_a_cohost_changes_everything_of_the_story_but_its_sharing(
     made = mara.patch(f"/api/adventures/{aid}/members/{tal_id}", json={"role": "cohost"})
     assert made.status_code == 200 and made.json()[1]["role"] == "cohost"
     swept = 0
-    for endpoint in endpoints(base.app):
-        params = [name for name, _ in endpoint.path_params()]
-        if "adventure_id" not in params and "action_id" not in params:
-            continue
-        url = _url(endpoint, mara_world, mara_token, int(invite["id"]))
-        body = VALID_BODIES[endpoint.key](mara_world) if endpoint.key in VALID_BODIES else None
-        query = {n: v for n, v in QUERY_VALUES.items() if n in dict(endpoint.query_params())}
-        answer = tal.request(endpoint.method, url, json=body, params=query)
+    for endpoint, answer, label in _as_member(base, tal, mara_world, mara_token, invite, "cohost"):
         swept += 1
-        label = f"cohost: {endpoint.method} {url}: {answer.status_code} {answer.text[:200]}"
         assert answer.status_code < 500, label
         if endpoint.key in HOSTING:
             assert answer.status_code == 403, label
