@@ -157,11 +157,13 @@ def follow(deployment: Deployment, page: Follower, stop: threading.Event) -> Non
                         ident = int(line[4:])
                     elif line.startswith("event: "):
                         event = line[7:]
-                    elif line.startswith("data: ") and event not in ("presence", ""):
+                    elif line.startswith("data: "):
                         if event == "removed":
                             page.removed = True
                             return
-                        page.events.append((ident, event, json.loads(line[6:]), time.time()))
+                        if ident:  # a feed event (presence and the reply so far have no id)
+                            page.events.append((ident, event, json.loads(line[6:]), time.time()))
+                        event, ident = "", 0
                     if stop.is_set():
                         return
         except httpx.HTTPError:
@@ -311,8 +313,8 @@ def markdown(figures: dict[str, str], args: Namespace, clock: Clock) -> str:
         *(f"| {name} | {value} |" for name, value in figures.items()),
         "",
         "Turns wait for each other (one at a time per adventure), so a turn's time includes "
-        "the turns queued before it; one holding the turn when its process died holds the "
-        "adventure until its ticket is 30 s silent. "
+        "the turns queued before it; a turn of the process that died, answered or waiting, "
+        "holds the adventure until its ticket has been silent for 15 s. "
         "A player whose request was cut off looks at the story through the other process "
         "and sends the action again only if the story lacks it. Each page reads the feed "
         "through its own app process and, when that process goes, resumes through the other "

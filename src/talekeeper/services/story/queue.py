@@ -37,8 +37,8 @@ from talekeeper.storage.repositories.turns import TurnTicketRepository
 log = logging.getLogger(__name__)
 
 POLL_S: Final = 0.25  # how often a waiting turn looks whether its turn has come
-TOUCH_S: Final = 5.0  # how often a live ticket is touched
-DEAD_S: Final = 30.0  # a ticket untouched this long is dead (its process is gone)
+TOUCH_S: Final = 3.0  # how often a live ticket is touched
+DEAD_S: Final = 15.0  # a ticket untouched this long is dead (five touches missed)
 MAX_WAIT_S: Final = 900.0  # a turn waits at most this long for the turns ahead of it
 MIRROR_S: Final = 0.5  # how often a shared adventure's reply so far is written for the others
 
