@@ -11,12 +11,16 @@ import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from tests.conftest import double_settings
+from tests.kit.accounts import CHEAP, PASSWORD
 
 from talekeeper.core.clock import utcnow
+from talekeeper.services.accounts import create_user
 from talekeeper.services.story import queue as turn_queue
 from talekeeper.settings import Settings
 from talekeeper.storage.db import read_scope, session_scope
@@ -57,6 +61,13 @@ def _events(out: queue.Queue[Any]) -> list[tuple[str, Any]]:
 
 def _texts(api: httpx.Client, aid: int) -> list[str]:
     return [a["text"] for a in api.get(f"/api/adventures/{aid}/actions").json()["actions"]]
+
+
+def _signed_in(url: str, name: str) -> httpx.Client:
+    client = httpx.Client(base_url=url, timeout=30)
+    answer = client.post("/api/auth/login", json={"username": name, "password": PASSWORD})
+    assert answer.status_code == 200, answer.text
+    return client
 
 
 def _tickets(sessions: Any) -> int:
@@ -187,3 +198,32 @@ def test_a_live_ticket_holds_the_turn_until_it_goes(
     events = _events(out)
     assert [n for n, _ in events if n != "chunk"] == ["action", "reply"]
     assert _texts(api, aid)[-2:] == ["wait for it", "the fog lifts"]
+
+
+def test_a_players_retry_that_waited_is_checked_again_when_its_turn_comes(
+    tmp_path: Path, double: ModelDouble
+) -> None:
+    """Tal may retry his own newest reply when he asks; behind Mara's continue, the newest
+    reply is hers by the time his turn comes, so the retry is refused and changes nothing."""
+    app = create_app(double_settings(tmp_path, double, auth="accounts"))
+    with serving(app) as (url, _):
+        with session_scope(app.state.runtime.sessions) as session:
+            for name in ("mara", "tal"):
+                create_user(session, name, PASSWORD, hasher=CHEAP)
+        mara, tal = _signed_in(url, "mara"), _signed_in(url, "tal")
+        aid = mara.post("/api/adventures", json={"title": "Quay"}).json()["id"]
+        code = mara.post(f"/api/adventures/{aid}/invites", json={}).json()["code"]
+        assert tal.post(f"/api/invites/{code}/join", json={"persona": {"name": "Tal"}}).is_success
+        double.script("Gulls cry.")
+        assert tal.post(f"/api/adventures/{aid}/actions", json={"text": "wave"}).is_success
+        double.chunk_delay = 0.1
+        double.script("the fog rolls in over the harbour wall and the lamps go dim one by one")
+        out: queue.Queue[Any] = queue.Queue()
+        threading.Thread(target=_turn, args=(mara, aid, {"type": "continue"}, out)).start()
+        assert out.get(timeout=10)[0] == "chunk"  # Mara's continue is being written
+        retried = tal.post(f"/api/adventures/{aid}/retry")
+        assert retried.status_code == 403, retried.text
+        assert "only their own newest action" in retried.json()["error"]["message"]
+        assert _events(out)[-1][0] == "reply"
+        texts = _texts(mara, aid)
+        assert texts[-1].startswith("the fog rolls in") and "Gulls cry." in texts

@@ -51,6 +51,7 @@ class Pending:
     holding: bool = False  # the ticket holds the turn (no other turn is ahead of it)
     unsaved: tuple[str, str, Author | None] | None = None  # an action waiting for its turn
     shared: bool = False  # others follow the adventure: its reply so far is written for them
+    asker: int | None = None  # who sent it (the host in single play)
 
 
 @dataclass

@@ -161,6 +161,7 @@ class TurnRunner:
             Story.load(session, pending.adventure_id, pending.user_id, self.memory)
             pending.ticket, pending.holding = queue.take(session, pending.adventure_id, asker)
             pending.shared = sharing.is_shared(session, pending.adventure_id)
+            pending.asker = asker
         try:
             return self._read_ahead(pending, models)
         except BaseException:
@@ -194,6 +195,8 @@ class TurnRunner:
             if pending.unsaved is not None:
                 story = Story.load(session, pending.adventure_id, pending.user_id, self.memory)
                 self._save_action(story, pending, pending.unsaved)
+            if pending.retry and pending.asker is not None:  # the newest reply may be another's now
+                sharing.may_change(session, pending.adventure_id, pending.asker, None)
             pending.holding = True
         if pending.action is None:
             self._read_ahead(pending, models)
