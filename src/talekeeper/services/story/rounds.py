@@ -19,9 +19,8 @@ from __future__ import annotations
 from talekeeper.core.errors import Conflict
 from talekeeper.services.common.rendering import is_player
 from talekeeper.services.story import queue
-from talekeeper.services.story.sharing import PLAYS
+from talekeeper.services.story.sharing import people_playing
 from talekeeper.services.story.tree import Story
-from talekeeper.storage.repositories.sharing import SharingRepository
 from talekeeper.storage.vocabulary import TurnOrder
 
 LOOKBACK = 200  # rows of the path read back for a player's last action
@@ -33,11 +32,9 @@ def check(story: Story, asker: int) -> None:
     adventure = story.adventure
     if adventure.turn_order != TurnOrder.ROUND_ROBIN:
         return
-    members = SharingRepository(story.session).members(adventure.id)
-    names = {r.user_id: r.persona_name for r, _ in members if r.role in PLAYS}
+    names = people_playing(story.session, adventure)
     if not names:
         return
-    names[adventure.user_id] = adventure.persona_name.strip() or "the host"
     since = _acted_since(story, asker)
     if since is None:
         return

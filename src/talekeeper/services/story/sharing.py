@@ -254,11 +254,16 @@ def turn_taker(session: Session, adventure_id: int, uid: int) -> tuple[int, Auth
     if not SharingRepository(session).count(adventure_id):
         return adventure.user_id, None
     if adventure.user_id == uid:
-        user = session.get(User, uid)
-        name = adventure.persona_name or (user.name if user is not None else "")
+        name = lead_name(session, adventure)
     else:
         name = _member(session, adventure_id, uid).persona_name
     return adventure.user_id, Author(uid, name)
+
+
+def lead_name(session: Session, adventure: Adventure) -> str:
+    """The host's character's name: the adventure's persona, else the host's account name."""
+    host = session.get(User, adventure.user_id)
+    return adventure.persona_name.strip() or (host.name if host is not None else "The host")
 
 
 @dataclass(frozen=True)
@@ -294,8 +299,7 @@ def cast(session: Session, adventure: Adventure) -> Cast | None:
     rows = [r for r, _ in SharingRepository(session).members(adventure.id) if r.role in PLAYS]
     if not rows:
         return None
-    host = session.get(User, adventure.user_id)
-    name = adventure.persona_name.strip() or (host.name if host is not None else "The host")
+    name = lead_name(session, adventure)
     lead = Persona(name, adventure.persona_pronouns, adventure.persona_description.strip())
     players = tuple(
         Persona(r.persona_name, r.persona_pronouns, r.persona_description) for r in rows
@@ -346,12 +350,17 @@ def people(session: Session, adventure: Adventure) -> dict[int, str]:
     """The adventure's people by account, each with the persona they play: the host (the
     adventure's persona, else the account's name), then its members in the order they
     joined."""
-    host = session.get(User, adventure.user_id)
-    lead = adventure.persona_name.strip() or (host.name if host is not None else "")
-    named = {adventure.user_id: lead}
-    for row, _ in SharingRepository(session).members(adventure.id):
-        named[row.user_id] = row.persona_name
-    return named
+    return people_playing(session, adventure, every=True)
+
+
+def people_playing(session: Session, adventure: Adventure, every: bool = False) -> dict[int, str]:
+    """The host's and the players' (and co-hosts') characters by account; ``every``: the
+    viewers' personas too. Empty when no member plays (one player alone)."""
+    rows = SharingRepository(session).members(adventure.id)
+    named = {r.user_id: r.persona_name for r, _ in rows if every or r.role in PLAYS}
+    if not named and not every:
+        return {}
+    return {adventure.user_id: lead_name(session, adventure), **named}
 
 
 def turns_now(session: Session, adventure: Adventure) -> list[Author]:

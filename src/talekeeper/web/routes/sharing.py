@@ -42,7 +42,13 @@ from talekeeper.services.story.tree import Story
 from talekeeper.settings import AuthMode
 from talekeeper.web.deps import DB, RowId, Strict, runtime, user_id
 from talekeeper.web.schemas.adventures import AdventureOut
-from talekeeper.web.schemas.sharing import InviteOut, MemberOut, NewInviteOut, PresenceOut
+from talekeeper.web.schemas.sharing import (
+    InviteOut,
+    MemberOut,
+    NewInviteOut,
+    PresenceOut,
+    ReplyTextOut,
+)
 from talekeeper.web.streaming import HEARTBEAT
 
 router = APIRouter(tags=["sharing"])
@@ -224,7 +230,7 @@ def _follow(rt: Runtime, adventure_id: int, who: Asker, after: int) -> tuple[lis
         now = queue.speaking(session, adventure_id)
     if now is None:
         return events, b""
-    data = json.dumps({"ticket": now.ticket, "user_id": now.user_id, "text": now.text})
+    data = ReplyTextOut.model_validate(now).model_dump_json()
     return events, f"event: reply_text\ndata: {data}\n\n".encode()
 
 

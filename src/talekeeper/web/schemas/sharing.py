@@ -33,6 +33,14 @@ class MemberOut(Out):
     persona: PersonaOut
 
 
+class ReplyTextOut(Out):
+    """The reply being written, as far as it is (the feed's ``reply_text``)."""
+
+    ticket: int
+    user_id: int  # who sent the turn
+    text: str
+
+
 class PresenceOut(Out):
     """Who has the adventure open, and who of them is typing an action, by persona."""
 
