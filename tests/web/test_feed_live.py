@@ -44,15 +44,19 @@ def _client(url: str, name: str) -> httpx.Client:
     return client
 
 
+UNNUMBERED = ("presence", "reply_text")  # the stream's events that are not the feed's
+
+
 def _follow(
     client: httpx.Client,
     aid: int,
     events: queue.Queue[tuple[str, Any]],
-    presence: bool = False,
+    keep: tuple[str, ...] = (),
     after: int | None = None,
 ) -> None:
     """Read the stream in a thread, putting each (event, data) on ``events``; ("end", None)
-    at the end. ``presence`` events only when asked for; ``after``: resume after it."""
+    at the end. The events without an id (``presence``, ``reply_text``) only when named in
+    ``keep``; ``after``: resume after it."""
     headers = {} if after is None else {"Last-Event-ID": str(after)}
     url = f"/api/adventures/{aid}/events"
     try:
@@ -62,7 +66,7 @@ def _follow(
             for line in answer.iter_lines():
                 if line.startswith("event: "):
                     name = line[7:]
-                elif line.startswith("data: ") and (presence or name != "presence"):
+                elif line.startswith("data: ") and (name in keep or name not in UNNUMBERED):
                     events.put((name, json.loads(line[6:])))
     except httpx.HTTPError:  # the test closed its client: the reader is done
         pass
@@ -113,7 +117,7 @@ def test_a_resumed_stream_sends_only_what_came_after_its_last_event(
         seen = tal.get(f"/api/adventures/{aid}/events", params={"follow": "false"})
         last = int([line for line in seen.text.splitlines() if line.startswith("id: ")][-1][4:])
         events: queue.Queue[tuple[str, Any]] = queue.Queue()
-        threading.Thread(target=_follow, args=(tal, aid, events, False, last), daemon=True).start()
+        threading.Thread(target=_follow, args=(tal, aid, events, (), last), daemon=True).start()
         time.sleep(1.5)  # polls that find nothing new must not start again from the beginning
         assert events.empty()
         double.script("Gulls cry.")
@@ -140,9 +144,13 @@ def test_who_is_here_and_who_is_writing_reach_every_open_page(server: str) -> No
     with closing(mara), closing(tal):
         at_tal: queue.Queue[tuple[str, Any]] = queue.Queue()
         at_mara: queue.Queue[tuple[str, Any]] = queue.Queue()
-        threading.Thread(target=_follow, args=(tal, aid, at_tal, True), daemon=True).start()
+        threading.Thread(
+            target=_follow, args=(tal, aid, at_tal, ("presence",)), daemon=True
+        ).start()
         assert _presence(at_tal, lambda p: p["here"] == ["Tal"])
-        threading.Thread(target=_follow, args=(mara, aid, at_mara, True), daemon=True).start()
+        threading.Thread(
+            target=_follow, args=(mara, aid, at_mara, ("presence",)), daemon=True
+        ).start()
         assert _presence(at_tal, lambda p: p["here"] == ["Tal", "Mara"])
         typing = tal.post(f"/api/adventures/{aid}/presence", json={"writing": True})
         assert typing.status_code == 200, typing.text
@@ -175,7 +183,9 @@ def test_a_reply_reaches_the_other_pages_as_it_is_written(server: str, double: M
     double.script(reply)
     with closing(mara), closing(tal):
         events: queue.Queue[tuple[str, Any]] = queue.Queue()
-        threading.Thread(target=_follow, args=(tal, aid, events), daemon=True).start()
+        threading.Thread(
+            target=_follow, args=(tal, aid, events, ("reply_text",)), daemon=True
+        ).start()
         assert events.get(timeout=10)[0] == "members"  # Tal's own joining: the stream is up
         assert mara.post(f"/api/adventures/{aid}/actions", json={"text": "wait"}).is_success
         seen = []
