@@ -59,6 +59,18 @@ class As:
         return self.request("DELETE", url, **kwargs)
 
 
+def played_by_two(accounts: TestClient, title: str) -> tuple[As, As, int]:
+    """An adventure "mara" hosts as Mara and "tal" joined as a player, Tal: the two, and
+    its id."""
+    mara, tal = As(accounts, "mara"), As(accounts, "tal")
+    made = mara.post("/api/adventures", json={"title": title, "persona": {"name": "Mara"}})
+    aid = int(made.json()["id"])
+    code = mara.post(f"/api/adventures/{aid}/invites", json={}).json()["code"]
+    joined = tal.post(f"/api/invites/{code}/join", json={"persona": {"name": "Tal"}})
+    assert joined.status_code == 200, joined.text
+    return mara, tal, aid
+
+
 class Announced:
     """What the app's start handed to ``app.state.announce_setup``."""
 

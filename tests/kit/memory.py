@@ -5,16 +5,22 @@ player's memories written and listed through the JSON API, with a refusal's mess
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi.testclient import TestClient
+
+
+class Reader(Protocol):
+    """Whatever reads the API: the test client, or one signed in as an account (``As``)."""
+
+    def get(self, url: str, **kwargs: Any) -> Any: ...
 
 
 def idle(client: TestClient) -> None:
     client.portal.call(client.app.state.runtime.memory.idle)  # type: ignore[union-attr]
 
 
-def memories(client: TestClient, adventure: int, **params: str) -> list[dict[str, Any]]:
+def memories(client: Reader, adventure: int, **params: str) -> list[dict[str, Any]]:
     response = client.get(f"/api/adventures/{adventure}/memories", params=params)
     assert response.status_code == 200, response.text
     rows: list[dict[str, Any]] = response.json()
@@ -32,7 +38,7 @@ def new_adventure(client: TestClient) -> dict[str, Any]:
     return body
 
 
-def settle(client: TestClient, aid: int) -> dict[str, Any]:
+def settle(client: Reader, aid: int) -> dict[str, Any]:
     """Wait until no background work waits or runs for the adventure."""
     deadline = time.monotonic() + SETTLE_SECONDS
     while True:

@@ -7,19 +7,13 @@ export: each action carries the persona it was written as, and an import keeps i
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
-from tests.kit.accounts import As, add
+from tests.kit.accounts import As, add, played_by_two
 
 from talekeeper_testkit.double import ModelDouble
 
 
 def _shared(accounts: TestClient) -> tuple[As, As, int]:
-    mara, tal = As(accounts, "mara"), As(accounts, "tal")
-    made = mara.post("/api/adventures", json={"title": "Rounds", "persona": {"name": "Mara"}})
-    aid = int(made.json()["id"])
-    code = mara.post(f"/api/adventures/{aid}/invites", json={}).json()["code"]
-    joined = tal.post(f"/api/invites/{code}/join", json={"persona": {"name": "Tal"}})
-    assert joined.status_code == 200, joined.text
-    return mara, tal, aid
+    return played_by_two(accounts, "Rounds")
 
 
 def _act(who: As, aid: int, text: str) -> object:

@@ -20,9 +20,14 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from tests.conftest import LOCAL, double_settings
+from tests.kit.accounts import CHEAP, PASSWORD, As, played_by_two
 from tests.kit.memory import settle
 from tests.kit.world_api import WORLD, turn, with_world_model, world_double
 
+from talekeeper.services.accounts import create_user
+from talekeeper.storage.db import session_scope
+from talekeeper.web.app import create_app
 from talekeeper_testkit.double import ModelDouble
 
 
@@ -168,3 +173,50 @@ def settle_failed(client: TestClient, aid: int) -> dict[str, Any]:
             return derived
         assert time.monotonic() < deadline, derived
         time.sleep(0.05)
+
+
+def test_where_several_play_the_models_player_is_whoever_acted(
+    tmp_path: Path, double: ModelDouble
+) -> None:
+    """In a shared adventure, what the model says of "the player" (no subject) on a
+    member's turn is said of that member's character, and what it says of the host's
+    character by name is the host's: the host's place and belongings are the player's."""
+    settings = double_settings(
+        tmp_path, double, world_model=WORLD, summary_model="extractive", auth="accounts"
+    )
+    with TestClient(create_app(settings), base_url=LOCAL) as accounts:
+        runtime = accounts.app.state.runtime  # type: ignore[attr-defined]
+        with session_scope(runtime.sessions) as session:
+            for name in ("mara", "tal"):
+                create_user(session, name, PASSWORD, hasher=CHEAP)
+        mara, tal, aid = played_by_two(accounts, "Harbour")
+        asked = answering(
+            double,
+            lambda text: {
+                "events": [
+                    {"kind": "took", "subject": None, "object": "the brass key",
+                     "evidence": "keep the brass key close"},
+                    {"kind": "took", "subject": "Mara", "object": "the lantern",
+                     "evidence": "Mara tucks the lantern under her cloak."},
+                ]
+            },
+        )  # fmt: skip
+        double.script("Mara tucks the lantern under her cloak.")  # words the rules do not read
+        acted = tal.post(
+            f"/api/adventures/{aid}/actions", json={"text": "keep the brass key close"}
+        )
+        assert acted.status_code == 200, acted.text
+        settle(mara, aid)
+        mine = [e for e in events_as(mara, aid) if e["origin"] == "model"]
+        assert len(asked) == 1
+        assert {(e["subject"], e["object"]) for e in mine} == {
+            ("Tal", "the brass key"),
+            (None, "the lantern"),
+        }
+        state = mara.get(f"/api/adventures/{aid}/world").json()
+        assert [r["name"] for r in state["inventory"]] == ["the lantern"]
+
+
+def events_as(reader: As, aid: int) -> list[dict[str, Any]]:
+    listed: list[dict[str, Any]] = reader.get(f"/api/adventures/{aid}/world/events").json()
+    return listed

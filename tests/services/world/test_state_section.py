@@ -8,8 +8,8 @@ import pytest
 
 from talekeeper.core.tokens import BpeCounter
 from talekeeper.services.prompt.state import STATE_TOKENS, state_section
-from talekeeper.services.world.projection import Quest, Ref, WorldState
-from talekeeper.storage.vocabulary import EntityKind
+from talekeeper.services.world.projection import Fact, Quest, Ref, WorldState, project
+from talekeeper.storage.vocabulary import EntityKind, EventKind
 
 pytestmark = pytest.mark.no_database
 
@@ -90,3 +90,29 @@ def test_a_smaller_budget_drops_more_lines_and_says_which() -> None:
         f"; 3 left out for its budget of {budget} tokens: Carrying, Time, Open quests"
     )
     assert "left out" not in whole.reason
+
+
+def test_where_several_play_each_line_says_whose_and_each_other_character_has_theirs() -> None:
+    """The host's character's lines name them; another player character stands with
+    them (listed present) or elsewhere (a line for where), with a line for what they
+    carry; the state folded from events says so too."""
+    market, key = ref(2, "the Salt Market", EntityKind.PLACE), ref(5, "the key", EntityKind.ITEM)
+    tal, isk = ref(3, "Tal"), ref(-7, "Isk")
+    inn = ref(1, "the Lamp House", EntityKind.PLACE)
+    facts = [
+        Fact(1, 10, EventKind.MOVED, None, inn),
+        Fact(2, 11, EventKind.MOVED, tal, market),
+        Fact(3, 11, EventKind.TOOK, tal, key),
+    ]
+    folded = project(facts, None, (tal, isk), "Mara")
+    assert state_section(folded, COUNTER).text.splitlines() == [
+        "Mara is at: the Lamp House",
+        "Present with Mara: Isk",
+        "Tal is at: the Salt Market",
+        "Tal carries: the key",
+    ]
+    gone = project([*facts, Fact(4, 12, EventKind.LEFT, tal)], None, (tal,), "Mara")
+    assert "Tal is at: somewhere unknown" in state_section(gone, COUNTER).text
+    # One player: the lines as ever, and no line for anyone else.
+    alone = project(facts, None)
+    assert state_section(alone, COUNTER).text.splitlines() == ["Location: the Lamp House"]

@@ -28,6 +28,7 @@ from talekeeper.services.cards.rules import CardView
 from talekeeper.services.common.rendering import is_player
 from talekeeper.services.memory.cast import Persona, cast_brief
 from talekeeper.services.memory.writer import block_lead, memory_lineage
+from talekeeper.services.story import sharing
 from talekeeper.storage.models import Adventure, Memory
 from talekeeper.storage.repositories.memory import MemoryRepository, PathRow
 from talekeeper.storage.repositories.story import StoryRepository
@@ -59,6 +60,9 @@ class Material(PathInfo):
     persona: Persona
     cards: tuple[CardView, ...]
     plot_essentials: str
+    # The host's character's name where several play: the story reads in the third person
+    # (docs/sharing.md), and so do the actions a memory is written from. None: one player.
+    lead: str | None = None
 
     @property
     def protagonist(self) -> str:
@@ -87,7 +91,14 @@ def material(session: Session, adventure: Adventure) -> Material:
         ),
         cards=tuple(CardView.of(c) for c in StoryRepository(session).cards(adventure.id)),
         plot_essentials=adventure.plot_essentials,
+        lead=lead_of(session, adventure),
     )
+
+
+def lead_of(session: Session, adventure: Adventure) -> str | None:
+    """The host's character's name when several play the adventure, else None."""
+    cast = sharing.cast(session, adventure)
+    return cast.host.name if cast is not None else None
 
 
 def _source(session: Session, memory: Memory) -> tuple[Lineage, list[PathRow]]:
@@ -103,13 +114,16 @@ def source_rows(session: Session, memory: Memory) -> list[PathRow]:
     return _source(session, memory)[1]
 
 
-def source_block(session: Session, memory: Memory) -> tuple[list[PathRow], str]:
-    """``source_rows`` and the lead its block was written with (``block_lead``)."""
+def source_block(
+    session: Session, memory: Memory, lead: str | None = None
+) -> tuple[list[PathRow], str]:
+    """``source_rows`` and the lead its block was written with (``block_lead``; ``lead``:
+    the host's character where several play, as ``Material.lead``)."""
     lineage, rows = _source(session, memory)
     if not rows or is_player(rows[0].type):
         return rows, ""
     previous = MemoryRepository(session).row_before(lineage, rows[0].depth)
-    return rows, block_lead(previous, rows[0])
+    return rows, block_lead(previous, rows[0], lead)
 
 
 def still_there(session: Session, rows: Sequence[PathRow]) -> bool:

@@ -176,15 +176,22 @@ def memory_lineage(links: dict[int, BranchLink], memory: Memory) -> Lineage:
     return upto(lineage_of(links, memory.branch_id), memory.depth)
 
 
-def block_text(rows: Sequence[PathRow]) -> str:
-    """The block as the player read it: each action rendered, blank lines between."""
-    return "\n\n".join(render(r.type, r.text) for r in rows)
+def block_text(rows: Sequence[PathRow], lead: str | None = None) -> str:
+    """The block as the player read it: each action rendered, blank lines between; with
+    ``lead`` (the host's character, where several play) in the third person, each action
+    by the name of its author's character."""
+    return "\n\n".join(read_as(r, lead) for r in rows)
 
 
-def block_lead(previous: PathRow | None, first: PathRow) -> str:
+def read_as(row: PathRow, lead: str | None) -> str:
+    """One action as the story reads it (``block_text``)."""
+    return render(row.type, row.text, (row.author or lead) if lead else None)
+
+
+def block_lead(previous: PathRow | None, first: PathRow, lead: str | None = None) -> str:
     """The player's action (``previous``, as the player read it) when the block starting
     at ``first`` opens on the reply to it, else "": the extractive writer weighs what came
     of that action."""
     if previous is None or is_player(first.type) or not is_player(previous.type):
         return ""
-    return render(previous.type, previous.text)
+    return read_as(previous, lead)

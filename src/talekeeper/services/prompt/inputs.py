@@ -51,11 +51,11 @@ from talekeeper.services.story import sharing
 from talekeeper.services.story.sharing import Cast
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import events as world_events
-from talekeeper.services.world.addressed import addressed
+from talekeeper.services.world.addressed import Addressed, AddressKind, addressed
 from talekeeper.services.world.events import EventView, TurnWorld
 from talekeeper.services.world.knowing import Witness
 from talekeeper.services.world.knowing_world import setters
-from talekeeper.services.world.projection import WorldState
+from talekeeper.services.world.projection import PLAYER, WorldState
 from talekeeper.services.world.scene import with_world
 from talekeeper.services.world.witnesses import presence, told_to
 from talekeeper.storage.models import Action, Adventure
@@ -232,6 +232,7 @@ class _Path:
     player_text: str  # the player's action of this turn, as typed ("" for a continue)
     rendered_action: str  # and as the prompt shows it
     player_type: str = ""  # its type (do, say, story; "" for a continue)
+    depth: int = 0  # the depth of the player's action, else of the reply to come
 
     def history(self) -> tuple[HistoryEntry, ...]:
         return tuple(
@@ -266,12 +267,14 @@ def _read_path(
     rows, more = read_history(story, below, budget, counter, cast)
     head_id = retry_of.id if retry_of else (rows[-1][0].id if rows else None)
     player_type, player_text, author = *(hypothetical or ("", "")), None
+    depth = rows[-1][0].depth + 1 if rows else 0
     if hypothetical is None and rows and is_player(rows[-1][0].type):
         player = rows.pop()[0]
         player_type, player_text, author = player.type, player.text, player.author
+        depth = player.depth
     speaker = _speaker(cast, author)
     rendered_action = render(player_type, player_text, speaker) if player_type else ""
-    return _Path(rows, more, head_id, player_text, rendered_action, player_type)
+    return _Path(rows, more, head_id, player_text, rendered_action, player_type, depth)
 
 
 def gather(
@@ -290,7 +293,7 @@ def gather(
     previous = previous_placement(story, path.rows, retry_of) if cache else None
     own = budgets.SectionBudgets.stored(story.adventure.section_budgets)
     card_parts, card_fields = cards_within(story, cards.section, previous, own, budget, counter)
-    state, changes, witness = _world(story, path, retry_of)
+    state, changes, witness = _world(story, path, retry_of, hypothetical is not None)
     scene = with_world(scene_for(story.adventure, cards.fired, path.recent_text), state)
     narration = path.newest_narration
     query_input, query_context = query_texts(path.player_text, scene, narration, counter)
@@ -335,7 +338,7 @@ def gather(
 
 
 def _world(
-    story: Story, path: _Path, retry_of: Action | None
+    story: Story, path: _Path, retry_of: Action | None, hypothetical: bool
 ) -> tuple[WorldState, list[EventView], Witness]:
     """The world the turn reads, its events since the previous turn read it, and who the
     player's input addresses."""
@@ -343,29 +346,40 @@ def _world(
     since = next((r.depth - 1 for r, _ in reversed(path.rows) if r.type == NARRATION), -1)
     max_depth = retry_of.depth - 1 if retry_of else None
     read = world_events.for_turn(story, since, max_depth)
-    return read.state, read.changed, _witness(story, path, read)
+    return read.state, read.changed, _witness(story, path, read, hypothetical)
 
 
-def _witness(story: Story, path: _Path, read: TurnWorld) -> Witness:
-    """Who the player's input addresses, and (when the adventure's mode asks) who was
-    present along the path and what they were told: from the same events the turn's state
-    was folded from (for a retry, not the retried reply's)."""
+def _witness(story: Story, path: _Path, read: TurnWorld, hypothetical: bool) -> Witness:
+    """Who the player's input addresses (in a shared adventure that several play, when it
+    addresses no one, the character acting: ``AddressKind.ACTING``), and (when the
+    adventure's mode asks) who was present along the path and what they were told: from
+    the same events the turn's state was folded from (for a retry, not the retried
+    reply's). A dry run is the host's turn, as it reads."""
     mode = WitnessMode(story.adventure.witness_mode)
-    state, steps = read.state, read.steps
+    state, steps, party = read.state, read.steps, read.party
     people = [r for r in state.entities if r.kind == EntityKind.PERSON]
-    found = addressed(path.player_type, path.player_text, state.present, people)
+    present, actor, seen = state.present, None, None
+    if party is not None:
+        party = party.acting_from(path.depth, PLAYER) if hypothetical else party
+        seen = presence(steps, party)
+        actor = party.ref(party.actor_at(path.depth))
+        present = tuple(r for r in seen.at(path.depth) if r.id != actor.id)
+        people += [r for r in party.everyone() if r.id != actor.id and r not in people]
+    found = addressed(path.player_type, path.player_text, present, people)
+    if found is None and actor is not None:
+        found = Addressed(actor, AddressKind.ACTING, "")
     if found is None:
         return Witness(mode)
     if mode is WitnessMode.OFF:
         return Witness(mode, found.who, found.how.value, found.words)
-    seen, told = presence(steps), told_to(steps, found.who.id)
+    told = told_to(steps, found.who.id)
     secrets = MemoryRepository(story.session).secrets(story.adventure.id)
     return Witness(
         mode,
         found.who,
         found.how.value,
         found.words,
-        seen,
+        seen or presence(steps),
         told,
         secrets,
         setters(steps, state.ignored),

@@ -5,10 +5,13 @@ Invariants:
 
 - It says where the player is, who is present, what the player carries, the time and
   the open quests, a line each, only the lines that have something to say; a state with
-  nothing in it is no section at all.
+  nothing in it is no section at all. Where several play a shared adventure, the
+  player's lines name the host's character, and each other player character has a line
+  for where they stand when not with it and one for what they carry (docs/sharing.md).
 - It never takes more than its budget (``budgets.CURRENT_STATE``: a share of the prompt,
-  ``STATE_TOKENS`` at most): the last lines go first (quests, then time, then what is
-  carried, then who is present), then the location's words.
+  ``STATE_TOKENS`` at most): the last lines go first (quests, then time, then the other
+  player characters', then what is carried, then who is present), then the location's
+  words.
 - It floats with the other volatile sections in the ``cache`` layout
   (``floating.FLOATING_ORDER``), so a change of state never moves the prompt's prefix.
 """
@@ -24,18 +27,40 @@ STATE_TOKENS = CURRENT_STATE.ceiling  # a handful of short lines: where, who, wh
 
 
 def state_lines(state: WorldState) -> list[str]:
-    lines = []
+    """The section's lines; where several play (``state.lead``: the host's character) each
+    says whose it is, and each other player character has lines of their own."""
+    lines, lead = [], state.lead
+    where, present, carrying = (
+        (f"{lead} is at", f"Present with {lead}", f"{lead} carries")
+        if lead
+        else ("Location", "Present", "Carrying")
+    )
     if state.location is not None:
-        lines.append(f"Location: {state.location.name}")
+        lines.append(f"{where}: {state.location.name}")
     if state.present:
-        lines.append("Present: " + ", ".join(r.name for r in state.present))
+        lines.append(f"{present}: " + ", ".join(r.name for r in state.present))
     if state.inventory:
-        lines.append("Carrying: " + ", ".join(r.name for r in state.inventory))
+        lines.append(f"{carrying}: " + ", ".join(r.name for r in state.inventory))
+    lines.extend(_party_lines(state))
     if state.time:
         lines.append(f"Time: {state.time}")
     quests = [q.name for q in state.quests if q.state in OPEN]
     if quests:
         lines.append("Open quests: " + "; ".join(quests))
+    return lines
+
+
+def _party_lines(state: WorldState) -> list[str]:
+    """Where each other player character stands when not with the host's (those with it
+    are present), and what each carries."""
+    lines = []
+    for member in state.party:
+        name = member.who.name
+        if not member.here:
+            place = member.place.name if member.place is not None else "somewhere unknown"
+            lines.append(f"{name} is at: {place}")
+        if member.carrying:
+            lines.append(f"{name} carries: " + ", ".join(r.name for r in member.carrying))
     return lines
 
 

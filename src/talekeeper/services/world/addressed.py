@@ -47,6 +47,9 @@ class AddressKind(StrEnum):
     VOCATIVE = "vocative"  # "Tobin, where is the key?" / "Where is the key, Tobin?"
     SPOKEN_TO = "spoken_to"  # "ask Tobin …", "tell Tobin …", "whisper to Tobin"
     ABOUT_KNOWLEDGE = "about_knowledge"  # "what does Tobin know …", "Tobin, do you know …"
+    # Nobody addressed in a shared adventure several play: the character acting this turn,
+    # whose knowledge is their own (docs/sharing.md). Never found in the input.
+    ACTING = "acting"
 
 
 @dataclass(frozen=True)

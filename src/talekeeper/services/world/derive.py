@@ -13,9 +13,10 @@ Invariants:
   out, never an error: the story's text is the player's, not a request to refuse.
 - A reply to the player's ``do`` is also read for what it refuses of it (``refusal``):
   the ``do`` it answers is the active action a depth above it on its own path.
-- In a shared adventure a member's action is their character's: what it says of "you"
-  is said of that person (``played_by``), so each character has a place and belongings
-  of their own; the host's actions, and those written before sharing, are the player's.
+- In a shared adventure that several play, a member's action is their character's: what
+  it says of "you" is said of that person (``played_by``), so each character has a place
+  and belongings of their own; the host's actions, and those written before sharing, are
+  the player's, and so is what the story says of the host's character by name.
 - A sentence that takes the player toward a place the story already knows, or in which a
   person it knows handles an item it knows, in words no pattern reads, makes where the
   player stands, or whether they carry that item, unknown (``unsure``).
@@ -30,10 +31,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.core.lineage import owner
 from talekeeper.services.common.rendering import NARRATION
+from talekeeper.services.story import sharing
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import rules
 from talekeeper.services.world.events import ROLES, Node, match_names, role_names, write_event
@@ -95,19 +98,42 @@ def said(story: Story, row: Action) -> list[rules.Derived]:
     return played_by(story, row, found)
 
 
-def played_by(story: Story, row: Action, found: list[rules.Derived]) -> list[rules.Derived]:
-    """``found`` with "the player" made the character who wrote ``row``, when that is a
-    member of a shared adventure (docs/sharing.md): each plays a person of the world, with
-    their own place and belongings; the host's character stays the player's own."""
-    name = row.author_name
-    if not name or row.author_id in (None, story.adventure.user_id):
+class _Said(Protocol):
+    """An event as read from a sentence, by rules or by a model: its kind and the name of
+    its subject (None: the player)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def kind(self) -> EventKind: ...
+
+    @property
+    def subject(self) -> str | None: ...
+
+
+SaidT = TypeVar("SaidT", bound=_Said)
+
+
+def played_by(story: Story, row: Action, found: list[SaidT]) -> list[SaidT]:
+    """``found`` as a shared adventure that several play reads it (docs/sharing.md): "the
+    player" made the character who wrote ``row`` when that is a member (each plays a
+    person of the world, with their own place and belongings), and the host's character
+    named (third-person narration: "Mara takes the rope.") made the player's own."""
+    host = story.adventure.user_id
+    name = row.author_name if row.author_id not in (None, host) else None
+    playing = sharing.people_playing(story.session, story.adventure)
+    lead = key_of(playing[host]) if len(playing) > 1 else ""
+    if not name and not lead:
         return found
-    return [
-        replace(f, subject=name)
-        if f.subject is None and ROLES[f.kind].subject is EntityKind.PERSON
-        else f
-        for f in found
-    ]
+
+    def read(f: SaidT) -> SaidT:
+        if ROLES[f.kind].subject is not EntityKind.PERSON:
+            return f
+        if f.subject is None:
+            return replace(f, subject=name) if name else f
+        return replace(f, subject=None) if lead and key_of(f.subject) == lead else f
+
+    return [read(f) for f in found]
 
 
 def record(story: Story, row: Action) -> int:

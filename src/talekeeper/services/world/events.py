@@ -31,6 +31,8 @@ from talekeeper.services.common import limits
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import secrets
 from talekeeper.services.world.names import clean_name, key_of
+from talekeeper.services.world.party import Party
+from talekeeper.services.world.party_path import cast_of, party_of
 from talekeeper.services.world.projection import Fact, Quest, Ref, WorldState, project
 from talekeeper.storage.models import WorldEntity, WorldEvent
 from talekeeper.storage.models.world import ALIASES_MAX, VALUE_MAX
@@ -90,7 +92,7 @@ class GivenEvent:
 @dataclass(frozen=True)
 class NamedRef:
     name: str
-    entity_id: int
+    entity_id: int | None  # None: a player character the story has not named yet
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,7 @@ def state_through(story: Story, max_depth: int | None) -> WorldState:
     """The projection of the current path's events down to ``max_depth`` (None: all of
     them): what a turn's context reads."""
     rows = WorldRepository(story.session).path_events(story.lineage(), max_depth)
-    return project((fact_of(r) for r in rows), None)
+    return project((fact_of(r) for r in rows), None, *cast_of(party_of(story, turns=False)))
 
 
 class TurnWorld(NamedTuple):
@@ -181,6 +183,7 @@ class TurnWorld(NamedTuple):
     changed: list[EventView]  # since the previous reply read the world (for Insights)
     steps: list[tuple[int, Fact]]  # the events folded, each with its action's depth
     secrets: dict[int, tuple[str, ...]]  # the secrets among those events: id -> who knows
+    party: Party | None  # who plays a shared adventure, and who acted where on the path
 
 
 def for_turn(story: Story, after_depth: int, max_depth: int | None) -> TurnWorld:
@@ -193,7 +196,9 @@ def for_turn(story: Story, after_depth: int, max_depth: int | None) -> TurnWorld
     changed = [event_view_of(r.event, r) for r in rows if r.event.depth > after_depth]
     steps = [(r.event.depth, fact_of(r)) for r in rows]
     secrets = {r.event.id: names for r in rows if (names := known_by(r.event)) is not None}
-    return TurnWorld(project((fact for _, fact in steps), None), changed, steps, secrets)
+    party = party_of(story, max_depth)
+    state = project((fact for _, fact in steps), None, *cast_of(party))
+    return TurnWorld(state, changed, steps, secrets, party)
 
 
 def world_at(story: Story, at: int | None = None) -> WorldView:
@@ -202,13 +207,13 @@ def world_at(story: Story, at: int | None = None) -> WorldView:
     rows = (
         [] if depth is None else WorldRepository(story.session).path_events(story.lineage(), depth)
     )
-    state = project((fact_of(r) for r in rows), action_id)
+    state = project((fact_of(r) for r in rows), action_id, *cast_of(party_of(story, turns=False)))
     entities = {e.id: e for r in rows for e in (r.subject, r.object, r.target) if e is not None}
     # Each entity's card by name, as the cards are now (a link is never stored to go stale).
     cards = {key_of(c.name): c.id for c in StoryRepository(story.session).cards(story.adventure.id)}
 
     def named(ref: Ref) -> NamedRef:
-        return NamedRef(ref.name, ref.id)
+        return NamedRef(ref.name, ref.id if ref.id > 0 else None)
 
     return WorldView(
         at_action=action_id,

@@ -8,7 +8,9 @@ Invariants:
   and the retrieval given is never changed (a copy is labelled or thinned).
 - Only a turn that addresses someone (``Witness.addressed``) is touched; ``off`` and a
   turn that addresses no one leave the retrieval exactly as it was, so the narrator's own
-  knowledge is never reduced for narration that addresses no one.
+  knowledge is never reduced for narration that addresses no one. In a shared adventure
+  several play, a turn that addresses no one is its actor's (``AddressKind.ACTING``):
+  what the acting character did not witness is theirs not to know (docs/sharing.md).
 - A memory is unknown to the addressed character when it has a source stretch and that
   character was not present at every action of it (``Presence.throughout``, the same
   reading the Memory Bank's witnesses use). A memory without a stretch (written by hand)

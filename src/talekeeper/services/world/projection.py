@@ -10,8 +10,10 @@ Invariants:
 - No ``subject`` means the player's own character (docs/world.md lists each kind's roles).
 - Where the player is (``location``) is the last place they moved to. Who is present:
   the people whose last known place is the player's, who have not left and are not dead,
-  in the order they came. What the player carries: the items whose last holder is the
-  player, in the order they came to them; an item used up is gone.
+  in the order they came; in a shared adventure, first the other player characters the
+  story never placed (they stand with the player: ``party``). What the player carries:
+  the items whose last holder is the player, in the order they came to them; an item
+  used up is gone.
 - A ``moved`` of the player's whose value is ``unsure.UNSURE`` makes where the player is
   unknown, unless they already stand at its place.
 - A ``moved`` or ``took`` whose value is ``refusal.REFUSED`` says the story refused the
@@ -32,7 +34,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -93,6 +95,18 @@ class Quest:
 
 
 @dataclass(frozen=True)
+class Elsewhere:
+    """A player character of a shared adventure as the state shows them: whether they
+    stand with the player (``here``), their place (None when unknown), and what they
+    carry."""
+
+    who: Ref
+    here: bool
+    place: Ref | None
+    carrying: tuple[Ref, ...]
+
+
+@dataclass(frozen=True)
 class WorldState:
     at_action: int | None
     location: Ref | None
@@ -105,6 +119,8 @@ class WorldState:
     ignored: tuple[int, ...] = ()  # events kept as evidence but not applied
     why: dict[int, Why] = field(default_factory=dict)  # each ignored event's reason
     overrides: tuple[Override, ...] = ()  # derived events that changed a player's fact
+    party: tuple[Elsewhere, ...] = ()  # the other player characters (``members``)
+    lead: str | None = None  # the host's character's name, where several play
 
 
 Coordinate = tuple[str, int | str | None]  # what one event sets: ("holder", item id), …
@@ -287,25 +303,44 @@ def _tick(fold: Fold, fact: Fact, value: str) -> None:
     fold.moment, fold.time = moment, value
 
 
-def present_of(fold: Fold) -> tuple[Ref, ...]:
+def present_of(fold: Fold, members: Sequence[Ref] = ()) -> tuple[Ref, ...]:
     """Who the state shows present: the people whose last place is the player's, not
-    dead, in the order they came (nobody where the player's place is unknown)."""
+    dead, in the order they came (nobody where the player's place is unknown); first, the
+    player characters of ``members`` the story never placed, who stand with the player
+    (``party``)."""
+    with_player = unplaced(fold, members)
     here = fold.location
     if here is None:
-        return ()
-    return tuple(
+        return with_player
+    return with_player + tuple(
         fold.refs[person]
         for person, place in fold.places.items()
         if place is not None and place.id == here.id and fold.statuses.get(person) != DEAD
     )
 
 
-def project(facts: Iterable[Fact], at_action: int | None) -> WorldState:
-    """The state after ``facts`` (the path's events up to ``at_action``, oldest first)."""
+def unplaced(fold: Fold, members: Sequence[Ref]) -> tuple[Ref, ...]:
+    """The people of ``members`` the story never placed, none dead."""
+    return tuple(
+        fold.refs.get(m.id, m)
+        for m in members
+        if m.id not in fold.places and fold.statuses.get(m.id) != DEAD
+    )
+
+
+def project(
+    facts: Iterable[Fact],
+    at_action: int | None,
+    members: Sequence[Ref] = (),
+    lead: str | None = None,
+) -> WorldState:
+    """The state after ``facts`` (the path's events up to ``at_action``, oldest first);
+    ``members`` and ``lead``: the other player characters of a shared adventure several
+    play, and the host's character's name (``party``)."""
     fold = Fold()
     for fact in facts:
         step(fold, fact)
-    here, present = fold.location, present_of(fold)
+    here, present = fold.location, present_of(fold, members)
     carried = tuple(fold.refs[item] for item, holder in fold.holders.items() if holder == PLAYER)
     return WorldState(
         at_action=at_action,
@@ -319,4 +354,17 @@ def project(facts: Iterable[Fact], at_action: int | None) -> WorldState:
         ignored=tuple(fold.why),
         why=dict(fold.why),
         overrides=tuple(fold.overrides),
+        party=tuple(_whereabouts(fold, m) for m in members),
+        lead=lead,
     )
+
+
+def _whereabouts(fold: Fold, member: Ref) -> Elsewhere:
+    """Where a player character of ``members`` stands, and what they carry."""
+    carried = tuple(fold.refs[item] for item, holder in fold.holders.items() if holder == member.id)
+    who = fold.refs.get(member.id, member)
+    if member.id not in fold.places:
+        return Elsewhere(who, True, fold.location, carried)  # never placed: with the player
+    place, here = fold.places[member.id], fold.location
+    at_player = place is not None and here is not None and place.id == here.id
+    return Elsewhere(who, at_player, place, carried)

@@ -17,7 +17,9 @@ Invariants:
   model's events of the two actions with the facts kept (a rules event the same as a fact
   is not written twice), each on its own action's node with origin ``model``, and records
   the reading. The projection decides what a model's event may change (a player's fact
-  only when its sentence names everything it names: ``projection.explicit``).
+  only when its sentence names everything it names: ``projection.explicit``). Where
+  several play, the model's "player" is whoever acted and the host's character named is
+  the player's own, as for the rules (``derive.played_by``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from talekeeper.services.memory.passes.work import Work
 from talekeeper.services.memory.service import Kind
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import extraction
-from talekeeper.services.world.derive import followed
+from talekeeper.services.world.derive import followed, played_by
 from talekeeper.services.world.events import Node, match_names, state_through, write_event
 from talekeeper.storage.models import Action, Adventure, WorldEvent
 from talekeeper.storage.repositories.world import WorldRepository
@@ -111,7 +113,8 @@ class ReadWorld:
         world = WorldRepository(session)
         rows = [r for r in (reply, tried) if r is not None]
         world.delete_origin([r.id for r in rows], EventOrigin.MODEL)
-        for fact in result.facts:
+        # A model's "the player" is whoever acted: a member's character where several play.
+        for fact in played_by(story, tried or reply, result.facts):
             row = reply if fact.on_reply or tried is None else tried
             self._write(story, row, fact)
         model = self.work.models.world

@@ -9,7 +9,8 @@ Invariants:
   kept once, at most ``KNOWN_BY_MAX``. An empty list is a secret the player's character
   keeps alone. Everything is checked before anything is written.
 - A character is in on a secret when one of its names is theirs: the same key, the same
-  name told shorter ("Maren" for "Old Maren"), or their first name alone.
+  name told shorter ("Maren" for "Old Maren"), or their first name alone. The player's
+  own character is in on every secret.
 - Setting ``known_by`` changes nothing retrieval reads (text, pin, status), so no cache
   or revision moves; a withdrawn or deleted memory is refused as for any other edit.
 """
@@ -25,7 +26,7 @@ from talekeeper.core.errors import InvalidInput
 from talekeeper.services.memory import manage
 from talekeeper.services.memory.base import MemoryService
 from talekeeper.services.world.names import clean_name, key_of, told_shorter
-from talekeeper.services.world.projection import Ref
+from talekeeper.services.world.projection import PLAYER, Ref
 from talekeeper.storage.models import Memory
 
 KNOWN_BY_MAX = 20
@@ -54,7 +55,11 @@ def dumps(names: list[str] | None) -> str | None:
 
 
 def in_on(names: Sequence[str], who: Ref) -> bool:
-    """Whether ``who`` is one of the characters ``names`` names (see the invariants)."""
+    """Whether ``who`` is one of the characters ``names`` names (see the invariants), or
+    the player's own character (a shared adventure's host's: ``party``), who keeps every
+    secret the player marks."""
+    if who.id == PLAYER:
+        return True
     theirs = key_of(who.name)
     first = theirs.split(" ")[0] if theirs else ""
     for name in names:

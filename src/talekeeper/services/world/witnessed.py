@@ -6,11 +6,13 @@ Invariants:
 
 - Nothing here commits or writes: witnesses are derived from the path's events each time
   they are read, never stored, so they follow every retry, undo, edit and fork.
-- One query and one fold for a whole listing, whatever the number of memories; none when
-  no memory of it has witnesses to derive.
+- One query and one fold for a whole listing, whatever the number of memories (and, in a
+  shared adventure, the party's few reads); none when no memory of it has witnesses to
+  derive.
 - A memory has witnesses when it has a source stretch whose node is on the current path
   and it is not withdrawn (its source left the story): those present at every action of
-  the stretch, by name. A memory written by hand (no stretch) or one off the current path
+  the stretch, by name (in a shared adventure the host's character among them, where it
+  was: ``party``). A memory written by hand (no stretch) or one off the current path
   (listed only with ``include=all``) has none derived (``None``), which is not "nobody".
 """
 
@@ -23,6 +25,7 @@ from talekeeper.core.lineage import Lineage, on_lineage
 from talekeeper.services.memory.manage import MemoryView
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world.events import fact_of
+from talekeeper.services.world.party_path import party_of
 from talekeeper.services.world.witnesses import Presence, presence
 from talekeeper.storage.repositories.world import WorldRepository
 from talekeeper.storage.vocabulary import MemoryStatus
@@ -31,7 +34,7 @@ from talekeeper.storage.vocabulary import MemoryStatus
 def path_presence(story: Story) -> Presence:
     """Who was present at each action of the current path."""
     rows = WorldRepository(story.session).path_events(story.lineage())
-    return presence((r.event.depth, fact_of(r)) for r in rows)
+    return presence(((r.event.depth, fact_of(r)) for r in rows), party_of(story))
 
 
 def _derived(memory: MemoryView, lineage: Lineage) -> bool:

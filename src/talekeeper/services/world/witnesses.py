@@ -20,6 +20,9 @@ Invariants:
   present at every action of its source stretch (``throughout``), in the order they
   came. The player's character witnessed everything it was there for and is never
   listed: it is no entity.
+- With a ``party`` (a shared adventure several play), who is present at an action is who
+  stands where its actor stands (``party.gathered``): the host's character listed
+  (``PLAYER``) where it was, and only there. Without one, nothing here changes.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from dataclasses import dataclass
 # Projection's fold, reused rather than copied, so what a step does is said in one place;
 # ``project`` only hands back the state at the end, and folding every prefix again is
 # quadratic (about 100 s for a 3,000-action path).
-from talekeeper.services.world.projection import Fact, Fold, Ref, present_of, step
+from talekeeper.services.world.party import Party, gathered
+from talekeeper.services.world.projection import PLAYER, Fact, Fold, Ref, present_of, step
 from talekeeper.storage.vocabulary import EventKind
 
 Step = tuple[int, Fact]  # an event as the path holds it: its action's depth, and the fact
@@ -63,29 +67,51 @@ class Presence:
 
 
 def told_to(steps: Iterable[Step], who: int) -> tuple[tuple[int, str], ...]:
-    """What entity ``who`` learned along the path: each ``learned`` event of theirs, its
-    action's depth and its value, oldest first."""
+    """What entity ``who`` (``PLAYER``: the player's character) learned along the path:
+    each ``learned`` event of theirs, its action's depth and its value, oldest first."""
     return tuple(
         (depth, fact.value or "")
         for depth, fact in steps
-        if fact.kind is EventKind.LEARNED and fact.subject is not None and fact.subject.id == who
+        if fact.kind is EventKind.LEARNED
+        and (fact.subject.id if fact.subject is not None else PLAYER) == who
     )
 
 
-def presence(steps: Iterable[Step]) -> Presence:
+def presence(steps: Iterable[Step], party: Party | None = None) -> Presence:
     """One pass through the path's events (oldest first: by depth, then as written),
-    noting who is present after the last event of each depth."""
+    noting who is present after the last event of each depth; with a ``party``, at the
+    place of who acts there (``party.gathered``), and noted too at each depth where the
+    actor changes (in the state after the events above it)."""
     fold = Fold()
     depths: list[int] = []
     sets: list[tuple[Ref, ...]] = []
+    changes = party.changes if party is not None else ()
+    j = 0
+
+    def note(depth: int) -> None:
+        depths.append(depth)
+        if party is None:
+            sets.append(present_of(fold))
+        else:
+            sets.append(gathered(fold, party, party.actor_at(depth)))
+
+    def note_changes(below: int | None, done: int | None) -> None:
+        """Note the actor's changes above ``below`` (all: None) deeper than ``done``."""
+        nonlocal j
+        while j < len(changes) and (below is None or changes[j] < below):
+            if done is None or changes[j] > done:
+                note(changes[j])
+            j += 1
+
     current: int | None = None
     for depth, fact in steps:
-        if current is not None and depth != current:
-            depths.append(current)
-            sets.append(present_of(fold))
-        current = depth
+        if depth != current:
+            if current is not None:
+                note(current)
+            note_changes(depth, current)
+            current = depth
         step(fold, fact)
     if current is not None:
-        depths.append(current)
-        sets.append(present_of(fold))
+        note(current)
+    note_changes(None, current)
     return Presence(tuple(depths), tuple(sets))

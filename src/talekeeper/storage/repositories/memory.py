@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
 
-from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy import Select, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from talekeeper.core.errors import NotFound
@@ -55,6 +55,15 @@ class PathRow(NamedTuple):
     depth: int
     type: str
     text: str
+    author: str | None = None  # the persona a member wrote it as (a shared adventure)
+
+
+def _path_rows(lineage: Lineage) -> Select[int, int, int, str, str, str | None]:
+    """The columns of a ``PathRow`` of the path's active actions."""
+    columns = (Action.id, Action.branch_id, Action.depth, Action.type, Action.text)
+    return select(*columns, Action.author_name).where(
+        Action.state == ActionState.ACTIVE, on_path(Action.branch_id, Action.depth, lineage)
+    )
 
 
 class BankRow(NamedTuple):
@@ -78,26 +87,13 @@ class MemoryRepository:
 
     def path_rows(self, lineage: Lineage, *, after_depth: int = -1) -> list[PathRow]:
         """Active actions of the path deeper than ``after_depth``, oldest first."""
-        query = (
-            select(Action.id, Action.branch_id, Action.depth, Action.type, Action.text)
-            .where(
-                Action.state == ActionState.ACTIVE, on_path(Action.branch_id, Action.depth, lineage)
-            )
-            .where(Action.depth > after_depth)
-            .order_by(Action.depth)
-        )
+        query = _path_rows(lineage).where(Action.depth > after_depth).order_by(Action.depth)
         return [PathRow(*row) for row in self.session.execute(query).all()]
 
     def row_before(self, lineage: Lineage, depth: int) -> PathRow | None:
         """The path's deepest active action above ``depth``, if any."""
         query = (
-            select(Action.id, Action.branch_id, Action.depth, Action.type, Action.text)
-            .where(
-                Action.state == ActionState.ACTIVE, on_path(Action.branch_id, Action.depth, lineage)
-            )
-            .where(Action.depth < depth)
-            .order_by(Action.depth.desc())
-            .limit(1)
+            _path_rows(lineage).where(Action.depth < depth).order_by(Action.depth.desc()).limit(1)
         )
         row = self.session.execute(query).first()
         return PathRow(*row) if row is not None else None

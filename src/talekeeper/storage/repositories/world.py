@@ -11,6 +11,7 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from sqlalchemy import delete, func, or_, select
@@ -52,6 +53,24 @@ class WorldRepository:
         if max_depth is not None:
             query = query.where(WorldEvent.depth <= max_depth)
         return [PathEvent(*row) for row in self.session.execute(query).all()]
+
+    def path_authors(
+        self, lineage: Lineage, types: Sequence[str], max_depth: int | None = None
+    ) -> list[tuple[int, int | None, str | None]]:
+        """(depth, author's account, author's persona) of each active action of ``types``
+        (the player's) on the path (down to ``max_depth``), by depth: who acted where."""
+        query = (
+            select(Action.depth, Action.author_id, Action.author_name)
+            .where(
+                on_path(Action.branch_id, Action.depth, lineage),
+                Action.state == ActionState.ACTIVE,
+                Action.type.in_(types),
+            )
+            .order_by(Action.depth)
+        )
+        if max_depth is not None:
+            query = query.where(Action.depth <= max_depth)
+        return [(d, a, n) for d, a, n in self.session.execute(query).all()]
 
     def entity(self, adventure_id: int, kind: str, key: str) -> WorldEntity | None:
         query = select(WorldEntity).where(

@@ -8,7 +8,7 @@ from talekeeper.web.schemas.common import Out
 
 class NamedRefOut(Out):
     name: str
-    entity_id: int
+    entity_id: int | None  # null: a player character the story has not named yet
 
 
 class TimeOut(Out):

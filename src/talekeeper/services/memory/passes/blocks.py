@@ -69,7 +69,7 @@ class NewBlocks:
         chosen = []
         for block in blocks:
             picked = [by_depth[d] for d in block]
-            lead = block_lead(by_depth.get(before.get(block[0], -1)), picked[0])
+            lead = block_lead(by_depth.get(before.get(block[0], -1)), picked[0], facts.lead)
             span = joined_span(block, covered)
             if span is None:
                 chosen.append(Block(facts, picked, lead))
@@ -81,7 +81,9 @@ class NewBlocks:
     async def generate(self, block: Block) -> str:
         if block.keep_text:
             return ""
-        return await self.work.memory_text(block.facts, block_text(block.rows), block.lead)
+        return await self.work.memory_text(
+            block.facts, block_text(block.rows, block.facts.lead), block.lead
+        )
 
     def save(self, session: Session, adventure: Adventure, block: Block, text: str) -> bool:
         rows = block.rows

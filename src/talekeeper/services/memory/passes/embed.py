@@ -28,7 +28,6 @@ from typing import NamedTuple
 
 from sqlalchemy.orm import Session
 
-from talekeeper.services.common.rendering import render
 from talekeeper.services.memory.bank import (
     clear_other_models,
     set_key_vectors,
@@ -37,7 +36,8 @@ from talekeeper.services.memory.bank import (
 )
 from talekeeper.services.memory.evidence import Passage, passages
 from talekeeper.services.memory.passes.work import Work
-from talekeeper.services.memory.source import source_rows, still_there
+from talekeeper.services.memory.source import lead_of, source_rows, still_there
+from talekeeper.services.memory.writer import read_as
 from talekeeper.storage.models import Adventure
 from talekeeper.storage.repositories.memory import MemoryRepository, PathRow
 from talekeeper.storage.repositories.memory_keys import KeyRepository
@@ -75,6 +75,7 @@ class Unkeyed:
     memory_id: int
     revision: int
     rows: list[PathRow]  # its source block as read
+    lead: str | None = None  # the host's character where several play (``Material.lead``)
 
 
 class KeyMemories:
@@ -87,7 +88,8 @@ class KeyMemories:
         if not adventure.memory_bank:
             return []
         todo = KeyRepository(session).unkeyed(adventure.id, KEY_MEMORIES_PER_RUN)
-        found = [Unkeyed(m.id, m.revision, source_rows(session, m)) for m in todo]
+        lead = lead_of(session, adventure) if todo else None
+        found = [Unkeyed(m.id, m.revision, source_rows(session, m), lead) for m in todo]
         return [found] if found else []
 
     async def generate(self, todo: list[Unkeyed]) -> list[list[Passage]]:
@@ -119,7 +121,7 @@ class KeyMemories:
 
 
 def _passages(todo: list[Unkeyed]) -> list[list[Passage]]:
-    return [passages([(r.depth, render(r.type, r.text)) for r in item.rows]) for item in todo]
+    return [passages([(r.depth, read_as(r, item.lead)) for r in item.rows]) for item in todo]
 
 
 class Item(NamedTuple):

@@ -58,12 +58,14 @@ class RefreshStale:
         # The current path's first: the summary waits for them (see ``summary``).
         stale.sort(key=lambda m: (not on_lineage(facts.lineage, m.branch_id, m.depth), m.id))
         chosen = [m for m in stale if m.origin == MemoryOrigin.AUTO][:STALE_PER_RUN]
-        return [Stale(m.id, *source_block(session, m), facts) for m in chosen]
+        return [Stale(m.id, *source_block(session, m, facts.lead), facts) for m in chosen]
 
     async def generate(self, stale: Stale) -> str | None:
         if not stale.rows:
             return None  # nothing to write from: the save withdraws it
-        return await self.work.memory_text(stale.facts, block_text(stale.rows), stale.lead)
+        return await self.work.memory_text(
+            stale.facts, block_text(stale.rows, stale.facts.lead), stale.lead
+        )
 
     def save(self, session: Session, adventure: Adventure, stale: Stale, text: str | None) -> bool:
         memory = MemoryRepository(session).memory(stale.memory_id)

@@ -75,7 +75,7 @@ class Summarize:
             return _extractive(plan)
         counter = work.counter()
         parts = [f"- {m}" for m in plan.memories]
-        raw_text = block_text(plan.raw)
+        raw_text = block_text(plan.raw, plan.facts.lead)
         if raw_text:
             parts.append(counter.tail(raw_text, RAW_TOKENS))
         told = "\n".join(parts)
@@ -175,7 +175,7 @@ def _extractive(plan: Rewrite) -> str:
     events = list(plan.memories)
     raw = _last_tokens(plan.raw) if plan.behind else plan.raw
     for i in range(0, len(raw), BLOCK_ACTIONS):
-        block = block_text(raw[i : i + BLOCK_ACTIONS])
+        block = block_text(raw[i : i + BLOCK_ACTIONS], plan.facts.lead)
         events.append(extractive.write_memory(block, plan.facts.protagonist, plan.facts.salient()))
     return extractive.write_summary(plan.base_text, plan.base_by_user, events)
 

@@ -97,7 +97,7 @@ class WitnessPart(Part):
 
     mode: str = WitnessMode.LABEL.value
     addressed: str | None = None
-    how: str | None = None  # vocative, spoken_to, about_knowledge
+    how: str | None = None  # vocative, spoken_to, about_knowledge, acting (a shared story)
     words: str = ""  # the input's words that named them
     labelled: list[int] = Field(default_factory=list)
     withheld: list[int] = Field(default_factory=list)

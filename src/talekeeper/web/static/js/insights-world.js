@@ -54,6 +54,7 @@ const HOW = {
   vocative: "spoken to by name",
   spoken_to: "spoken to",
   about_knowledge: "asked about what they know",
+  acting: "playing this turn (the input addressed no one; others play this story too)",
 };
 const MODES = {
   label: "kept, marked as unknown to them",
