@@ -1,6 +1,7 @@
 """Two browsers play one shared adventure together (docs/sharing.md): the host's page and a
 player's, each signed in to its own account, each seeing who is here and writing, and the
-other's action and its reply live, in the third person; a viewer's page has the story and
+other's action and its reply live, in the third person, and the host's World panel
+telling where the other player's character stands; a viewer's page has the story and
 no action box, and a member removed while reading is told so; an action sent during
 another's reply waits its turn; the host shares from the People panel."""
 
@@ -20,6 +21,7 @@ from tests.kit.browser import (
     TOVE,
     another_browser,
     create_account,
+    open_tab,
     sign_in,
     signed_in_api,
 )
@@ -87,6 +89,16 @@ def test_two_browsers_play_one_adventure_and_see_each_other_live(
             expect(seen.locator(STORY).filter(has_text="> Mara Quill waves.")).to_be_visible()
             last = seen.locator(STORY).last.locator(".entry-text")
             expect(last).to_have_text("Gulls lift from the quay.")
+
+        # The host's World panel: where the other player's character stands, by name.
+        live.double.script("Stalls crowd the square.")
+        _act(other, "walk into the Salt Market")
+        expect(page.locator(STORY).filter(has_text="Stalls crowd the square.")).to_be_visible()
+    panel = open_tab(live, page, aid, "World")
+    expect(panel.get_by_text("Location (Mara Quill)", exact=True)).to_be_visible()
+    expect(panel.locator(".world-player")).to_contain_text(
+        "Tove Lind — at the Salt Market · carrying"
+    )
 
 
 def test_a_viewer_reads_without_acting_and_a_removal_is_told(live: Live, page: Any) -> None:

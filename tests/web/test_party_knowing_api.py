@@ -52,6 +52,16 @@ def test_one_players_private_scene_is_not_anothers_knowledge(
     world = mara.get(f"/api/adventures/{aid}/world").json()
     assert [p["name"] for p in world["present"]] == ["Tal"]
     assert world["present"][0]["entity_id"] is None  # the story has not named Tal yet
+    assert world["lead"] == "Mara"
+    assert world["players"] == [
+        {
+            "name": "Tal",
+            "entity_id": None,
+            "here": True,
+            "location": world["location"],
+            "inventory": [],
+        }
+    ]
     assert [i["name"] for i in world["inventory"]] == ["the lantern"]
     _turn(tal, aid, double, "look around", "Rain taps the shutters.")
     _turn(mara, aid, double, "sit by the fire", "The fire hisses.")
@@ -60,6 +70,11 @@ def test_one_players_private_scene_is_not_anothers_knowledge(
     _turn(tal, aid, double, "hide the brass key under the third piling", "The key sinks in.")
     _turn(tal, aid, double, "wait", "Nobody comes.")
     _turn(tal, aid, double, "listen", "Only the sea.")  # (the memory of 6-11 waits for it)
+    apart = mara.get(f"/api/adventures/{aid}/world").json()
+    assert apart["location"]["name"] == "the Lamp House" and apart["present"] == []
+    [tal_now] = apart["players"]
+    assert (tal_now["here"], tal_now["location"]["name"]) == (False, "the Salt Market")
+    assert isinstance(tal_now["entity_id"], int)  # named by the story now
     settle(mara, aid)
     seen = {(m["source_start"], m["source_end"]): m for m in memories(mara, aid)}
     assert seen[(0, 5)]["witnesses"] == ["Mara", "Tal"]

@@ -22,7 +22,17 @@ from tests.kit.world_api import event, turn
 
 from talekeeper_testkit.double import ModelDouble
 
-WORLD_KEYS = ["at_action", "location", "present", "inventory", "time", "quests", "entities"]
+WORLD_KEYS = [
+    "at_action",
+    "location",
+    "present",
+    "inventory",
+    "time",
+    "quests",
+    "entities",
+    "lead",
+    "players",
+]
 EVENT_KEYS = [
     "id",
     "action_id",
@@ -66,6 +76,7 @@ def test_player_events_make_the_state_and_list_as_the_paths_events(client: TestC
     aid = adventure(client)
     opening = world(client, aid)  # "You reach Gullreach at dusk ...": the rules read it
     assert list(opening) == WORLD_KEYS
+    assert (opening["lead"], opening["players"]) == (None, [])  # one player
     assert (opening["location"]["name"], opening["time"], opening["inventory"]) == (
         "Gullreach",
         {"text": "at dusk"},

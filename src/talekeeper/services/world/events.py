@@ -22,7 +22,7 @@ Invariants:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from talekeeper.core.errors import Conflict, InvalidInput
@@ -33,6 +33,7 @@ from talekeeper.services.world import secrets
 from talekeeper.services.world.names import clean_name, key_of
 from talekeeper.services.world.party import Party
 from talekeeper.services.world.party_path import cast_of, party_of
+from talekeeper.services.world.party_view import NamedRef, PlayerView, named, players_of
 from talekeeper.services.world.projection import Fact, Quest, Ref, WorldState, project
 from talekeeper.storage.models import WorldEntity, WorldEvent
 from talekeeper.storage.models.world import ALIASES_MAX, VALUE_MAX
@@ -90,12 +91,6 @@ class GivenEvent:
 
 
 @dataclass(frozen=True)
-class NamedRef:
-    name: str
-    entity_id: int | None  # None: a player character the story has not named yet
-
-
-@dataclass(frozen=True)
 class TimeView:
     text: str
 
@@ -119,6 +114,8 @@ class WorldView:
     time: TimeView | None
     quests: list[Quest]
     entities: list[EntityView]
+    lead: str | None = None  # the host's character, where several play
+    players: list[PlayerView] = field(default_factory=list)  # the other player characters
 
 
 @dataclass(frozen=True)
@@ -212,9 +209,6 @@ def world_at(story: Story, at: int | None = None) -> WorldView:
     # Each entity's card by name, as the cards are now (a link is never stored to go stale).
     cards = {key_of(c.name): c.id for c in StoryRepository(story.session).cards(story.adventure.id)}
 
-    def named(ref: Ref) -> NamedRef:
-        return NamedRef(ref.name, ref.id if ref.id > 0 else None)
-
     return WorldView(
         at_action=action_id,
         location=named(state.location) if state.location else None,
@@ -233,6 +227,8 @@ def world_at(story: Story, at: int | None = None) -> WorldView:
             )
             for ref in state.entities
         ],
+        lead=state.lead,
+        players=players_of(state),
     )
 
 

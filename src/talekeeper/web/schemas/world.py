@@ -29,6 +29,16 @@ class EntityOut(Out):
     status: str | None
 
 
+class PlayerOut(Out):
+    """Another player character of a shared adventure (docs/sharing.md)."""
+
+    name: str
+    entity_id: int | None
+    here: bool  # with the host's character
+    location: NamedRefOut | None  # where they stand (null: unknown)
+    inventory: list[NamedRefOut]
+
+
 class WorldOut(Out):
     at_action: int | None
     location: NamedRefOut | None
@@ -37,6 +47,8 @@ class WorldOut(Out):
     time: TimeOut | None
     quests: list[QuestOut]
     entities: list[EntityOut]
+    lead: str | None  # the host's character's name, where several play
+    players: list[PlayerOut]  # the other player characters (empty: one player)
 
 
 class EventOut(Out):

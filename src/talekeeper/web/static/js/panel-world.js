@@ -49,8 +49,18 @@ export function worldPanel(ctx) {
     return list.length ? list.map((r) => r.name).join(", ") : "—";
   }
 
+  // Another player character of a shared adventure: with the host's, or where they stand,
+  // and what they carry.
+  function playerLine(p) {
+    const where = p.here ? "here" : p.location ? `at ${p.location.name}` : "whereabouts unknown";
+    const carrying = p.inventory.length ? ` · carrying ${names(p.inventory)}` : "";
+    return h("li", { class: "world-player", text: `${p.name} — ${where}${carrying}` });
+  }
+
   function draw({ state, events }) {
     const quests = state.quests.map((q) => `${q.name} (${q.state})`).join("; ");
+    const whose = state.lead ? ` (${state.lead})` : "";
+    const players = state.players || [];
     fill(el,
       block(at === null ? "The world now" : `The world at action #${state.at_action}`,
         at === null
@@ -58,10 +68,12 @@ export function worldPanel(ctx) {
           : h("p", { class: "muted small world-then" }, "As it stood after that action. ",
             h("button", { type: "button", class: "link world-now", text: "Back to now", on: { click: () => showAt(null) } })),
         h("dl", { class: "scene-view world-state" },
-          h("dt", { text: "Location" }),
+          h("dt", { text: `Location${whose}` }),
           h("dd", { class: "world-location", text: state.location ? state.location.name : "—" }),
           h("dt", { text: "Present" }), h("dd", { class: "world-present", text: names(state.present) }),
-          h("dt", { text: "Carrying" }), h("dd", { class: "world-inventory", text: names(state.inventory) }),
+          h("dt", { text: `Carrying${whose}` }), h("dd", { class: "world-inventory", text: names(state.inventory) }),
+          players.length ? h("dt", { text: "Other players" }) : null,
+          players.length ? h("dd", {}, h("ul", { class: "world-players" }, ...players.map(playerLine))) : null,
           h("dt", { text: "Time" }), h("dd", { class: "world-time", text: state.time ? state.time.text : "—" }),
           h("dt", { text: "Quests" }), h("dd", { class: "world-quests", text: quests || "—" }))),
       addForm(),
