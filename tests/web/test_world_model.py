@@ -178,9 +178,10 @@ def settle_failed(client: TestClient, aid: int) -> dict[str, Any]:
 def test_where_several_play_the_models_player_is_whoever_acted(
     tmp_path: Path, double: ModelDouble
 ) -> None:
-    """In a shared adventure, what the model says of "the player" (no subject) on a
-    member's turn is said of that member's character, and what it says of the host's
-    character by name is the host's: the host's place and belongings are the player's."""
+    """In a shared adventure, the model is shown a member's turn as their character
+    stands; what it says of "the player" (no subject) on that turn is said of that
+    member's character, and what it says of the host's character by name is the host's:
+    the host's place and belongings are the player's."""
     settings = double_settings(
         tmp_path, double, world_model=WORLD, summary_model="extractive", auth="accounts"
     )
@@ -201,6 +202,10 @@ def test_where_several_play_the_models_player_is_whoever_acted(
                 ]
             },
         )  # fmt: skip
+        double.script("Stalls crowd the square.")
+        walked = tal.post(f"/api/adventures/{aid}/actions", json={"text": "walk into the Market"})
+        assert walked.status_code == 200, walked.text
+        settle(mara, aid)
         double.script("Mara tucks the lantern under her cloak.")  # words the rules do not read
         acted = tal.post(
             f"/api/adventures/{aid}/actions", json={"text": "keep the brass key close"}
@@ -208,7 +213,8 @@ def test_where_several_play_the_models_player_is_whoever_acted(
         assert acted.status_code == 200, acted.text
         settle(mara, aid)
         mine = [e for e in events_as(mara, aid) if e["origin"] == "model"]
-        assert len(asked) == 1
+        # The model is shown the turn as Tal stands: Tal's place, not the host's.
+        assert len(asked) == 2 and "Where the player is: the Market\n" in asked[1]
         assert {(e["subject"], e["object"]) for e in mine} == {
             ("Tal", "the brass key"),
             (None, "the lantern"),

@@ -13,6 +13,7 @@ import random
 import pytest
 
 from talekeeper.services.world.party import Party, gathered
+from talekeeper.services.world.party_view import seen_by
 from talekeeper.services.world.projection import PLAYER, Fact, Fold, Ref, project, step
 from talekeeper.services.world.witnesses import Step, presence, told_to
 from talekeeper.storage.vocabulary import EntityKind, EventKind
@@ -118,3 +119,19 @@ def test_the_lead_alone_sees_as_single_play_does_and_is_listed_first(seed: int) 
     first = min([*(d for d, _ in steps), *changes], default=0)
     for depth in range(first, 32):
         assert shared.at(depth) == (MARA, *single.at(depth)), (seed, depth)
+
+
+def test_a_turn_is_shown_as_its_actor_stands() -> None:
+    """What a world model is shown of a turn (``party_view.seen_by``): the host's view for
+    the host; a member with the host sees the host's place and the host among those
+    there; a member elsewhere sees their own place and carries their own things."""
+    key = Ref(5, "the key", EntityKind.ITEM)
+    facts = [f for _, f in STEPS[:2]]  # Mara and Tobin at the inn; Tal and Isk never placed
+    together = project(facts, None, (TAL, ISK), "Mara")
+    assert seen_by(together, None) == ("the Lamp House", ("Tal", "Isk", "Tobin"), ())
+    assert seen_by(together, "Tal") == ("the Lamp House", ("Mara", "Isk", "Tobin"), ())
+    apart = project(
+        [*facts, STEPS[2][1], Fact(9, 103, EventKind.TOOK, TAL, key)], None, (TAL, ISK), "Mara"
+    )
+    assert seen_by(apart, "Tal") == ("the Salt Market", (), ("the key",))
+    assert seen_by(apart, "Mara") == ("the Lamp House", ("Isk", "Tobin"), ())

@@ -51,3 +51,23 @@ def players_of(state: WorldState) -> list[PlayerView]:
         )
         for member in state.party
     ]
+
+
+def seen_by(
+    state: WorldState, author: str | None
+) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
+    """Where the character of ``author`` (a member's persona; None: the host's) stands, who
+    is there with them and what they carry, by name, as the state has them: the host's
+    location, present people and inventory for the host's character (and for a name that
+    plays no one); for another player character with the host's, the same place and
+    people, the host's character among them; for one elsewhere, their place and no one
+    the state can name (it lists who is present only where the host's character is)."""
+    member = next((m for m in state.party if author and m.who.name == author), None)
+    here = state.location.name if state.location is not None else None
+    if member is None:
+        return here, tuple(r.name for r in state.present), tuple(r.name for r in state.inventory)
+    carried = tuple(r.name for r in member.carrying)
+    if not member.here:
+        return (member.place.name if member.place is not None else None), (), carried
+    others = tuple(r.name for r in state.present if r.id != member.who.id)
+    return here, (*([state.lead] if state.lead else []), *others), carried

@@ -39,6 +39,7 @@ from talekeeper.services.story.tree import Story
 from talekeeper.services.world import extraction
 from talekeeper.services.world.derive import followed, played_by
 from talekeeper.services.world.events import Node, match_names, state_through, write_event
+from talekeeper.services.world.party_view import seen_by
 from talekeeper.storage.models import Action, Adventure, WorldEvent
 from talekeeper.storage.repositories.world import WorldRepository
 from talekeeper.storage.vocabulary import ActionState, EventOrigin
@@ -80,10 +81,13 @@ class ReadWorld:
             return []
         tried = followed(story, head)
         state = state_through(story, tried.depth - 1 if tried is not None else head.depth - 1)
+        # Shown as the acting character stands: a member's own place and belongings.
+        author = tried.author_name if tried is not None else None
+        where, present, carrying = seen_by(state, author)
         turn = extraction.Turn(
-            location=state.location.name if state.location else None,
-            present=tuple(r.name for r in state.present),
-            carrying=tuple(r.name for r in state.inventory),
+            location=where,
+            present=present,
+            carrying=carrying,
             action=tried.text if tried is not None else "",
             reply=head.text,
         )
