@@ -1,7 +1,8 @@
 """Two browsers play one shared adventure together (docs/sharing.md): the host's page and a
 player's, each signed in to its own account, each seeing who is here and writing, and the
 other's action and its reply live, in the third person, and the host's World panel
-telling where the other player's character stands; a viewer's page has the story and
+telling where the other player's character stands, and Insights reading a turn that
+addresses no one as its actor's; a viewer's page has the story and
 no action box, and a member removed while reading is told so; an action sent during
 another's reply waits its turn; the host shares from the People panel."""
 
@@ -21,6 +22,7 @@ from tests.kit.browser import (
     TOVE,
     another_browser,
     create_account,
+    open_insights,
     open_tab,
     sign_in,
     signed_in_api,
@@ -99,6 +101,14 @@ def test_two_browsers_play_one_adventure_and_see_each_other_live(
     expect(panel.locator(".world-player")).to_contain_text(
         "Tove Lind — at the Salt Market · carrying"
     )
+    # Insights of Tove's turn: it addressed no one, so it was read as Tove's.
+    with signed_in_api(live, MARA) as mara:
+        actions = mara.get(f"/api/adventures/{aid}/actions").json()["actions"]
+    reply = actions[-1]
+    assert reply["text"] == "Stalls crowd the square."
+    dialog = open_insights(page, {"actionId": reply["id"]})
+    part = dialog.locator('.ins-part[data-part="witness"]')
+    expect(part.locator(".ins-witness-who")).to_contain_text("Tove Lind — playing this turn")
 
 
 def test_a_viewer_reads_without_acting_and_a_removal_is_told(live: Live, page: Any) -> None:
