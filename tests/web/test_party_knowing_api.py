@@ -135,3 +135,33 @@ def test_one_player_alone_keeps_single_plays_knowledge(
     assert world["present"] == []
     # Single play does not read the persona's name as the player's: Mara is a person.
     assert world["inventory"] == []
+
+
+def test_the_story_summary_stays_for_an_actor_who_saw_everything(
+    accounts: TestClient, double: ModelDouble
+) -> None:
+    """Strict mode leaves the Story Summary out of a turn read for someone who missed part
+    of the story; an actor who was there for every action of it keeps it, and a turn
+    with no label says nothing of it."""
+    mara, tal, aid = _shared(accounts)
+    assert mara.patch(f"/api/adventures/{aid}", json={"witness_mode": "strict"}).status_code == 200
+    _turn(mara, aid, double, "walk into the Lamp House", "The fire hisses.")
+    for i in range(8):  # together throughout: 18 actions, a summary written
+        who = tal if i % 2 else mara
+        _turn(who, aid, double, f"wait a while ({i})", f"Rain taps the shutters ({i}).")
+    settle(mara, aid)
+    assert mara.get(f"/api/adventures/{aid}/summary").json()["text"]
+    together = _turn(tal, aid, double, "stretch", "The fire settles.")
+    assert together["witness"]["addressed"] == "Tal" and together["witness"]["summary"] is None
+    assert not _reason(together, "story_summary").startswith("left out")
+    # Tal goes off alone; back at the Lamp House, Mara missed that: no summary for her.
+    _turn(tal, aid, double, "walk into the Salt Market", "Gulls wheel over the stalls.")
+    missed = _turn(mara, aid, double, "poke the fire", "Sparks rise.")
+    assert missed["witness"]["summary"] == "withheld"
+    assert _reason(missed, "story_summary").startswith(
+        "left out: the turn is Mara's, who missed part of the story"
+    )
+
+
+def _reason(insights: dict[str, Any], name: str) -> str:
+    return str(next(s["reason"] for s in insights["sections"] if s["name"] == name))

@@ -75,7 +75,7 @@ def build(
     story the memories left out said)."""
     unfiltered = _own_retrieval(retrieval)
     retrieval, witness = knowing.apply(_own_retrieval(retrieval), inputs.witness)
-    witness = knowing.for_summary(witness, _summary_text(inputs))
+    witness = knowing.for_summary(witness, _summary_text(inputs), inputs.witness.saw_all)
     shown, witness = witnessed.shown(inputs, witness)
     if witness.withheld or witness.summary == "withheld" or _left_out(witness):
         first = _assemble(inputs, unfiltered, _own_knowledge(knowledge), ())[0].history

@@ -53,7 +53,7 @@ from talekeeper.services.story.tree import Story
 from talekeeper.services.world import events as world_events
 from talekeeper.services.world.addressed import Addressed, AddressKind, addressed
 from talekeeper.services.world.events import EventView, TurnWorld
-from talekeeper.services.world.knowing import Witness
+from talekeeper.services.world.knowing import Witness, absent_during
 from talekeeper.services.world.knowing_world import setters
 from talekeeper.services.world.projection import PLAYER, WorldState
 from talekeeper.services.world.scene import with_world
@@ -366,8 +366,10 @@ def _witness(story: Story, path: _Path, read: TurnWorld, hypothetical: bool) -> 
         present = tuple(r for r in seen.at(path.depth) if r.id != actor.id)
         people += [r for r in party.everyone() if r.id != actor.id and r not in people]
     found = addressed(path.player_type, path.player_text, present, people)
-    if found is None and actor is not None:
+    saw_all = False
+    if found is None and actor is not None and seen is not None:
         found = Addressed(actor, AddressKind.ACTING, "")
+        saw_all = absent_during(seen, actor.id, 0, path.depth) is None
     if found is None:
         return Witness(mode)
     if mode is WitnessMode.OFF:
@@ -384,6 +386,7 @@ def _witness(story: Story, path: _Path, read: TurnWorld, hypothetical: bool) -> 
         secrets,
         setters(steps, state.ignored),
         read.secrets,
+        saw_all,
     )
 
 

@@ -25,7 +25,9 @@ Invariants:
 - The Story Summary tells everything and is witnessed by no one as a whole: a ``label``
   turn that addresses someone heads the Memories section with ``summary_note`` (the
   summary is the narrator's knowledge, not theirs); a ``strict`` one leaves the summary
-  out of that turn's context (``for_summary`` says which; the build does it).
+  out of that turn's context (``for_summary`` says which; the build does it). A shared
+  turn read as its actor's, who was present at every action of the path
+  (``Witness.saw_all``), leaves the summary as it is: it tells nothing they missed.
 - A memory the character witnessed in part is theirs in part. Its text is read sentence by
   sentence (``UsedMemory.said``: the actions each sentence comes from, read from all its
   passages); when every sentence with words comes from known actions and they saw at least
@@ -74,6 +76,9 @@ class Witness:
     # (``knowing_world``: the Current state's entries).
     setters: Mapping[Coordinate, Step] = field(default_factory=dict)
     event_secrets: Mapping[int, Sequence[str]] = field(default_factory=dict)
+    # They were present at every action of the path (the actor of a shared turn who never
+    # left the others): the Story Summary tells nothing they missed (``for_summary``).
+    saw_all: bool = False
 
 
 class Handling(StrEnum):
@@ -149,9 +154,12 @@ def summary_note(name: str) -> str:
     )
 
 
-def for_summary(report: WitnessReport, summary: str) -> WitnessReport:
-    """``report`` with what the turn does with a Story Summary of ``summary`` (text)."""
+def for_summary(report: WitnessReport, summary: str, saw_all: bool = False) -> WitnessReport:
+    """``report`` with what the turn does with a Story Summary of ``summary`` (text); none
+    when the one it is read for ``saw_all`` of the path (``Witness.saw_all``)."""
     if report.addressed is None or not summary.strip() or report.mode is WitnessMode.OFF:
+        return report
+    if saw_all:
         return report
     handling: SummaryHandling = "withheld" if report.mode is WitnessMode.STRICT else "labelled"
     return replace(report, summary=handling)

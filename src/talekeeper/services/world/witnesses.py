@@ -103,6 +103,8 @@ def presence(steps: Iterable[Step], party: Party | None = None) -> Presence:
                 note(changes[j])
             j += 1
 
+    if party is not None:
+        note(-1)  # before any event or action: the party together, where the lead is
     current: int | None = None
     for depth, fact in steps:
         if depth != current:

@@ -62,6 +62,7 @@ from talekeeper.services.prompt.insights.world_parts import StatePart, WitnessPa
 from talekeeper.services.prompt.prefix import PrefixUse
 from talekeeper.services.prompt.sections import AUTHORS_NOTE_DEPTH, FIXED_ORDER, TITLES
 from talekeeper.services.story.tree import Story
+from talekeeper.services.world.addressed import AddressKind
 from talekeeper.services.world.knowing import Handling, WitnessReport
 
 __all__ = [
@@ -192,8 +193,13 @@ def _left_out(
     ``strict`` turn's Story Summary, Story Cards that all went over their budget."""
     reasons = {}
     if witness is not None and witness.summary == "withheld":
+        whose = (
+            f"the turn is {witness.addressed}'s, who missed part of the story"
+            if witness.how == AddressKind.ACTING
+            else f"the input addresses {witness.addressed}"
+        )
         reasons["story_summary"] = (
-            f"left out: the input addresses {witness.addressed}, and the "
+            f"left out: {whose}, and the "
             "adventure's witness mode is strict (the summary tells what they may not know)"
         )
     cards = inputs.cards_rebuilt_left_out if built.report.rebuilt else inputs.cards_left_out
