@@ -29,9 +29,8 @@ Invariants:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Protocol, TypeVar
 
 from talekeeper.core.errors import InvalidInput
 from talekeeper.core.lineage import owner
@@ -98,42 +97,38 @@ def said(story: Story, row: Action) -> list[rules.Derived]:
     return played_by(story, row, found)
 
 
-class _Said(Protocol):
-    """An event as read from a sentence, by rules or by a model: its kind and the name of
-    its subject (None: the player)."""
-
-    __dataclass_fields__: ClassVar[dict[str, Any]]
-
-    @property
-    def kind(self) -> EventKind: ...
-
-    @property
-    def subject(self) -> str | None: ...
+Subjects = Callable[[EventKind, str | None], str | None]  # an event's subject as read -> as meant
 
 
-SaidT = TypeVar("SaidT", bound=_Said)
-
-
-def played_by(story: Story, row: Action, found: list[SaidT]) -> list[SaidT]:
-    """``found`` as a shared adventure that several play reads it (docs/sharing.md): "the
-    player" made the character who wrote ``row`` when that is a member (each plays a
-    person of the world, with their own place and belongings), and the host's character
-    named (third-person narration: "Mara takes the rope.") made the player's own."""
+def subjects_for(story: Story, row: Action) -> Subjects | None:
+    """How the events read from ``row`` name their subject in a shared adventure
+    (docs/sharing.md): "the player" (None) is the character of a member who wrote ``row``
+    (each plays a person of the world, with their own place and belongings), and the host's
+    character named, as third-person narration does ("Mara takes the rope."), is the
+    player's own (None). None: every subject as read (one player, no member's action)."""
     host = story.adventure.user_id
     name = row.author_name if row.author_id not in (None, host) else None
     playing = sharing.people_playing(story.session, story.adventure)
     lead = key_of(playing[host]) if len(playing) > 1 else ""
     if not name and not lead:
+        return None
+
+    def subject(kind: EventKind, said: str | None) -> str | None:
+        if ROLES[kind].subject is not EntityKind.PERSON:
+            return said
+        if said is None:
+            return name
+        return None if lead and key_of(said) == lead else said
+
+    return subject
+
+
+def played_by(story: Story, row: Action, found: list[rules.Derived]) -> list[rules.Derived]:
+    """``found`` with each subject as ``subjects_for`` reads it."""
+    read = subjects_for(story, row)
+    if read is None:
         return found
-
-    def read(f: SaidT) -> SaidT:
-        if ROLES[f.kind].subject is not EntityKind.PERSON:
-            return f
-        if f.subject is None:
-            return replace(f, subject=name) if name else f
-        return replace(f, subject=None) if lead and key_of(f.subject) == lead else f
-
-    return [read(f) for f in found]
+    return [replace(f, subject=read(f.kind, f.subject)) for f in found]
 
 
 def record(story: Story, row: Action) -> int:

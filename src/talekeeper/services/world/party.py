@@ -40,7 +40,8 @@ class Party:
     members: tuple[Ref, ...]
     changes: tuple[int, ...] = ()
     actors: tuple[int, ...] = ()
-    # Every character that acted or plays, by ``Ref`` id (a removed member's too).
+    # Every character that plays or acted but the lead, by ``Ref`` id: the members and
+    # any member since removed.
     people: Mapping[int, Ref] = field(default_factory=dict)
 
     def actor_at(self, depth: int) -> int:
@@ -50,9 +51,7 @@ class Party:
 
     def ref(self, who: int) -> Ref:
         """The character of ``Ref`` id ``who`` (``PLAYER``: the lead)."""
-        if who == PLAYER:
-            return self.lead
-        return self.people.get(who) or next(m for m in self.members if m.id == who)
+        return self.lead if who == PLAYER else self.people[who]
 
     def acting_from(self, depth: int, actor: int) -> Party:
         """The party with ``actor`` acting from ``depth`` on (a turn not written yet)."""
@@ -63,7 +62,7 @@ class Party:
 
     def everyone(self) -> tuple[Ref, ...]:
         """The lead, then every other character that plays or acted."""
-        return (self.lead, *{**{m.id: m for m in self.members}, **self.people}.values())
+        return (self.lead, *self.people.values())
 
 
 def gathered(fold: Fold, party: Party, actor: int) -> tuple[Ref, ...]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from talekeeper.services.world.names import key_of
 from talekeeper.services.world.projection import Ref, WorldState
 
 
@@ -62,7 +63,7 @@ def seen_by(
     plays no one); for another player character with the host's, the same place and
     people, the host's character among them; for one elsewhere, their place and no one
     the state can name (it lists who is present only where the host's character is)."""
-    member = next((m for m in state.party if author and m.who.name == author), None)
+    member = next((m for m in state.party if author and key_of(m.who.name) == key_of(author)), None)
     here = state.location.name if state.location is not None else None
     if member is None:
         return here, tuple(r.name for r in state.present), tuple(r.name for r in state.inventory)

@@ -19,13 +19,13 @@ Invariants:
   the reading. The projection decides what a model's event may change (a player's fact
   only when its sentence names everything it names: ``projection.explicit``). Where
   several play, the model's "player" is whoever acted and the host's character named is
-  the player's own, as for the rules (``derive.played_by``).
+  the player's own, as for the rules (``derive.subjects_for``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy.orm import Session
 
@@ -37,7 +37,7 @@ from talekeeper.services.memory.passes.work import Work
 from talekeeper.services.memory.service import Kind
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import extraction
-from talekeeper.services.world.derive import followed, played_by
+from talekeeper.services.world.derive import followed, subjects_for
 from talekeeper.services.world.events import Node, match_names, state_through, write_event
 from talekeeper.services.world.party_view import seen_by
 from talekeeper.storage.models import Action, Adventure, WorldEvent
@@ -118,7 +118,10 @@ class ReadWorld:
         rows = [r for r in (reply, tried) if r is not None]
         world.delete_origin([r.id for r in rows], EventOrigin.MODEL)
         # A model's "the player" is whoever acted: a member's character where several play.
-        for fact in played_by(story, tried or reply, result.facts):
+        read = subjects_for(story, tried or reply)
+        for fact in result.facts:
+            if read is not None:
+                fact = replace(fact, subject=read(fact.kind, fact.subject))
             row = reply if fact.on_reply or tried is None else tried
             self._write(story, row, fact)
         model = self.work.models.world

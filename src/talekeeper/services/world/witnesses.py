@@ -30,6 +30,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 
 # Projection's fold, reused rather than copied, so what a step does is said in one place;
 # ``project`` only hands back the state at the end, and folding every prefix again is
@@ -80,40 +82,16 @@ def told_to(steps: Iterable[Step], who: int) -> tuple[tuple[int, str], ...]:
 def presence(steps: Iterable[Step], party: Party | None = None) -> Presence:
     """One pass through the path's events (oldest first: by depth, then as written),
     noting who is present after the last event of each depth; with a ``party``, at the
-    place of who acts there (``party.gathered``), and noted too at each depth where the
-    actor changes (in the state after the events above it)."""
+    place of who acts there (``party.gathered``), noted too before anything (the party
+    together) and at each depth where the actor changes."""
     fold = Fold()
-    depths: list[int] = []
+    events = {depth: [f for _, f in group] for depth, group in groupby(steps, key=itemgetter(0))}
+    marks = sorted({*events, *party.changes, -1}) if party is not None else list(events)
     sets: list[tuple[Ref, ...]] = []
-    changes = party.changes if party is not None else ()
-    j = 0
-
-    def note(depth: int) -> None:
-        depths.append(depth)
-        if party is None:
-            sets.append(present_of(fold))
-        else:
-            sets.append(gathered(fold, party, party.actor_at(depth)))
-
-    def note_changes(below: int | None, done: int | None) -> None:
-        """Note the actor's changes above ``below`` (all: None) deeper than ``done``."""
-        nonlocal j
-        while j < len(changes) and (below is None or changes[j] < below):
-            if done is None or changes[j] > done:
-                note(changes[j])
-            j += 1
-
-    if party is not None:
-        note(-1)  # before any event or action: the party together, where the lead is
-    current: int | None = None
-    for depth, fact in steps:
-        if depth != current:
-            if current is not None:
-                note(current)
-            note_changes(depth, current)
-            current = depth
-        step(fold, fact)
-    if current is not None:
-        note(current)
-    note_changes(None, current)
-    return Presence(tuple(depths), tuple(sets))
+    for depth in marks:
+        for fact in events.get(depth, ()):
+            step(fold, fact)
+        sets.append(
+            present_of(fold) if party is None else gathered(fold, party, party.actor_at(depth))
+        )
+    return Presence(tuple(marks), tuple(sets))
