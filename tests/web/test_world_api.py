@@ -452,6 +452,28 @@ def test_a_name_told_shorter_is_the_same_thing_and_an_unclear_one_is_refused(
     assert client.get(f"/api/adventures/{aid}/world/events").json() == before
 
 
+def test_the_players_my_and_the_narrators_your_name_one_item(
+    client: TestClient, double: ModelDouble
+) -> None:
+    """The player's "my rope" reads "your rope" in the story, and a thing is named without
+    whose it is: picked up as the player's, dropped as the narrator's, it is one rope."""
+    aid = adventure(client)
+    double.script("You coil the rope over your shoulder.", "Tobin hands you his knife.")
+    picked = turn(client, aid, "grab my rope")
+    assert picked["action"]["rendered"] == "> You grab your rope."
+    assert names(world(client, aid)["inventory"]) == ["the rope"]
+    turn(client, aid, "look at Tobin")
+    assert names(world(client, aid)["inventory"]) == ["the rope", "the knife"]
+    double.script("The rope slaps onto the deck.")
+    turn(client, aid, "drop my rope")
+    state = world(client, aid)
+    assert names(state["inventory"]) == ["the knife"]
+    assert [e["name"] for e in state["entities"] if e["kind"] == "item"] == [
+        "the rope",
+        "the knife",
+    ]
+
+
 def test_a_reply_that_refuses_the_players_attempt_keeps_the_world_as_it_was(
     client: TestClient, double: ModelDouble
 ) -> None:

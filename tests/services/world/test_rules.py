@@ -21,6 +21,11 @@ FOUND = [
         [("took", None, "the brass key", None)],
     ),
     ("narration", "You drop the rope.", [("dropped", None, "the rope", None)]),
+    # A thing is named without whose it is: the same rope in anyone's hands.
+    ("do", "grab my rope", [("took", None, "the rope", None)]),
+    ("narration", "You drop your rope.", [("dropped", None, "the rope", None)]),
+    ("narration", "Tobin hands you his knife.", [("took", None, "the knife", None)]),
+    ("narration", "You give her lantern to Tobin.", [("gave", None, "the lantern", "Tobin")]),
     ("narration", "You pick up the brass key again.", [("took", None, "the brass key", None)]),
     ("narration", "You take the map from the hook.", [("took", None, "the map", None)]),
     (

@@ -1,7 +1,9 @@
 """How actions read in the story and in the narrator's context.
 
 - ``do``: "> You open the door." (a leading "I" or "you" is dropped, the first
-  letter lowered, a full stop added if the sentence has no ending);
+  letter lowered, a full stop added if the sentence has no ending; the player's "my",
+  "me", "mine" and "myself" become "your", "you", "yours" and "yourself": "grab my rope"
+  is "> You grab your rope.");
 - ``say``: '> You say "Hello there."' (quotes the player typed are not doubled);
 - ``story``: the player's own prose, verbatim;
 - ``narration``: the narrator's text, verbatim.
@@ -12,7 +14,8 @@ opens the door.", '> Mara says "Hello there."'. The first word of a ``do`` is ta
 its verb and agreed with the name ("open" → "opens", "carry" → "carries", "have" →
 "has", "don't" → "doesn't"; a modal such as "can" stays); the player's "my", "me",
 "mine" and "myself" become "their", "them", "theirs" and "themself", which fit any
-character.
+character. Words in quotation marks within a ``do`` ('shout "follow me"') are someone's
+speech and keep their person.
 
 Only the raw text is stored; rendering happens when the story is shown or
 sent to a model, so a change here changes every story consistently.
@@ -43,7 +46,7 @@ def render(type_: str, text: str, speaker: str | None = None) -> str:
             body = body[0].lower() + body[1:]
         if speaker:
             return f"> {speaker} {_finish(_third_person(body))}" if body else f"> {speaker} waits."
-        return f"> You {_finish(body)}" if body else "> You wait."
+        return f"> You {_finish(_own(body, _SECOND))}" if body else "> You wait."
     if type_ == "say":
         spoken = text.strip().strip('"“”').strip()
         if spoken:
@@ -61,14 +64,34 @@ _MODALS = frozenset(
         "can't", "couldn't", "won't", "wouldn't", "shouldn't", "mustn't", "cannot",
     }
 )  # fmt: skip
-_POSSESSIVES = {"my": "their", "me": "them", "mine": "theirs", "myself": "themself"}
+# The player's first-person words, made the character's, in the second person and the third.
+_SECOND = {"my": "your", "me": "you", "mine": "yours", "myself": "yourself"}
+_THIRD = {"my": "their", "me": "them", "mine": "theirs", "myself": "themself"}
 _FIRST_PERSON = re.compile(r"\b(my|me|mine|myself)\b", re.IGNORECASE)
+# Speech within a ``do``: a quotation in straight or curly marks, or one left open.
+_SPEECH = re.compile(r"\"[^\"]*(?:\"|$)|“[^”]*(?:”|$)")
+
+
+def _own(body: str, words: dict[str, str]) -> str:
+    """``body`` with the player's "my", "me", "mine" and "myself" outside quotation marks
+    made ``words``' (a capital kept: "My" → "Your")."""
+
+    def swap(match: re.Match[str]) -> str:
+        said = match.group(1)
+        word = words[said.lower()]
+        return word[0].upper() + word[1:] if said[0].isupper() else word
+
+    out, at = [], 0
+    for speech in _SPEECH.finditer(body):
+        out.append(_FIRST_PERSON.sub(swap, body[at : speech.start()]) + speech.group())
+        at = speech.end()
+    return "".join(out) + _FIRST_PERSON.sub(swap, body[at:])
 
 
 def _third_person(body: str) -> str:
     """``body`` (a ``do`` without its subject) with its first word agreed with a name, and
     the player's first-person words made the character's."""
-    body = _FIRST_PERSON.sub(lambda m: _POSSESSIVES[m.group(1).lower()], body)
+    body = _own(body, _THIRD)
     for negated, agreed in _NEGATED.items():
         if body.lower().startswith(negated + " ") or body.lower() == negated:
             return agreed + body[len(negated) :]

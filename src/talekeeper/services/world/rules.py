@@ -20,6 +20,8 @@ Invariants:
   a word of a script without case (Japanese, Chinese, Korean); the sentence's own opening
   word ("Then", "With") is no name.
 - Each event keeps the sentence it came from, as written, as its evidence.
+- A thing or place named with whose it is ("your rope", "his knife") is named with "the"
+  ("the rope"): an item is the same item in whoever's hands.
 - The player's own ``do`` action reads as its rendering ("> You pick up the key."), so a
   typed "pick up the key" and a narrated "You pick up the key." say the same.
 """
@@ -76,6 +78,10 @@ _PRONOUNS = frozenset(
     "it them him her his its their this that these those something anything nothing "  # noqa: SIM905
     "everything someone anyone everyone one yourself myself here there".split()
 )
+# A thing is named without whose it is: the player's "my rope" (read as "your rope"), the
+# narrator's "your rope" and "the rope" are one item, and so is the rope Tobin hands over
+# as "his rope".
+_OWNERS = frozenset({"my", "your", "his", "her", "its", "our", "their"})
 _PREPOSITIONS = frozenset(
     "for into in out to at on from with toward towards through over under across around "  # noqa: SIM905
     "after about behind down up back inside onto upon off along past beneath beyond near "
@@ -135,6 +141,8 @@ def _name(text: str | None) -> str | None:
     bare = [w for w in words if w.lower() not in ("the", "a", "an", "your", "my", "some")]
     if not bare or all(w.lower() in _PRONOUNS for w in bare):
         return None
+    if len(words) > 1 and words[0].lower() in _OWNERS:
+        words[0] = "the"  # "your rope", "my rope", "his rope": the rope, whoever holds it
     return " ".join(words)
 
 
