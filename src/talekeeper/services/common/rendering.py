@@ -1,9 +1,10 @@
 """How actions read in the story and in the narrator's context.
 
-- ``do``: "> You open the door." (a leading "I" or "you" is dropped, the first
-  letter lowered, a full stop added if the sentence has no ending; the player's "my",
-  "me", "mine" and "myself" become "your", "you", "yours" and "yourself": "grab my rope"
-  is "> You grab your rope.");
+- ``do``: "> You open the door." (a leading "I" or "you" is dropped, a leading "I'm" or
+  "I was" leaves "are" or "were", the first letter lowered, a full stop added if the
+  sentence has no ending; the player's "I", "my", "me", "mine" and "myself" become
+  "you", "your", "you", "yours" and "yourself", "I am" and "I was" "you are" and "you
+  were": "grab my rope and I run" is "> You grab your rope and you run.");
 - ``say``: '> You say "Hello there."' (quotes the player typed are not doubled);
 - ``story``: the player's own prose, verbatim;
 - ``narration``: the narrator's text, verbatim.
@@ -12,10 +13,11 @@ With a ``speaker`` (a shared adventure that several play: docs/sharing.md) a ``d
 ``say`` reads in the third person, by the name of the character who wrote it: "> Mara
 opens the door.", '> Mara says "Hello there."'. The first word of a ``do`` is taken for
 its verb and agreed with the name ("open" → "opens", "carry" → "carries", "have" →
-"has", "don't" → "doesn't"; a modal such as "can" stays); the player's "my", "me",
-"mine" and "myself" become "their", "them", "theirs" and "themself", which fit any
-character. Words in quotation marks within a ``do`` ('shout "follow me"') are someone's
-speech and keep their person.
+"has", "don't" → "doesn't"; a modal such as "can" stays); the player's "I", "my", "me",
+"mine" and "myself" become "they", "their", "them", "theirs" and "themself", which fit
+any character (the verb after "they" is the one "I" took: "I run" is "they run"). Words
+in quotation marks within a ``do`` ('shout "follow me"') are someone's speech and keep
+their person.
 
 Only the raw text is stored; rendering happens when the story is shown or
 sent to a model, so a change here changes every story consistently.
@@ -31,6 +33,15 @@ NARRATION = "narration"
 ACTION_TYPES = (*PLAYER_TYPES, NARRATION)
 
 _LEADING_SUBJECT = re.compile(r"^(?:i|you)\s+", re.IGNORECASE)
+# A leading "I" in a contraction or with "am" or "was": the verb it leaves, in the second
+# person (the third agrees it as any first word).
+_LEADING_VERB = (
+    (re.compile(r"^i(?:['’]m|\s+am)\s+", re.IGNORECASE), "are "),
+    (re.compile(r"^i\s+was\s+", re.IGNORECASE), "were "),
+    (re.compile(r"^i['’]ll\s+", re.IGNORECASE), "will "),
+    (re.compile(r"^i['’]ve\s+", re.IGNORECASE), "have "),
+    (re.compile(r"^i['’]d\s+", re.IGNORECASE), "would "),
+)
 _ENDS = (".", "!", "?", "…", '"', "'", "”", ")")
 
 
@@ -41,7 +52,10 @@ def _finish(text: str) -> str:
 def render(type_: str, text: str, speaker: str | None = None) -> str:
     text = text.strip()
     if type_ == "do":
-        body = _LEADING_SUBJECT.sub("", text)
+        body = text
+        for leading, verb in _LEADING_VERB:
+            body = leading.sub(verb, body)
+        body = _LEADING_SUBJECT.sub("", body)
         if len(body) > 1 and body[0].isupper() and not body.split(" ", 1)[0].isupper():
             body = body[0].lower() + body[1:]
         if speaker:
@@ -56,7 +70,9 @@ def render(type_: str, text: str, speaker: str | None = None) -> str:
 
 
 # Verbs whose third person is not the regular one, and modals, which have none.
-_IRREGULAR = {"am": "is", "are": "is", "be": "is", "have": "has", "do": "does", "go": "goes"}
+_IRREGULAR = {
+    "am": "is", "are": "is", "be": "is", "were": "was", "have": "has", "do": "does", "go": "goes"
+}  # fmt: skip
 _NEGATED = {"don't": "doesn't", "do not": "does not", "haven't": "hasn't", "aren't": "isn't"}
 _MODALS = frozenset(
     {
@@ -64,22 +80,44 @@ _MODALS = frozenset(
         "can't", "couldn't", "won't", "wouldn't", "shouldn't", "mustn't", "cannot",
     }
 )  # fmt: skip
-# The player's first-person words, made the character's, in the second person and the third.
-_SECOND = {"my": "your", "me": "you", "mine": "yours", "myself": "yourself"}
-_THIRD = {"my": "their", "me": "them", "mine": "theirs", "myself": "themself"}
-_FIRST_PERSON = re.compile(r"\b(my|me|mine|myself)\b", re.IGNORECASE)
+# The player's first-person words, made the character's, in the second person and the third
+# (the singular "they" takes the verb "I" took: "I run" is "they run", "I am" "they are").
+_SECOND = {
+    "my": "your", "me": "you", "mine": "yours", "myself": "yourself", "i": "you",
+    "i am": "you are", "i was": "you were", "am i": "are you", "was i": "were you",
+    "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll",
+}  # fmt: skip
+_THIRD = {
+    "my": "their", "me": "them", "mine": "theirs", "myself": "themself", "i": "they",
+    "i am": "they are", "i was": "they were", "am i": "are they", "was i": "were they",
+    "i'm": "they're", "i've": "they've", "i'd": "they'd", "i'll": "they'll",
+}  # fmt: skip
+# "I" in either case, not the "i" of "i.e."; a contraction with either apostrophe.
+_FIRST_PERSON = re.compile(
+    r"\b((?i:my|me|mine|myself)|[Ii] (?:am|was)|(?:am|was) [Ii]|[Ii]['’](?:m|ve|d|ll)|[Ii])"
+    r"\b(?![.'’]\w)"
+)
+_SENTENCE_START = re.compile(r"(?:^|[.!?…]\s+)$")
+# "I" after a name is a numeral ("Henry I"), unless that name opens the sentence ("Then I").
+_AFTER_NAME = re.compile(r"(?:^|[^.!?…\s]\s+)[A-Z][\w'’-]*\s+$")
 # Speech within a ``do``: a quotation in straight or curly marks, or one left open.
 _SPEECH = re.compile(r"\"[^\"]*(?:\"|$)|“[^”]*(?:”|$)")
 
 
 def _own(body: str, words: dict[str, str]) -> str:
-    """``body`` with the player's "my", "me", "mine" and "myself" outside quotation marks
-    made ``words``' (a capital kept: "My" → "Your")."""
+    """``body`` with the player's "I", "my", "me", "mine" and "myself" outside quotation
+    marks made ``words``' (a capital kept where the sentence starts: "My" → "Your")."""
 
     def swap(match: re.Match[str]) -> str:
         said = match.group(1)
-        word = words[said.lower()]
-        return word[0].upper() + word[1:] if said[0].isupper() else word
+        word = words[said.lower().replace("’", "'")]
+        if "’" in said:
+            word = word.replace("'", "’")
+        before = match.string[: match.start()]
+        if said == "I" and _AFTER_NAME.search(before) and not _SENTENCE_START.search(before):
+            return said
+        capital = said[0].isupper() and (said[0] != "I" or _SENTENCE_START.search(before))
+        return word[0].upper() + word[1:] if capital else word
 
     out, at = [], 0
     for speech in _SPEECH.finditer(body):
@@ -95,7 +133,9 @@ def _third_person(body: str) -> str:
     for negated, agreed in _NEGATED.items():
         if body.lower().startswith(negated + " ") or body.lower() == negated:
             return agreed + body[len(negated) :]
-    verb, _, rest = body.partition(" ")
+    said, _, rest = body.partition(" ")
+    verb = said.rstrip(".,;:!?…")  # "kneel." agrees as "kneel"
+    stop = said[len(verb) :]
     word = verb.lower()
     if word in _MODALS or not word.isalpha():
         agreed = verb
@@ -107,6 +147,7 @@ def _third_person(body: str) -> str:
         agreed = verb[:-1] + "ies"
     else:
         agreed = verb + "s"
+    agreed += stop
     return f"{agreed} {rest}" if rest else agreed
 
 
