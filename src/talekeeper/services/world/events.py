@@ -30,15 +30,16 @@ from talekeeper.core.lineage import on_lineage
 from talekeeper.services.common import limits
 from talekeeper.services.story.tree import Story
 from talekeeper.services.world import secrets
+from talekeeper.services.world.facts import fact_of
 from talekeeper.services.world.names import clean_name, key_of
 from talekeeper.services.world.party import Party
 from talekeeper.services.world.party_path import cast_of, party_of
 from talekeeper.services.world.party_view import NamedRef, PlayerView, named, players_of
-from talekeeper.services.world.projection import Fact, Quest, Ref, WorldState, project
+from talekeeper.services.world.projection import Fact, Quest, WorldState, project
 from talekeeper.storage.models import WorldEntity, WorldEvent
 from talekeeper.storage.models.world import ALIASES_MAX, VALUE_MAX
 from talekeeper.storage.repositories.story import StoryRepository
-from talekeeper.storage.repositories.world import PathEvent, WorldRepository
+from talekeeper.storage.repositories.world import EntityRow, EventRow, PathEvent, WorldRepository
 from talekeeper.storage.vocabulary import (
     ActionState,
     EntityKind,
@@ -134,25 +135,6 @@ class EventView:
 # -- reading -------------------------------------------------------------------------------
 
 
-def _ref(row: WorldEntity | None) -> Ref | None:
-    return None if row is None else Ref(row.id, row.name, EntityKind(row.kind))
-
-
-def fact_of(row: PathEvent) -> Fact:
-    event = row.event
-    return Fact(
-        event.id,
-        event.action_id,
-        EventKind(event.kind),
-        _ref(row.subject),
-        _ref(row.object),
-        _ref(row.target),
-        event.value,
-        EventOrigin(event.origin),
-        event.evidence,
-    )
-
-
 def _at_depth(story: Story, at: int | None) -> tuple[int | None, int | None]:
     """The action asked about and its depth; the head when none is asked."""
     if at is None:
@@ -241,8 +223,8 @@ class Named:
     target: WorldEntity | None = None
 
 
-def event_view_of(row: WorldEvent, named: Named | PathEvent) -> EventView:
-    def name(entity: WorldEntity | None) -> str | None:
+def event_view_of(row: WorldEvent | EventRow, named: Named | PathEvent) -> EventView:
+    def name(entity: WorldEntity | EntityRow | None) -> str | None:
         return entity.name if entity is not None else None
 
     value = name(named.target) if row.kind == EventKind.GAVE else row.value
@@ -259,7 +241,7 @@ def event_view_of(row: WorldEvent, named: Named | PathEvent) -> EventView:
     )
 
 
-def known_by(row: WorldEvent) -> tuple[str, ...] | None:
+def known_by(row: WorldEvent | EventRow) -> tuple[str, ...] | None:
     """The characters an event is a secret of (None: no secret)."""
     return None if row.known_by is None else tuple(json.loads(row.known_by))
 

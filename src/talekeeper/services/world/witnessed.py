@@ -24,7 +24,7 @@ from dataclasses import replace
 from talekeeper.core.lineage import Lineage, on_lineage
 from talekeeper.services.memory.manage import MemoryView
 from talekeeper.services.story.tree import Story
-from talekeeper.services.world.events import fact_of
+from talekeeper.services.world.facts import fact_of
 from talekeeper.services.world.party_path import party_of
 from talekeeper.services.world.witnesses import Presence, presence
 from talekeeper.storage.repositories.world import WorldRepository
