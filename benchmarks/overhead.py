@@ -1,9 +1,11 @@
 """Turn overhead: everything a turn costs but the model, by story length, bank size and cards.
 
 Each story has its own ``Runtime`` (a migrated SQLite file, the memory worker not started)
-and is bulk-inserted, not played. Its turns go through the real ``TurnRunner`` as the web
-app drives them, every model a ``ZeroProvider``; the stories take turns round-robin, so
-that a busy moment on the machine falls on all of them alike.
+and is bulk-inserted, not played, with world events as the rules would have read them (one
+every ``EVENT_EVERY`` actions: a turn folds every event of its path). Its turns go through
+the real ``TurnRunner`` as the web app drives them, every model a ``ZeroProvider``; the
+stories take turns round-robin, so that a busy moment on the machine falls on all of them
+alike.
 
     .venv/bin/python -m benchmarks.overhead [--write docs/benchmarks.md]
 
@@ -35,7 +37,7 @@ from talekeeper.services.endpoints.models import ModelSet
 from talekeeper.services.story import adventures
 from talekeeper.settings import DEFAULT_CONTEXT_TOKENS, load_settings
 from talekeeper.storage.db import session_scope
-from talekeeper.storage.models import Action, Branch, Memory, StoryCard
+from talekeeper.storage.models import Action, Branch, Memory, StoryCard, WorldEntity, WorldEvent
 
 SIZES = (100, 300, 1_000, 3_000, 10_000)
 BANKS = (25, 200, 1_000, 5_000)  # active memories, over a story of BANK_STORY actions
@@ -46,6 +48,11 @@ CARD_FIRES_EVERY = 100  # one card in this many has a keyword the story uses
 FORK_SIZE = 10_000  # the story that carries a fork
 FORK_TAIL = 100  # the fork's own actions: the last FORK_TAIL depths of the path
 BANK_CAPACITY = 200  # the default capacity: the active memories a turn ranks
+# A world event every this many actions, on a narration: a new place every few turns and
+# something taken or put down on about a third of the others (the prefix study's moving
+# world) is about one a turn of two actions; this is half that.
+EVENT_EVERY = 4
+WORLD_PLACES, WORLD_ITEMS = 20, 40
 TURNS = 200
 WARMUP = 10
 SEED = 7
@@ -114,6 +121,41 @@ def _actions(
     session.execute(insert(Action), rows)
 
 
+def _world(session: Session, rng: random.Random, adventure_id: int) -> None:
+    """Places and items, and an event on every ``EVENT_EVERY``-th action (a narration):
+    going to a place, or taking or putting down a thing, with its sentence."""
+    entities = [
+        WorldEntity(adventure_id=adventure_id, kind=kind, name=f"the {word} {n}", key=f"{word} {n}")
+        for kind, word, count in (("place", "cove", WORLD_PLACES), ("item", "lamp", WORLD_ITEMS))
+        for n in range(count)
+    ]
+    session.add_all(entities)
+    session.flush()
+    places, items = entities[:WORLD_PLACES], entities[WORLD_PLACES:]
+    query = select(Action.id, Action.branch_id, Action.depth).where(
+        Action.adventure_id == adventure_id, Action.depth % EVENT_EVERY == 0, Action.depth > 0
+    )
+    rows = []
+    for action_id, branch_id, depth in session.execute(query):
+        kind = rng.choice(("moved", "took", "dropped"))
+        thing = rng.choice(places if kind == "moved" else items)
+        said = {"moved": "You walk into", "took": "You pick up", "dropped": "You put down"}[kind]
+        rows.append(
+            {
+                "adventure_id": adventure_id,
+                "action_id": action_id,
+                "branch_id": branch_id,
+                "depth": depth,
+                "kind": kind,
+                "object_id": thing.id,
+                "origin": "rules",
+                "evidence": f"{said} {thing.name}.",
+            }
+        )
+    if rows:
+        session.execute(insert(WorldEvent), rows)
+
+
 def populate(rt: Runtime, uid: int, r: SizeResult, rng: random.Random) -> int:
     """An adventure from the scenario with ``r.size`` actions after its opening, its bank
     (``_blocks``) and ``r.cards`` story cards, in one transaction; its id. Sets
@@ -138,6 +180,7 @@ def populate(rt: Runtime, uid: int, r: SizeResult, rng: random.Random) -> int:
             session.flush()
             adventure.current_branch_id = branch.id
             _actions(session, rng, adventure.id, branch.id, range(fork_at + 1, r.size + 1))
+        _world(session, rng, adventure.id)
         _bank(session, rng, adventure.id, root, _blocks(r.size, r.bank))
         if r.cards:
             cards = card_rows(adventure.id, r.cards, rng)
@@ -357,7 +400,10 @@ def markdown(
         "~130-token reply through `LoggedModel` with its AI call record, save with the "
         "Insights snapshot), driven through the real `TurnRunner` as the web app drives it, on "
         f"a migrated SQLite file. Each story is the `{SCENARIO}` scenario plus N bulk-inserted "
-        "actions (~60-character player actions alternating with ~600-character narrations); "
+        "actions (~60-character player actions alternating with ~600-character narrations), "
+        f"with a world event on every {EVENT_EVERY}th action as the rules would have read it "
+        f"(going to one of {WORLD_PLACES} places, taking or putting down one of {WORLD_ITEMS} "
+        "things), since each turn folds every event of its path; "
         f"the {FORK_SIZE:,}-action story ends on a fork, so its path has two lineage entries. "
         f"{turns} timed turns per story after {warmup} warm-up turns, the stories taking turns "
         f"round-robin; {DEFAULT_CONTEXT_TOKENS}-token context, cl100k token counting. Each "
