@@ -80,8 +80,8 @@ def _unsure(type_: str, text: str, known: Known, found: list[rules.Derived]) -> 
 def known_names(story: Story) -> Known:
     """Every name and alias of the story's places, items and people, by kind."""
     names: dict[EntityKind, list[str]] = {}
-    for e in WorldRepository(story.session).entities(story.adventure.id):
-        names.setdefault(EntityKind(e.kind), []).extend([e.name, *json.loads(e.aliases or "[]")])
+    for kind, name, aliases in WorldRepository(story.session).entity_names(story.adventure.id):
+        names.setdefault(EntityKind(kind), []).extend([name, *json.loads(aliases or "[]")])
     return _known(names)
 
 

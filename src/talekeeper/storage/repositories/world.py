@@ -167,6 +167,16 @@ class WorldRepository:
         )
         return list(self.session.scalars(query))
 
+    def entity_names(self, adventure_id: int) -> list[tuple[str, str, str]]:
+        """Every entity's kind, name and aliases (JSON), oldest first: what reading an action
+        matches names against, as plain rows (read on every action saved)."""
+        query = (
+            select(WorldEntity.kind, WorldEntity.name, WorldEntity.aliases)
+            .where(WorldEntity.adventure_id == adventure_id)
+            .order_by(WorldEntity.id)
+        )
+        return [(kind, name, aliases) for kind, name, aliases in self.session.execute(query)]
+
     def events(self, adventure_id: int) -> list[WorldEvent]:
         """Every event of the adventure, on any branch, dismissed or not, oldest first."""
         query = (
