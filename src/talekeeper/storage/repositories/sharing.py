@@ -3,12 +3,18 @@
 
 Invariants: members come in the order they joined (by id); an invite is found only by the
 SHA-256 of its code; a feed is read in the order it was written (by id).
+
+An adventure's members are read once a transaction: saving an action asks whether its
+adventure is shared, who plays it and whether to write a feed event, and one player alone
+asks it on every turn. The list read is kept in the session until the transaction ends or
+this repository adds or removes a member (a member's fields changed in place are the same
+objects the list holds).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import delete, event, select
+from sqlalchemy.orm import Session, SessionTransaction
 
 from talekeeper.storage.models import (
     Adventure,
@@ -17,6 +23,16 @@ from talekeeper.storage.models import (
     FeedEvent,
     User,
 )
+
+_MEMBERS = "sharing.members"  # ``Session.info``: adventure id -> its members, this transaction
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _forget_members(session: Session, transaction: SessionTransaction) -> None:
+    # The transaction, or a savepoint (its rollback may undo a member); not the inner
+    # spans every flush opens and closes.
+    if transaction.parent is None or transaction.nested:
+        session.info.pop(_MEMBERS, None)
 
 
 class SharingRepository:
@@ -31,17 +47,20 @@ class SharingRepository:
 
     def members(self, adventure_id: int) -> list[tuple[AdventureMember, str]]:
         """Each member with its account's name, in the order they joined."""
-        query = (
-            select(AdventureMember, User.name)
-            .join(User, User.id == AdventureMember.user_id)
-            .where(AdventureMember.adventure_id == adventure_id)
-            .order_by(AdventureMember.id)
-        )
-        return [(row, name) for row, name in self.session.execute(query)]
+        known: dict[int, list[tuple[AdventureMember, str]]]
+        known = self.session.info.setdefault(_MEMBERS, {})
+        if adventure_id not in known:
+            query = (
+                select(AdventureMember, User.name)
+                .join(User, User.id == AdventureMember.user_id)
+                .where(AdventureMember.adventure_id == adventure_id)
+                .order_by(AdventureMember.id)
+            )
+            known[adventure_id] = [(row, name) for row, name in self.session.execute(query)]
+        return list(known[adventure_id])
 
     def count(self, adventure_id: int) -> int:
-        query = select(func.count()).where(AdventureMember.adventure_id == adventure_id)
-        return int(self.session.scalar(query) or 0)
+        return len(self.members(adventure_id))
 
     def shared_with(self, user_id: int) -> list[tuple[Adventure, str]]:
         """The adventures ``user_id`` is a member of (not the host of), each with the role,
@@ -78,12 +97,16 @@ class SharingRepository:
     def add(self, row: AdventureMember | AdventureInvite | FeedEvent) -> None:
         self.session.add(row)
         self.session.flush()
+        if isinstance(row, AdventureMember):
+            self.session.info.pop(_MEMBERS, None)
 
     def remove(self, row: AdventureMember) -> None:
         self.session.delete(row)
         self.session.flush()
+        self.session.info.pop(_MEMBERS, None)
 
     def end(self, adventure_id: int) -> None:
         """No member and no invite is left."""
         for table in (AdventureMember, AdventureInvite):
             self.session.execute(delete(table).where(table.adventure_id == adventure_id))
+        self.session.info.pop(_MEMBERS, None)
