@@ -68,13 +68,16 @@ export function sharingPanel(ctx) {
   }
 
   rounds.addEventListener("change", async () => {
-    const turnOrder = rounds.checked ? "round_robin" : "free";
-    const saved = await attempt(() => api("PATCH", base(), { turn_order: turnOrder }));
+    // What the host asked for, kept: a list read again meanwhile (the feed saying the members
+    // changed) sets the box from the adventure as it was before this answer.
+    const wanted = rounds.checked;
+    const saved = await attempt(() => api("PATCH", base(), { turn_order: wanted ? "round_robin" : "free" }));
     if (saved === undefined) {
-      rounds.checked = !rounds.checked;
+      rounds.checked = !wanted;
       return;
     }
     ctx.setAdventure(saved);
+    rounds.checked = saved.turn_order === "round_robin";
     notify(rounds.checked ? "Players now take turns round-robin." : "Players act whenever they like.");
   });
 
