@@ -26,7 +26,7 @@ pytestmark = pytest.mark.no_database
         ("do", "I was born here", "> You were born here."),
         ("do", "I've seen it", "> You have seen it."),
         ("do", "read it, i.e. the note", "> You read it, i.e. the note."),
-        ("do", "salute King Henry I", "> You salute King Henry I."),
+        ("do", "tell Mara I agree", "> You tell Mara you agree."),
         ("do", "wait. Then I run", "> You wait. Then you run."),
         # Speech within a ``do`` keeps its person.
         ("do", 'shout "leave me!" at my brother', '> You shout "leave me!" at your brother.'),

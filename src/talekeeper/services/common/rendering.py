@@ -4,7 +4,9 @@
   "I was" leaves "are" or "were", the first letter lowered, a full stop added if the
   sentence has no ending; the player's "I", "my", "me", "mine" and "myself" become
   "you", "your", "you", "yours" and "yourself", "I am" and "I was" "you are" and "you
-  were": "grab my rope and I run" is "> You grab your rope and you run.");
+  were": "grab my rope and I run" is "> You grab your rope and you run.", "tell Mara I
+  agree" "> You tell Mara you agree."; a numeral, as in "Henry I", reads as the pronoun
+  too: players write "Mara I" far more often than a king's number);
 - ``say``: '> You say "Hello there."' (quotes the player typed are not doubled);
 - ``story``: the player's own prose, verbatim;
 - ``narration``: the narrator's text, verbatim.
@@ -98,8 +100,6 @@ _FIRST_PERSON = re.compile(
     r"\b(?![.'’]\w)"
 )
 _SENTENCE_START = re.compile(r"(?:^|[.!?…]\s+)$")
-# "I" after a name is a numeral ("Henry I"), unless that name opens the sentence ("Then I").
-_AFTER_NAME = re.compile(r"(?:^|[^.!?…\s]\s+)[A-Z][\w'’-]*\s+$")
 # Speech within a ``do``: a quotation in straight or curly marks, or one left open.
 _SPEECH = re.compile(r"\"[^\"]*(?:\"|$)|“[^”]*(?:”|$)")
 
@@ -114,8 +114,6 @@ def _own(body: str, words: dict[str, str]) -> str:
         if "’" in said:
             word = word.replace("'", "’")
         before = match.string[: match.start()]
-        if said == "I" and _AFTER_NAME.search(before) and not _SENTENCE_START.search(before):
-            return said
         capital = said[0].isupper() and (said[0] != "I" or _SENTENCE_START.search(before))
         return word[0].upper() + word[1:] if capital else word
 
