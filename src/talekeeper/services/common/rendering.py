@@ -99,7 +99,6 @@ _FIRST_PERSON = re.compile(
     r"\b((?i:my|me|mine|myself)|[Ii] (?:am|was)|(?:am|was) [Ii]|[Ii]['’](?:m|ve|d|ll)|[Ii])"
     r"\b(?![.'’]\w)"
 )
-_SENTENCE_START = re.compile(r"(?:^|[.!?…]\s+)$")
 # Speech within a ``do``: a quotation in straight or curly marks, or one left open.
 _SPEECH = re.compile(r"\"[^\"]*(?:\"|$)|“[^”]*(?:”|$)")
 
@@ -113,8 +112,7 @@ def _own(body: str, words: dict[str, str]) -> str:
         word = words[said.lower().replace("’", "'")]
         if "’" in said:
             word = word.replace("'", "’")
-        before = match.string[: match.start()]
-        capital = said[0].isupper() and (said[0] != "I" or _SENTENCE_START.search(before))
+        capital = said[0].isupper() and (said[0] != "I" or _opens(match.string, match.start()))
         return word[0].upper() + word[1:] if capital else word
 
     out, at = [], 0
@@ -122,6 +120,15 @@ def _own(body: str, words: dict[str, str]) -> str:
         out.append(_FIRST_PERSON.sub(swap, body[at : speech.start()]) + speech.group())
         at = speech.end()
     return "".join(out) + _FIRST_PERSON.sub(swap, body[at:])
+
+
+def _opens(text: str, at: int) -> bool:
+    """Whether ``text[at]`` opens a sentence: nothing before it, or an end of sentence and
+    space. Read backward over the space only, so a long action costs no more per word."""
+    start = at
+    while start > 0 and text[start - 1].isspace():
+        start -= 1
+    return at == 0 or (0 < start < at and text[start - 1] in ".!?…")
 
 
 def _third_person(body: str) -> str:
