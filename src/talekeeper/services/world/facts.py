@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 
 from talekeeper.services.world.projection import Fact, Ref
-from talekeeper.storage.models import WorldEntity
 from talekeeper.storage.repositories.world import EntityRow, PathEvent
 from talekeeper.storage.vocabulary import EntityKind, EventKind, EventOrigin
 
@@ -22,12 +21,8 @@ _ORIGINS = {o.value: o for o in EventOrigin}
 _ENTITY_KINDS = {k.value: k for k in EntityKind}
 
 
-def ref_of(row: WorldEntity | EntityRow | None) -> Ref | None:
-    if row is None:
-        return None
-    if isinstance(row, EntityRow):
-        return _row_ref(row)
-    return Ref(row.id, row.name, _ENTITY_KINDS[row.kind])
+def ref_of(row: EntityRow | None) -> Ref | None:
+    return None if row is None else _row_ref(row)
 
 
 @functools.lru_cache(maxsize=4096)

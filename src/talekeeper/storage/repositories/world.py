@@ -54,20 +54,12 @@ class PathEvent(NamedTuple):
     target: EntityRow | None
 
 
-_EVENT = (
-    WorldEvent.id,
-    WorldEvent.action_id,
-    WorldEvent.depth,
-    WorldEvent.kind,
-    WorldEvent.value,
-    WorldEvent.origin,
-    WorldEvent.evidence,
-    WorldEvent.known_by,
-)
+# The columns read are the rows' fields, by name, so the two cannot drift apart.
+_EVENT = tuple(getattr(WorldEvent, name) for name in EventRow._fields)
 
 
 def _entity_columns(entity: Any) -> tuple[Any, ...]:
-    return (entity.id, entity.kind, entity.name, entity.aliases)
+    return tuple(getattr(entity, name) for name in EntityRow._fields)
 
 
 class WorldRepository:
@@ -102,13 +94,13 @@ class WorldRepository:
                 found = entities[fields[0]] = EntityRow._make(fields)
             return found
 
-        width = len(_EVENT)
+        at, size = len(EventRow._fields), len(EntityRow._fields)
         return [
             PathEvent(
-                EventRow._make(row[:width]),
-                entity(row[width : width + 4]),
-                entity(row[width + 4 : width + 8]),
-                entity(row[width + 8 : width + 12]),
+                EventRow._make(row[:at]),
+                entity(row[at : at + size]),
+                entity(row[at + size : at + 2 * size]),
+                entity(row[at + 2 * size : at + 3 * size]),
             )
             for row in self.session.execute(query).all()
         ]
