@@ -71,10 +71,10 @@ def test_the_members_are_read_once_a_transaction_and_a_change_in_it_is_seen(
     reads = _reads(engine)
     with session_scope(sessions) as session:
         repo = SharingRepository(session)
-        for _ in range(5):
+        for n in range(5):
             assert repo.count(aid) == 0
             assert repo.members(aid) == []
-            session.add(User(name=f"someone {_}"))
+            session.add(User(name=f"someone {n}"))
             session.flush()  # another row written in the transaction: the list stands
         assert len(reads) == 1
         tal = _member(session, aid, "tal")
